@@ -1,0 +1,78 @@
+"""Input guards shared by every public function (private)."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+from typing import Any, Literal
+
+import numpy as np
+
+from .exceptions import DegenerateDataWarning, InvalidParameterError, UndefinedStatisticError
+
+OnUndefined = Literal["warn", "raise", "nan"]
+ON_UNDEFINED = ("warn", "raise", "nan")
+
+
+def check_probability(value: Any, name: str, func: str, *, open_low: bool = True,
+                      open_high: bool = True) -> float:
+    """Return ``value`` as a float in (0, 1) (bounds open or closed), else raise."""
+    lo, hi = ("(" if open_low else "["), (")" if open_high else "]")
+    ok = isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool)
+    if ok:
+        v = float(value)
+        ok = (v > 0 if open_low else v >= 0) and (v < 1 if open_high else v <= 1)
+    if not ok:
+        hint = ""
+        if isinstance(value, (int, float)) and 1 < float(value) <= 100:
+            hint = f" Did you mean {float(value) / 100:g}?"
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {func} must be a float in {lo}0, 1{hi}. "
+            f"Got {value!r} instead.{hint}"
+        )
+    return float(value)
+
+
+def check_confidence_level(value: Any, func: str) -> float:
+    return check_probability(value, "confidence_level", func)
+
+
+def check_choice(value: Any, name: str, func: str, choices: Iterable[str]) -> str:
+    choices = tuple(choices)
+    if value not in choices:
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {func} must be one of {list(choices)}. Got {value!r} instead."
+        )
+    return str(value)
+
+
+def check_positive_int(value: Any, name: str, func: str, *, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {func} must be an integer >= {minimum}. Got {value!r} instead."
+        )
+    return int(value)
+
+
+def check_on_undefined(value: Any, func: str) -> str:
+    return check_choice(value, "on_undefined", func, ON_UNDEFINED)
+
+
+def undefined(reason: str, on_undefined: str, *, stacklevel: int = 3) -> float:
+    """Apply the ``on_undefined`` policy: warn and return nan, raise, or return nan silently."""
+    if on_undefined == "raise":
+        raise UndefinedStatisticError(reason)
+    if on_undefined == "warn":
+        warnings.warn(reason, DegenerateDataWarning, stacklevel=stacklevel)
+    return float("nan")
+
+
+def as_generator(rng: int | np.random.Generator | None) -> np.random.Generator:
+    """Turn ``rng`` (int seed, Generator or None) into a Generator."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or isinstance(rng, (int, np.integer)):
+        return np.random.default_rng(rng)
+    raise InvalidParameterError(
+        f"The 'rng' parameter must be an int, a numpy Generator or None. Got {type(rng).__name__}."
+    )

@@ -1,0 +1,16 @@
+"""The ``voirdire`` command line (Typer): parse, call the public functions, render.
+
+Each command lives in its own module; importing the module registers it on :data:`app`.
+"""
+
+from __future__ import annotations
+
+from . import _agree, _assign, _demo, _estimate, _pairwise, _plan, _report, _simulate, _validate  # noqa: F401
+from ._app import app
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    """Entry point of the ``voirdire`` console script."""
+    app()

@@ -1,0 +1,1 @@
+"""The `voirdire agree` command (registered on import)."""

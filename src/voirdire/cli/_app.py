@@ -1,0 +1,89 @@
+"""The Typer application and the helpers every command shares (parsing, errors, output)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from enum import Enum
+from pathlib import Path
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from ..exceptions import VoirdireError
+
+app = typer.Typer(
+    name="voirdire",
+    help="Examine an LLM judge before it may serve: agreement, validation, design, estimation, pairwise.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class OutputFormat(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+class Level(str, Enum):
+    nominal = "nominal"
+    ordinal = "ordinal"
+    interval = "interval"
+    ratio = "ratio"
+
+
+def fail(message: str, code: int = 1) -> None:
+    """Print a one-line error to stderr and exit with ``code``."""
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def handle_errors(func: F) -> F:
+    """Turn our errors (and file-system errors) into a one-line message and exit code 1."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except VoirdireError as exc:
+            fail(str(exc))
+        except (OSError, UnicodeDecodeError) as exc:
+            fail(f"{exc}")
+        return None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def load_table(file: Path, *, judges: list[str] | None = None, scale: Level | str | None = None,
+               categories: list[str] | None = None, abstain: list[str] | None = None,
+               item: str = "item", rater: str = "rater", label: str = "label", role: str | None = None,
+               cluster: str | None = None, cluster_sep: str | None = None, judge_file: Path | None = None,
+               duplicates: str = "error", missing: str = "error") -> Any:
+    """Read an annotation file with the options every command shares."""
+    from ..data import read_annotations
+
+    cats: list[str] | None = None
+    if categories:
+        cats = [c.strip() for part in categories for c in part.split(",") if c.strip()]
+    return read_annotations(
+        file, item=item, rater=rater, label=label, judges=judges or (), role=role,
+        scale=scale.value if isinstance(scale, Enum) else scale, categories=cats, abstain=abstain or (),
+        cluster=cluster, cluster_sep=cluster_sep, judge_path=judge_file,
+        duplicates=duplicates, missing=missing,  # type: ignore[arg-type]
+    )
+
+
+def emit_json(obj: Any) -> None:
+    """Write JSON (the ``to_dict()`` of a result, or a plain object) to stdout."""
+    from .._results import to_jsonable
+
+    sys.stdout.write(json.dumps(to_jsonable(obj), indent=2) + "\n")

@@ -1,0 +1,1 @@
+"""The `voirdire assign` command (registered on import)."""

@@ -1,0 +1,1 @@
+"""The `voirdire demo` command (registered on import)."""

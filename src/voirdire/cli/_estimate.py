@@ -1,0 +1,1 @@
+"""The `voirdire estimate` command (registered on import)."""

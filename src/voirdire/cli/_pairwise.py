@@ -1,0 +1,1 @@
+"""The `voirdire pairwise` command (registered on import)."""

@@ -1,0 +1,1 @@
+"""The `voirdire plan` command (registered on import)."""

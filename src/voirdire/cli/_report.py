@@ -1,0 +1,1 @@
+"""The `voirdire report` command (registered on import)."""

@@ -1,0 +1,1 @@
+"""The `voirdire simulate` command (registered on import)."""

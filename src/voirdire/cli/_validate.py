@@ -1,0 +1,1 @@
+"""The `voirdire validate` command (registered on import)."""

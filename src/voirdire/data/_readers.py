@@ -1,0 +1,215 @@
+"""Readers: CSV, TSV, JSONL, Parquet long tables and the nested ``{rater: {item: label}}`` JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import SchemaError
+from ._scale import Scale
+from ._table import AnnotationTable, DuplicatePolicy, MissingPolicy
+
+__all__ = ["read_annotations", "read_long_frame"]
+
+_LONG = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
+
+
+def read_long_frame(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, np.ndarray, str]:
+    """Read a long table file into a frame of strings plus the file row number of every row.
+
+    Row numbers are 1-based line numbers in the file (the CSV header is line 1, so the first
+    data row is row 2; a JSONL file's first line is row 1; Parquet rows count from 1).
+    """
+    p = Path(path)
+    src = str(path)
+    if not p.exists():
+        raise SchemaError("file not found. Check the path.", source=src)
+    if p.is_file() and p.stat().st_size == 0:
+        raise SchemaError("the file is empty. Expected a header row and one row per label.", source=src)
+    ext = p.suffix.lower()
+    if ext in (".gz", ".bz2", ".xz", ".zst") and len(p.suffixes) > 1:
+        ext = p.suffixes[-2].lower()
+    if ext in _LONG:
+        try:
+            df = pd.read_csv(p, sep=_LONG[ext], dtype=str, keep_default_na=False, skipinitialspace=True)
+        except pd.errors.EmptyDataError:
+            raise SchemaError("the file is empty. Expected a header row and one row per label.", source=src) from None
+        except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+            raise SchemaError(f"cannot be parsed as {'CSV' if ext == '.csv' else 'TSV'}: {exc}", source=src) from None
+        return df, np.arange(2, len(df) + 2), src
+    if ext in (".jsonl", ".ndjson"):
+        records: list[dict[str, Any]] = []
+        rows: list[int] = []
+        with open(p, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise SchemaError(f"invalid JSON ({exc.msg}).", source=src, row=n) from None
+                if not isinstance(rec, dict):
+                    raise SchemaError("each line must be a JSON object like {\"item\": ..., \"rater\": ..., \"label\": ...}.",
+                                      source=src, row=n)
+                records.append(rec)
+                rows.append(n)
+        if not records:
+            raise SchemaError("the file holds no records.", source=src)
+        return pd.DataFrame.from_records(records), np.asarray(rows), src
+    if ext in (".parquet", ".pq"):
+        try:
+            df = pd.read_parquet(p)
+        except Exception as exc:  # pyarrow raises several unrelated types
+            raise SchemaError(f"cannot be read as Parquet: {exc}", source=src) from None
+        return df, np.arange(1, len(df) + 1), src
+    raise SchemaError(
+        f"unknown file type '{ext}'. Use .csv, .tsv, .jsonl, .parquet, or .json (nested or records).", source=src)
+
+
+def _nested_to_frame(obj: Any, src: str, role: str) -> pd.DataFrame:
+    if not isinstance(obj, dict) or not all(isinstance(v, dict) for v in obj.values()):
+        raise SchemaError("expected the nested layout {rater: {item: label}} or a list of records.", source=src)
+    recs = []
+    for r, d in obj.items():
+        for i, lab in d.items():
+            recs.append((i, r, lab, role, f"rater {r!r}, item {i!r}"))
+    return pd.DataFrame.from_records(recs, columns=["item", "rater", "label", "role", "_where"])
+
+
+def _load_json(p: Path) -> Any:
+    if p.stat().st_size == 0:
+        raise SchemaError("the file is empty.", source=str(p))
+    try:
+        with open(p, encoding="utf-8") as fh:
+            return json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise SchemaError(f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}.", source=str(p)) from None
+
+
+def read_annotations(
+    path: str | os.PathLike[str],
+    *,
+    item: str = "item",
+    rater: str = "rater",
+    label: str = "label",
+    judges: Sequence[str] = (),
+    role: str | None = None,
+    scale: Scale | str | None = None,
+    categories: Sequence[Any] | None = None,
+    abstain: Sequence[Any] = (),
+    cluster: str | None = None,
+    cluster_sep: str | None = None,
+    judge_path: str | os.PathLike[str] | None = None,
+    duplicates: DuplicatePolicy = "error",
+    missing: MissingPolicy = "error",
+) -> AnnotationTable:
+    """Read annotations from a file into an :class:`AnnotationTable`.
+
+    Long tables (``.csv``, ``.tsv``, ``.jsonl``, ``.parquet``, or ``.json`` holding a list of
+    records) have one row per (item, rater, label). The nested JSON layout
+    ``{rater: {item: label}}`` (the AltTest data sets) is read too: pass the human file as
+    ``path`` and the LLM file as ``judge_path`` (its raters become judges), or pass a directory
+    holding ``human_annotations.json`` and ``llm_annotations.json``.
+
+    Parameters
+    ----------
+    path : path-like
+        The file (or AltTest-style directory).
+    item, rater, label : str
+        Column names of a long table.
+    judges : sequence of str
+        Raters that are LLM judges (every other rater is human).
+    role : str, optional
+        Column with ``human``/``judge`` per row, instead of ``judges``.
+    scale : Scale or {"nominal", "ordinal", "interval", "ratio"}, optional
+        Level of measurement, default nominal.
+    categories : sequence, optional
+        Substantive categories in order; labels outside them are an error.
+    abstain : sequence
+        Label values that mean "cannot assess".
+    cluster : str, optional
+        Column grouping items into clusters (resampled together by every interval).
+    cluster_sep : str, optional
+        Derive the cluster from the item id: the part before the first ``cluster_sep``
+        (``"__"`` for the AltTest ``<text>__<aspect>`` ids).
+    judge_path : path-like, optional
+        Nested JSON file of judge labels read together with a nested human file.
+    duplicates : {"error", "first", "last"}
+        Policy for a rater labelling an item twice with different labels.
+    missing : {"error", "drop"}
+        Policy for empty labels (dropped rows are counted in ``table.summary().dropped``).
+
+    Returns
+    -------
+    AnnotationTable
+
+    Raises
+    ------
+    SchemaError
+        With the file, row and column, and what to do.
+
+    Examples
+    --------
+    >>> from voirdire.datasets import hanna_path
+    >>> t = read_annotations(hanna_path(), label="score", role="role", scale="interval", abstain=[-1])
+    >>> t.n_items, len(t.humans), len(t.judges)
+    (6336, 3, 5)
+    """
+    p = Path(path)
+    src = str(path)
+    if not p.exists():
+        raise SchemaError("file not found. Check the path.", source=src)
+    common: dict[str, Any] = dict(scale=scale, categories=categories, abstain=abstain,
+                                  duplicates=duplicates, missing=missing)
+    nested: pd.DataFrame | None = None
+    if p.is_dir():
+        hp, lp = p / "human_annotations.json", p / "llm_annotations.json"
+        if not hp.exists():
+            raise SchemaError("a directory must hold human_annotations.json (and optionally llm_annotations.json).",
+                              source=src)
+        frames = [_nested_to_frame(_load_json(hp), str(hp), "human")]
+        if lp.exists():
+            frames.append(_nested_to_frame(_load_json(lp), str(lp), "judge"))
+        nested = pd.concat(frames, ignore_index=True)
+    elif p.suffix.lower() == ".json":
+        obj = _load_json(p)
+        if isinstance(obj, list):
+            df = pd.DataFrame.from_records(obj)
+            rows: np.ndarray = np.arange(1, len(df) + 1)
+            return _finish(df, rows, src, item, rater, label, judges, role, cluster, cluster_sep, common)
+        frames = [_nested_to_frame(obj, src, "human")]
+        if judge_path is not None:
+            jp = Path(judge_path)
+            if not jp.exists():
+                raise SchemaError("file not found. Check the path.", source=str(judge_path))
+            frames.append(_nested_to_frame(_load_json(jp), str(judge_path), "judge"))
+        nested = pd.concat(frames, ignore_index=True)
+    if nested is not None:
+        if nested.empty:
+            raise SchemaError("the file holds no labels.", source=src)
+        judge_names = list(dict.fromkeys([*judges, *nested.loc[nested["role"] == "judge", "rater"].astype(str)]))
+        rows = nested.pop("_where").to_numpy(dtype=object)
+        both = set(nested.loc[nested["role"] == "human", "rater"].astype(str)) & set(
+            nested.loc[nested["role"] == "judge", "rater"].astype(str))
+        if both:
+            raise SchemaError(f"rater(s) {sorted(both)} appear in both the human and the judge file.", source=src)
+        return _finish(nested, rows, src, "item", "rater", "label", judge_names, None, None, cluster_sep, common)
+    df, rows, src = read_long_frame(p)
+    return _finish(df, rows, src, item, rater, label, judges, role, cluster, cluster_sep, common)
+
+
+def _finish(df: pd.DataFrame, rows: np.ndarray, src: str, item: str, rater: str, label: str,
+            judges: Sequence[str], role: str | None, cluster: str | None, cluster_sep: str | None,
+            common: dict[str, Any]) -> AnnotationTable:
+    if cluster is None and cluster_sep is not None and item in df.columns:
+        df = df.copy()
+        df["_cluster"] = df[item].astype(str).str.split(cluster_sep, n=1).str[0]
+        cluster = "_cluster"
+    return AnnotationTable.from_frame(df, item=item, rater=rater, label=label, judges=judges, role=role,
+                                      cluster=cluster, source=src, row_numbers=rows, **common)

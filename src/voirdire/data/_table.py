@@ -1,0 +1,558 @@
+"""The annotation table: one model for every (item, rater, label) data set."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from .._results import Result
+from ..exceptions import InvalidParameterError, SchemaError
+from ._scale import LEVELS, Scale, _is_number
+
+__all__ = ["AnnotationTable", "TableSummary", "HUMAN", "JUDGE"]
+
+HUMAN = "human"
+JUDGE = "judge"
+DuplicatePolicy = Literal["error", "first", "last"]
+MissingPolicy = Literal["error", "drop"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class TableSummary(Result):
+    """What a table holds, and every row that was dropped while reading it, with the reason."""
+
+    source: str
+    n_items: int
+    n_raters: int
+    n_humans: int
+    n_judges: int
+    n_labels: int
+    n_abstentions: int
+    density: float
+    scale: Scale
+    humans: tuple[str, ...]
+    judges: tuple[str, ...]
+    n_rows_read: int
+    dropped: dict[str, int]
+    n_clusters: int | None
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(
+            [{"source": self.source, "n_items": self.n_items, "n_humans": self.n_humans,
+              "n_judges": self.n_judges, "n_labels": self.n_labels, "density": self.density,
+              "level": self.scale.level, "n_rows_read": self.n_rows_read,
+              "n_rows_dropped": sum(self.dropped.values())}]
+        )
+
+
+def _canon(x: Any) -> Any:
+    """Canonical form of a label for matching: a float when it reads as a number, else a str."""
+    if isinstance(x, (bool, np.bool_)):
+        return str(x)
+    if isinstance(x, (int, float, np.integer, np.floating)):
+        return float(x)
+    s = str(x).strip()
+    try:
+        return float(s)
+    except ValueError:
+        return s
+
+
+def _display(x: Any) -> Any:
+    if isinstance(x, float) and x.is_integer():
+        return int(x)
+    return x
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class AnnotationTable:
+    """Sparse item-by-rater table of labels, with rater roles, a scale and optional clusters.
+
+    Labels are stored item-major in CSR form: the labels of item ``i`` are
+    ``rater_idx[indptr[i]:indptr[i+1]]`` and ``codes[...]``. ``codes`` index
+    ``scale.categories``; a code ``>= n_categories`` is an abstention (``abstain[code - L]``).
+    ``values`` holds the numeric value of each label (the category value for numeric scales,
+    the code for non-numeric nominal labels, ``nan`` for abstentions).
+
+    Build one with :func:`voirdire.data.read_annotations` or :meth:`AnnotationTable.from_frame`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"item": [1, 1, 2, 2], "rater": ["a", "b", "a", "b"],
+    ...                    "label": ["pass", "pass", "fail", "pass"]})
+    >>> t = AnnotationTable.from_frame(df)
+    >>> t.n_items, t.n_raters, t.scale.categories
+    (2, 2, ('fail', 'pass'))
+    """
+
+    items: np.ndarray
+    raters: np.ndarray
+    roles: np.ndarray
+    indptr: np.ndarray
+    rater_idx: np.ndarray
+    codes: np.ndarray
+    values: np.ndarray
+    scale: Scale
+    clusters: np.ndarray | None = None
+    source: str = "<frame>"
+    n_rows_read: int = 0
+    dropped: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def n_items(self) -> int:
+        return int(self.items.shape[0])
+
+    @property
+    def n_raters(self) -> int:
+        return int(self.raters.shape[0])
+
+    @property
+    def n_labels(self) -> int:
+        return int(self.codes.shape[0])
+
+    @property
+    def n_categories(self) -> int:
+        return self.scale.n_categories
+
+    @property
+    def humans(self) -> tuple[str, ...]:
+        return tuple(str(r) for r, role in zip(self.raters, self.roles) if role == HUMAN)
+
+    @property
+    def judges(self) -> tuple[str, ...]:
+        return tuple(str(r) for r, role in zip(self.raters, self.roles) if role == JUDGE)
+
+    @property
+    def human_idx(self) -> np.ndarray:
+        return np.flatnonzero(self.roles == HUMAN)
+
+    @property
+    def judge_idx(self) -> np.ndarray:
+        return np.flatnonzero(self.roles == JUDGE)
+
+    @property
+    def label_item(self) -> np.ndarray:
+        """Item index of every stored label (length ``n_labels``)."""
+        return np.repeat(np.arange(self.n_items), np.diff(self.indptr))
+
+    @property
+    def is_abstention(self) -> np.ndarray:
+        return self.codes >= self.n_categories
+
+    # ------------------------------------------------------------------ lookups
+    def rater_index(self, name: str) -> int:
+        """Position of rater ``name``; a clear error if it is not in the table."""
+        hits = np.flatnonzero(self.raters == str(name))
+        if hits.size == 0:
+            raise InvalidParameterError(
+                f"Rater {name!r} is not in {self.source}. Raters: {_short_list(self.raters)}."
+            )
+        return int(hits[0])
+
+    def dense(self) -> np.ndarray:
+        """``(n_items, n_raters)`` int array of codes, ``-1`` where a rater gave no label."""
+        out = np.full((self.n_items, self.n_raters), -1, dtype=np.int32)
+        out[self.label_item, self.rater_idx] = self.codes
+        return out
+
+    def dense_values(self) -> np.ndarray:
+        """``(n_items, n_raters)`` float array of label values, ``nan`` where missing or abstained."""
+        out = np.full((self.n_items, self.n_raters), np.nan)
+        out[self.label_item, self.rater_idx] = self.values
+        return out
+
+    def summary(self) -> TableSummary:
+        n_abst = int(np.count_nonzero(self.is_abstention))
+        return TableSummary(
+            source=self.source, n_items=self.n_items, n_raters=self.n_raters,
+            n_humans=len(self.humans), n_judges=len(self.judges), n_labels=self.n_labels,
+            n_abstentions=n_abst,
+            density=self.n_labels / max(1, self.n_items * self.n_raters), scale=self.scale,
+            humans=self.humans, judges=self.judges, n_rows_read=self.n_rows_read,
+            dropped=dict(self.dropped),
+            n_clusters=None if self.clusters is None else int(np.unique(self.clusters).size),
+        )
+
+    def fingerprint(self) -> str:
+        """SHA-256 of the table's content (items, raters, roles, labels): identifies a source table."""
+        h = hashlib.sha256()
+        for arr in (self.items.astype(str), self.raters.astype(str), self.roles.astype(str)):
+            h.update("\x1f".join(arr.tolist()).encode())
+        for arr in (self.indptr, self.rater_idx, self.codes):
+            h.update(np.ascontiguousarray(arr, dtype=np.int64).tobytes())
+        return h.hexdigest()
+
+    def label_of(self, code: int) -> Any:
+        L = self.n_categories
+        cats = self.scale.categories or ()
+        return cats[code] if code < L else self.scale.abstain[code - L]
+
+    def to_frame(self) -> pd.DataFrame:
+        """The long table: one row per label with columns item, rater, role, label, value."""
+        cats = list(self.scale.categories or ()) + list(self.scale.abstain)
+        labels = np.asarray(cats, dtype=object)[self.codes] if cats else np.array([], dtype=object)
+        df = pd.DataFrame({
+            "item": self.items[self.label_item], "rater": self.raters[self.rater_idx],
+            "role": self.roles[self.rater_idx], "label": labels, "value": self.values,
+        })
+        if self.clusters is not None:
+            df.insert(1, "cluster", self.clusters[self.label_item])
+        return df
+
+    # ------------------------------------------------------------------ derived tables
+    def select(self, *, items: np.ndarray | Sequence[int] | None = None,
+               raters: Sequence[str] | np.ndarray | None = None,
+               label_mask: np.ndarray | None = None) -> AnnotationTable:
+        """A new table restricted to some items (indices or boolean mask), raters (names) and labels.
+
+        Items and raters keep their order; items left with no label are kept (they may still
+        matter to a design). The scale is unchanged.
+        """
+        keep = np.ones(self.n_labels, dtype=bool) if label_mask is None else np.asarray(label_mask, bool).copy()
+        item_map = np.arange(self.n_items)
+        new_items = self.items
+        new_clusters = self.clusters
+        if items is not None:
+            sel = np.asarray(items)
+            if sel.dtype == bool:
+                sel = np.flatnonzero(sel)
+            item_map = np.full(self.n_items, -1)
+            item_map[sel] = np.arange(sel.size)
+            new_items = self.items[sel]
+            new_clusters = None if self.clusters is None else self.clusters[sel]
+        rater_map = np.arange(self.n_raters)
+        new_raters, new_roles = self.raters, self.roles
+        if raters is not None:
+            ridx = np.array([self.rater_index(r) for r in raters], dtype=int)
+            rater_map = np.full(self.n_raters, -1)
+            rater_map[ridx] = np.arange(ridx.size)
+            new_raters, new_roles = self.raters[ridx], self.roles[ridx]
+        li = item_map[self.label_item]
+        lr = rater_map[self.rater_idx]
+        keep &= (li >= 0) & (lr >= 0)
+        li, lr = li[keep], lr[keep]
+        order = np.lexsort((lr, li))
+        counts = np.bincount(li, minlength=new_items.shape[0])
+        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        return dataclasses.replace(
+            self, items=new_items, raters=new_raters, roles=new_roles, indptr=indptr,
+            rater_idx=lr[order].astype(np.int32), codes=self.codes[keep][order],
+            values=self.values[keep][order], clusters=new_clusters,
+        )
+
+    def with_roles(self, *, judges: Sequence[str]) -> AnnotationTable:
+        """A copy in which exactly ``judges`` are judges and every other rater is human."""
+        for j in judges:
+            self.rater_index(j)
+        roles = np.where(np.isin(self.raters, [str(j) for j in judges]), JUDGE, HUMAN).astype(object)
+        return dataclasses.replace(self, roles=roles)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_arrays(cls, item: Sequence[Any] | np.ndarray, rater: Sequence[Any] | np.ndarray,
+                    label: Sequence[Any] | np.ndarray, **kwargs: Any) -> AnnotationTable:
+        """Build a table from three aligned arrays (see :meth:`from_frame` for the options)."""
+        df = pd.DataFrame({"item": np.asarray(item, dtype=object), "rater": np.asarray(rater, dtype=object),
+                           "label": np.asarray(label, dtype=object)})
+        return cls.from_frame(df, **kwargs)
+
+    @classmethod
+    def from_frame(
+        cls,
+        df: pd.DataFrame,
+        *,
+        item: str = "item",
+        rater: str = "rater",
+        label: str = "label",
+        judges: Sequence[str] = (),
+        role: str | None = None,
+        scale: Scale | str | None = None,
+        categories: Sequence[Any] | None = None,
+        abstain: Sequence[Any] = (),
+        cluster: str | None = None,
+        duplicates: DuplicatePolicy = "error",
+        missing: MissingPolicy = "error",
+        source: str = "<frame>",
+        row_numbers: np.ndarray | None = None,
+    ) -> AnnotationTable:
+        """Build a table from a long pandas frame (one row per item, rater and label).
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+            The long table.
+        item, rater, label : str
+            Column names (defaults ``"item"``, ``"rater"``, ``"label"``).
+        judges : sequence of str
+            Raters that are LLM judges; every other rater is human.
+        role : str, optional
+            A column holding ``human``/``judge`` per row (alternative to ``judges``).
+        scale : Scale or {"nominal", "ordinal", "interval", "ratio"}, optional
+            Level of measurement (default nominal). A :class:`Scale` may carry categories and
+            abstention values.
+        categories : sequence, optional
+            The substantive categories in order. Labels outside them are an error.
+        abstain : sequence
+            Label values that mean "cannot assess".
+        cluster : str, optional
+            A column grouping items into clusters (all rows of one item must agree); every
+            uncertainty computation then resamples clusters.
+        duplicates : {"error", "first", "last"}
+            What to do with one rater labelling one item twice with different labels.
+            Identical repeats are always collapsed (and counted).
+        missing : {"error", "drop"}
+            What to do with an empty label.
+        source : str
+            Name of the input used in error messages.
+        row_numbers : numpy.ndarray, optional
+            The row number, in the source file, of each frame row (for error messages).
+
+        Returns
+        -------
+        AnnotationTable
+
+        Raises
+        ------
+        SchemaError
+            Missing columns, empty labels, labels outside the categories, non-numeric labels on
+            an interval/ratio scale, conflicting duplicates, fewer than two raters, unknown judges.
+        """
+        func = "AnnotationTable.from_frame"
+        if duplicates not in ("error", "first", "last"):
+            raise InvalidParameterError(
+                f"The 'duplicates' parameter of {func} must be one of ['error', 'first', 'last']. Got {duplicates!r} instead.")
+        if missing not in ("error", "drop"):
+            raise InvalidParameterError(
+                f"The 'missing' parameter of {func} must be one of ['error', 'drop']. Got {missing!r} instead.")
+        if isinstance(scale, str) or scale is None:
+            level = scale or "nominal"
+            if level not in LEVELS:
+                raise InvalidParameterError(
+                    f"The 'scale' parameter of {func} must be one of {list(LEVELS)} or a Scale. Got {scale!r} instead.")
+            scale = Scale(level=level, categories=None if categories is None else tuple(categories),  # type: ignore[arg-type]
+                          abstain=tuple(abstain))
+        else:
+            if categories is not None or abstain:
+                scale = Scale(level=scale.level,
+                              categories=tuple(categories) if categories is not None else scale.categories,
+                              abstain=tuple(abstain) or scale.abstain)
+        n_read = int(len(df))
+        if n_read == 0:
+            raise SchemaError("the table has no rows. Check that the file holds data below its header.", source=source)
+        rows = np.arange(1, n_read + 1) if row_numbers is None else np.asarray(row_numbers)
+        needed = [c for c in (item, rater, label) + ((role,) if role else ()) + ((cluster,) if cluster else ())]
+        absent = [c for c in needed if c not in df.columns]
+        if absent:
+            raise SchemaError(
+                f"missing column(s) {absent}; found {list(map(str, df.columns))}. "
+                f"Name the columns with --item/--rater/--label (item=, rater=, label=).",
+                source=source, column=absent[0])
+        dropped: dict[str, int] = {}
+
+        def _blank(s: pd.Series) -> np.ndarray:
+            v = s.to_numpy(dtype=object)
+            return pd.isna(s).to_numpy() | np.array([isinstance(x, str) and not x.strip() for x in v], dtype=bool)
+
+        for col in (item, rater):
+            bad = _blank(df[col])
+            if bad.any():
+                r = int(rows[np.flatnonzero(bad)[0]])
+                raise SchemaError(f"empty {col} id. Every row needs an item and a rater.", source=source, row=r, column=col)
+        blank_label = _blank(df[label])
+        if blank_label.any():
+            if missing == "error":
+                r = int(rows[np.flatnonzero(blank_label)[0]])
+                raise SchemaError(
+                    f"empty label ({int(blank_label.sum())} empty label(s) in all). Fill it in, or pass "
+                    f"missing='drop' (--missing drop) to drop such rows (they are counted in the summary).",
+                    source=source, row=r, column=label)
+            dropped["empty label"] = int(blank_label.sum())
+        keep = ~blank_label
+        items_raw = df[item].to_numpy(dtype=object)[keep]
+        raters_raw = df[rater].to_numpy(dtype=object)[keep]
+        labels_raw = df[label].to_numpy(dtype=object)[keep]
+        rows = rows[keep]
+        items_s = np.array([_id_str(x) for x in items_raw], dtype=object)
+        raters_s = np.array([_id_str(x) for x in raters_raw], dtype=object)
+        canon = np.array([_canon(x) for x in labels_raw], dtype=object)
+
+        abst = {_canon(a) for a in scale.abstain}
+        is_abst = np.array([c in abst for c in canon], dtype=bool) if abst else np.zeros(canon.size, bool)
+        subst = canon[~is_abst]
+        numeric = np.array([isinstance(c, float) for c in subst], dtype=bool)
+
+        if scale.level in ("interval", "ratio"):
+            if not numeric.all():
+                j = np.flatnonzero(~is_abst)[np.flatnonzero(~numeric)[0]]
+                raise SchemaError(
+                    f"label {labels_raw[j]!r} is not a number, but the scale is {scale.level}. "
+                    f"Fix the row, declare it an abstention value (--abstain), or use a nominal/ordinal scale.",
+                    source=source, row=_row(rows[j]), column=label)
+            if scale.level == "ratio" and subst.size and np.min(subst.astype(float)) < 0:
+                j = np.flatnonzero(~is_abst)[int(np.argmin(subst.astype(float)))]
+                raise SchemaError(f"label {labels_raw[j]!r} is negative, but a ratio scale needs values >= 0.",
+                                  source=source, row=_row(rows[j]), column=label)
+
+        if scale.categories is not None:
+            declared = [_canon(c) for c in scale.categories]
+            lookup = {c: k for k, c in enumerate(declared)}
+            if len(lookup) != len(declared):
+                raise InvalidParameterError(f"Declared categories {list(scale.categories)} repeat a value.")
+            cats_display = tuple(_display(c) if isinstance(c, float) else c for c in declared)
+        else:
+            if subst.size == 0:
+                raise SchemaError("every label is an abstention; there is nothing to compare.", source=source, column=label)
+            if numeric.all():
+                uniq = np.unique(subst.astype(float))
+                cats_display = tuple(_display(float(u)) for u in uniq)
+                lookup = None
+                declared = list(uniq)
+            else:
+                if scale.level == "ordinal":
+                    raise SchemaError(
+                        "an ordinal scale with non-numeric labels needs the category order. "
+                        "Declare it with --categories (categories=[...]) from lowest to highest.",
+                        source=source, column=label)
+                uniq_s = sorted({str(c) if isinstance(c, str) else str(_display(c)) for c in subst})
+                canon = np.array([c if isinstance(c, str) else str(_display(c)) for c in canon], dtype=object)
+                subst = canon[~is_abst]
+                lookup = {c: k for k, c in enumerate(uniq_s)}
+                cats_display = tuple(uniq_s)
+                declared = uniq_s
+
+        L = len(cats_display)
+        codes = np.empty(canon.size, dtype=np.int32)
+        abst_list = [_canon(a) for a in scale.abstain]
+        if is_abst.any():
+            codes[is_abst] = [L + abst_list.index(c) for c in canon[is_abst]]
+        if lookup is None:
+            vals = subst.astype(float)
+            codes[~is_abst] = np.searchsorted(np.asarray(declared, dtype=float), vals)
+        else:
+            sub_codes = np.array([lookup.get(c, -1) for c in subst], dtype=np.int64)
+            if (sub_codes < 0).any():
+                j = np.flatnonzero(~is_abst)[np.flatnonzero(sub_codes < 0)[0]]
+                raise SchemaError(
+                    f"label {labels_raw[j]!r} is not in the declared categories {list(cats_display)}. "
+                    f"Declare it with --categories (or --abstain if it means 'cannot assess'), or fix the row.",
+                    source=source, row=_row(rows[j]), column=label)
+            codes[~is_abst] = sub_codes
+        final_scale = Scale(level=scale.level, categories=cats_display, abstain=scale.abstain)
+        if final_scale.is_numeric:
+            cat_values = np.asarray([float(c) for c in cats_display], dtype=float)
+        else:
+            cat_values = np.arange(L, dtype=float)
+        values = np.full(codes.size, np.nan)
+        values[codes < L] = cat_values[codes[codes < L]]
+
+        # ---- raters, roles
+        rater_codes, rater_names = pd.factorize(pd.Series(raters_s), sort=False)
+        rater_names = np.asarray(rater_names, dtype=object)
+        if rater_names.size < 2:
+            raise SchemaError(
+                f"only {rater_names.size} rater ({_short_list(rater_names)}); agreement needs at least two raters.",
+                source=source, column=rater)
+        judges = [str(j) for j in judges]
+        unknown = [j for j in judges if j not in set(rater_names)]
+        if unknown:
+            raise SchemaError(
+                f"judge(s) {unknown} are not raters in this file. Raters: {_short_list(rater_names)}.",
+                source=source, column=rater)
+        roles = np.where(np.isin(rater_names, judges), JUDGE, HUMAN).astype(object)
+        if role is not None:
+            role_vals = df[role].to_numpy(dtype=object)[keep]
+            role_norm = np.array([str(v).strip().lower() for v in role_vals], dtype=object)
+            role_norm = np.where(np.isin(role_norm, ["llm", "model", "ai"]), JUDGE, role_norm)
+            bad = ~np.isin(role_norm, [HUMAN, JUDGE])
+            if bad.any():
+                j = int(np.flatnonzero(bad)[0])
+                raise SchemaError(f"role {role_vals[j]!r} is neither 'human' nor 'judge'.", source=source,
+                                  row=_row(rows[j]), column=role)
+            for k in range(rater_names.size):
+                rk = np.unique(role_norm[rater_codes == k])
+                if rk.size > 1:
+                    raise SchemaError(f"rater {rater_names[k]!r} is marked both human and judge.", source=source, column=role)
+                if rater_names[k] not in judges:
+                    roles[k] = rk[0]
+
+        # ---- items, clusters
+        item_codes, item_names = pd.factorize(pd.Series(items_s), sort=False)
+        item_names = np.asarray(item_names, dtype=object)
+        clusters = None
+        if cluster is not None:
+            cl_raw = np.array([_id_str(x) for x in df[cluster].to_numpy(dtype=object)[keep]], dtype=object)
+            cl_codes, _ = pd.factorize(pd.Series(cl_raw), sort=False)
+            clusters = np.full(item_names.size, -1, dtype=np.int64)
+            clusters[item_codes] = cl_codes
+            if not np.array_equal(clusters[item_codes], cl_codes):
+                j = int(np.flatnonzero(clusters[item_codes] != cl_codes)[0])
+                raise SchemaError(f"item {items_s[j]!r} appears in more than one cluster.", source=source,
+                                  row=_row(rows[j]), column=cluster)
+
+        # ---- duplicates
+        key = item_codes.astype(np.int64) * rater_names.size + rater_codes
+        order = np.argsort(key, kind="stable")
+        ks = key[order]
+        dup_next = np.concatenate([ks[1:] == ks[:-1], [False]])
+        if dup_next.any():
+            first_of_dup = order[np.flatnonzero(dup_next)]
+            second_of_dup = order[np.flatnonzero(dup_next) + 1]
+            differs = codes[first_of_dup] != codes[second_of_dup]
+            n_same = int(np.count_nonzero(~differs))
+            if n_same:
+                dropped["identical duplicate"] = n_same
+            if differs.any():
+                if duplicates == "error":
+                    a, b = int(first_of_dup[differs][0]), int(second_of_dup[differs][0])
+                    raise SchemaError(
+                        f"rater {raters_s[b]!r} labels item {items_s[b]!r} twice with different labels "
+                        f"({labels_raw[a]!r} at {_row_text(rows[a])}, {labels_raw[b]!r} here). "
+                        f"Fix the file or pass duplicates='first'|'last' (--duplicates).",
+                        source=source, row=_row(rows[b]), column=label)
+                dropped[f"conflicting duplicate ({duplicates} kept)"] = int(np.count_nonzero(differs))
+            # keep first or last occurrence in file order within each key group
+            group_start = np.concatenate([[True], ks[1:] != ks[:-1]])
+            group_end = np.concatenate([ks[1:] != ks[:-1], [True]])
+            chosen = order[group_end] if duplicates == "last" else order[group_start]
+        else:
+            chosen = order
+        sel = np.sort(chosen)
+        li, lr = item_codes[sel], rater_codes[sel]
+        o = np.lexsort((lr, li))
+        sel = sel[o]
+        counts = np.bincount(item_codes[sel], minlength=item_names.size)
+        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        return cls(
+            items=item_names, raters=rater_names, roles=roles, indptr=indptr,
+            rater_idx=rater_codes[sel].astype(np.int32), codes=codes[sel], values=values[sel],
+            scale=final_scale, clusters=clusters, source=source, n_rows_read=n_read, dropped=dropped,
+        )
+
+
+def _row(r: Any) -> int | str:
+    return int(r) if isinstance(r, (int, np.integer)) else str(r)
+
+
+def _row_text(r: Any) -> str:
+    r = _row(r)
+    return f"row {r}" if isinstance(r, int) else str(r)
+
+
+def _id_str(x: Any) -> str:
+    if isinstance(x, float) and x.is_integer():
+        return str(int(x))
+    return str(x).strip()
+
+
+def _short_list(names: Any, k: int = 12) -> str:
+    names = [str(n) for n in names]
+    if len(names) <= k:
+        return str(names)
+    return str(names[:k])[:-1] + f", ... ({len(names)} in all)]"
