@@ -23,6 +23,22 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 console = Console()
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        console.print(f"voirdire {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.",
+                                 callback=_version_callback, is_eager=True),
+) -> None:
+    """Examine an LLM judge before it may serve: agreement, validation, design, estimation, pairwise."""
 err_console = Console(stderr=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
