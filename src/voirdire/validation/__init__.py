@@ -1,0 +1,9 @@
+"""Judge validation: leave-one-human-out comparison, Alternative Annotator Test, judge ranking.
+
+See ``docs/validation.md`` for how to read the numbers; the spec is METHODS §2.
+"""
+
+from ._loo import LooArrays, loo_core
+from ._rankerr import rank_error, top1_error
+
+__all__ = ["LooArrays", "loo_core", "rank_error", "top1_error"]

@@ -1,0 +1,235 @@
+"""Vectorised pair-list kernel for the leave-one-human-out comparison (private).
+
+The leave-one-out scores are computed on *pair lists*: for a held-out human ``k`` and a coder
+``c`` (a judge, or ``k`` itself), every eligible item ``i`` and every pool member ``r`` (a human
+other than ``k``) that labelled ``i`` give one pair ``(c_i, y_ir)``. All four scores are functions
+of a few sums over those pairs, and every sum is a sum over items of a per-item statistic:
+
+* ``n_pairs``: number of pairs;
+* ``agree``: number of pairs whose two labels match;
+* ``dis``: sum of the disagreement metric ``delta(c_i, y_ir)`` over pairs (nominal, interval,
+  ratio Krippendorff alpha);
+* ``row`` / ``col`` (length L): category counts of coder 1 / coder 2 over pairs (Cohen kappa);
+* ``marg`` (length L): ``row + col`` (Krippendorff alpha, Gwet AC1);
+* ``conf`` (L x L): the full pair confusion matrix (ordinal alpha, whose metric depends on the
+  margins).
+
+Per-item statistics are stacked as ``(n_items, ..., S)`` arrays; a point estimate sums them over
+items, a bootstrap multiplies them by a ``(n_resamples, n_items)`` matrix of resampling counts
+(one BLAS matrix product, no Python loop over items or resamples).
+
+Codes follow :meth:`voirdire.data.AnnotationTable.dense`: ``-1`` is missing; a code
+``>= n_categories`` is an abstention and is treated as missing (the "exclude" policy).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SCORES = ("agreement", "alpha", "kappa", "ac1")
+
+
+def delta_matrix(level: str, n_categories: int, category_values: np.ndarray | None) -> np.ndarray | None:
+    """Krippendorff's disagreement metric between categories; ``None`` for ordinal (margin-dependent).
+
+    The returned matrix has an extra trailing row and column of zeros (the "missing" code ``L``).
+    """
+    L = n_categories
+    if level == "ordinal":
+        return None
+    out = np.zeros((L + 1, L + 1))
+    if level == "nominal" or category_values is None:
+        out[:L, :L] = 1.0 - np.eye(L)
+        return out
+    v = np.asarray(category_values, dtype=float)
+    diff = v[:, None] - v[None, :]
+    if level == "interval":
+        out[:L, :L] = diff**2
+    else:  # ratio
+        s = v[:, None] + v[None, :]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = np.where(s == 0, 0.0, diff / np.where(s == 0, 1.0, s))
+        out[:L, :L] = r**2
+    return out
+
+
+def ordinal_delta(marg: np.ndarray) -> np.ndarray:
+    """Krippendorff's ordinal metric from category margins ``(..., L)`` -> ``(..., L, L)``.
+
+    ``delta_ab = (sum_{g=a..b} n_g - (n_a + n_b) / 2)^2``.
+    """
+    cum = np.cumsum(marg, axis=-1)
+    v = cum[..., None, :] - cum[..., :, None] - (marg[..., None, :] - marg[..., :, None]) / 2.0
+    return v**2
+
+
+class PairStats:
+    """Per-item pair statistics for every (judge, held-out human) and (held-out human) combination.
+
+    Attributes
+    ----------
+    judge : ndarray, shape (n_items, J, K, S)
+        Statistics of the pairs (judge_i, pool label), on the judge's eligible items.
+    human : ndarray, shape (n_items, K, S)
+        Statistics of the pairs (y_ik, pool label), on the items labelled by k and >= 1 pool member.
+    judge_valid : ndarray of bool, shape (n_items, J)
+        Whether each judge labelled each item (the human statistics of judge ``j`` are
+        ``human`` restricted to these items).
+    complete_judges : bool
+        True when every judge labelled every item a human-side pair exists for (then the human
+        statistics do not depend on the judge).
+    n_items_judge : ndarray, shape (n_items, J, K)
+        Eligibility indicator of item i for (judge j, human k).
+    n_items_human : ndarray, shape (n_items, K)
+        Eligibility indicator of item i for human k (judges ignored).
+    """
+
+    __slots__ = ("judge", "human", "judge_valid", "complete_judges", "elig_judge", "elig_human",
+                 "layout", "n_categories")
+
+    def __init__(self, codes: np.ndarray, human_cols: np.ndarray, judge_cols: np.ndarray, *,
+                 n_categories: int, score: str, level: str, category_values: np.ndarray | None) -> None:
+        L = int(n_categories)
+        codes = np.asarray(codes)
+        H = codes[:, human_cols]
+        G = codes[:, judge_cols]
+        vk = (H >= 0) & (H < L)
+        vj = (G >= 0) & (G < L)
+        Hx = np.where(vk, H, L)
+        Gx = np.where(vj, G, L)
+        eye = np.eye(L + 1)[:, :L]
+        OH = eye[Hx]                      # (n, K, L) one-hot, zero row when missing
+        C = OH.sum(axis=1)                # (n, L) human category counts
+        nh = vk.sum(axis=1)               # (n,)
+        m = np.where(vk, nh[:, None] - 1, 0).astype(float)   # (n, K) pool size when k labelled i
+        ek = vk & (m >= 1)                # (n, K)
+        ej = vj[:, :, None] & ek[:, None, :]   # (n, J, K)
+        Cx = np.concatenate([C, np.zeros((C.shape[0], 1))], axis=1)  # (n, L+1)
+        self.judge_valid = vj
+        self.elig_human = ek
+        self.elig_judge = ej
+        self.complete_judges = bool(vj[ek.any(axis=1)].all())
+        self.n_categories = L
+        fj = ej.astype(float)
+        fh = ek.astype(float)
+        parts_j: list[np.ndarray] = []
+        parts_h: list[np.ndarray] = []
+        layout: dict[str, slice] = {}
+
+        def add(name: str, pj: np.ndarray, ph: np.ndarray) -> None:
+            start = sum(p.shape[-1] for p in parts_j)
+            pj = pj[..., None] if pj.ndim == 3 else pj
+            ph = ph[..., None] if ph.ndim == 2 else ph
+            parts_j.append(pj)
+            parts_h.append(ph)
+            layout[name] = slice(start, start + pj.shape[-1])
+
+        npj = fj * m[:, None, :]
+        nph = fh * m
+        add("n_pairs", npj, nph)
+        if score in ("agreement", "kappa", "ac1") or (score == "alpha" and level == "nominal"):
+            Cg = np.take_along_axis(Cx, Gx, axis=1)                     # (n, J)
+            eq = (Gx[:, :, None] == Hx[:, None, :]) & vk[:, None, :]    # (n, J, K)
+            agj = fj * (Cg[:, :, None] - eq)
+            Ch = np.take_along_axis(Cx, Hx, axis=1)                     # (n, K)
+            agh = fh * (Ch - 1.0)
+            add("agree", agj, agh)
+        if score in ("kappa", "ac1", "alpha"):
+            pool = C[:, None, :] - OH                                   # (n, K, L)
+            colj = fj[..., None] * pool[:, None, :, :]                  # (n, J, K, L)
+            colh = fh[..., None] * pool                                 # (n, K, L)
+            OG = eye[Gx]                                                # (n, J, L)
+            rowj = npj[..., None] * OG[:, :, None, :]
+            rowh = nph[..., None] * OH
+            if score == "kappa":
+                add("row", rowj, rowh)
+                add("col", colj, colh)
+            elif score == "ac1" or level != "ordinal":
+                add("marg", rowj + colj, rowh + colh)
+            if score == "alpha" and level == "ordinal":
+                confj = OG[:, :, None, :, None] * pool[:, None, :, None, :] * fj[..., None, None]
+                confh = OH[:, :, :, None] * pool[:, :, None, :] * fh[..., None, None]
+                n, J, K = confj.shape[:3]
+                add("conf", confj.reshape(n, J, K, L * L), confh.reshape(n, K, L * L))
+            elif score == "alpha" and level != "nominal":
+                dm = delta_matrix(level, L, category_values)
+                assert dm is not None
+                D = Cx @ dm                                            # (n, L+1): sum_b C_b delta(a, b)
+                Dg = np.take_along_axis(D, Gx, axis=1)                  # (n, J)
+                dgh = dm[Gx[:, :, None], Hx[:, None, :]]                # (n, J, K)
+                disj = fj * (Dg[:, :, None] - dgh)
+                Dh = np.take_along_axis(D, Hx, axis=1)
+                dish = fh * Dh
+                add("dis", disj, dish)
+        self.judge = np.concatenate(parts_j, axis=-1)
+        self.human = np.concatenate(parts_h, axis=-1)
+        self.layout = layout
+
+    # ------------------------------------------------------------------ reductions
+    def sums(self, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Summed statistics: judge side ``(..., J, K, S)`` and human side ``(..., J, K, S)``.
+
+        ``weights`` is ``None`` (plain sum over items) or a ``(B, n_items)`` matrix of item weights
+        (bootstrap counts); the leading ``...`` is then ``B``.
+        """
+        n, J, K, S = self.judge.shape
+        if weights is None:
+            sj = self.judge.sum(axis=0)
+            if self.complete_judges:
+                sh = np.broadcast_to(self.human.sum(axis=0), (J, K, S))
+            else:
+                sh = np.einsum("ij,iks->jks", self.judge_valid.astype(float), self.human)
+            return sj, sh
+        W = np.asarray(weights, dtype=float)
+        B = W.shape[0]
+        sj = (W @ self.judge.reshape(n, -1)).reshape(B, J, K, S)
+        if self.complete_judges:
+            sh = np.broadcast_to((W @ self.human.reshape(n, -1)).reshape(B, 1, K, S), (B, J, K, S))
+        else:
+            hx = self.judge_valid[:, :, None, None] * self.human[:, None, :, :]
+            sh = (W @ hx.reshape(n, -1)).reshape(B, J, K, S)
+        return sj, sh
+
+
+def finalize(stats: np.ndarray, layout: dict[str, slice], *, score: str, level: str,
+             n_categories: int, category_values: np.ndarray | None) -> np.ndarray:
+    """Score from summed pair statistics ``(..., S)`` -> ``(...)``; nan where undefined."""
+    N = stats[..., layout["n_pairs"]][..., 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if score == "agreement":
+            out = stats[..., layout["agree"]][..., 0] / N
+        elif score == "kappa":
+            po = stats[..., layout["agree"]][..., 0] / N
+            pe = np.sum(stats[..., layout["row"]] * stats[..., layout["col"]], axis=-1) / N**2
+            out = np.where(pe < 1.0 - 1e-12, (po - pe) / (1.0 - pe), np.nan)
+        elif score == "ac1":
+            L = n_categories
+            po = stats[..., layout["agree"]][..., 0] / N
+            pi = stats[..., layout["marg"]] / (2.0 * N[..., None])
+            pe = np.sum(pi * (1.0 - pi), axis=-1) / (L - 1) if L > 1 else np.full_like(po, np.nan)
+            out = np.where(pe < 1.0 - 1e-12, (po - pe) / (1.0 - pe), np.nan)
+        elif score == "alpha":
+            nn = 2.0 * N
+            if level == "ordinal":
+                L = n_categories
+                conf = stats[..., layout["conf"]].reshape(stats.shape[:-1] + (L, L))
+                marg = conf.sum(axis=-1) + conf.sum(axis=-2)
+                dl = ordinal_delta(marg)
+                dis = np.sum(conf * dl, axis=(-1, -2))
+                de = np.einsum("...a,...ab,...b->...", marg, dl, marg)
+            else:
+                marg = stats[..., layout["marg"]]
+                if level == "nominal":
+                    dis = N - stats[..., layout["agree"]][..., 0]
+                    de = nn**2 - np.sum(marg**2, axis=-1)
+                else:
+                    dm = delta_matrix(level, n_categories, category_values)
+                    assert dm is not None
+                    dl = dm[:n_categories, :n_categories]
+                    dis = stats[..., layout["dis"]][..., 0]
+                    de = np.einsum("...a,ab,...b->...", marg, dl, marg)
+            # alpha = 1 - (n.. - 1) * sum_ab o_ab delta_ab / sum_ab n_a n_b delta_ab, o = N + N^T
+            out = np.where(de > 1e-12 * np.maximum(nn, 1.0) ** 2, 1.0 - (nn - 1.0) * 2.0 * dis / de, np.nan)
+        else:  # pragma: no cover - checked by callers
+            raise ValueError(score)
+    return np.where(N > 0, out, np.nan)
