@@ -1,0 +1,30 @@
+"""The validation report: every analysis the data allow, as one self-contained HTML page and JSON.
+
+``build_report`` runs the analyses (and only it calls them); ``render_html`` turns a report into a
+page with inline CSS and SVG plots; ``write_report`` writes ``report.html`` and ``report.json``
+(validated by :func:`report_schema`). This package is the only place in voirdire where numbers
+are rounded and turned into strings. See ``docs/report.md``.
+"""
+
+from ._build import ProgressCallback, build_report
+from ._format import fmt_ci, fmt_int, fmt_num, fmt_p, fmt_pct
+from ._html import ReportPaths, render_html, report_schema, write_report
+from ._model import SCHEMA_VERSION, ChecklistItem, Report, Section
+
+__all__ = [
+    "build_report",
+    "render_html",
+    "write_report",
+    "report_schema",
+    "Report",
+    "Section",
+    "ChecklistItem",
+    "ReportPaths",
+    "ProgressCallback",
+    "SCHEMA_VERSION",
+    "fmt_num",
+    "fmt_int",
+    "fmt_p",
+    "fmt_pct",
+    "fmt_ci",
+]

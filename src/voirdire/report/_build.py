@@ -1,0 +1,355 @@
+"""Building a report (private): run every analysis the data and the installed package allow, keep
+each result's ``to_dict()``, and turn the numbers into tables and figures."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import hashlib
+import importlib
+import logging
+import os
+import platform
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._checks import check_confidence_level, check_positive_int
+from .._results import to_jsonable
+from ..exceptions import InvalidParameterError, VoirdireError
+from ._format import fmt_int, fmt_num, fmt_p, fmt_pct
+from ._model import Cell, ChecklistItem, Figure, Report, Section, Table, Text
+
+__all__ = ["build_report", "ProgressCallback", "SECTION_KEYS"]
+
+logger = logging.getLogger("voirdire.report")
+
+#: ``progress(step, done, total)``: called before each step (``done`` steps finished so far) and
+#: once at the end with ``done == total``.
+ProgressCallback = Callable[[str, int, int], None]
+
+
+class NotAvailable(Exception):
+    """Raised by a section builder when the data or the installed analyses do not allow it."""
+
+
+def require(module: str, name: str) -> Any:
+    """The public function ``module.name``, or :class:`NotAvailable` when this version lacks it."""
+    try:
+        mod = importlib.import_module(module)
+    except ImportError:
+        raise NotAvailable(f"{module} is not available in this installation.") from None
+    obj = getattr(mod, name, None)
+    if obj is None:
+        raise NotAvailable(f"{module}.{name} is not available in this installation.")
+    return obj
+
+
+def lookup(doc: Any, path: str) -> Any:
+    """The value at a ``/``-separated path (JSON-pointer style, list indices as integers)."""
+    cur = doc
+    for part in [p for p in path.split("/") if p != ""]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(cur, list):
+            cur = cur[int(part)]
+        else:
+            cur = cur[part]
+    return cur
+
+
+def _escape_pointer(token: Any) -> str:
+    return str(token).replace("~", "~0").replace("/", "~1")
+
+
+@dataclasses.dataclass
+class Context:
+    """Everything a section builder may read."""
+
+    table: Any
+    judges: tuple[str, ...]
+    humans: tuple[str, ...]
+    pairwise: Any
+    inclusion_prob: Any
+    seed: int
+    confidence_level: float
+    n_resamples: int
+    epsilon: float
+    cache: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def cl_pct(self) -> str:
+        return f"{100 * self.confidence_level:g}%"
+
+
+class Writer:
+    """Collects one section's results (as JSON-safe dicts), blocks and warnings."""
+
+    def __init__(self, key: str, title: str) -> None:
+        self.key = key
+        self.title = title
+        self.results: dict[str, Any] = {}
+        self.blocks: list[Any] = []
+        self.warnings: list[str] = []
+        self._n_fig = 0
+
+    # ---- results
+    def put(self, name: str, obj: Any) -> Any:
+        """Store ``obj`` (a result, or plain data) as JSON-safe data under ``name``; return it."""
+        self.results[name] = to_jsonable(obj)
+        return self.results[name]
+
+    def call(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run an analysis, recording (not raising) the warnings it emits."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = func(*args, **kwargs)
+        for w in caught:
+            msg = f"{getattr(func, '__name__', 'analysis')}: {w.message}"
+            if msg not in self.warnings:
+                self.warnings.append(msg)
+        return out
+
+    # ---- cells
+    def pointer(self, path: str) -> str:
+        return f"/sections/{_escape_pointer(self.key)}/results/{path.strip('/')}"
+
+    def num(self, path: str, digits: int = 3) -> Cell:
+        """A cell showing the number stored at ``path`` in this section's results."""
+        v = lookup(self.results, path)
+        return Cell(text=fmt_num(v, digits), pointer=self.pointer(path), numeric=True)
+
+    def int_(self, path: str) -> Cell:
+        v = lookup(self.results, path)
+        return Cell(text=fmt_int(v), pointer=self.pointer(path), numeric=True)
+
+    def pct(self, path: str, digits: int = 1) -> Cell:
+        v = lookup(self.results, path)
+        return Cell(text=fmt_pct(v, digits), numeric=True)
+
+    def p(self, path: str) -> Cell:
+        v = lookup(self.results, path)
+        return Cell(text=fmt_p(v), numeric=True)
+
+    def ci(self, low_path: str, high_path: str, digits: int = 3) -> Cell:
+        lo, hi = lookup(self.results, low_path), lookup(self.results, high_path)
+        from ._format import fmt_ci
+
+        return Cell(text=fmt_ci(lo, hi, digits), numeric=True)
+
+    # ---- blocks
+    def text(self, text: str, kind: str = "p") -> None:
+        self.blocks.append(Text(text=text, kind=kind))  # type: ignore[arg-type]
+
+    def table(self, key: str, caption: str, columns: Sequence[str], rows: Sequence[Sequence[Cell | str]]) -> None:
+        cells = tuple(tuple(c if isinstance(c, Cell) else Cell(text=str(c)) for c in row) for row in rows)
+        self.blocks.append(Table(key=f"{self.key}-{key}", caption=caption, columns=tuple(columns), rows=cells))
+
+    def figure(self, key: str, title: str, svg: str, caption: str = "") -> None:
+        self.blocks.append(Figure(key=f"{self.key}-{key}", title=title, svg=svg, caption=caption))
+
+    def section(self) -> Section:
+        return Section(key=self.key, title=self.title, status="ok", results=self.results,
+                       blocks=tuple(self.blocks), warnings=tuple(self.warnings))
+
+
+def _sha256(path: Path) -> tuple[str, str]:
+    h = hashlib.sha256()
+    if path.is_dir():
+        for f in sorted(p for p in path.rglob("*") if p.is_file()):
+            h.update(str(f.relative_to(path)).encode() + b"\0")
+            with open(f, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+        return h.hexdigest(), "directory (relative paths and contents, sorted)"
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest(), "file"
+
+
+def _input_meta(path: str | os.PathLike[str] | None, fallback: str, fingerprint: Callable[[], str]) -> dict[str, Any]:
+    p = Path(path) if path is not None else (Path(fallback) if fallback and Path(fallback).exists() else None)
+    if p is not None and p.exists():
+        digest, kind = _sha256(p)
+        return {"path": str(p), "name": p.name, "sha256": digest, "sha256_of": kind}
+    return {"path": None, "name": fallback, "sha256": fingerprint(), "sha256_of": "table content (no input file)"}
+
+
+def build_report(
+    table: Any,
+    *,
+    judges: Sequence[str] | None = None,
+    pairwise: Any = None,
+    inclusion_prob: float | Sequence[float] | np.ndarray | None = None,
+    seed: int = 0,
+    confidence_level: float = 0.95,
+    n_resamples: int = 1000,
+    epsilon: float = 0.05,
+    input_path: str | os.PathLike[str] | None = None,
+    pairwise_path: str | os.PathLike[str] | None = None,
+    title: str | None = None,
+    progress: ProgressCallback | None = None,
+) -> Report:
+    """Run every analysis the data allow and collect the results, tables and figures of a report.
+
+    Each section is produced only where the data allow it and the analysis exists in this
+    installation; otherwise it is kept as ``status="not available"`` with the reason (listed at the
+    end of the page and in the JSON's ``not_available``). An analysis that raises a voirdire error
+    gives ``status="error"`` with its message instead of stopping the report. Warnings the
+    analyses emit (e.g. :class:`~voirdire.exceptions.DegenerateDataWarning`) are recorded in the
+    section, not raised.
+
+    Parameters
+    ----------
+    table : AnnotationTable
+        The annotations (humans and judges).
+    judges : sequence of str, optional
+        The LLM judges. Default: the raters the table already marks as judges. Naming them here
+        makes every other rater human.
+    pairwise : PairwiseTable, optional
+        Pairwise preference data for the Pairwise section.
+    inclusion_prob : float or array of float, optional
+        The known probability with which each item was sent to the humans (one number for all
+        items, or one per item in table order). When given, the Estimation section compares the
+        doubly-robust, human-only and PPI intervals for the mean human score.
+    seed : int
+        Seed of every resampling step (default 0); the same seed gives the same numbers.
+    confidence_level : float
+        Level of every interval (default 0.95).
+    n_resamples : int
+        Bootstrap resamples for the intervals and the decision stability (default 1000).
+    epsilon : float
+        Tolerance of the judge-validation tests (default 0.05; see :func:`voirdire.validation.leave_one_out`).
+    input_path, pairwise_path : path-like, optional
+        The input files; their SHA-256 goes in the header. Default: ``table.source`` when it is a
+        file, else the table's content fingerprint.
+    title : str, optional
+        Page title (default: "voirdire validation report: <input name>").
+    progress : callable, optional
+        ``progress(step, done, total)`` called before each step and once at the end.
+
+    Returns
+    -------
+    Report
+
+    Raises
+    ------
+    InvalidParameterError
+        Bad options (checked before any analysis runs); a judge that is not in the table.
+
+    Examples
+    --------
+    >>> from voirdire.datasets import load_hanna
+    >>> from voirdire.report import build_report
+    >>> t = load_hanna(criterion="Coherence").select(items=range(60))
+    >>> rep = build_report(t, seed=1, n_resamples=50)
+    >>> rep.summary["n_items"], rep.meta["seed"]
+    (60, 1)
+    """
+    from .. import __version__
+    from ._sections import SECTIONS, build_checklist
+
+    func = "build_report"
+    confidence_level = check_confidence_level(confidence_level, func)
+    n_resamples = check_positive_int(n_resamples, "n_resamples", func, minimum=10)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise InvalidParameterError(f"The 'seed' parameter of {func} must be an integer. Got {seed!r} instead.")
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 <= float(epsilon) < 1:
+        raise InvalidParameterError(f"The 'epsilon' parameter of {func} must be a float in [0, 1). Got {epsilon!r} instead.")
+    if judges is not None:
+        judges = [str(j) for j in judges]
+        table = table.with_roles(judges=judges)
+    if inclusion_prob is not None:
+        inclusion_prob = _check_inclusion(inclusion_prob, table.n_items, func)
+
+    ctx = Context(table=table, judges=tuple(table.judges), humans=tuple(table.humans), pairwise=pairwise,
+                  inclusion_prob=inclusion_prob, seed=int(seed), confidence_level=confidence_level,
+                  n_resamples=n_resamples, epsilon=float(epsilon))
+    total = len(SECTIONS) + 1
+    sections: list[Section] = []
+    for done, (key, name, builder) in enumerate(SECTIONS):
+        if progress is not None:
+            progress(name, done, total)
+        sections.append(_run_section(key, name, builder, ctx))
+    if progress is not None:
+        progress("Reporting checklist", total - 1, total)
+    checklist = build_checklist(ctx, sections)
+    if progress is not None:
+        progress("done", total, total)
+
+    inp = _input_meta(input_path, getattr(table, "source", ""), table.fingerprint)
+    meta: dict[str, Any] = {
+        "package": "voirdire",
+        "version": __version__,
+        "seed": int(seed),
+        "confidence_level": confidence_level,
+        "n_resamples": n_resamples,
+        "epsilon": float(epsilon),
+        "judges": list(ctx.judges),
+        "humans": list(ctx.humans),
+        "input": inp,
+        "pairwise_input": None,
+        "inclusion_prob": _describe_inclusion(inclusion_prob),
+        "generated_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "python": platform.python_version(),
+    }
+    if pairwise is not None:
+        meta["pairwise_input"] = _input_meta(pairwise_path, str(getattr(pairwise, "source", "") or ""),
+                                             lambda: _fingerprint_any(pairwise))
+    summary = table.summary().to_dict()
+    return Report(title=title or f"voirdire validation report: {inp['name']}", meta=meta, summary=summary,
+                  checklist=tuple(checklist), sections=tuple(sections))
+
+
+def _fingerprint_any(obj: Any) -> str:
+    fp = getattr(obj, "fingerprint", None)
+    if callable(fp):
+        return str(fp())
+    return hashlib.sha256(repr(obj).encode()).hexdigest()
+
+
+def _check_inclusion(value: Any, n_items: int, func: str) -> Any:
+    if isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool):
+        v = float(value)
+        if not 0 < v <= 1:
+            raise InvalidParameterError(
+                f"The 'inclusion_prob' parameter of {func} must be in (0, 1]. Got {value!r} instead.")
+        return v
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim != 1 or arr.shape[0] != n_items:
+        raise InvalidParameterError(
+            f"The 'inclusion_prob' parameter of {func} must be one number or one per item "
+            f"({n_items}). Got an array of shape {arr.shape} instead.")
+    if not np.all((arr > 0) & (arr <= 1)):
+        raise InvalidParameterError(
+            f"The 'inclusion_prob' parameter of {func} must hold probabilities in (0, 1]; "
+            f"found values outside (e.g. {arr[~((arr > 0) & (arr <= 1))][0]!r}).")
+    return arr
+
+
+def _describe_inclusion(v: Any) -> Any:
+    if v is None:
+        return None
+    if isinstance(v, float):
+        return {"kind": "constant", "value": v}
+    return {"kind": "per item", "min": float(np.min(v)), "max": float(np.max(v)), "mean": float(np.mean(v))}
+
+
+def _run_section(key: str, title: str, builder: Callable[[Context, Writer], None], ctx: Context) -> Section:
+    w = Writer(key, title)
+    try:
+        builder(ctx, w)
+    except NotAvailable as exc:
+        return Section(key=key, title=title, status="not available", reason=str(exc))
+    except VoirdireError as exc:
+        logger.warning("report section %s: %s", key, exc)
+        return Section(key=key, title=title, status="error", reason=str(exc), warnings=tuple(w.warnings))
+    except Exception as exc:  # an analysis bug must not cost the user the rest of the report
+        logger.exception("report section %s failed", key)
+        return Section(key=key, title=title, status="error",
+                       reason=f"internal error ({type(exc).__name__}: {exc}); please report it",
+                       warnings=tuple(w.warnings))
+    return w.section()

@@ -1,0 +1,207 @@
+"""Matplotlib figures rendered to inline SVG strings (private).
+
+Figures are built on :class:`matplotlib.figure.Figure` objects directly (no pyplot, so no global
+figure registry and no backend switch); every setting goes through a local ``rc_context``.
+Mathtext is off, so a rater called ``$x$`` is drawn as typed, and SVG text is XML-escaped by
+matplotlib. Each figure gets its own ``svg.hashsalt`` so element ids never collide on one page.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["forest_plot", "heatmap", "bar_chart", "stacked_shares", "histogram", "svg_of"]
+
+HUMAN_COLOR = "#3b6ea5"
+JUDGE_COLOR = "#c8553d"
+GREY = "#7a7a7a"
+_RC = {
+    "svg.fonttype": "none",
+    "text.parse_math": False,
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans", "Arial", "Helvetica"],
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.titlesize": 10,
+}
+
+
+def _render(key: str, width: float, height: float, draw: Callable[[Any], None], *, title: str = "") -> str:
+    """Create a figure under a local rc context, let ``draw`` fill it, return its SVG."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    with matplotlib.rc_context({**_RC, "svg.hashsalt": f"vd-{key}"}):
+        fig = Figure(figsize=(width, height), layout="constrained")
+        draw(fig)
+        buf = io.StringIO()
+        meta: dict[str, Any] = {"Date": None, "Creator": None}
+        if title:
+            meta["Title"] = title
+        fig.savefig(buf, format="svg", metadata=meta)
+    return svg_of(buf.getvalue())
+
+
+def svg_of(svg: str) -> str:
+    """Strip the XML prologue of a matplotlib SVG and make it scale with its container."""
+    svg = svg[svg.index("<svg"):]
+    svg = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r"<svg\1", svg, count=1)
+    return svg.replace("<svg", '<svg role="img" class="plot"', 1)
+
+
+def _height(n_rows: int, base: float = 0.9, per: float = 0.28, cap: float = 9.0) -> float:
+    return float(min(cap, base + per * n_rows))
+
+
+def forest_plot(key: str, labels: Sequence[str], estimates: Sequence[float | None],
+                lows: Sequence[float | None], highs: Sequence[float | None], *,
+                groups: Sequence[str] | None = None, xlabel: str = "", refs: Sequence[tuple[float, str]] = (),
+                title: str = "") -> str:
+    """Point estimates with interval bars, one row per label (top to bottom in the given order)."""
+    n = len(labels)
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot()
+        y = np.arange(n)[::-1]
+        est = np.array([np.nan if v is None else float(v) for v in estimates])
+        lo = np.array([np.nan if v is None else float(v) for v in lows])
+        hi = np.array([np.nan if v is None else float(v) for v in highs])
+        colors = [JUDGE_COLOR if (groups is not None and g == "judge") else
+                  (GREY if (groups is not None and g == "other") else HUMAN_COLOR) for g in (groups or ["human"] * n)]
+        for k in range(n):
+            if np.isfinite(lo[k]) and np.isfinite(hi[k]):
+                ax.plot([lo[k], hi[k]], [y[k], y[k]], color=colors[k], lw=2, solid_capstyle="butt")
+            if np.isfinite(est[k]):
+                ax.plot([est[k]], [y[k]], "o", color=colors[k], ms=5)
+            else:
+                ax.text(0.01, y[k], "undefined", transform=ax.get_yaxis_transform(), va="center",
+                        color=GREY, fontsize=8)
+        for x, lab in refs:
+            ax.axvline(x, color=GREY, lw=1, ls="--")
+            ax.text(x, 1.0, f" {lab}", transform=ax.get_xaxis_transform(), color=GREY, fontsize=8,
+                    va="bottom", ha="left")
+        ax.set_yticks(y, [str(s) for s in labels])
+        ax.set_ylim(-0.7, n - 0.3)
+        ax.set_xlabel(xlabel)
+        ax.grid(axis="x", color="#e4e4e4", lw=0.6)
+        ax.set_axisbelow(True)
+        if title:
+            ax.set_title(title, loc="left")
+
+    return _render(key, 6.4, _height(n), draw, title=title)
+
+
+def heatmap(key: str, matrix: Any, row_labels: Sequence[str], col_labels: Sequence[str], *,
+            title: str = "", cbar_label: str = "", vmin: float | None = None, vmax: float | None = None,
+            cmap: str = "viridis", annotate: bool | None = None, digits: int = 2, xlabel: str = "",
+            ylabel: str = "", integer: bool = False) -> str:
+    """A matrix as coloured cells (annotated with its values when small); nan cells are blank."""
+    m = np.array([[np.nan if v is None else float(v) for v in row] for row in matrix], dtype=float)
+    nr, nc = m.shape
+    w = float(min(9.0, max(3.6, 1.6 + 0.45 * nc)))
+    h = float(min(9.0, max(2.4, 1.0 + 0.38 * nr)))
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot()
+        finite = m[np.isfinite(m)]
+        lo = vmin if vmin is not None else (float(finite.min()) if finite.size else 0.0)
+        hi = vmax if vmax is not None else (float(finite.max()) if finite.size else 1.0)
+        if hi <= lo:
+            hi = lo + 1.0
+        im = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, vmin=lo, vmax=hi, aspect="auto")
+        ax.set_xticks(np.arange(nc), [str(s) for s in col_labels], rotation=45 if nc > 3 else 0,
+                      ha="right" if nc > 3 else "center")
+        ax.set_yticks(np.arange(nr), [str(s) for s in row_labels])
+        ax.spines[:].set_visible(False)
+        if (nr * nc <= 144) if annotate is None else annotate:
+            for i in range(nr):
+                for j in range(nc):
+                    v = m[i, j]
+                    if not np.isfinite(v):
+                        continue
+                    txt = f"{int(round(v)):d}" if integer else f"{v:.{digits}f}"
+                    shade = (v - lo) / (hi - lo)
+                    ax.text(j, i, txt, ha="center", va="center", fontsize=7,
+                            color="white" if shade < 0.6 else "black")
+        cb = fig.colorbar(im, ax=ax, shrink=0.85)
+        if cbar_label:
+            cb.set_label(cbar_label)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        if title:
+            ax.set_title(title, loc="left")
+
+    return _render(key, w, h, draw, title=title)
+
+
+def bar_chart(key: str, labels: Sequence[str], values: Sequence[float], *, groups: Sequence[str] | None = None,
+              xlabel: str = "", title: str = "", ref: tuple[float, str] | None = None) -> str:
+    """Horizontal bars, one per label, top to bottom in the given order."""
+    n = len(labels)
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot()
+        y = np.arange(n)[::-1]
+        colors = [JUDGE_COLOR if (groups is not None and g == "judge") else HUMAN_COLOR
+                  for g in (groups or ["human"] * n)]
+        vals = np.array([0.0 if v is None else float(v) for v in values])
+        ax.barh(y, vals, color=colors, height=0.6)
+        for k in range(n):
+            ax.text(vals[k], y[k], f" {vals[k]:,.0f}" if float(vals[k]).is_integer() else f" {vals[k]:.3g}",
+                    va="center", fontsize=8)
+        if ref is not None:
+            ax.axvline(ref[0], color=GREY, ls="--", lw=1)
+            ax.text(ref[0], 1.0, f" {ref[1]}", transform=ax.get_xaxis_transform(), color=GREY, fontsize=8,
+                    va="bottom")
+        ax.set_yticks(y, [str(s) for s in labels])
+        ax.set_xlabel(xlabel)
+        ax.margins(x=0.12)
+        if title:
+            ax.set_title(title, loc="left")
+
+    return _render(key, 6.4, _height(n), draw, title=title)
+
+
+def stacked_shares(key: str, labels: Sequence[str], shares: Any, categories: Sequence[str], *,
+                   title: str = "", xlabel: str = "share of the rater's labels") -> str:
+    """One horizontal bar per rater, split into the shares of each category (rows sum to 1)."""
+    import matplotlib
+
+    s = np.asarray(shares, dtype=float)
+    n, k = s.shape
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot()
+        y = np.arange(n)[::-1]
+        cmap = matplotlib.colormaps["viridis" if k > 10 else "tab10"]
+        left = np.zeros(n)
+        for j in range(k):
+            color = cmap(j / max(1, k - 1)) if k > 10 else cmap(j)
+            ax.barh(y, s[:, j], left=left, color=color, height=0.6, label=str(categories[j]))
+            left += s[:, j]
+        ax.set_yticks(y, [str(v) for v in labels])
+        ax.set_xlim(0, 1)
+        ax.set_xlabel(xlabel)
+        ax.legend(ncol=min(k, 6), fontsize=7, loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False)
+        if title:
+            ax.set_title(title, loc="left", pad=24)
+
+    return _render(key, 6.4, _height(n, base=1.3), draw, title=title)
+
+
+def histogram(key: str, values: Sequence[float], *, bins: int = 20, xlabel: str = "", title: str = "",
+              range_: tuple[float, float] | None = None) -> str:
+    """A histogram of ``values`` (nan dropped)."""
+    v = np.asarray([np.nan if x is None else float(x) for x in values], dtype=float)
+    v = v[np.isfinite(v)]
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot()
+        ax.hist(v, bins=bins, range=range_, color=HUMAN_COLOR, edgecolor="white")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("count")
+        if title:
+            ax.set_title(title, loc="left")
+
+    return _render(key, 6.4, 2.6, draw, title=title)
