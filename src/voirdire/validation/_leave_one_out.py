@@ -1,0 +1,256 @@
+"""The leave-one-human-out rule with bootstrap uncertainty (METHODS §2)."""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from .._checks import as_generator, check_confidence_level, check_probability
+from .._results import ConfidenceInterval, Result
+from ..exceptions import DegenerateDataWarning, InvalidParameterError
+from ._common import category_values, check_epsilon, check_nonneg_int, check_table, resolve_judges
+from ._kernel import SCORES, PairStats, finalize
+from ._loo import _arrays_from_stats
+from ._resample import resampling_unit, weight_batches
+
+__all__ = ["LeaveOneOutResult", "leave_one_out"]
+
+_TOL = 1e-12
+Score = Literal["agreement", "alpha", "kappa", "ac1"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class LeaveOneOutResult(Result):
+    """Leave-one-human-out comparison of one judge with a pool of humans.
+
+    Per-human columns (arrays in the order of ``humans``): ``n_items`` (|I_k|), ``n_pairs``,
+    ``s_judge`` (S(judge; P_k)), ``s_human`` (S(k; P_k)), ``d`` (their difference), ``d_low`` /
+    ``d_high`` (bootstrap percentile interval of d_k), ``t`` (T_k = 1[d_k >= -epsilon], nan when
+    undefined) and ``reason`` (why a human was not evaluated, else ``None``).
+
+    Summary: ``omega`` (winning rate over evaluated humans), ``decision`` ("accept", "reject" or
+    "inconclusive"), ``decision_stability`` (bootstrap probability that the decision comes out
+    the same), ``p_accept`` (bootstrap probability of "accept").
+    """
+
+    judge: str
+    score: str
+    level: str
+    epsilon: float
+    threshold: float
+    confidence_level: float
+    n_resamples: int
+    resampling_unit: str
+    humans: tuple[str, ...]
+    n_items: np.ndarray
+    n_pairs: np.ndarray
+    s_judge: np.ndarray
+    s_human: np.ndarray
+    d: np.ndarray
+    d_low: np.ndarray
+    d_high: np.ndarray
+    t: np.ndarray
+    reason: tuple[str | None, ...]
+    n_evaluated: int
+    omega: float
+    decision: str
+    decision_stability: float
+    p_accept: float
+
+    def d_ci(self, human: str) -> ConfidenceInterval:
+        """The bootstrap interval of d_k for one human."""
+        k = self.humans.index(human)
+        return ConfidenceInterval(low=float(self.d_low[k]), high=float(self.d_high[k]),
+                                  confidence_level=self.confidence_level,
+                                  method=f"percentile bootstrap ({self.resampling_unit})")
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per held-out human."""
+        return pd.DataFrame({
+            "judge": self.judge, "human": list(self.humans), "n_items": self.n_items,
+            "n_pairs": self.n_pairs, "s_judge": self.s_judge, "s_human": self.s_human, "d": self.d,
+            "d_low": self.d_low, "d_high": self.d_high, "t": self.t, "reason": list(self.reason),
+        })
+
+
+def _bootstrap_d(ps: PairStats, *, score: str, level: str, cvals: np.ndarray, n_resamples: int,
+                 rng: np.random.Generator, clusters: np.ndarray | None) -> np.ndarray:
+    """Bootstrap replicates of d, shape ``(n_resamples, J, K)``."""
+    n, J, K, _ = ps.judge.shape
+    out = np.empty((n_resamples, J, K))
+    kw: dict[str, Any] = dict(score=score, level=level, n_categories=ps.n_categories, category_values=cvals)
+    pos = 0
+    for W in weight_batches(n, n_resamples, rng, clusters=clusters,
+                            batch=max(1, int(2_000_000 // max(n, 1)))):
+        sj, sh = ps.sums(W)
+        out[pos:pos + W.shape[0]] = finalize(sj, ps.layout, **kw) - finalize(sh, ps.layout, **kw)
+        pos += W.shape[0]
+    return out
+
+
+def _omega(d: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """Winning rate over the last axis (humans with nan d leave the denominator) and its count."""
+    ok = ~np.isnan(d)
+    with np.errstate(invalid="ignore"):
+        t = (d >= -epsilon - _TOL) & ok
+    cnt = ok.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        om = np.where(cnt > 0, t.sum(axis=-1) / np.maximum(cnt, 1), np.nan)
+    return om, cnt
+
+
+def _decide(omega: np.ndarray, n_eval: np.ndarray, threshold: float) -> np.ndarray:
+    """0 = reject, 1 = accept, 2 = inconclusive (fewer than two evaluated humans)."""
+    with np.errstate(invalid="ignore"):
+        dec = np.where(omega >= threshold - _TOL, 1, 0)
+    return np.where(n_eval < 2, 2, dec)
+
+
+_DECISIONS = ("reject", "accept", "inconclusive")
+
+
+def leave_one_out(table: Any, judge: str, *, score: Score = "agreement", epsilon: float = 0.05,
+                  threshold: float = 0.5, confidence_level: float = 0.95, n_resamples: int = 2000,
+                  rng: int | np.random.Generator | None = None) -> LeaveOneOutResult:
+    r"""Leave-one-human-out test: may the judge stand in for each human in turn?
+
+    For each human :math:`k` the pool :math:`P_k` is every other human; the eligible items
+    :math:`I_k` are those labelled by :math:`k`, by the judge and by at least one pool member,
+    and each (item, pool member) gives one comparison pair, so an item with more pool labels
+    gives more pairs. With :math:`S` the agreement score on a pair list,
+
+    .. math:: d_k = S(\text{judge}; P_k) - S(k; P_k), \quad T_k = 1[d_k \ge -\varepsilon],
+              \quad \omega = \frac{1}{K'}\sum_k T_k,
+
+    and the judge is accepted when :math:`\omega \ge` ``threshold``.
+
+    Parameters
+    ----------
+    table : AnnotationTable
+        Labels of the humans and of the judge (roles set: the judge must be marked as a judge).
+    judge : str
+        Name of the judge under test.
+    score : {"agreement", "alpha", "kappa", "ac1"}, default "agreement"
+        Observed agreement, Krippendorff's alpha (at the level of the table's scale), Cohen's
+        kappa (unweighted) or Gwet's AC1, on the pair list read as a two-coder table (coder 1 =
+        judge or k, coder 2 = the pool label).
+    epsilon : float in [0, 1), default 0.05
+        Tolerance: the judge may score up to epsilon below the human and still win.
+    threshold : float in (0, 1], default 0.5
+        Accept when omega reaches it.
+    confidence_level : float in (0, 1), default 0.95
+        Level of the per-human bootstrap intervals of d_k.
+    n_resamples : int >= 0, default 2000
+        Bootstrap resamples of items (of clusters when the table has clusters); 0 skips the
+        bootstrap (intervals and stability are then nan).
+    rng : int, Generator or None
+        Randomness of the bootstrap.
+
+    Returns
+    -------
+    LeaveOneOutResult
+
+    Raises
+    ------
+    InvalidParameterError
+        Unknown judge, a judge marked human, fewer than two humans, no eligible item for any
+        human, or a bad parameter.
+
+    Notes
+    -----
+    *Humans that cannot be evaluated* (no item shared with the judge and a pool member, or a
+    chance-corrected score that is undefined because the pairs show no variation) are reported
+    with the reason and leave omega's denominator K'. When fewer than two humans can be
+    evaluated the decision is ``"inconclusive"``: omega would rest on one comparison.
+    Undefined scores also raise a :class:`DegenerateDataWarning`. All-tied data give
+    ``d_k = 0`` with observed agreement (every T_k = 1, accept), but an undefined kappa/alpha/AC1.
+
+    The T_k share items and pools, so omega is not a binomial proportion; the bootstrap
+    resamples items (clusters when set) and reports the probability that the same decision
+    comes out (``decision_stability``); below about 0.8 the decision should be read as fragile.
+    Abstentions count as missing labels.
+
+    References
+    ----------
+    *LLM Judge Validation Under Sparse Overlap: From Inference to Design* (arXiv 2609.31857).
+
+    Examples
+    --------
+    >>> from voirdire.datasets import load_hanna
+    >>> t = load_hanna(criterion="Coherence")
+    >>> r = leave_one_out(t, t.judges[0], n_resamples=200, rng=0)
+    >>> r.decision in ("accept", "reject", "inconclusive"), len(r.humans)
+    (True, 3)
+    """
+    func = "leave_one_out"
+    table = check_table(table, func)
+    if score not in SCORES:
+        raise InvalidParameterError(
+            f"The 'score' parameter of {func} must be one of {list(SCORES)}. Got {score!r} instead.")
+    epsilon = check_epsilon(epsilon, func)
+    threshold = check_probability(threshold, "threshold", func, open_low=True, open_high=False)
+    confidence_level = check_confidence_level(confidence_level, func)
+    n_resamples = check_nonneg_int(n_resamples, "n_resamples", func)
+    gen = as_generator(rng)
+    names, jidx, hidx = resolve_judges(table, judge, func)
+    if len(names) != 1:
+        raise InvalidParameterError(f"{func} tests one judge at a time; use rank_judges for several.")
+    level = table.scale.level if score == "alpha" else "nominal"
+    cvals = category_values(table)
+    ps = PairStats(table.dense(), hidx, jidx, n_categories=table.n_categories, score=score, level=level,
+                   category_values=cvals)
+    arr = _arrays_from_stats(ps, score=score, level=level, category_values=cvals)
+    humans = tuple(str(table.raters[h]) for h in hidx)
+    n_items = arr.n_items_judge[0]
+    if not np.any(n_items > 0):
+        raise InvalidParameterError(
+            f"No item in {table.source} is labelled by a human, by the judge {names[0]!r} and by another "
+            f"human, so no human can be compared with the judge. Check the judge name and the item ids.")
+    d = arr.d[0]
+    reasons: list[str | None] = []
+    undefined_names = []
+    for k in range(hidx.size):
+        if n_items[k] == 0:
+            reasons.append("no item labelled by this human, the judge and another human")
+        elif np.isnan(d[k]):
+            reasons.append(f"{score} undefined on this human's pairs (no variation in the labels)")
+            undefined_names.append(humans[k])
+        else:
+            reasons.append(None)
+    if undefined_names:
+        warnings.warn(
+            f"{score} is undefined for the pairs of held-out human(s) {undefined_names} (the labels show no "
+            f"variation); they leave omega's denominator. Observed agreement ('agreement') stays defined.",
+            DegenerateDataWarning, stacklevel=2)
+    om, cnt = _omega(d, epsilon)
+    dec = int(_decide(om, cnt, threshold))
+    with np.errstate(invalid="ignore"):
+        t = np.where(np.isnan(d), np.nan, (d >= -epsilon - _TOL).astype(float))
+    d_low = np.full(d.shape, np.nan)
+    d_high = np.full(d.shape, np.nan)
+    stability = p_accept = float("nan")
+    if n_resamples > 0:
+        db = _bootstrap_d(ps, score=score, level=level, cvals=cvals, n_resamples=n_resamples, rng=gen,
+                          clusters=table.clusters)[:, 0, :]
+        lo_q, hi_q = (1 - confidence_level) / 2, (1 + confidence_level) / 2
+        for k in range(d.size):
+            col = db[:, k]
+            col = col[~np.isnan(col)]
+            if col.size and not np.isnan(d[k]):
+                d_low[k], d_high[k] = np.quantile(col, [lo_q, hi_q])
+        omb, cntb = _omega(db, epsilon)
+        decb = _decide(omb, cntb, threshold)
+        stability = float(np.mean(decb == dec))
+        p_accept = float(np.mean(decb == 1))
+    return LeaveOneOutResult(
+        judge=names[0], score=score, level=level, epsilon=epsilon, threshold=threshold,
+        confidence_level=confidence_level, n_resamples=n_resamples,
+        resampling_unit=resampling_unit(table.clusters), humans=humans, n_items=n_items.astype(np.int64),
+        n_pairs=arr.n_pairs_judge[0], s_judge=arr.s_judge[0], s_human=arr.s_human_judge[0], d=d,
+        d_low=d_low, d_high=d_high, t=t, reason=tuple(reasons), n_evaluated=int(cnt), omega=float(om),
+        decision=_DECISIONS[dec], decision_stability=stability, p_accept=p_accept,
+    )

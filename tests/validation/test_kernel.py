@@ -1,0 +1,167 @@
+"""The pair-list kernel against scikit-learn, krippendorff, irrCAC and closed forms on the same pairs."""
+
+from __future__ import annotations
+
+import krippendorff
+import numpy as np
+import pandas as pd
+import pytest
+from irrCAC.table import CAC
+from sklearn.metrics import cohen_kappa_score
+
+from voirdire.exceptions import InvalidParameterError
+from voirdire.validation import LooArrays, loo_core
+from voirdire.validation._kernel import PairStats, finalize
+
+
+def _random_codes(seed: int, n: int = 60, K: int = 4, J: int = 2, L: int = 3, miss: float = 0.35,
+                  judge_miss: float = 0.0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, L, n)
+    codes = np.where(rng.random((n, K + J)) < 0.7, truth[:, None], rng.integers(0, L, (n, K + J)))
+    codes[:, :K][rng.random((n, K)) < miss] = -1
+    if judge_miss:
+        codes[:, K:][rng.random((n, J)) < judge_miss] = -1
+    return codes
+
+
+def _pairs(codes: np.ndarray, K: int, coder: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Naive pair list for held-out human k: (coder_i, y_ir) for eligible i and pool members r."""
+    a, b = [], []
+    for i in range(codes.shape[0]):
+        if codes[i, k] < 0 or codes[i, coder] < 0:
+            continue
+        pool = [codes[i, r] for r in range(K) if r != k and codes[i, r] >= 0]
+        for y in pool:
+            a.append(codes[i, coder])
+            b.append(y)
+    return np.array(a), np.array(b)
+
+
+def _ac1(a: np.ndarray, b: np.ndarray, L: int) -> float:
+    # Gwet (2008), two raters: pa = share equal, pe = sum_c pi_c (1 - pi_c) / (L - 1),
+    # pi_c = mean of the two raters' shares of category c.
+    pa = np.mean(a == b)
+    pi = np.array([(np.mean(a == c) + np.mean(b == c)) / 2 for c in range(L)])
+    pe = np.sum(pi * (1 - pi)) / (L - 1)
+    return float((pa - pe) / (1 - pe))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("judge_miss", [0.0, 0.2])
+def test_kernel_matches_peers(seed: int, judge_miss: float) -> None:
+    K, J, L = 4, 2, 3
+    codes = _random_codes(seed, K=K, J=J, L=L, judge_miss=judge_miss)
+    hc, jc = np.arange(K), np.arange(K, K + J)
+    vals = np.array([1.0, 2.0, 4.0])
+    res = {
+        "agreement": loo_core(codes, hc, jc, n_categories=L),
+        "kappa": loo_core(codes, hc, jc, n_categories=L, score="kappa"),
+        "ac1": loo_core(codes, hc, jc, n_categories=L, score="ac1"),
+        "alpha-nominal": loo_core(codes, hc, jc, n_categories=L, score="alpha"),
+        "alpha-ordinal": loo_core(codes, hc, jc, n_categories=L, score="alpha", level="ordinal"),
+        "alpha-interval": loo_core(codes, hc, jc, n_categories=L, score="alpha", level="interval",
+                                   category_values=vals),
+        "alpha-ratio": loo_core(codes, hc, jc, n_categories=L, score="alpha", level="ratio",
+                                category_values=vals),
+    }
+    for k in range(K):
+        for j in range(J):
+            a, b = _pairs(codes, K, K + j, k)
+            ah, bh = _pairs(codes, K, k, k)
+            # the human's score on the judge's eligible set: items the judge also labelled
+            keep = [i for i in range(codes.shape[0]) if codes[i, K + j] >= 0]
+            ah2, bh2 = _pairs(np.where(np.isin(np.arange(codes.shape[0]), keep)[:, None], codes, -1), K, k, k)
+            assert res["agreement"].n_pairs_judge[j, k] == a.size
+            for name, ref_j, ref_h in [
+                ("agreement", np.mean(a == b), np.mean(ah2 == bh2)),
+                ("kappa", cohen_kappa_score(a, b), cohen_kappa_score(ah2, bh2)),
+                ("ac1", _ac1(a, b, L), _ac1(ah2, bh2, L)),
+                ("alpha-nominal", krippendorff.alpha(np.vstack([a, b]), level_of_measurement="nominal"),
+                 krippendorff.alpha(np.vstack([ah2, bh2]), level_of_measurement="nominal")),
+                ("alpha-ordinal", krippendorff.alpha(np.vstack([a, b]), level_of_measurement="ordinal"),
+                 krippendorff.alpha(np.vstack([ah2, bh2]), level_of_measurement="ordinal")),
+                ("alpha-interval",
+                 krippendorff.alpha(np.vstack([vals[a], vals[b]]), level_of_measurement="interval"),
+                 krippendorff.alpha(np.vstack([vals[ah2], vals[bh2]]), level_of_measurement="interval")),
+                ("alpha-ratio",
+                 krippendorff.alpha(np.vstack([vals[a], vals[b]]), level_of_measurement="ratio"),
+                 krippendorff.alpha(np.vstack([vals[ah2], vals[bh2]]), level_of_measurement="ratio")),
+            ]:
+                r = res[name]
+                assert r.s_judge[j, k] == pytest.approx(ref_j, abs=1e-10), (name, j, k)
+                assert r.s_human_judge[j, k] == pytest.approx(ref_h, abs=1e-10), (name, j, k)
+                assert r.d[j, k] == pytest.approx(ref_j - ref_h, abs=1e-10)
+            # s_human ignores the judge's coverage
+            assert res["kappa"].s_human[k] == pytest.approx(cohen_kappa_score(ah, bh), abs=1e-10)
+            assert res["agreement"].n_pairs[k] == ah.size
+
+
+def test_ac1_matches_irrcac() -> None:
+    codes = _random_codes(5, K=3, J=1, L=3)
+    r = loo_core(codes, np.arange(3), np.array([3]), n_categories=3, score="ac1")
+    a, b = _pairs(codes, 3, 3, 0)
+    tab = pd.crosstab(pd.Categorical(a, categories=[0, 1, 2]), pd.Categorical(b, categories=[0, 1, 2]),
+                      dropna=False)
+    ref = CAC(tab, digits=12).gwet()["est"]["coefficient_value"]
+    assert r.s_judge[0, 0] == pytest.approx(float(ref), abs=1e-9)
+
+
+def test_hand_checked_pooled_pairs() -> None:
+    # 3 humans (cols 0-2) + 1 judge (col 3), binary labels, -1 = missing.
+    # Hold out human 0. Item 0: pool {h1: 1, h2: 1}, judge 1, h0 0 -> judge 2/2 matches, h0 0/2.
+    # Item 1: pool {h1: 0} only (h2 missing) -> judge 0 matches 1/1, h0 0 matches 1/1.
+    # Item 2: h0 missing -> not eligible.   Item 3: pool empty (h1, h2 missing) -> not eligible.
+    # S(judge; P_0) = 3/3 = 1, S(h0; P_0) = 1/3; the item with two pool labels gives two pairs.
+    codes = np.array([[0, 1, 1, 1], [0, 0, -1, 0], [-1, 1, 0, 1], [1, -1, -1, 1]])
+    r = loo_core(codes, np.array([0, 1, 2]), np.array([3]), n_categories=2)
+    assert r.n_items[0] == 2 and r.n_pairs[0] == 3
+    assert r.s_judge[0, 0] == pytest.approx(1.0)
+    assert r.s_human[0] == pytest.approx(1 / 3)
+    assert r.d[0, 0] == pytest.approx(2 / 3)
+    # Hold out human 2: items 0 (pool h0=0, h1=1; judge 1 -> 1/2; h2=1 -> 1/2) and 2 (pool h1=1;
+    # judge 1 -> 1/1; h2=0 -> 0/1): S(judge) = 2/3, S(h2) = 1/3.
+    assert r.s_judge[0, 2] == pytest.approx(2 / 3) and r.s_human[2] == pytest.approx(1 / 3)
+    assert r.omega(0.05)[0] == pytest.approx(1.0)
+
+
+def test_no_eligible_item_is_nan() -> None:
+    codes = np.array([[0, -1, 0], [-1, 1, 1], [0, -1, 1]])   # the two humans never share an item
+    r = loo_core(codes, np.array([0, 1]), np.array([2]), n_categories=2)
+    assert np.isnan(r.s_judge).all() and np.isnan(r.s_human).all()
+    assert r.n_items.tolist() == [0, 0]
+    assert np.isnan(r.omega()[0])
+
+
+def test_abstentions_count_as_missing() -> None:
+    codes = np.array([[0, 0, 0], [1, 2, 1], [1, 1, 1]])  # code 2 = abstention when L = 2
+    r = loo_core(codes, np.array([0, 1]), np.array([2]), n_categories=2)
+    assert r.n_items.tolist() == [2, 2]
+
+
+def test_bootstrap_sums_equal_plain_sums_for_unit_weights() -> None:
+    codes = _random_codes(3, n=40, L=4)
+    ps = PairStats(codes, np.arange(4), np.arange(4, 6), n_categories=4, score="alpha", level="ordinal",
+                   category_values=None)
+    sj, sh = ps.sums()
+    bj, bh = ps.sums(np.ones((3, 40)))
+    assert np.allclose(bj[1], sj) and np.allclose(bh[2], sh)
+    a = finalize(sj, ps.layout, score="alpha", level="ordinal", n_categories=4, category_values=None)
+    assert np.all(np.isfinite(a))
+
+
+def test_loo_core_bad_input() -> None:
+    codes = _random_codes(0)
+    with pytest.raises(InvalidParameterError, match="'score' parameter of loo_core"):
+        loo_core(codes, np.arange(4), np.arange(4, 6), n_categories=3, score="f1")
+    with pytest.raises(InvalidParameterError, match="at least two human columns"):
+        loo_core(codes, np.arange(1), np.arange(4, 6), n_categories=3)
+    with pytest.raises(InvalidParameterError, match="2-D integer array"):
+        loo_core(codes.astype(float), np.arange(4), np.arange(4, 6), n_categories=3)
+
+
+def test_loo_arrays_is_frozen() -> None:
+    r = loo_core(_random_codes(0), np.arange(4), np.arange(4, 6), n_categories=3)
+    assert isinstance(r, LooArrays)
+    with pytest.raises(AttributeError):
+        r.d = None  # type: ignore[misc]
