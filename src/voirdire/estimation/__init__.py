@@ -1,0 +1,29 @@
+"""Estimating the mean human score from a two-stage design: the LLM scores every item, humans a
+designed subsample with known inclusion probabilities (METHODS §4).
+
+- :func:`dr_mean`, :func:`dr_mean_table`: the doubly-robust estimator (valid whatever the
+  prediction model, because the sampling probabilities are known).
+- :func:`classical_mean` (humans only, Hajek) and :func:`ppi_mean` (PPI++), for comparison.
+- :func:`required_sample_size`, :func:`plan_allocation`: how many human labels, and where.
+- :func:`draw_human_sample`: the Poisson-sampled subsample, probabilities saved beside it.
+"""
+
+from ._dr import classical_mean, dr_mean, dr_mean_table, item_scores, ppi_mean
+from ._planning import plan_allocation, required_sample_size
+from ._results import AllocationResult, EstimateResult, HumanSample, SampleSizeResult
+from ._sampling import draw_human_sample
+
+__all__ = [
+    "dr_mean",
+    "dr_mean_table",
+    "classical_mean",
+    "ppi_mean",
+    "item_scores",
+    "required_sample_size",
+    "plan_allocation",
+    "draw_human_sample",
+    "EstimateResult",
+    "SampleSizeResult",
+    "AllocationResult",
+    "HumanSample",
+]
