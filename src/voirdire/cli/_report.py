@@ -1,1 +1,115 @@
-"""The `voirdire report` command (registered on import)."""
+"""The `voirdire report` command (registered on import): annotation file -> report.html + report.json."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from ._app import Level, app, console, err_console, fail, handle_errors, load_table
+
+
+def _inclusion_prob(spec: str, file: Path, table: Any, item_col: str) -> Any:
+    """``--inclusion-prob``: a number (the same for every item) or the name of a column in FILE."""
+    import numpy as np
+
+    try:
+        return float(spec)
+    except ValueError:
+        pass
+    from ..data import read_long_frame
+    from ..exceptions import SchemaError
+
+    if Path(file).is_dir() or Path(file).suffix.lower() == ".json":
+        raise SchemaError(f"--inclusion-prob {spec!r} names a column, but {file} is not a long table "
+                          "(CSV/TSV/JSONL/Parquet). Give a number instead.", source=str(file))
+    df, rows, src = read_long_frame(file)
+    if spec not in df.columns:
+        raise SchemaError(f"--inclusion-prob names column {spec!r}, which is not in the file; "
+                          f"found {list(map(str, df.columns))}. Give a column name or a number.", source=src, column=spec)
+    ids = df[item_col].astype(str).str.strip().to_numpy()
+    raw = df[spec].astype(str).str.strip().to_numpy()
+    vals = np.full(len(raw), np.nan)
+    for k, s in enumerate(raw):
+        if s:
+            try:
+                vals[k] = float(s)
+            except ValueError:
+                raise SchemaError(f"inclusion probability {s!r} is not a number.", source=src, row=int(rows[k]),
+                                  column=spec) from None
+    per_item: dict[str, float] = {}
+    for k in np.flatnonzero(np.isfinite(vals)):
+        i, v = ids[k], float(vals[k])
+        if i in per_item and per_item[i] != v:
+            raise SchemaError(f"item {i!r} has two inclusion probabilities ({per_item[i]} and {v}); "
+                              "an item has one design probability.", source=src, row=int(rows[k]), column=spec)
+        per_item[i] = v
+    out = np.array([per_item.get(str(i), np.nan) for i in table.items])
+    if np.isnan(out).any():
+        miss = str(table.items[np.flatnonzero(np.isnan(out))[0]])
+        raise SchemaError(f"item {miss!r} has no inclusion probability in column {spec!r}; every item needs one.",
+                          source=src, column=spec)
+    return out
+
+
+@app.command("report")
+@handle_errors
+def report_command(
+    file: Path = typer.Argument(..., help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
+    judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeat for several)."),
+    out: Path = typer.Option(Path("voirdire-report"), "--out", "-o", help="Output folder for report.html and report.json."),
+    pairwise: Path | None = typer.Option(None, "--pairwise", help="Pairwise verdicts file for the Pairwise section."),
+    pairwise_judge: list[str] = typer.Option(None, "--pairwise-judge",
+                                             help="An LLM judge in the pairwise file (default: the --judge names)."),
+    inclusion_prob: str | None = typer.Option(None, "--inclusion-prob",
+                                              help="Known probability each item went to the humans: a number, or a column of FILE."),
+    seed: int = typer.Option(0, "--seed", help="Seed of every resampling step (same seed, same numbers)."),
+    confidence_level: float = typer.Option(0.95, "--confidence-level", help="Level of every interval."),
+    n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap resamples for intervals and stability."),
+    epsilon: float = typer.Option(0.05, "--epsilon", help="Tolerance of the judge-validation tests."),
+    scale: Level | None = typer.Option(None, "--scale", help="Level of measurement of the labels."),
+    categories: list[str] = typer.Option(None, "--categories", help="Categories in order (comma-separated or repeated)."),
+    abstain: list[str] = typer.Option(None, "--abstain", help="A label value meaning 'cannot assess' (repeatable)."),
+    item: str = typer.Option("item", "--item", help="Item id column."),
+    rater: str = typer.Option("rater", "--rater", help="Rater column."),
+    label: str = typer.Option("label", "--label", help="Label column."),
+    role: str | None = typer.Option(None, "--role", help="Column with human/judge per row (instead of --judge)."),
+    cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters."),
+    cluster_sep: str | None = typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator."),
+    title: str | None = typer.Option(None, "--title", help="Page title."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Write a self-contained HTML validation report (with plots) and a JSON file with every number."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..report import build_report, write_report
+
+    table = load_table(file, judges=judge, scale=scale, categories=categories, abstain=abstain, item=item,
+                       rater=rater, label=label, role=role, cluster=cluster, cluster_sep=cluster_sep)
+    if not table.judges:
+        fail("no LLM judge: name one with --judge NAME (or mark judges in a --role column).")
+    pi = None if inclusion_prob is None else _inclusion_prob(inclusion_prob, file, table, item)
+    ptable = None
+    if pairwise is not None:
+        from ..data import read_pairwise
+
+        pj = list(pairwise_judge or judge or table.judges)
+        ptable = read_pairwise(pairwise, judges=pj)
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), TimeElapsedColumn(),
+                  console=err_console, transient=True, disable=quiet) as bar:
+        task = bar.add_task("Reading", total=1)
+
+        def progress(step: str, done: int, total: int) -> None:
+            bar.update(task, description=step, completed=done, total=total)
+
+        rep = build_report(table, pairwise=ptable, inclusion_prob=pi, seed=seed, confidence_level=confidence_level,
+                           n_resamples=n_resamples, epsilon=epsilon, input_path=file, pairwise_path=pairwise,
+                           title=title, progress=progress)
+        bar.update(task, description="Writing")
+        paths = write_report(rep, out)
+    for s in rep.not_available:
+        err_console.print(f"[yellow]{s.status}:[/] {s.title}: {s.reason}", highlight=False, markup=True,
+                          soft_wrap=True)
+    console.print(f"Report: {paths.html}", highlight=False, soft_wrap=True)
+    console.print(f"JSON:   {paths.json}", highlight=False, soft_wrap=True)

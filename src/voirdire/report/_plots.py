@@ -51,6 +51,7 @@ def _render(key: str, width: float, height: float, draw: Callable[[Any], None], 
 def svg_of(svg: str) -> str:
     """Strip the XML prologue of a matplotlib SVG and make it scale with its container."""
     svg = svg[svg.index("<svg"):]
+    svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, count=1, flags=re.S)
     svg = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r"<svg\1", svg, count=1)
     return svg.replace("<svg", '<svg role="img" class="plot"', 1)
 

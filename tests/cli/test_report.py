@@ -1,0 +1,89 @@
+"""`voirdire report` through typer's CliRunner: exit codes, files written, one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+from typer.testing import CliRunner
+
+from voirdire.cli import app
+from voirdire.report import report_schema
+
+from ..report.conftest import make_table
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def labels_csv(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cli_report")
+    t = make_table(n_items=40)
+    df = t.to_frame()
+    df["pi"] = 0.8
+    f = d / "labels.csv"
+    df[["item", "rater", "label", "pi"]].to_csv(f, index=False)
+    return f
+
+
+def test_report_writes_html_and_json(labels_csv, tmp_path):
+    out = tmp_path / "rep"
+    res = runner.invoke(app, ["report", str(labels_csv), "--judge", "gpt-x", "--judge", "judge <b>2</b>",
+                              "--abstain", "cannot assess", "--categories", "fail,pass", "-o", str(out),
+                              "--seed", "3", "--n-resamples", "50"])
+    assert res.exit_code == 0, res.output
+    assert (out / "report.html").exists() and (out / "report.json").exists()
+    assert "report.html" in res.stdout
+    doc = json.loads((out / "report.json").read_text())
+    jsonschema.validate(doc, report_schema())
+    assert doc["meta"]["seed"] == 3
+    assert doc["meta"]["judges"] == ["gpt-x", "judge <b>2</b>"]
+    import hashlib
+
+    assert doc["meta"]["input"]["sha256"] == hashlib.sha256(labels_csv.read_bytes()).hexdigest()
+
+
+def test_inclusion_prob_value_and_column(labels_csv, tmp_path):
+    for spec, expect in (("0.5", {"kind": "constant", "value": 0.5}), ("pi", None)):
+        out = tmp_path / f"rep_{spec}"
+        res = runner.invoke(app, ["report", str(labels_csv), "-j", "gpt-x", "--abstain", "cannot assess",
+                                  "--inclusion-prob", spec, "-o", str(out), "--n-resamples", "20", "-q"])
+        assert res.exit_code == 0, res.output
+        doc = json.loads((out / "report.json").read_text())
+        if expect is not None:
+            assert doc["meta"]["inclusion_prob"] == expect
+        else:
+            assert doc["meta"]["inclusion_prob"]["kind"] == "per item"
+            assert doc["meta"]["inclusion_prob"]["mean"] == pytest.approx(0.8)
+
+
+def test_missing_inclusion_column_is_a_one_line_error(labels_csv, tmp_path):
+    res = runner.invoke(app, ["report", str(labels_csv), "-j", "gpt-x", "--abstain", "cannot assess",
+                              "--inclusion-prob", "nope", "-o", str(tmp_path / "r")])
+    assert res.exit_code == 1
+    assert "nope" in res.output and "Traceback" not in res.output
+
+
+def test_no_judge_is_an_error(labels_csv, tmp_path):
+    res = runner.invoke(app, ["report", str(labels_csv), "--abstain", "cannot assess", "-o", str(tmp_path / "r")])
+    assert res.exit_code == 1
+    assert "--judge" in res.output
+
+
+def test_unknown_judge_and_missing_file(labels_csv, tmp_path):
+    res = runner.invoke(app, ["report", str(labels_csv), "-j", "nobody", "-o", str(tmp_path / "r")])
+    assert res.exit_code == 1 and "nobody" in res.output and "Traceback" not in res.output
+    res = runner.invoke(app, ["report", str(tmp_path / "absent.csv"), "-j", "x"])
+    assert res.exit_code == 1 and "not found" in res.output
+
+
+def test_bad_confidence_level(labels_csv, tmp_path):
+    res = runner.invoke(app, ["report", str(labels_csv), "-j", "gpt-x", "--abstain", "cannot assess",
+                              "--confidence-level", "95", "-o", str(tmp_path / "r")])
+    assert res.exit_code == 1 and "Did you mean 0.95" in res.output
+
+
+def test_help():
+    res = runner.invoke(app, ["report", "--help"])
+    assert res.exit_code == 0 and "--pairwise" in res.output and "--inclusion-prob" in res.output

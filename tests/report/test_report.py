@@ -1,0 +1,220 @@
+"""build_report / render_html / write_report: structure, schema, escaping, HTML = JSON, reproducibility."""
+
+from __future__ import annotations
+
+import html as htmllib
+import json
+import re
+
+import jsonschema
+import numpy as np
+import pytest
+
+import voirdire
+from voirdire.exceptions import InvalidParameterError
+from voirdire.report import (
+    SCHEMA_VERSION,
+    Report,
+    build_report,
+    render_html,
+    report_schema,
+    write_report,
+)
+
+from .conftest import JUDGES, SCRIPT_RATER, make_table
+
+
+def _pointer_get(doc, pointer):
+    cur = doc
+    for part in pointer.lstrip("/").split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        cur = cur[int(part)] if isinstance(cur, list) else cur[part]
+    return cur
+
+
+def test_public_names_import():
+    import voirdire.report as r
+
+    for name in r.__all__:
+        assert hasattr(r, name), name
+
+
+def test_report_shape(built, hostile_table):
+    rep, _ = built
+    assert isinstance(rep, Report)
+    assert rep.summary["n_items"] == hostile_table.n_items
+    assert rep.meta["seed"] == 7 and rep.meta["version"] == voirdire.__version__
+    assert rep.meta["judges"] == JUDGES
+    assert len(rep.checklist) >= 7
+    items = [c.item for c in rep.checklist]
+    for needed in ("Judgment scale", "Tie handling", "Abstention policy and coverage", "Confusion matrix",
+                   "Aggregation level", "Coefficients with intervals", "n items and n pairs"):
+        assert needed in items
+    # a section that ran carries results and at least one figure; none failed with an error
+    assert rep.section("data").status == "ok"
+    assert rep.section("data").figures
+    errors = [(s.key, s.reason) for s in rep.sections if s.status == "error"]
+    assert errors == []
+    for s in rep.sections:
+        if s.status == "not available":
+            assert s.reason
+
+
+def test_progress_reports_every_step(built):
+    _, steps = built
+    totals = {t for _, _, t in steps}
+    assert len(totals) == 1
+    total = totals.pop()
+    assert [d for _, d, _ in steps] == list(range(total + 1))
+    assert steps[-1][0] == "done"
+
+
+def test_json_validates_against_schema(written):
+    _, _, doc, _ = written
+    jsonschema.validate(doc, report_schema())
+    assert doc["schema_version"] == SCHEMA_VERSION
+
+
+def test_schema_rejects_broken_documents(written):
+    _, _, doc, _ = written
+    bad = json.loads(json.dumps(doc))
+    del bad["meta"]["seed"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, report_schema())
+    bad = json.loads(json.dumps(doc))
+    bad["meta"]["input"]["sha256"] = "xyz"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, report_schema())
+
+
+def test_json_has_no_nan(written):
+    _, _, _, paths = written
+    text = paths.json.read_text()
+    assert "NaN" not in text and "Infinity" not in text
+
+
+def test_numbers_in_html_agree_with_json(written):
+    """Every number the page marks with its JSON pointer equals the JSON value, to its shown digits."""
+    _, html, doc, _ = written
+    cells = re.findall(r'data-pointer="([^"]+)"[^>]*>([^<]*)<', html)
+    assert len(cells) >= 20
+    checked = 0
+    for pointer, text in cells:
+        pointer = htmllib.unescape(pointer)
+        value = _pointer_get(doc, pointer)
+        shown = htmllib.unescape(text).strip().replace(",", "")
+        if value is None:
+            assert shown == "\u2014", pointer
+            continue
+        decimals = len(shown.split(".")[1]) if "." in shown else 0
+        assert abs(float(shown) - float(value)) <= 0.5 * 10 ** -decimals + 1e-12, (pointer, shown, value)
+        checked += 1
+    assert checked >= 20
+
+
+def test_user_strings_are_escaped(written):
+    _, html, _, _ = written
+    assert "<script" not in html.lower()
+    assert htmllib.escape(SCRIPT_RATER) in html
+    assert "judge &lt;b&gt;2&lt;/b&gt;" in html
+    assert "ann &amp; d" in html
+    assert "<b>2</b>" not in html
+
+
+def test_page_is_self_contained(written):
+    _, html, _, _ = written
+    assert "<link" not in html and "<img" not in html and "@import" not in html
+    assert not re.search(r'(src|href)\s*=\s*"(https?:)?//', html)
+    assert "url(http" not in html
+    assert "default-src 'none'" in html  # the CSP forbids every network request and every script
+    assert "@media print" in html
+    assert html.count("<svg") == len([f for s in written[0].sections for f in s.figures])
+
+
+def test_same_seed_same_numbers(hostile_table, built):
+    rep, _ = built
+    again = build_report(hostile_table, seed=7, n_resamples=100)
+    a, b = rep.to_dict(), again.to_dict()
+    a["meta"].pop("generated_at"), b["meta"].pop("generated_at")
+    assert a == b
+    # figures are deterministic too (no dates, fixed ids)
+    assert [f.svg for f in rep.figures] == [f.svg for f in again.figures]
+
+
+def test_input_sha256_is_the_file_hash(tmp_path, hostile_table):
+    import hashlib
+
+    f = tmp_path / "labels.csv"
+    hostile_table.to_frame().to_csv(f, index=False)
+    rep = build_report(hostile_table, input_path=f, n_resamples=20)
+    assert rep.meta["input"]["sha256"] == hashlib.sha256(f.read_bytes()).hexdigest()
+    assert rep.meta["input"]["sha256_of"] == "file"
+    no_file = build_report(hostile_table, n_resamples=20)
+    assert no_file.meta["input"]["sha256"] == hostile_table.fingerprint()
+
+
+def test_judges_argument_sets_roles(hostile_table):
+    rep = build_report(hostile_table, judges=["gpt-x"], n_resamples=20)
+    assert rep.meta["judges"] == ["gpt-x"]
+    assert "judge <b>2</b>" in rep.meta["humans"]
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"confidence_level": 95}, r"confidence_level.*Did you mean 0.95"),
+    ({"n_resamples": 0}, "n_resamples"),
+    ({"seed": 1.5}, "seed"),
+    ({"epsilon": -0.1}, "epsilon"),
+    ({"inclusion_prob": 0.0}, "inclusion_prob"),
+    ({"inclusion_prob": [0.5, 0.5]}, "one per item"),
+    ({"judges": ["nobody"]}, "nobody"),
+])
+def test_bad_parameters(hostile_table, kwargs, match):
+    with pytest.raises(InvalidParameterError, match=match):
+        build_report(hostile_table, **kwargs)
+
+
+def test_render_html_rejects_non_report():
+    with pytest.raises(InvalidParameterError, match="must be a Report"):
+        render_html({"title": "x"})
+
+
+def test_write_report_refuses_a_file_as_folder(tmp_path, built):
+    f = tmp_path / "x"
+    f.write_text("")
+    with pytest.raises(InvalidParameterError, match="not a folder"):
+        write_report(built[0], f)
+
+
+def test_unavailable_sections_are_listed(written):
+    rep, html, doc, _ = written
+    na = {d["section"] for d in doc["not_available"]}
+    assert na == {s.key for s in rep.sections if s.status != "ok"}
+    if na:
+        assert 'id="not-available"' in html
+    # pairwise and estimation were not asked for: they must say why
+    for key in ("pairwise", "estimation"):
+        if key in doc["sections"]:
+            assert doc["sections"][key]["status"] == "not available"
+            assert doc["sections"][key]["reason"]
+
+
+def test_tiny_table_still_reports():
+    """Two raters on three items: most analyses are undefined, the report still renders."""
+    from voirdire.data import AnnotationTable
+
+    t = AnnotationTable.from_arrays([1, 1, 2, 2, 3], ["h", "j", "h", "j", "h"], ["a", "a", "b", "a", "b"],
+                                    judges=["j"])
+    rep = build_report(t, n_resamples=20)
+    html = render_html(rep)
+    assert rep.section("data").status == "ok"
+    assert "<!DOCTYPE html>" in html
+    jsonschema.validate(rep.to_dict(), report_schema())
+
+
+def test_interval_scale_with_many_values():
+    from voirdire.datasets import load_hanna
+
+    t = load_hanna(criterion="Coherence").select(items=np.arange(40))
+    rep = build_report(t, n_resamples=20)
+    jsonschema.validate(rep.to_dict(), report_schema())
+    assert [s.key for s in rep.sections if s.status == "error"] == []
