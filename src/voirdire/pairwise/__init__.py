@@ -1,0 +1,13 @@
+"""Bayesian meta-evaluation of pairwise verdicts (A better, tie, B better) from humans and LLM judges.
+
+:class:`PairwiseBayesModel` is the streaming BayesJudge model (Rao-Blackwellised SMC over the
+judges' position biases, Dawid-Skene humans); the baselines (majority vote, per-pair
+Bradley-Terry-Davidson, Dawid-Skene, MACE, GLAD) share its ``fit``/``predict_proba`` interface;
+:func:`leave_one_human_out` compares them on held-out human verdicts.
+"""
+
+from ._model import PairwiseBayesModel, PairwisePosterior, entropy
+from ._simulate import DEFAULT_CONFUSIONS, PairwiseTruth, simulate_pairwise
+
+__all__ = ["PairwiseBayesModel", "PairwisePosterior", "PairwiseTruth", "simulate_pairwise",
+           "DEFAULT_CONFUSIONS", "entropy"]

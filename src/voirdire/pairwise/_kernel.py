@@ -1,0 +1,183 @@
+"""Vectorised numerical core of the pairwise model (private).
+
+The local objective of one item ``t`` for one particle ``m`` (METHODS.md section 3) is
+
+    f(theta, tau) = -(theta**2 + tau**2) / 2                                  (prior N(0, I))
+                    + log sum_k pi_k(theta, tau) L_tk                         (humans, Dawid-Skene)
+                    + sum_{judge labels (j, s, y)} log softmax(a, tau, -a)[y],  a = theta + s * beta_j
+
+with ``pi = softmax(theta, tau, -theta)`` and ``L_tk = prod_r C_r[k, y_tr]``. Every array here
+has leading shape ``(B, M)``: ``B`` items of a chunk times ``M`` particles, so one Newton pass
+solves all ``B * M`` two-dimensional problems at once. Judge labels are aggregated per
+*channel* (a judge in one presented order): counts ``n`` (labels), ``d`` (#A - #B) and ``nt``
+(#T) per (item, channel), and the channel's shift ``s * beta_j`` per (particle, channel).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_CLIP = 60.0
+
+
+def objective(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarray, d: np.ndarray,
+              nt: np.ndarray, logL: np.ndarray, *, derivatives: bool = True
+              ) -> tuple[np.ndarray, ...]:
+    """Objective, gradient, Hessian (full and a safe negative-definite one), and class posteriors.
+
+    Parameters
+    ----------
+    theta, tau : (B, M)
+    shift : (M, K) per-particle channel shift ``s * beta_j``
+    n, d, nt : (B, K) per-item channel counts
+    logL : (B, 3) human log-evidence per latent class (zeros when the item has no human)
+
+    Returns
+    -------
+    f, g_theta, g_tau, h_tt, h_ta, h_aa, s_tt, s_ta, s_aa, q
+        ``h_*``: the Hessian; ``s_*``: a negative-definite surrogate (the human term's
+        positive part dropped). ``q`` (B, M, 3): the posterior of the latent verdict given the
+        humans at this (theta, tau).
+    """
+    # --- prior
+    f = -0.5 * (theta * theta + tau * tau)
+    # --- judges (channel-first layout: arrays (K, B, M), sums over the leading axis)
+    K = shift.shape[-1]
+    if K:
+        a = theta[None, :, :] + shift.T[:, None, :]                    # (K, B, M)
+        x = np.clip(a - tau[None], -_CLIP, _CLIP)
+        e1 = np.exp(x)                                                 # exp(a - tau)
+        e3 = np.exp(np.clip(-2.0 * tau, -_CLIP, _CLIP))[None] / e1     # exp(-a - tau)
+        z = e1 + 1.0 + e3
+        nn = n.T[:, :, None]
+        f = f + (d.T[:, :, None] * a - nn * np.log(z)).sum(0) + ((nt - n).sum(1))[:, None] * tau
+        if derivatives:
+            p2 = 1.0 / z
+            pd_ = (e1 - e3) * p2                                          # p1 - p3
+            ps = 1.0 - p2                                                 # p1 + p3
+            npd = nn * pd_
+            np2 = nn * p2
+            gj_t = d.sum(1)[:, None] - npd.sum(0)
+            gj_a = nt.sum(1)[:, None] - np2.sum(0)
+            hj_tt = -(nn * ps - npd * pd_).sum(0)
+            hj_ta = (npd * p2).sum(0)
+            hj_aa = -(np2 * ps).sum(0)                                    # p2 (1 - p2)
+    elif derivatives:
+        gj_t = gj_a = hj_tt = hj_ta = hj_aa = np.zeros_like(theta)
+    # --- humans: log sum_k pi_k L_k = LSE(u + logL) - LSE(u), u = (theta, tau, -theta)
+    u1 = theta - tau
+    u3 = -theta - tau
+    # p = softmax(u), relative to tau
+    ep1 = np.exp(np.clip(u1, -_CLIP, _CLIP))
+    ep3 = np.exp(np.clip(u3, -_CLIP, _CLIP))
+    zp = ep1 + 1.0 + ep3
+    l1 = logL[:, 0, None] - logL[:, 1, None]
+    l3 = logL[:, 2, None] - logL[:, 1, None]
+    eq1 = np.exp(np.clip(u1 + l1, -_CLIP, _CLIP))
+    eq3 = np.exp(np.clip(u3 + l3, -_CLIP, _CLIP))
+    zq = eq1 + 1.0 + eq3
+    f = f + np.log(zq) - np.log(zp) + logL[:, 1, None]
+    q = np.stack([eq1 / zq, 1.0 / zq, eq3 / zq], axis=-1)
+    if not derivatives:
+        return (f, q)
+    p1, p2, p3 = ep1 / zp, 1.0 / zp, ep3 / zp
+    q1, q2, q3 = q[..., 0], q[..., 1], q[..., 2]
+    pdp, qdq = p1 - p3, q1 - q3
+    covp_tt = p1 + p3 - pdp * pdp
+    covp_ta = -pdp * p2
+    covp_aa = p2 * (1.0 - p2)
+    g_t = -theta + gj_t + qdq - pdp
+    g_a = -tau + gj_a + q2 - p2
+    s_tt = -1.0 + hj_tt - covp_tt
+    s_ta = hj_ta - covp_ta
+    s_aa = -1.0 + hj_aa - covp_aa
+    h_tt = s_tt + (q1 + q3 - qdq * qdq)
+    h_ta = s_ta - qdq * q2
+    h_aa = s_aa + q2 * (1.0 - q2)
+    return f, g_t, g_a, h_tt, h_ta, h_aa, s_tt, s_ta, s_aa, q
+
+
+def local_map(theta0: np.ndarray, tau0: np.ndarray, shift: np.ndarray, n: np.ndarray, d: np.ndarray,
+              nt: np.ndarray, logL: np.ndarray, *, max_iter: int = 30, tol: float = 1e-7
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, bool]:
+    """Damped Newton ascent of :func:`objective` for all (item, particle) problems at once.
+
+    Uses the exact Hessian where it is negative definite and the safe surrogate elsewhere,
+    caps each step at 2 per coordinate, and halves a step that lowers the objective
+    (vectorised backtracking). Stops when every gradient entry is below ``tol``.
+
+    Returns
+    -------
+    theta, tau, f, logdet, q, n_iter, converged
+        ``logdet``: log det of minus the (negative-definite) Hessian at the optimum (for the
+        Laplace correction).
+    """
+    theta = np.array(theta0, dtype=float, copy=True)
+    tau = np.array(tau0, dtype=float, copy=True)
+    f_prev = np.full(theta.shape, -np.inf)
+    th_prev, ta_prev = theta.copy(), tau.copy()
+    converged = False
+    it = 0
+    for it in range(1, max_iter + 1):
+        f, g_t, g_a, h_tt, h_ta, h_aa, s_tt, s_ta, s_aa, q = objective(theta, tau, shift, n, d, nt, logL)
+        bad = f < f_prev - 1e-10 * (1.0 + np.abs(f_prev))
+        if bad.any():
+            # halve the step towards the last accepted point; do not move elsewhere this round
+            theta = np.where(bad, 0.5 * (th_prev + theta), theta)
+            tau = np.where(bad, 0.5 * (ta_prev + tau), tau)
+            continue
+        gmax = max(float(np.abs(g_t).max(initial=0.0)), float(np.abs(g_a).max(initial=0.0)))
+        if gmax < tol:
+            converged = True
+            break
+        nd = (h_tt < 0) & (h_tt * h_aa - h_ta * h_ta > 0)
+        a_tt = np.where(nd, h_tt, s_tt)
+        a_ta = np.where(nd, h_ta, s_ta)
+        a_aa = np.where(nd, h_aa, s_aa)
+        det = a_tt * a_aa - a_ta * a_ta
+        # step = -H^{-1} g
+        st = -(a_aa * g_t - a_ta * g_a) / det
+        sa = -(-a_ta * g_t + a_tt * g_a) / det
+        st = np.clip(st, -2.0, 2.0)
+        sa = np.clip(sa, -2.0, 2.0)
+        th_prev, ta_prev, f_prev = theta, tau, f
+        theta = theta + st
+        tau = tau + sa
+    nd = (h_tt < 0) & (h_tt * h_aa - h_ta * h_ta > 0)
+    det = np.where(nd, h_tt * h_aa - h_ta * h_ta, s_tt * s_aa - s_ta * s_ta)
+    return theta, tau, f, np.log(det), q, it, converged
+
+
+def warm_start(shift: np.ndarray, w: np.ndarray, n: np.ndarray, d: np.ndarray, nt: np.ndarray,
+               logL: np.ndarray, *, tol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
+    """Starting points for every particle: the MAP at the weighted-mean shift, moved to first order.
+
+    Solves each item's problem once at the particle-weighted mean shift ``c_bar``, then uses the
+    implicit-function derivative ``d eta / d c_k = -H^{-1} d g / d c_k`` to move the start of
+    particle ``m`` by ``(c_mk - c_bar_k)``. Returns ``theta0, tau0`` of shape (B, M).
+    """
+    B = n.shape[0]
+    M, K = shift.shape
+    cbar = (w[:, None] * shift).sum(0, keepdims=True)                   # (1, K)
+    th, ta, *_ = local_map(np.zeros((B, 1)), np.zeros((B, 1)), cbar, n, d, nt, logL, tol=tol)
+    if K == 0:
+        return np.repeat(th, M, axis=1), np.repeat(ta, M, axis=1)
+    _, _, _, h_tt, h_ta, h_aa, s_tt, s_ta, s_aa, _ = objective(th, ta, cbar, n, d, nt, logL)
+    nd = (h_tt < 0) & (h_tt * h_aa - h_ta * h_ta > 0)
+    a_tt, a_ta, a_aa = (np.where(nd, h_tt, s_tt), np.where(nd, h_ta, s_ta), np.where(nd, h_aa, s_aa))
+    # per-channel d g / d c at the solution: (K, B)
+    a = th[:, 0][None, :] + cbar[0][:, None]
+    x = np.clip(a - ta[:, 0][None, :], -_CLIP, _CLIP)
+    e1 = np.exp(x)
+    e3 = np.exp(np.clip(-2.0 * ta[:, 0], -_CLIP, _CLIP))[None] / e1
+    p2 = 1.0 / (e1 + 1.0 + e3)
+    pd_ = (e1 - e3) * p2
+    dgt = -n.T * ((1.0 - p2) - pd_ * pd_)                                # (K, B)
+    dga = n.T * pd_ * p2
+    dc = shift - cbar                                                    # (M, K)
+    rt = dgt.T @ dc.T                                                    # (B, M): sum_k dg_theta/dc_k * dc_mk
+    ra = dga.T @ dc.T
+    det = a_tt * a_aa - a_ta * a_ta                                      # (B, 1)
+    dth = -(a_aa * rt - a_ta * ra) / det
+    dta = -(-a_ta * rt + a_tt * ra) / det
+    return th + np.clip(dth, -2.0, 2.0), ta + np.clip(dta, -2.0, 2.0)
