@@ -67,7 +67,9 @@ def report_command(
     seed: int = typer.Option(0, "--seed", help="Seed of every resampling step (same seed, same numbers)."),
     confidence_level: float = typer.Option(0.95, "--confidence-level", help="Level of every interval."),
     n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap resamples for intervals and stability."),
-    epsilon: float = typer.Option(0.05, "--epsilon", help="Tolerance of the judge-validation tests."),
+    epsilon: float = typer.Option(0.05, "--epsilon", help="Tolerance of the leave-one-human-out rule."),
+    alt_epsilon: float = typer.Option(0.2, "--alt-epsilon",
+                                      help="Margin of the alt-test: 0.2 expert, 0.15 skilled, 0.1 crowd annotators."),
     scale: Level | None = typer.Option(None, "--scale", help="Level of measurement of the labels."),
     categories: list[str] = typer.Option(None, "--categories", help="Categories in order (comma-separated or repeated)."),
     abstain: list[str] = typer.Option(None, "--abstain", help="A label value meaning 'cannot assess' (repeatable)."),
@@ -104,7 +106,7 @@ def report_command(
             bar.update(task, description=step, completed=done, total=total)
 
         rep = build_report(table, pairwise=ptable, inclusion_prob=pi, seed=seed, confidence_level=confidence_level,
-                           n_resamples=n_resamples, epsilon=epsilon, input_path=file, pairwise_path=pairwise,
+                           n_resamples=n_resamples, epsilon=epsilon, alt_test_epsilon=alt_epsilon, input_path=file, pairwise_path=pairwise,
                            title=title, progress=progress)
         bar.update(task, description="Writing")
         paths = write_report(rep, out)

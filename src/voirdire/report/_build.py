@@ -77,6 +77,7 @@ class Context:
     confidence_level: float
     n_resamples: int
     epsilon: float
+    alt_test_epsilon: float = 0.2
     cache: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
@@ -106,8 +107,10 @@ class Writer:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             out = func(*args, **kwargs)
+        name = getattr(func, "__name__", "analysis")
         for w in caught:
-            msg = f"{getattr(func, '__name__', 'analysis')}: {w.message}"
+            text = str(w.message)
+            msg = text if text.startswith(name) else f"{name}: {text}"
             if msg not in self.warnings:
                 self.warnings.append(msg)
         return out
@@ -142,6 +145,9 @@ class Writer:
     # ---- blocks
     def text(self, text: str, kind: str = "p") -> None:
         self.blocks.append(Text(text=text, kind=kind))  # type: ignore[arg-type]
+
+    def heading(self, text: str, badge: str | None = None) -> None:
+        self.blocks.append(Text(text=text, kind="h3", badge=badge))
 
     def table(self, key: str, caption: str, columns: Sequence[str], rows: Sequence[Sequence[Cell | str]]) -> None:
         cells = tuple(tuple(c if isinstance(c, Cell) else Cell(text=str(c)) for c in row) for row in rows)
@@ -188,6 +194,7 @@ def build_report(
     confidence_level: float = 0.95,
     n_resamples: int = 1000,
     epsilon: float = 0.05,
+    alt_test_epsilon: float = 0.2,
     input_path: str | os.PathLike[str] | None = None,
     pairwise_path: str | os.PathLike[str] | None = None,
     title: str | None = None,
@@ -222,7 +229,10 @@ def build_report(
     n_resamples : int
         Bootstrap resamples for the intervals and the decision stability (default 1000).
     epsilon : float
-        Tolerance of the judge-validation tests (default 0.05; see :func:`voirdire.validation.leave_one_out`).
+        Tolerance of the leave-one-human-out rule (default 0.05; see :func:`voirdire.validation.leave_one_out`).
+    alt_test_epsilon : float
+        Cost-benefit margin of the alternative annotator test (default 0.2, the authors' value for
+        expert annotators; 0.15 skilled, 0.1 crowd; see :func:`voirdire.validation.alt_test`).
     input_path, pairwise_path : path-like, optional
         The input files; their SHA-256 goes in the header. Default: ``table.source`` when it is a
         file, else the table's content fingerprint.
@@ -257,8 +267,10 @@ def build_report(
     n_resamples = check_positive_int(n_resamples, "n_resamples", func, minimum=10)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise InvalidParameterError(f"The 'seed' parameter of {func} must be an integer. Got {seed!r} instead.")
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 <= float(epsilon) < 1:
-        raise InvalidParameterError(f"The 'epsilon' parameter of {func} must be a float in [0, 1). Got {epsilon!r} instead.")
+    for name, eps in (("epsilon", epsilon), ("alt_test_epsilon", alt_test_epsilon)):
+        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 <= float(eps) < 1:
+            raise InvalidParameterError(
+                f"The '{name}' parameter of {func} must be a float in [0, 1). Got {eps!r} instead.")
     if judges is not None:
         judges = [str(j) for j in judges]
         table = table.with_roles(judges=judges)
@@ -267,7 +279,7 @@ def build_report(
 
     ctx = Context(table=table, judges=tuple(table.judges), humans=tuple(table.humans), pairwise=pairwise,
                   inclusion_prob=inclusion_prob, seed=int(seed), confidence_level=confidence_level,
-                  n_resamples=n_resamples, epsilon=float(epsilon))
+                  n_resamples=n_resamples, epsilon=float(epsilon), alt_test_epsilon=float(alt_test_epsilon))
     total = len(SECTIONS) + 1
     sections: list[Section] = []
     for done, (key, name, builder) in enumerate(SECTIONS):
@@ -288,6 +300,7 @@ def build_report(
         "confidence_level": confidence_level,
         "n_resamples": n_resamples,
         "epsilon": float(epsilon),
+        "alt_test_epsilon": float(alt_test_epsilon),
         "judges": list(ctx.judges),
         "humans": list(ctx.humans),
         "input": inp,

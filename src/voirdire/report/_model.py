@@ -28,10 +28,12 @@ class Cell:
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Text:
-    """A paragraph; ``kind`` is ``"p"`` (plain), ``"note"`` (how to read) or ``"warning"``."""
+    """A paragraph; ``kind`` is ``"p"`` (plain), ``"note"`` (how to read), ``"warning"`` or ``"h3"``
+    (a sub-heading, optionally with a decision ``badge``)."""
 
     text: str
-    kind: Literal["p", "note", "warning"] = "p"
+    kind: Literal["p", "note", "warning", "h3"] = "p"
+    badge: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,5 +1,8 @@
 """Matplotlib figures rendered to inline SVG strings (private).
 
+The ``title`` of a figure goes into the SVG ``<title>`` (for screen readers); the page shows it in the
+figure caption, so it is not drawn.
+
 Figures are built on :class:`matplotlib.figure.Figure` objects directly (no pyplot, so no global
 figure registry and no backend switch); every setting goes through a local ``rc_context``.
 Mathtext is off, so a rater called ``$x$`` is drawn as typed, and SVG text is XML-escaped by
@@ -91,8 +94,6 @@ def forest_plot(key: str, labels: Sequence[str], estimates: Sequence[float | Non
         ax.set_xlabel(xlabel)
         ax.grid(axis="x", color="#e4e4e4", lw=0.6)
         ax.set_axisbelow(True)
-        if title:
-            ax.set_title(title, loc="left")
 
     return _render(key, 6.4, _height(n), draw, title=title)
 
@@ -133,8 +134,6 @@ def heatmap(key: str, matrix: Any, row_labels: Sequence[str], col_labels: Sequen
             cb.set_label(cbar_label)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
-        if title:
-            ax.set_title(title, loc="left")
 
     return _render(key, w, h, draw, title=title)
 
@@ -160,8 +159,6 @@ def bar_chart(key: str, labels: Sequence[str], values: Sequence[float], *, group
         ax.set_yticks(y, [str(s) for s in labels])
         ax.set_xlabel(xlabel)
         ax.margins(x=0.12)
-        if title:
-            ax.set_title(title, loc="left")
 
     return _render(key, 6.4, _height(n), draw, title=title)
 
@@ -186,8 +183,6 @@ def stacked_shares(key: str, labels: Sequence[str], shares: Any, categories: Seq
         ax.set_xlim(0, 1)
         ax.set_xlabel(xlabel)
         ax.legend(ncol=min(k, 6), fontsize=7, loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False)
-        if title:
-            ax.set_title(title, loc="left", pad=24)
 
     return _render(key, 6.4, _height(n, base=1.3), draw, title=title)
 
@@ -202,7 +197,5 @@ def histogram(key: str, values: Sequence[float], *, bins: int = 20, xlabel: str 
         ax.hist(v, bins=bins, range=range_, color=HUMAN_COLOR, edgecolor="white")
         ax.set_xlabel(xlabel)
         ax.set_ylabel("count")
-        if title:
-            ax.set_title(title, loc="left")
 
     return _render(key, 6.4, 2.6, draw, title=title)

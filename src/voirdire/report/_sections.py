@@ -14,7 +14,7 @@ import numpy as np
 from . import _plots as plots
 from ._build import Context, NotAvailable, Writer, require
 from ._format import DASH, fmt_int, fmt_num, fmt_pct, is_missing
-from ._model import ChecklistItem, Section
+from ._model import Cell, ChecklistItem, Section
 
 __all__ = ["SECTIONS", "build_checklist"]
 
@@ -72,6 +72,223 @@ def data_section(ctx: Context, w: Writer) -> None:
     if t.clusters is not None:
         w.text(f"Items are grouped into {fmt_int(np.unique(t.clusters).size)} clusters; every interval in this "
                "report resamples clusters, not items.", "note")
+
+
+# ----------------------------------------------------------------------------------------- validation
+def _validation_score(ctx: Context) -> str:
+    """Agreement score of the validation tests: observed agreement on few categories, else alpha."""
+    t = ctx.table
+    if t.scale.level in ("interval", "ratio") or t.n_categories > MAX_CATEGORIES_SHOWN:
+        return "alpha"
+    return "agreement"
+
+
+_DECISION_WORDS = {"accept": "accept", "reject": "reject", "inconclusive": "inconclusive"}
+
+
+def validation_section(ctx: Context, w: Writer) -> None:
+    """Per judge: leave-one-human-out d_k with intervals against -epsilon, omega, decision and
+    stability; the alt-test table; the ranking with P(best)."""
+    if not ctx.judges:
+        raise NotAvailable("no LLM judge named (pass judges=[...] or --judge NAME).")
+    if len(ctx.humans) < 2:
+        raise NotAvailable(f"the judge-validation tests need at least two humans; the table has {len(ctx.humans)}.")
+    leave_one_out = require("voirdire.validation", "leave_one_out")
+    alt_test = _optional("voirdire.validation", "alt_test")
+    rank_judges = _optional("voirdire.validation", "rank_judges")
+    score = _validation_score(ctx)
+    w.put("score", score)
+    w.put("epsilon", ctx.epsilon)
+    w.put("alt_test_epsilon", ctx.alt_test_epsilon)
+    w.text(f"Leave-one-human-out rule (METHODS §2): for each human k, d_k = S(judge; others) − S(k; others) "
+           f"with S = {'observed agreement' if score == 'agreement' else 'Krippendorff alpha'}; the judge wins "
+           f"against k when d_k ≥ −ε (ε = {fmt_num(ctx.epsilon, 2)}), ω is the share of humans it wins against, "
+           "and it is accepted when ω ≥ 0.5. Stability is the bootstrap probability that the same decision "
+           "comes out; below about 0.8 read the decision as fragile.", "note")
+    judges_out: list[dict[str, Any]] = []
+    w.put("judges", judges_out)
+    summary_rows = []
+    for jn, judge in enumerate(ctx.judges):
+        entry: dict[str, Any] = {"judge": judge}
+        judges_out.append(entry)
+        try:
+            loo = w.call(leave_one_out, ctx.table, judge, score=score, epsilon=ctx.epsilon,
+                         confidence_level=ctx.confidence_level, n_resamples=ctx.n_resamples, rng=ctx.seed)
+        except Exception as exc:  # noqa: BLE001 - one judge's failure is reported, the others still run
+            if not _is_ours(exc):
+                raise
+            entry["leave_one_out_error"] = str(exc)
+            w.text(f"{judge}: the leave-one-out test could not be run: {exc}", "warning")
+            continue
+        entry["leave_one_out"] = loo.to_dict()
+        w.results["judges"] = judges_out
+        base = f"judges/{jn}/leave_one_out"
+        d = entry["leave_one_out"]
+        humans = d["humans"]
+        w.heading(judge, badge=d["decision"])
+        w.text(f"Leave-one-out: {d['decision']} (ω = {fmt_num(d['omega'], 3)} over {d['n_evaluated']} "
+               f"evaluated humans; decision stability {fmt_num(d['decision_stability'], 3)}).")
+        w.figure(f"loo-{jn}", f"{judge}: leave-one-human-out differences",
+                 plots.forest_plot(f"{w.key}-loo-{jn}", humans, d["d"], d["d_low"], d["d_high"],
+                                   xlabel=f"d_k = S(judge) − S(human k)   ({ctx.cl_pct} bootstrap intervals)",
+                                   refs=[(-ctx.epsilon, "−ε"), (0.0, "0")],
+                                   title=f"{judge}: d_k per held-out human"),
+                 caption="A point right of the dashed −ε line is a win for the judge against that human.")
+        rows = []
+        for k, h in enumerate(humans):
+            reason = d["reason"][k]
+            tk = d["t"][k]
+            rows.append([h, w.int_(f"{base}/n_items/{k}"), w.int_(f"{base}/n_pairs/{k}"),
+                         w.num(f"{base}/s_judge/{k}"), w.num(f"{base}/s_human/{k}"), w.num(f"{base}/d/{k}"),
+                         w.ci(f"{base}/d_low/{k}", f"{base}/d_high/{k}"),
+                         DASH if is_missing(tk) else ("win" if tk else "loss"), reason or ""])
+        w.table(f"loo-{jn}", f"{judge}: leave-one-human-out comparison",
+                ["held-out human", "items", "pairs", "S(judge; others)", "S(human; others)", "d_k",
+                 f"{ctx.cl_pct} interval", "T_k", "not evaluated because"], rows)
+        if alt_test is not None:
+            _alt_test_block(ctx, w, alt_test, judge, jn, entry)
+        summary_rows.append(jn)
+    if summary_rows:
+        rows = []
+        for jn in summary_rows:
+            e = judges_out[jn]
+            base = f"judges/{jn}/leave_one_out"
+            row = [e["judge"], Cell(text=e["leave_one_out"]["decision"]), w.num(f"{base}/omega"),
+                   w.num(f"{base}/decision_stability"), w.num(f"{base}/p_accept")]
+            if "alt_test" in e:
+                a = e["alt_test"]
+                row += [Cell(text=str(a["decision"])), w.num(f"judges/{jn}/alt_test/omega"),
+                        w.num(f"judges/{jn}/alt_test/rho"), w.num(f"judges/{jn}/alt_test/decision_stability")]
+            rows.append(row)
+        cols = ["judge", "LOO decision", "ω", "stability", "P(accept)"]
+        if any("alt_test" in judges_out[jn] for jn in summary_rows):
+            cols += ["alt-test decision", "alt-test ω", "ρ (alt-test)", "alt-test stability"]
+            rows = [r + [DASH] * (len(cols) - len(r)) for r in rows]
+        w.table("decisions", "Decisions per judge", cols, rows)
+    if rank_judges is not None and len(ctx.judges) >= 2:
+        _ranking_block(ctx, w, rank_judges, score)
+
+
+def _optional(module: str, name: str) -> Any:
+    try:
+        return require(module, name)
+    except NotAvailable:
+        return None
+
+
+def _is_ours(exc: BaseException) -> bool:
+    from ..exceptions import VoirdireError
+
+    return isinstance(exc, VoirdireError)
+
+
+def _alt_test_block(ctx: Context, w: Writer, alt_test: Any, judge: str, jn: int, entry: dict[str, Any]) -> None:
+    t = ctx.table
+    scoring = "neg_rmse" if t.scale.level in ("interval", "ratio") else "accuracy"
+    try:
+        res = w.call(alt_test, t, judge, scoring=scoring, epsilon=ctx.alt_test_epsilon,
+                     n_resamples=ctx.n_resamples, rng=ctx.seed)
+    except Exception as exc:  # noqa: BLE001
+        if not _is_ours(exc):
+            raise
+        entry["alt_test_error"] = str(exc)
+        w.text(f"{judge}: the alternative annotator test could not be run: {exc}", "warning")
+        return
+    entry["alt_test"] = res.to_dict()
+    w.results["judges"][jn] = entry
+    a = entry["alt_test"]
+    base = f"judges/{jn}/alt_test"
+    rows = []
+    for k, h in enumerate(a["humans"]):
+        tested = a["tested"][k]
+        rows.append([h, w.int_(f"{base}/n_items/{k}"), w.num(f"{base}/rho_f/{k}"), w.num(f"{base}/rho_h/{k}"),
+                     w.num(f"{base}/mean_d/{k}"), w.p(f"{base}/p_value/{k}"),
+                     (("yes" if a["rejected"][k] else "no") if tested else DASH) +
+                     (" (degenerate)" if a["degenerate"][k] else ""),
+                     a["reason"][k] or ""])
+    w.table(f"alt-{jn}",
+            f"{judge}: alternative annotator test ({a['scoring']}, ε = {fmt_num(a['epsilon'], 2)}, "
+            f"{a['correction'].upper()} at q = {fmt_num(a['q'], 2)}; ω = {fmt_num(a['omega'], 3)}, "
+            f"ρ = {fmt_num(a['rho'], 3)}: {a['decision']})",
+            ["human", "items", "ρ̂ judge", "ρ̂ human", "mean d", "p (one-sided)", "H0 rejected", "skipped because"],
+            rows)
+
+
+def _ranking_block(ctx: Context, w: Writer, rank_judges: Any, score: str) -> None:
+    try:
+        res = w.call(rank_judges, ctx.table, list(ctx.judges), n_resamples=ctx.n_resamples, rng=ctx.seed)
+    except Exception as exc:  # noqa: BLE001
+        if not _is_ours(exc):
+            raise
+        w.text(f"The judges could not be ranked: {exc}", "warning")
+        return
+    r = w.put("ranking", res)
+    names = r.get("judges") or []
+    pbest = r.get("p_best") or []
+    if names and len(pbest) == len(names):
+        order = sorted(range(len(names)), key=lambda k: -(pbest[k] or 0.0))
+        w.figure("p-best", "Probability that each judge is best",
+                 plots.bar_chart(f"{w.key}-p-best", [names[k] for k in order], [pbest[k] or 0.0 for k in order],
+                                 groups=["judge"] * len(names), xlabel="P(best) over bootstrap resamples of items",
+                                 title="P(best)"),
+                 caption="Share of bootstrap resamples in which the judge ranks first.")
+        rows = [[names[k], w.num(f"ranking/p_best/{k}")] for k in order]
+        w.table("ranking", "Judge ranking", ["judge", "P(best)"], rows)
+
+
+# ----------------------------------------------------------------------------------------- estimation
+def estimation_section(ctx: Context, w: Writer) -> None:
+    """DR vs human-only vs PPI intervals for the mean human score, per judge."""
+    if ctx.inclusion_prob is None:
+        raise NotAvailable("no inclusion probability named (pass inclusion_prob= or --inclusion-prob); "
+                           "the two-stage estimators need the known probability that each item went to the humans.")
+    if not ctx.judges:
+        raise NotAvailable("no LLM judge named.")
+    t = ctx.table
+    if not t.scale.is_numeric:
+        raise NotAvailable("the labels are not numbers, so there is no mean score to estimate.")
+    dr_mean_table = require("voirdire.estimation", "dr_mean_table")
+    classical_mean = require("voirdire.estimation", "classical_mean")
+    ppi_mean = _optional("voirdire.estimation", "ppi_mean")
+    item_scores = require("voirdire.estimation", "item_scores")
+    pi_all = np.broadcast_to(np.asarray(ctx.inclusion_prob, dtype=float), (t.n_items,))
+    w.text("Three estimates of the mean human score over all items: doubly robust (the judge's score on every "
+           "item, corrected by the humans' residuals weighted by 1/π; valid whatever the judge's quality because "
+           "π is known by design), human-only (design-weighted mean of the human-scored items) and PPI++ "
+           "(assumes the human-scored items are a uniform random subset). A narrower valid interval means the "
+           "judge saves human labels.", "note")
+    out: list[dict[str, Any]] = []
+    w.put("judges", out)
+    for jn, judge in enumerate(ctx.judges):
+        x, y, _ = item_scores(t, judge)
+        keep = np.isfinite(x)
+        entry: dict[str, Any] = {"judge": judge, "n_items_scored": int(keep.sum())}
+        entry["dr"] = w.call(dr_mean_table, t, judge, inclusion_prob=pi_all.copy(), drop_unscored=True,
+                             confidence_level=ctx.confidence_level, rng=ctx.seed).to_dict()
+        cl = None if t.clusters is None else t.clusters[keep]
+        entry["human_only"] = w.call(classical_mean, y[keep], pi_all[keep].copy(), clusters=cl,
+                                     confidence_level=ctx.confidence_level).to_dict()
+        if ppi_mean is not None:
+            entry["ppi"] = w.call(ppi_mean, x[keep], y[keep], confidence_level=ctx.confidence_level).to_dict()
+        out.append(entry)
+        w.results["judges"] = out
+        names = [("dr", "doubly robust"), ("human_only", "human only"), ("ppi", "PPI++")]
+        names = [(k, lab) for k, lab in names if k in entry]
+        w.figure(f"est-{jn}", f"{judge}: estimates of the mean human score",
+                 plots.forest_plot(f"{w.key}-est-{jn}", [lab for _, lab in names],
+                                   [entry[k]["estimate"] for k, _ in names],
+                                   [entry[k]["ci"]["low"] for k, _ in names],
+                                   [entry[k]["ci"]["high"] for k, _ in names],
+                                   groups=["judge", "human", "other"][:len(names)],
+                                   xlabel=f"mean human score ({ctx.cl_pct} intervals)",
+                                   title=f"{judge}: mean human score"))
+        rows = []
+        for k, lab in names:
+            b = f"judges/{jn}/{k}"
+            rows.append([lab, w.num(f"{b}/estimate"), w.num(f"{b}/se"), w.ci(f"{b}/ci/low", f"{b}/ci/high"),
+                         w.int_(f"{b}/n_labeled"), w.int_(f"{b}/n_total")])
+        w.table(f"est-{jn}", f"{judge}: mean human score", ["estimator", "estimate", "SE", f"{ctx.cl_pct} interval",
+                                                           "human-scored items", "items"], rows)
 
 
 # ----------------------------------------------------------------------------------------- checklist
@@ -138,4 +355,6 @@ Builder = Callable[[Context, Writer], None]
 
 SECTIONS: list[tuple[str, str, Builder]] = [
     ("data", "Data", data_section),
+    ("validation", "Judge validation", validation_section),
+    ("estimation", "Estimation", estimation_section),
 ]
