@@ -1,0 +1,686 @@
+"""The private core: per-item sufficient statistics, every coefficient from their sums, the
+item/cluster bootstrap (one weight-matrix product per block of resamples) and the analytic SEs.
+
+Every coefficient is a ``_Spec``: ``stats()`` gives an ``(n_items, k)`` matrix of per-item
+sufficient statistics (dense or sparse); ``estimate(sums)`` maps ``(B, k)`` sums to ``(B,)``
+estimates (the point estimate is ``estimate`` of the column sums, a bootstrap resample is
+``estimate(W @ stats)`` with ``W`` the resample's multiplicity of each unit); ``influence()``
+gives Gwet's (or Fleiss-Cohen-Everitt's) per-item linearisation for the analytic SE.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy import stats as _st
+
+from .._checks import as_generator, undefined
+from .._results import ConfidenceInterval
+from ..exceptions import InvalidParameterError
+from ._prepare import Prepared
+from ._results import AgreementResult
+from ._weights import distance_matrix, weight_matrix
+
+_BLOCK_CELLS = 4_000_000  # weight-matrix entries per block of resamples
+
+
+# ----------------------------------------------------------------------------- helpers
+def _counts(prep: Prepared, mask: np.ndarray | None = None) -> sp.csr_matrix:
+    """Sparse (n_items, q) matrix of category counts per item."""
+    item, code = (prep.item, prep.code) if mask is None else (prep.item[mask], prep.code[mask])
+    return sp.csr_matrix((np.ones(item.shape[0]), (item, code)), shape=(prep.n_items, prep.q))
+
+
+def _rowdot(N: sp.csr_matrix, M: np.ndarray) -> np.ndarray:
+    """``diag(N M N^T)`` for a sparse N and a dense square M."""
+    NM = N @ M
+    return np.asarray(N.multiply(NM).sum(axis=1)).ravel()
+
+
+def _hstack(cols: Sequence[Any]) -> Any:
+    if any(sp.issparse(c) for c in cols):
+        return sp.hstack([c if sp.issparse(c) else sp.csr_matrix(np.asarray(c).reshape(-1, 1) if np.ndim(c) == 1 else c)
+                          for c in cols], format="csr")
+    return np.column_stack(cols)
+
+
+def _safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(b != 0, a / np.where(b != 0, b, 1.0), np.nan)
+
+
+# ----------------------------------------------------------------------------- specs
+class _Spec:
+    name: str = ""
+    level: str = ""
+    fce = False  # Fleiss-Cohen-Everitt variance convention (sum e^2 / n^2) instead of Gwet's
+
+    def __init__(self, prep: Prepared) -> None:
+        self.prep = prep
+        self.r = prep.per_item_n().astype(float)
+
+    # which items carry information (the resampling units are built from them)
+    def unit_mask(self) -> np.ndarray:
+        return self.r >= 1
+
+    def n_items_used(self) -> int:
+        return int(np.count_nonzero(self.r >= 2))
+
+    def n_pairs(self) -> int:
+        r = self.r
+        return int(np.sum(r * (r - 1) / 2))
+
+    def stats(self) -> Any:
+        raise NotImplementedError
+
+    def estimate(self, sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def undefined_reason(self, sums: np.ndarray) -> str:
+        return f"{self.name} is undefined on these data (zero denominator)"
+
+    def from_weights(self, W: np.ndarray, unit_stats: Any) -> np.ndarray:
+        sums = W @ unit_stats if not sp.issparse(unit_stats) else (unit_stats.T @ W.T).T
+        return self.estimate(np.asarray(sums))[0]
+
+    def influence(self, est: float) -> tuple[np.ndarray, int, np.ndarray] | None:
+        """Per-item linearised contributions ``e_i`` (mean zero), ``n`` and the centre."""
+        return None
+
+
+class _GwetFamily(_Spec):
+    """Percent agreement, Fleiss' kappa, Gwet's AC1/AC2 and Brennan-Prediger, as in Gwet (2014)."""
+
+    def __init__(self, prep: Prepared, kind: str, weights: Any, func: str) -> None:
+        super().__init__(prep)
+        self.kind = kind
+        self.name = func
+        self.W, self.level = weight_matrix(weights, prep, func)
+        self.N = _counts(prep)
+        r = self.r
+        self.sum_q = _rowdot(self.N, self.W) - np.asarray(self.N @ np.diag(self.W)).ravel()
+        self.e2 = (r >= 2).astype(float)
+        self.e1 = (r >= 1).astype(float)
+        self.pa_i = np.where(r >= 2, self.sum_q / np.where(r >= 2, r * (r - 1), 1.0), 0.0)
+        self.q = prep.q
+        self.Tw = float(self.W.sum())
+
+    def stats(self) -> Any:
+        inv_r = np.where(self.r > 0, 1.0 / np.where(self.r > 0, self.r, 1.0), 0.0)
+        Nr = sp.diags(inv_r) @ self.N
+        if self.q <= 64:
+            Nr = Nr.toarray()
+        return _hstack([self.e2, self.pa_i, self.e1, Nr])
+
+    def _pe(self, pi: np.ndarray) -> np.ndarray:
+        if self.kind == "pa":
+            return np.zeros(pi.shape[0])
+        if self.kind == "fleiss":
+            return np.einsum("bk,kl,bl->b", pi, self.W, pi)
+        if self.kind == "ac":
+            if self.q < 2:
+                return np.full(pi.shape[0], np.nan)
+            return self.Tw * np.sum(pi * (1 - pi), axis=1) / (self.q * (self.q - 1))
+        if self.kind == "bp":
+            if self.q < 2:
+                return np.full(pi.shape[0], np.nan)
+            return np.full(pi.shape[0], self.Tw / self.q ** 2)
+        raise AssertionError(self.kind)  # pragma: no cover
+
+    def estimate(self, sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        pa = _safe_div(sums[:, 1], sums[:, 0])
+        pi = sums[:, 3:] / np.where(sums[:, 2:3] > 0, sums[:, 2:3], np.nan)
+        pe = self._pe(pi)
+        if self.kind == "pa":
+            return pa, pa, pe
+        est = _safe_div(pa - pe, 1 - pe)
+        return est, pa, pe
+
+    def undefined_reason(self, sums: np.ndarray) -> str:
+        if sums[0, 0] == 0:
+            return f"{self.name} is undefined: no item has two or more labels"
+        if self.kind in ("ac", "bp") and self.q < 2:
+            return f"{self.name} is undefined: the scale has fewer than two categories"
+        return (f"{self.name} is undefined: chance agreement is 1 (every label falls in one category), "
+                f"so (pa - pe) / (1 - pe) is 0/0")
+
+    def influence(self, est: float) -> tuple[np.ndarray, int, np.ndarray] | None:
+        m = self.e1 > 0
+        n = int(np.count_nonzero(m))
+        n2 = int(np.count_nonzero(self.e2 > 0))
+        if n < 2 or n2 == 0:
+            return None
+        r = np.where(m, self.r, 1.0)
+        Nr = sp.diags(1.0 / r) @ self.N
+        pi = np.asarray(Nr.sum(axis=0)).ravel() / n
+        pa = self.pa_i.sum() / n2
+        pe = float(self._pe(pi[None, :])[0])
+        if not np.isfinite(pe) or pe == 1:
+            return None
+        k_i = (n / n2) * (self.pa_i - pe * self.e2) / (1 - pe)
+        if self.kind == "pa":
+            x = (n / n2) * self.pa_i
+            return np.where(m, x - pa, 0.0), n, m
+        if self.kind == "bp":
+            return np.where(m, k_i - est, 0.0), n, m
+        if self.kind == "fleiss":
+            piw = (self.W @ pi + self.W.T @ pi) / 2
+            pe_i = np.asarray(self.N @ piw).ravel() / r
+        else:  # ac
+            pe_i = (self.Tw / (self.q * (self.q - 1))) * np.asarray(self.N @ (1 - pi)).ravel() / r
+        x = k_i - 2 * (1 - est) * (pe_i - pe) / (1 - pe)
+        return np.where(m, x - est, 0.0), n, m
+
+
+class _AlphaMatrix(_Spec):
+    """Krippendorff's alpha with a q x q distance matrix (nominal; ratio on few values)."""
+
+    def __init__(self, prep: Prepared, level: str, func: str) -> None:
+        super().__init__(prep)
+        self.name, self.level = func, level
+        self.D = distance_matrix(level, prep)
+        self.N = _counts(prep)
+        r = self.r
+        self.pair = r >= 2
+        within = _rowdot(self.N, self.D) - np.asarray(self.N @ np.diag(self.D)).ravel()
+        self.d = np.where(self.pair, within / np.where(self.pair, r - 1, 1.0), 0.0)
+
+    def unit_mask(self) -> np.ndarray:
+        return self.pair
+
+    def stats(self) -> Any:
+        p = self.pair.astype(float)
+        Np = sp.diags(p) @ self.N
+        if self.prep.q <= 64:
+            Np = Np.toarray()
+        return _hstack([self.r * p, self.d, Np])
+
+    def estimate(self, sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        n = sums[:, 0]
+        c = sums[:, 2:]
+        de_num = np.einsum("bk,kl,bl->b", c, self.D, c) - c @ np.diag(self.D)
+        do = _safe_div(sums[:, 1], n)
+        de = _safe_div(de_num, n * (n - 1))
+        est = 1 - _safe_div(do, de)
+        est = np.where(n >= 2, est, np.nan)
+        return est, do, de
+
+    def undefined_reason(self, sums: np.ndarray) -> str:
+        if sums[0, 0] < 2:
+            return f"{self.name} is undefined: no item has two or more labels"
+        return (f"{self.name} is undefined: expected disagreement is 0 (every pairable label has the "
+                f"same value)")
+
+    def influence(self, est: float) -> tuple[np.ndarray, int, np.ndarray] | None:
+        # Gwet (2014) linearisation of alpha, with agreement weights W = 1 - D.
+        m = self.pair
+        n = int(np.count_nonzero(m))
+        if n < 2:
+            return None
+        r = self.r[m]
+        rbar = r.mean()
+        eps = 1.0 / r.sum()
+        d = self.d[m]
+        pa1 = np.mean((r - d) / rbar)
+        pa = (1 - eps) * pa1 + eps
+        Nm = self.N[np.flatnonzero(m)]
+        pi = np.asarray(Nm.sum(axis=0)).ravel() / (n * rbar)
+        Dpi = self.D @ pi
+        pe = 1.0 - float(pi @ Dpi)
+        if pe >= 1:
+            return None
+        a1 = (pa1 - pe) / (1 - pe)
+        pa_i = (r - d) / rbar - pa * (r - rbar) / rbar
+        k_i = (pa_i - pe) / (1 - pe)
+        pe_i = (r * pi.sum() - np.asarray(Nm @ Dpi).ravel()) / rbar - pe * (r - rbar) / rbar
+        x = k_i - 2 * (1 - a1) * (pe_i - pe) / (1 - pe)
+        out = np.zeros(self.prep.n_items)
+        out[m] = x - a1
+        return out, n, m
+
+
+class _AlphaMoments(_Spec):
+    """Krippendorff's alpha, interval metric, from per-item sums of values and squares.
+
+    No value-by-value matrix: with ``v`` the (centred, scaled) values, within-item
+    disagreement is ``2 n_i SS_i / (n_i - 1)`` and the expected disagreement is
+    ``2 (M S2 - S1^2)`` over the pooled values. Under ``disagree`` the abstention class sits
+    at the largest possible distance (the squared range) from every value.
+    """
+
+    def __init__(self, prep: Prepared, func: str, values: np.ndarray | None = None, level: str = "interval") -> None:
+        super().__init__(prep)
+        self.name, self.level = func, level
+        r = self.r
+        self.pair = r >= 2
+        pm = self.pair[prep.item]
+        sub = prep.code < prep.n_sub
+        cv = prep.cat_values if values is None else values
+        x = np.full(prep.code.shape[0], np.nan)
+        x[sub] = cv[prep.code[sub]]
+        lab = pm & sub
+        xs = x[lab]
+        if xs.size:
+            lo, hi = float(xs.min()), float(xs.max())
+            self.scale = (hi - lo) if hi > lo else 1.0
+            self.center = float(xs.mean())
+        else:
+            self.scale, self.center = 1.0, 0.0
+        v = (x - self.center) / self.scale
+        it = prep.item[lab]
+        vv = v[lab]
+        nI = prep.n_items
+        self.m = np.bincount(it, minlength=nI).astype(float)
+        self.s1 = np.bincount(it, weights=vv, minlength=nI)
+        self.s2 = np.bincount(it, weights=vv * vv, minlength=nI)
+        mean_i = _safe_div(self.s1, self.m)
+        dev = vv - mean_i[it]
+        ss = np.bincount(it, weights=dev * dev, minlength=nI)
+        self.a = np.bincount(prep.item[pm & ~sub], minlength=nI).astype(float)
+        # the abstention class (disagree policy) sits at the squared range, 1 after scaling
+        self.delta = 1.0 if prep.abst_code is not None else 0.0
+        within = 2 * self.m * ss + self.delta * (2 * self.a * self.m + self.a * (self.a - 1))
+        self.d = np.where(self.pair, within / np.where(self.pair, r - 1, 1.0), 0.0)
+
+    def unit_mask(self) -> np.ndarray:
+        return self.pair
+
+    def stats(self) -> Any:
+        p = self.pair.astype(float)
+        return np.column_stack([self.r * p, self.d, self.m, self.s1, self.s2, self.a])
+
+    def estimate(self, sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        n, sd, M, S1, S2, A = (sums[:, j] for j in range(6))
+        de_num = 2 * (M * S2 - S1 * S1) + self.delta * (2 * A * M + A * (A - 1))
+        de_num = np.where(de_num > 1e-12 * np.maximum(n * n, 1.0), de_num, 0.0)
+        do = _safe_div(sd, n)
+        de = _safe_div(de_num, n * (n - 1))
+        est = np.where(n >= 2, 1 - _safe_div(do, de), np.nan)
+        s2 = self.scale ** 2
+        return est, do * s2, de * s2
+
+    def undefined_reason(self, sums: np.ndarray) -> str:
+        if sums[0, 0] < 2:
+            return f"{self.name} is undefined: no item has two or more labels"
+        return (f"{self.name} is undefined: expected disagreement is 0 (every pairable label has the "
+                f"same value)")
+
+    def influence(self, est: float) -> tuple[np.ndarray, int, np.ndarray] | None:
+        if self.level != "interval":
+            return None
+        m = self.pair
+        n = int(np.count_nonzero(m))
+        if n < 2:
+            return None
+        r, d = self.r[m], self.d[m]
+        mi, s1, s2, a = self.m[m], self.s1[m], self.s2[m], self.a[m]
+        rbar = r.mean()
+        eps = 1.0 / r.sum()
+        pa1 = np.mean((r - d) / rbar)
+        pa = (1 - eps) * pa1 + eps
+        P, M1, M2, PA = mi.mean() / rbar, s1.mean() / rbar, s2.mean() / rbar, a.mean() / rbar
+        dl = self.delta
+        piDpi = 2 * (P * M2 - M1 * M1) + dl * PA * (P + 1)
+        pe = 1.0 - piDpi
+        if piDpi <= 0:
+            return None
+        a1 = (pa1 - pe) / (1 - pe)
+        nDpi = s2 * P - 2 * s1 * M1 + mi * M2 + mi * PA * dl + a * dl
+        pa_i = (r - d) / rbar - pa * (r - rbar) / rbar
+        k_i = (pa_i - pe) / (1 - pe)
+        pe_i = (r - nDpi) / rbar - pe * (r - rbar) / rbar
+        x = k_i - 2 * (1 - a1) * (pe_i - pe) / (1 - pe)
+        out = np.zeros(self.prep.n_items)
+        out[m] = x - a1
+        return out, n, m
+
+
+class _AlphaOrdinal(_AlphaMoments):
+    """Krippendorff's ordinal alpha: the interval formula on mid-rank values.
+
+    Krippendorff's ordinal distance ``(sum_{g=c}^{k} n_g - (n_c + n_k)/2)^2`` is the squared
+    difference of the mid-ranks ``m_c = sum_{g<c} n_g + n_c / 2`` of the pooled pairable
+    values, so the point estimate costs O(n); each bootstrap resample recomputes the mid-ranks
+    from its own marginals.
+    """
+
+    def __init__(self, prep: Prepared, func: str) -> None:
+        r = prep.per_item_n()
+        pm = (r >= 2)[prep.item]
+        sub = prep.code < prep.n_sub
+        c = np.bincount(prep.code[pm & sub], minlength=prep.n_sub).astype(float)
+        mid = np.cumsum(c) - c / 2
+        super().__init__(prep, func, values=mid, level="ordinal")
+        L = prep.n_sub
+        pair = self.pair
+        lab = pm & sub
+        self.Nsub = sp.csr_matrix((np.ones(int(lab.sum())), (prep.item[lab], prep.code[lab])),
+                                  shape=(prep.n_items, L))
+        self.Nsub = sp.diags(pair.astype(float)) @ self.Nsub
+
+    def from_weights(self, W: np.ndarray, unit_stats: Any, unit_of_item: np.ndarray | None = None) -> np.ndarray:
+        # W: (B, n_units) multiplicities; unit_of_item maps items to units (-1: none)
+        assert unit_of_item is not None
+        ok = unit_of_item >= 0
+        Wi = np.zeros((W.shape[0], self.prep.n_items))
+        Wi[:, ok] = W[:, unit_of_item[ok]]
+        c = np.asarray((self.Nsub.T @ Wi.T).T)  # (B, L)
+        mid = np.cumsum(c, axis=1) - c / 2
+        S1i = np.asarray(self.Nsub @ mid.T)  # (items, B)
+        S2i = np.asarray(self.Nsub @ (mid * mid).T)
+        m, a, r = self.m[:, None], self.a[:, None], self.r[:, None]
+        rng_ = mid.max(axis=1) - mid.min(axis=1)
+        dl = rng_ ** 2 if self.prep.abst_code is not None else np.zeros_like(rng_)
+        within = 2 * (m * S2i - S1i * S1i) + dl[None, :] * (2 * a * m + a * (a - 1))
+        pair = self.pair[:, None]
+        d = np.where(pair, within / np.where(pair, r - 1, 1.0), 0.0)  # (items, B)
+        sd = np.einsum("bi,ib->b", Wi, d)
+        n = Wi @ (self.r * self.pair)
+        M = c.sum(axis=1)
+        S1 = np.sum(c * mid, axis=1)
+        S2 = np.sum(c * mid * mid, axis=1)
+        A = Wi @ self.a
+        de_num = 2 * (M * S2 - S1 * S1) + dl * (2 * A * M + A * (A - 1))
+        de_num = np.where(de_num > 1e-12 * np.maximum(n * n, 1.0), de_num, 0.0)
+        est = 1 - _safe_div(sd / n, _safe_div(de_num, n * (n - 1)))
+        return np.where(n >= 2, est, np.nan)
+
+
+class _TwoRater(_Spec):
+    """Cohen's kappa and Scott's pi (weighted or not) on the items both raters labelled."""
+
+    fce = True
+
+    def __init__(self, prep: Prepared, kind: str, weights: Any, func: str) -> None:
+        super().__init__(prep)
+        if len(prep.raters) != 2:
+            raise InvalidParameterError(
+                f"{func} compares exactly two raters; the selection has {len(prep.raters)} "
+                f"({list(prep.raters)[:6]}). Pass raters=[a, b], or use fleiss_kappa / krippendorff_alpha / "
+                f"conger_kappa for several raters, or pairwise_matrix for every pair.")
+        self.kind, self.name = kind, func
+        self.W, self.level = weight_matrix(weights, prep, func)
+        q = prep.q
+        nI = prep.n_items
+        a = np.full(nI, -1, dtype=np.int64)
+        b = np.full(nI, -1, dtype=np.int64)
+        first = _first_rater_index(prep)
+        is_a = prep.rater == first
+        a[prep.item[is_a]] = prep.code[is_a]
+        b[prep.item[~is_a]] = prep.code[~is_a]
+        self.both = (a >= 0) & (b >= 0)
+        self.a, self.b = a, b
+        self.q = q
+        cell = a * q + b
+        idx = np.flatnonzero(self.both)
+        self.cells = sp.csr_matrix((np.ones(idx.size), (idx, cell[idx])), shape=(nI, q * q))
+
+    def unit_mask(self) -> np.ndarray:
+        return self.both
+
+    def n_items_used(self) -> int:
+        return int(np.count_nonzero(self.both))
+
+    def n_pairs(self) -> int:
+        return self.n_items_used()
+
+    def stats(self) -> Any:
+        return self.cells if self.q * self.q > 64 else self.cells.toarray()
+
+    def estimate(self, sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        q = self.q
+        n = sums.sum(axis=1)
+        P = sums.reshape(-1, q, q) / np.where(n > 0, n, np.nan)[:, None, None]
+        po = np.einsum("bkl,kl->b", P, self.W)
+        p1, p2 = P.sum(axis=2), P.sum(axis=1)
+        if self.kind == "cohen":
+            pe = np.einsum("bk,kl,bl->b", p1, self.W, p2)
+        else:
+            pm = (p1 + p2) / 2
+            pe = np.einsum("bk,kl,bl->b", pm, self.W, pm)
+        return _safe_div(po - pe, 1 - pe), po, pe
+
+    def undefined_reason(self, sums: np.ndarray) -> str:
+        if sums.sum() == 0:
+            return f"{self.name} is undefined: the two raters share no item"
+        return (f"{self.name} is undefined: chance agreement is 1 (both raters use a single category), "
+                f"so (po - pe) / (1 - pe) is 0/0")
+
+    def influence(self, est: float) -> tuple[np.ndarray, int, np.ndarray] | None:
+        m = self.both
+        n = int(np.count_nonzero(m))
+        if n < 2:
+            return None
+        a, b = self.a[m], self.b[m]
+        q = self.q
+        P = np.bincount(a * q + b, minlength=q * q).reshape(q, q) / n
+        p1, p2 = P.sum(1), P.sum(0)
+        W = self.W
+        if self.kind == "cohen":
+            pe = float(p1 @ W @ p2)
+            wr, wc = W @ p2, W.T @ p1  # wbar_k. and wbar_.l
+            psi = (W[a, b] - (wr[a] + wc[b]) * (1 - est)) / (1 - pe)
+        else:
+            pm = (p1 + p2) / 2
+            pe = float(pm @ W @ pm)
+            ws = (W + W.T) @ pm / 2
+            psi = (W[a, b] - (ws[a] + ws[b]) * (1 - est)) / (1 - pe)
+        out = np.zeros(self.prep.n_items)
+        out[m] = psi - psi.mean()
+        return out, n, m
+
+
+def _first_rater_index(prep: Prepared) -> int:
+    """Table index of the first rater of the selection (order of ``prep.raters``)."""
+    return int(prep.rater_ids[0])
+
+
+class _Conger(_Spec):
+    """Conger's kappa (chance agreement from each rater's own marginals), as in Gwet (2014)."""
+
+    def __init__(self, prep: Prepared, weights: Any, func: str) -> None:
+        super().__init__(prep)
+        self.name = func
+        self.W, self.level = weight_matrix(weights, prep, func)
+        self.fam = _GwetFamily(prep, "pa", weights, func)
+        ridx, self.rpos = np.unique(prep.rater, return_inverse=True)
+        self.R = ridx.size
+        q = prep.q
+        self.RQ = sp.csr_matrix((np.ones(prep.item.size), (prep.item, self.rpos * q + prep.code)),
+                                shape=(prep.n_items, self.R * q))
+        self.q = q
+
+    def stats(self) -> Any:
+        f = self.fam
+        return _hstack([f.e2, f.pa_i, sp.csr_matrix(self.RQ)])
+
+    def _pe(self, cnt: np.ndarray) -> np.ndarray:
+        B = cnt.shape[0]
+        C = cnt.reshape(B, self.R, self.q)
+        ng = C.sum(axis=2, keepdims=True)
+        p = C / np.where(ng > 0, ng, np.nan)
+        r = self.R
+        pbar = p.sum(axis=1) / r
+        s2 = (np.einsum("bgk,bgl->bkl", p, p) - r * pbar[:, :, None] * pbar[:, None, :]) / (r - 1)
+        return np.einsum("kl,bkl->b", self.W, pbar[:, :, None] * pbar[:, None, :] - s2 / r)
+
+    def estimate(self, sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        pa = _safe_div(sums[:, 1], sums[:, 0])
+        pe = self._pe(sums[:, 2:])
+        return _safe_div(pa - pe, 1 - pe), pa, pe
+
+    def undefined_reason(self, sums: np.ndarray) -> str:
+        if sums[0, 0] == 0:
+            return f"{self.name} is undefined: no item has two or more labels"
+        return f"{self.name} is undefined: chance agreement is 1 (one category), so the ratio is 0/0"
+
+    def influence(self, est: float) -> tuple[np.ndarray, int, np.ndarray] | None:
+        # Gwet (2014, ch. 5) linearisation of Conger's kappa.
+        f = self.fam
+        m = f.e1 > 0
+        n = int(np.count_nonzero(m))
+        n2 = int(np.count_nonzero(f.e2 > 0))
+        r = self.R
+        if n < 2 or n2 == 0 or r < 2:
+            return None
+        q, W = self.q, self.W
+        C = np.asarray(self.RQ.sum(axis=0)).ravel().reshape(r, q)
+        ng = C.sum(axis=1)
+        pgk = C / ng[:, None]
+        pe = float(self._pe(C.reshape(1, -1))[0])
+        if not np.isfinite(pe) or pe == 1:
+            return None
+        pbar_k = pgk.mean(axis=0)
+        # delta_igl: rater g put item i in l; eps_ig: rater g labelled item i
+        idx = np.flatnonzero(m)
+        item_pos = np.full(self.prep.n_items, -1)
+        item_pos[idx] = np.arange(n)
+        delta = np.zeros((n, r, q))
+        delta[item_pos[self.prep.item], self.rpos, self.prep.code] = 1.0
+        eps = delta.sum(axis=2)
+        lam = np.zeros((n, r))
+        for k in range(q):
+            inner = np.zeros((n, r))
+            for l_ in range(q):
+                if W[k, l_] == 0:
+                    continue
+                inner += W[k, l_] * (delta[:, :, l_] - (eps - ng[None, :] / n) * pgk[None, :, l_])
+            inner *= n / ng[None, :]
+            lam += inner * (r * pgk[:, k].mean() - pgk[None, :, k])
+        pe_i = lam.sum(axis=1) / (r * (r - 1))
+        pa_i = f.pa_i[m]
+        e2 = f.e2[m]
+        k_i = (n / n2) * (pa_i - pe * e2) / (1 - pe)
+        x = k_i - 2 * (1 - est) * (pe_i - pe) / (1 - pe)
+        out = np.zeros(self.prep.n_items)
+        out[m] = x - est
+        return out, n, m
+
+
+# ----------------------------------------------------------------------------- engine
+@dataclasses.dataclass
+class Options:
+    confidence_level: float
+    n_resamples: int
+    rng: Any
+    on_undefined: str
+
+
+def _units(prep: Prepared, mask: np.ndarray) -> tuple[np.ndarray, int, str]:
+    """Map each item to its resampling unit (-1 when it carries no information)."""
+    if prep.clusters is not None:
+        cl = np.asarray(prep.clusters)
+        used = np.unique(cl[mask])
+        pos = np.full(int(cl.max()) + 1 if cl.size else 0, -1)
+        pos[used] = np.arange(used.size)
+        unit = np.where(mask, pos[cl], -1)
+        return unit, int(used.size), "cluster"
+    unit = np.full(mask.shape[0], -1)
+    idx = np.flatnonzero(mask)
+    unit[idx] = np.arange(idx.size)
+    return unit, int(idx.size), "item"
+
+
+def _aggregate(S: Any, unit: np.ndarray, n_units: int) -> Any:
+    ok = np.flatnonzero(unit >= 0)
+    A = sp.csr_matrix((np.ones(ok.size), (unit[ok], ok)), shape=(n_units, unit.shape[0]))
+    out = A @ S
+    return out if sp.issparse(out) else np.asarray(out)
+
+
+def _draw_block(gen: np.random.Generator, b: int, n_units: int) -> np.ndarray:
+    idx = gen.integers(0, n_units, size=(b, n_units))
+    idx += (np.arange(b) * n_units)[:, None]
+    return np.bincount(idx.ravel(), minlength=b * n_units).reshape(b, n_units).astype(np.float64)
+
+
+def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> list[AgreementResult]:
+    """Point estimates, shared bootstrap and analytic SEs for several coefficients on one selection."""
+    cl = opts.confidence_level
+    mask = np.zeros(prep.n_items, dtype=bool)
+    for s in specs:
+        mask |= s.unit_mask()
+    unit, n_units, unit_kind = _units(prep, mask)
+    point: list[tuple[float, float, float]] = []
+    stats_list: list[Any] = []
+    for s in specs:
+        S = s.stats()
+        tot = np.asarray(S.sum(axis=0)).reshape(1, -1)
+        e, o, x = s.estimate(tot)
+        est = float(e[0])
+        if not math.isfinite(est):
+            est = undefined(s.undefined_reason(tot), opts.on_undefined, stacklevel=4)
+        point.append((est, float(o[0]), float(x[0])))
+        stats_list.append(_aggregate(S, unit, n_units) if opts.n_resamples and math.isfinite(est) else None)
+
+    B = opts.n_resamples
+    boots = [np.full(B, np.nan) for _ in specs]
+    if B and n_units >= 2 and any(st is not None for st in stats_list):
+        gen = as_generator(opts.rng)
+        block = max(1, min(B, _BLOCK_CELLS // max(n_units, 1)))
+        for start in range(0, B, block):
+            b = min(block, B - start)
+            W = _draw_block(gen, b, n_units)
+            for j, (s, st) in enumerate(zip(specs, stats_list)):
+                if st is None:
+                    continue
+                if isinstance(s, _AlphaOrdinal):
+                    boots[j][start:start + b] = s.from_weights(W, st, unit)
+                else:
+                    boots[j][start:start + b] = s.from_weights(W, st)
+
+    out = []
+    lo_q, hi_q = (1 - cl) / 2, 1 - (1 - cl) / 2
+    for s, (est, obs, exp_), bt in zip(specs, point, boots):
+        good = bt[np.isfinite(bt)] if B else bt[:0]
+        n_fail = int(B - good.size) if B and math.isfinite(est) else 0
+        a_se: float | None = None
+        if math.isfinite(est):
+            inf = s.influence(est)
+            if inf is not None:
+                e, n_an, m_an = inf
+                ok = unit >= 0
+                tot = np.bincount(unit[ok], weights=e[ok], minlength=n_units)
+                C = int(np.unique(unit[m_an & ok]).size)
+                if s.fce:
+                    var = float(np.sum(tot ** 2)) / n_an ** 2
+                elif unit_kind == "item":
+                    var = float(np.sum(e ** 2)) / (n_an * (n_an - 1))
+                else:
+                    var = (C / (C - 1)) * float(np.sum(tot ** 2)) / n_an ** 2 if C > 1 else float("nan")
+                a_se = math.sqrt(var) if var >= 0 else float("nan")
+        if good.size >= 2 and math.isfinite(est):
+            low, high = (float(v) for v in np.quantile(good, [lo_q, hi_q]))
+            se = float(np.std(good, ddof=1))
+            ci_method = "percentile bootstrap"
+            method = (f"percentile bootstrap over {unit_kind}s ({B} resamples)"
+                      + (f"; analytic SE: {_an_name(s)}" if a_se is not None else ""))
+        elif a_se is not None and math.isfinite(a_se):
+            z = float(_st.norm.ppf(hi_q))
+            low, high = max(-1.0, est - z * a_se), min(1.0, est + z * a_se)
+            se = float("nan")
+            ci_method = "Wald (analytic SE)"
+            method = f"analytic: {_an_name(s)} over {unit_kind}s; Wald interval clipped to [-1, 1]"
+        else:
+            low = high = se = float("nan")
+            ci_method = "none"
+            method = "point estimate only" + ("" if math.isfinite(est) else " (undefined)")
+        out.append(AgreementResult(
+            coefficient=s.name, estimate=est,
+            ci=ConfidenceInterval(low=low, high=high, confidence_level=cl, method=ci_method),
+            confidence_level=cl, se=se, analytic_se=a_se, method=method, level=s.level,
+            observed=obs, expected=exp_, n_items=s.n_items_used(), n_pairs=s.n_pairs(),
+            n_raters=len(prep.raters), n_labels=prep.n_labels, resampling_unit=unit_kind,
+            n_units=n_units, n_resamples=B, n_failed_resamples=n_fail, abstention=prep.abstention,
+            raters=prep.raters,
+        ))
+    return out
+
+
+def _an_name(s: _Spec) -> str:
+    return "Fleiss-Cohen-Everitt" if s.fce else "Gwet linearisation"

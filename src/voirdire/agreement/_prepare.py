@@ -1,0 +1,124 @@
+"""Reduce an AnnotationTable to the labels one coefficient uses (rater selection, abstention policy)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .._checks import check_choice
+from ..data import AnnotationTable
+from ..exceptions import InvalidParameterError
+from ._results import AbstentionInfo
+
+ABSTAIN_POLICIES = ("exclude", "category", "disagree")
+ABSTAIN_LABEL = "<abstain>"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Prepared:
+    """Labels ready for the sufficient statistics.
+
+    ``item`` (sorted) and ``rater`` index the source table; ``code`` is in ``0..q-1``. Under the
+    ``category`` and ``disagree`` policies every abstention has code ``n_sub`` (= ``q - 1``).
+    """
+
+    item: np.ndarray
+    rater: np.ndarray
+    code: np.ndarray
+    q: int
+    n_sub: int
+    policy: str
+    abst_code: int | None
+    numeric: bool
+    cat_values: np.ndarray  # length n_sub: category values (numeric scales) or ranks 0..L-1
+    categories: tuple[Any, ...]  # length q (abstention class last, when there is one)
+    scale_level: str
+    n_items: int
+    clusters: np.ndarray | None
+    raters: tuple[str, ...]
+    rater_ids: np.ndarray  # table index of each selected rater, in selection order
+    abstention: AbstentionInfo
+
+    @property
+    def n_labels(self) -> int:
+        return int(self.code.shape[0])
+
+    def per_item_n(self) -> np.ndarray:
+        return np.bincount(self.item, minlength=self.n_items)
+
+    def value(self) -> np.ndarray:
+        """Float value of each label (``nan`` for the abstention class)."""
+        out = np.full(self.code.shape[0], np.nan)
+        sub = self.code < self.n_sub
+        out[sub] = self.cat_values[self.code[sub]]
+        return out
+
+
+def check_raters(table: AnnotationTable, raters: Sequence[str] | None, func: str) -> tuple[str, ...] | None:
+    if raters is None:
+        return None
+    if isinstance(raters, str):
+        raters = [raters]
+    names = [str(r) for r in raters]
+    for r in names:
+        table.rater_index(r)
+    if len(set(names)) != len(names):
+        raise InvalidParameterError(f"The 'raters' parameter of {func} repeats a rater: {names}.")
+    return tuple(names)
+
+
+def prepare(table: AnnotationTable, *, raters: Sequence[str] | None, policy: str, func: str) -> Prepared:
+    """Select raters and apply the abstention policy (no statistics here)."""
+    if not isinstance(table, AnnotationTable):
+        raise InvalidParameterError(
+            f"The 'table' parameter of {func} must be an AnnotationTable (see voirdire.data.read_annotations). "
+            f"Got {type(table).__name__} instead.")
+    check_choice(policy, "abstain_policy", func, ABSTAIN_POLICIES)
+    names = check_raters(table, raters, func)
+    item = table.label_item
+    rater = table.rater_idx.astype(np.int64)
+    code = table.codes.astype(np.int64)
+    if names is not None:
+        ridx = np.array([table.rater_index(r) for r in names], dtype=np.int64)
+        keep = np.isin(rater, ridx)
+        item, rater, code = item[keep], rater[keep], code[keep]
+        rater_names = names
+    else:
+        rater_names = tuple(str(r) for r in table.raters)
+        ridx = np.arange(table.n_raters, dtype=np.int64)
+    L = table.n_categories
+    abst = code >= L
+    n_lab = int(code.shape[0])
+    n_abst = int(np.count_nonzero(abst))
+    has_label = np.bincount(item, minlength=table.n_items) > 0
+    item_abst = np.bincount(item[abst], minlength=table.n_items) > 0
+    n_with = int(np.count_nonzero(has_label))
+    info = AbstentionInfo(
+        policy=policy, n_labels=n_lab, n_abstentions=n_abst,
+        label_coverage=(1.0 - n_abst / n_lab) if n_lab else float("nan"),
+        item_coverage=(1.0 - int(np.count_nonzero(item_abst & has_label)) / n_with) if n_with else float("nan"),
+    )
+    cats = tuple(table.scale.categories or ())
+    if policy == "exclude" or not table.scale.abstain:
+        # no abstention class unless the scale declares abstention values
+        keep = ~abst
+        item, rater, code = item[keep], rater[keep], code[keep]
+        q, abst_code = L, None
+        categories = cats
+    else:
+        code = np.where(abst, L, code)
+        q, abst_code = L + 1, L
+        categories = cats + (ABSTAIN_LABEL,)
+    numeric = table.scale.is_numeric
+    if numeric:
+        cat_values = np.asarray([float(c) for c in cats], dtype=float)
+    else:
+        cat_values = np.arange(L, dtype=float)
+    return Prepared(
+        item=item, rater=rater, code=code, q=q, n_sub=L, policy=policy, abst_code=abst_code,
+        numeric=numeric, cat_values=cat_values, categories=categories, scale_level=table.scale.level,
+        n_items=table.n_items, clusters=table.clusters, raters=rater_names, rater_ids=ridx, abstention=info,
+    )
