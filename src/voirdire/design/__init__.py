@@ -1,0 +1,15 @@
+"""Design: overlap diagnostics, planning formulas, allocation designs and assignment files.
+
+See ``docs/design.md`` for how to read the numbers; the spec is METHODS §2.
+"""
+
+from ._allocate import AssignmentResult, allocate, escape_formula, write_assignments
+from ._core import DESIGNS
+from ._overlap import OverlapResult, overlap
+from ._planning import (CertificationPlanResult, RankingPlanResult, false_reject_probability,
+                        plan_certification, plan_ranking)
+from ._simplan import SimulationPlanResult, plan_by_simulation
+
+__all__ = ["OverlapResult", "overlap", "CertificationPlanResult", "RankingPlanResult", "SimulationPlanResult",
+           "plan_certification", "plan_ranking", "plan_by_simulation", "false_reject_probability",
+           "AssignmentResult", "allocate", "write_assignments", "escape_formula", "DESIGNS"]

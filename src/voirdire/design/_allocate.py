@@ -1,0 +1,312 @@
+"""Allocation designs for the next round of human labels, and assignment files."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._checks import check_choice, check_positive_int
+from .._results import Result
+from ..data import AnnotationTable
+from ..exceptions import InvalidParameterError
+from ._core import DESIGNS, LABEL_DEPENDENT, draw_design, item_modes
+from ._overlap import find_primary
+
+__all__ = ["AssignmentResult", "allocate", "write_assignments", "escape_formula"]
+
+_FUNC = "allocate"
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class AssignmentResult(Result):
+    """Which rater labels which item in the next round (see :func:`allocate`).
+
+    Attributes
+    ----------
+    design : str
+        The allocation design.
+    seed : int or None
+        The integer seed the draw can be reproduced from (None when a Generator was passed).
+    raters : tuple of str
+        Raters given work, in the order they work (sequential designs).
+    n_per_rater : tuple of int
+        Items assigned to each rater.
+    rater, item : numpy.ndarray
+        One entry per assignment (object arrays of names and item ids).
+    stratum : numpy.ndarray
+        The stratum label (the category's display value, or ``"none"`` for items without a
+        label) the item was drawn from.
+    primary : str or None
+        The human whose labels define the strata (None: the per-item mode of all human labels).
+    strata : dict
+        Items per stratum among all items, ``{stratum: count}``.
+    label_dependent : bool
+        True for designs whose selection depends on labels (``strat``, ``panel``, ``seq-*``):
+        the masks are then not independent of the labels, which the variance results assume.
+    source_fingerprint : str
+        :meth:`AnnotationTable.fingerprint` of the table the design was drawn from.
+    n_items : int
+        Items in the source table.
+    """
+
+    design: str
+    seed: int | None
+    raters: tuple[str, ...]
+    n_per_rater: tuple[int, ...]
+    rater: np.ndarray
+    item: np.ndarray
+    stratum: np.ndarray
+    primary: str | None
+    strata: dict[str, int]
+    label_dependent: bool
+    source_fingerprint: str
+    n_items: int
+
+    def to_frame(self) -> pd.DataFrame:
+        """The assignment table: columns rater, item, stratum."""
+        return pd.DataFrame({"rater": self.rater, "item": self.item, "stratum": self.stratum})
+
+    def manifest(self) -> dict[str, Any]:
+        """What a reader of the assignment file needs to reproduce and audit it."""
+        from .. import __version__
+
+        return {
+            "design": self.design, "seed": self.seed, "source_fingerprint": self.source_fingerprint,
+            "voirdire_version": __version__, "n_items_in_source": self.n_items,
+            "raters": list(self.raters), "n_per_rater": list(self.n_per_rater),
+            "n_assignments": int(self.rater.size), "primary": self.primary,
+            "strata": dict(self.strata), "label_dependent": self.label_dependent,
+        }
+
+
+def _seed_from(rng: int | np.random.Generator | None) -> tuple[np.random.Generator, int | None]:
+    if isinstance(rng, np.random.Generator):
+        return rng, None
+    if rng is None:
+        seed = int(np.random.SeedSequence().entropy % (2**63))
+    elif isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        seed = int(rng)
+    else:
+        raise InvalidParameterError(
+            f"The 'rng' parameter of {_FUNC} must be an int, a numpy Generator or None. Got {type(rng).__name__}.")
+    return np.random.default_rng(seed), seed
+
+
+def allocate(
+    table: AnnotationTable,
+    *,
+    design: str = "strat",
+    n_per_rater: int | Mapping[str, int],
+    raters: Sequence[str] | None = None,
+    primary: str | None = None,
+    rng: int | np.random.Generator | None = None,
+) -> AssignmentResult:
+    """The (rater, item) assignments for the next round of human labels.
+
+    Designs (METHODS §2; tasks are fixed before each rater starts):
+
+    - ``random``: each rater draws ``m`` items uniformly, independently of the others;
+    - ``strat``: strata are the primary human's labels; each rater draws per stratum in
+      proportion to stratum size (``floor(m N_h / N)``, the remainder one each to the larger
+      strata), uniformly within a stratum;
+    - ``panel``: one stratified panel shared by every rater (maximal rater-rater overlap);
+    - ``seq-refined``: raters in turn, strata = per-item mode of all human labels so far;
+    - ``seq-coverage``: as ``seq-refined``, but inside a stratum the items with the fewest human
+      labels (counting this round's earlier assignments) come first.
+
+    Parameters
+    ----------
+    table : AnnotationTable
+        The labels collected so far (humans and judges).
+    design : {"random", "strat", "panel", "seq-refined", "seq-coverage"}, default "strat"
+        The allocation design.
+    n_per_rater : int or mapping of str to int
+        Items each rater gets (one number for all, or per rater).
+    raters : sequence of str, optional
+        Who gets work, in the order they work. Names may be new raters. Default: every human
+        except the primary.
+    primary : str, optional
+        The human whose labels define the strata. Default: the human who labelled every item;
+        when no human did, strata are the per-item mode of all human labels (a pooled first pass).
+    rng : int, numpy.random.Generator or None
+        Seed or generator. An int (or the seed drawn when None) is recorded in the result.
+
+    Returns
+    -------
+    AssignmentResult
+        ``to_frame()`` is the assignment table; :func:`write_assignments` writes it with a manifest.
+
+    Raises
+    ------
+    InvalidParameterError
+        Unknown design, bad budget, a primary that is not a human.
+    InfeasiblePlanError
+        A rater needs more items than are open to them (items a rater already labelled are
+        never assigned to them again; a panel needs items open to every rater).
+
+    Notes
+    -----
+    Between rounds the sequential designs can only use labels already collected: the strata of
+    ``seq-refined`` come from the labels in ``table``, and ``seq-coverage`` additionally counts
+    the items given to earlier raters of this round. In simulation (:func:`voirdire.simulate.subsample`)
+    each rater's labels are revealed before the next one is assigned. Every design but
+    ``random`` chooses items using labels, which breaks the label-independent-mask assumption of
+    the variance results; report it (``label_dependent``).
+
+    Examples
+    --------
+    >>> from voirdire.datasets import load_hanna
+    >>> from voirdire.design import allocate
+    >>> t = load_hanna(criterion="Coherence")
+    >>> a = allocate(t, design="strat", n_per_rater=40, raters=["new_1", "new_2"], rng=7)
+    >>> a.to_frame().groupby("rater").size().tolist()
+    [40, 40]
+    >>> a.label_dependent
+    True
+    """
+    if not isinstance(table, AnnotationTable):
+        raise InvalidParameterError(
+            f"The 'table' parameter of {_FUNC} must be an AnnotationTable. Got {type(table).__name__} instead.")
+    design = check_choice(design, "design", _FUNC, DESIGNS)
+    gen, seed = _seed_from(rng)
+    present = table.dense()
+    L = table.n_categories
+    if primary is None:
+        primary = find_primary(table, (present >= 0) & (present < L))
+    else:
+        pi = table.rater_index(primary)
+        if table.roles[pi] != "human":
+            raise InvalidParameterError(f"The primary {primary!r} must be a human rater; it is a judge.")
+    humans = list(table.humans)
+    if raters is None:
+        raters = [h for h in humans if h != primary]
+        if not raters:
+            raise InvalidParameterError(
+                "No secondary humans to assign work to: pass raters=[...] (new names are fine).")
+    raters = [str(r) for r in raters]
+    if len(set(raters)) != len(raters):
+        raise InvalidParameterError(f"The 'raters' parameter of {_FUNC} repeats a name: {raters}.")
+    for r in raters:
+        if r in set(table.raters.tolist()) and table.roles[table.rater_index(r)] != "human":
+            raise InvalidParameterError(f"Rater {r!r} is a judge; assignments are for human raters.")
+    if isinstance(n_per_rater, Mapping):
+        missing = [r for r in raters if r not in n_per_rater]
+        if missing:
+            raise InvalidParameterError(f"The 'n_per_rater' mapping of {_FUNC} has no budget for {missing}.")
+        sizes = [check_positive_int(n_per_rater[r], "n_per_rater", _FUNC) for r in raters]
+    else:
+        sizes = [check_positive_int(n_per_rater, "n_per_rater", _FUNC)] * len(raters)
+
+    hcols = table.human_idx
+    hcodes = present[:, hcols]
+    if primary is not None:
+        strata = present[:, table.rater_index(primary)].astype(np.int64)
+    else:
+        strata = item_modes(hcodes, L).astype(np.int64)
+    strata = np.where((strata >= 0) & (strata < L), strata, -1)
+    exclude = np.zeros((len(raters), table.n_items), dtype=bool)
+    for t, r in enumerate(raters):
+        if r in set(table.raters.tolist()):
+            col = present[:, table.rater_index(r)]
+            exclude[t] = col >= 0
+    chosen = draw_design(design, n_items=table.n_items, sizes=sizes, strata=strata, known=hcodes,
+                         n_categories=L, exclude=exclude if exclude.any() else None, rng=gen)
+    # the stratum each item was drawn from, under the design's own stratification signal
+    if design in ("seq-refined", "seq-coverage"):
+        st_label = item_modes(hcodes, L, prefer=strata)
+    else:
+        st_label = strata
+    cats = list(table.scale.categories or ())
+
+    def name(c: int) -> str:
+        return "none" if c < 0 else str(cats[c])
+
+    rater_col = np.concatenate([np.full(c.size, r, dtype=object) for r, c in zip(raters, chosen)]) \
+        if chosen else np.array([], dtype=object)
+    idx = np.concatenate(chosen) if chosen else np.array([], dtype=np.int64)
+    item_col = table.items[idx].astype(object)
+    stratum_col = np.array([name(int(c)) for c in st_label[idx]], dtype=object)
+    u, cnt = np.unique(strata, return_counts=True)
+    return AssignmentResult(
+        design=design, seed=seed, raters=tuple(raters), n_per_rater=tuple(int(s) for s in sizes),
+        rater=rater_col, item=item_col, stratum=stratum_col, primary=primary,
+        strata={name(int(a)): int(b) for a, b in zip(u, cnt)}, label_dependent=design in LABEL_DEPENDENT,
+        source_fingerprint=table.fingerprint(), n_items=table.n_items,
+    )
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def escape_formula(value: Any) -> Any:
+    """Prefix a cell a spreadsheet would run as a formula with ``'``.
+
+    A string starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is escaped,
+    except a plain number such as ``-3`` or ``+1.5`` (a spreadsheet reads it as that number).
+
+    Examples
+    --------
+    >>> escape_formula("=HYPERLINK(\\"http://x\\")"), escape_formula("-3"), escape_formula("item_1")
+    ('\\'=HYPERLINK("http://x")', '-3', 'item_1')
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _PLAIN_NUMBER.match(value):
+        return "'" + value
+    return value
+
+
+def write_assignments(result: AssignmentResult, path: str | os.PathLike[str], *,
+                      format: str | None = None) -> tuple[Path, Path]:
+    """Write the assignment table (CSV or JSONL) and a manifest next to it.
+
+    The manifest ``<path stem>.manifest.json`` records the design, the seed, the source table's
+    fingerprint, the voirdire version, the budgets and the strata. In CSV output every cell a
+    spreadsheet would run as a formula is escaped (see :func:`escape_formula`); JSONL keeps the
+    exact values (JSON is not evaluated by spreadsheets).
+
+    Parameters
+    ----------
+    result : AssignmentResult
+        From :func:`allocate`.
+    path : path-like
+        Output file; the format follows the extension (``.csv``, ``.jsonl``) unless ``format``
+        is given.
+    format : {"csv", "jsonl"}, optional
+        Output format.
+
+    Returns
+    -------
+    (Path, Path)
+        The assignment file and the manifest.
+    """
+    p = Path(path)
+    fmt = format or {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(p.suffix.lower())
+    if fmt not in ("csv", "jsonl"):
+        raise InvalidParameterError(
+            f"Cannot tell the output format of {str(p)!r}: use a .csv or .jsonl name, or format='csv'|'jsonl'.")
+    df = result.to_frame()
+    if fmt == "csv":
+        out = df.map(escape_formula)
+        out.to_csv(p, index=False)
+    else:
+        with open(p, "w", encoding="utf-8") as fh:
+            for rec in df.to_dict(orient="records"):
+                fh.write(json.dumps({k: (v if isinstance(v, (str, int, float)) else str(v)) for k, v in rec.items()},
+                                    ensure_ascii=False) + "\n")
+    man = result.manifest()
+    man.update({"file": p.name, "format": fmt,
+                "formula_escaping": ("cells starting with = + - @ tab or CR (not plain numbers) are prefixed with '"
+                                     if fmt == "csv" else "none (JSONL values are exact)"),
+                "created_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")})
+    mp = p.with_name(p.stem + ".manifest.json")
+    mp.write_text(json.dumps(man, indent=2) + "\n", encoding="utf-8")
+    return p, mp
