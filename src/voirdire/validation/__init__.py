@@ -6,6 +6,7 @@ See ``docs/validation.md`` for how to read the numbers; the spec is METHODS §2.
 from ._alt_test import AltTestResult, alt_test
 from ._leave_one_out import LeaveOneOutResult, leave_one_out
 from ._loo import LooArrays, loo_core
+from ._ranking import RankingResult, rank_judges
 from ._rankerr import rank_error, top1_error
 
-__all__ = ["AltTestResult", "alt_test", "LeaveOneOutResult", "LooArrays", "leave_one_out", "loo_core", "rank_error", "top1_error"]
+__all__ = ["AltTestResult", "alt_test", "LeaveOneOutResult", "LooArrays", "leave_one_out", "loo_core", "RankingResult", "rank_judges", "rank_error", "top1_error"]

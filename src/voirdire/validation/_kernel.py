@@ -88,7 +88,8 @@ class PairStats:
                  "layout", "n_categories")
 
     def __init__(self, codes: np.ndarray, human_cols: np.ndarray, judge_cols: np.ndarray, *,
-                 n_categories: int, score: str, level: str, category_values: np.ndarray | None) -> None:
+                 n_categories: int, score: str, level: str, category_values: np.ndarray | None,
+                 full_pool: bool = False) -> None:
         L = int(n_categories)
         codes = np.asarray(codes)
         H = codes[:, human_cols]
@@ -103,6 +104,15 @@ class PairStats:
         nh = vk.sum(axis=1)               # (n,)
         m = np.where(vk, nh[:, None] - 1, 0).astype(float)   # (n, K) pool size when k labelled i
         ek = vk & (m >= 1)                # (n, K)
+        if full_pool:
+            # one extra "held-out human" who labels nothing: its pool is every human, so the
+            # judge-side statistics of this column compare the judge with the full pool.
+            n = H.shape[0]
+            Hx = np.concatenate([Hx, np.full((n, 1), L)], axis=1)
+            vk = np.concatenate([vk, np.zeros((n, 1), dtype=bool)], axis=1)
+            OH = np.concatenate([OH, np.zeros((n, 1, L))], axis=1)
+            m = np.concatenate([m, nh[:, None].astype(float)], axis=1)
+            ek = np.concatenate([ek, (nh >= 1)[:, None]], axis=1)
         ej = vj[:, :, None] & ek[:, None, :]   # (n, J, K)
         Cx = np.concatenate([C, np.zeros((C.shape[0], 1))], axis=1)  # (n, L+1)
         self.judge_valid = vj
@@ -132,7 +142,7 @@ class PairStats:
             eq = (Gx[:, :, None] == Hx[:, None, :]) & vk[:, None, :]    # (n, J, K)
             agj = fj * (Cg[:, :, None] - eq)
             Ch = np.take_along_axis(Cx, Hx, axis=1)                     # (n, K)
-            agh = fh * (Ch - 1.0)
+            agh = fh * np.maximum(Ch - 1.0, 0.0)
             add("agree", agj, agh)
         if score in ("kappa", "ac1", "alpha"):
             pool = C[:, None, :] - OH                                   # (n, K, L)
