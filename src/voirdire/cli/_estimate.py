@@ -1,1 +1,408 @@
-"""The `voirdire estimate` command (registered on import)."""
+"""The `voirdire estimate` and `voirdire plan-estimate` commands (registered on import).
+
+``estimate`` reads a long annotation file in which the LLM judge scores every item and humans
+score a designed subsample. The inclusion probabilities live in the same file: ``--inclusion-prob
+COLUMN`` names a column holding, on the rows of each item (at least on its human rows), the
+probability that the item was sent to humans; it must be the same on every row of an item.
+``--inclusion-prob 0.1`` gives one probability for all items instead.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import typer
+
+from ._app import Level, OutputFormat, app, console, emit_json, fail, handle_errors, load_table
+
+
+class Model(str, Enum):
+    identity = "identity"
+    linear = "linear"
+    isotonic = "isotonic"
+
+
+class Target(str, Enum):
+    superpopulation = "superpopulation"
+    finite = "finite"
+
+
+_JSON_KEYS = {"DR": "doubly_robust", "human-only": "human_only", "PPI++": "ppi"}
+
+
+class TableOrJson(str, Enum):
+    table = "table"
+    json = "json"
+
+
+# ------------------------------------------------------------------------------------ reading
+def _read_frame(file: Path, column: str, item_col: str, option: str) -> tuple[Any, Any, str]:
+    from ..data import read_long_frame
+    from ..exceptions import SchemaError
+
+    if Path(file).is_dir() or Path(file).suffix.lower() == ".json":
+        raise SchemaError(f"{option} {column!r} names a column, but {file} is not a long table "
+                          "(CSV/TSV/JSONL/Parquet).", source=str(file))
+    df, rows, src = read_long_frame(file)
+    if column not in df.columns:
+        raise SchemaError(f"{option} names column {column!r}, which is not in the file; found "
+                          f"{[str(c) for c in df.columns]}.", source=src, column=column)
+    if item_col not in df.columns:
+        raise SchemaError(f"no item column {item_col!r} (set it with --item).", source=src, column=item_col)
+    return df, rows, src
+
+
+def _blank(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and np.isnan(v)) or (isinstance(v, str) and not v.strip())
+
+
+def _per_item_column(file: Path, column: str, table: Any, item_col: str, rater_col: str, *, numeric: bool,
+                     option: str) -> tuple[dict[str, Any], str]:
+    """Values of ``column`` per item (constant within an item); errors name the file, row and column."""
+    from ..exceptions import SchemaError
+
+    df, rows, src = _read_frame(file, column, item_col, option)
+    ids = df[item_col].astype(str).str.strip().to_numpy()
+    raw = df[column].to_numpy(dtype=object)
+    vals: list[Any] = [None] * len(raw)
+    for k, v in enumerate(raw):
+        if _blank(v):
+            continue
+        if numeric:
+            try:
+                vals[k] = float(str(v).strip())
+            except ValueError:
+                raise SchemaError(f"inclusion probability {str(v)!r} is not a number.",
+                                  source=src, row=int(rows[k]), column=column) from None
+        else:
+            vals[k] = str(v).strip()
+    if numeric:
+        humans = set(table.humans)
+        raters = df[rater_col].astype(str).str.strip().to_numpy() if rater_col in df.columns else None
+        # humans on a zero-probability item first: the most specific message
+        for k, v in enumerate(vals):
+            if v == 0 and raters is not None and raters[k] in humans:
+                raise SchemaError(f"human {raters[k]!r} scored item {ids[k]!r}, whose inclusion probability is 0: "
+                                  "an item that could never be drawn cannot have been drawn. Fix the probability "
+                                  "(the design's value for that item) or drop the row.",
+                                  source=src, row=int(rows[k]), column=column)
+        for k, v in enumerate(vals):
+            if v is not None and not (0 < v <= 1):
+                hint = " Probabilities are fractions: did you give a percentage?" if 1 < v <= 100 else ""
+                raise SchemaError(f"inclusion probability {v:g} is outside (0, 1]; every item must have had a "
+                                  f"positive chance of being sent to humans, and at most 1.{hint}",
+                                  source=src, row=int(rows[k]), column=column)
+    per_item: dict[str, Any] = {}
+    first: dict[str, int] = {}
+    for k, v in enumerate(vals):
+        if v is None:
+            continue
+        i = ids[k]
+        if i in per_item and per_item[i] != v:
+            raise SchemaError(f"item {i!r} has two values ({per_item[i]!r} at row {first[i]} and {v!r}); "
+                              f"{option} must be constant within an item.", source=src, row=int(rows[k]),
+                              column=column)
+        if i not in per_item:
+            per_item[i] = v
+            first[i] = int(rows[k])
+    return per_item, src
+
+
+def _inclusion_from_file(spec: str, file: Path, table: Any, item_col: str, rater_col: str,
+                         human: np.ndarray) -> np.ndarray:
+    from ..exceptions import SchemaError
+
+    try:
+        p = float(spec)
+    except ValueError:
+        p = None
+    if p is not None:
+        if not (0 < p <= 1):
+            fail(f"--inclusion-prob must be a probability in (0, 1] or a column name. Got {spec}."
+                 + (" Did you mean a fraction, e.g. 0.1?" if 1 < p <= 100 else ""))
+        return np.full(table.n_items, p)
+    per_item, src = _per_item_column(file, spec, table, item_col, rater_col, numeric=True, option="--inclusion-prob")
+    out = np.array([per_item.get(str(i), np.nan) for i in table.items], dtype=float)
+    miss = np.flatnonzero(np.isnan(out) & np.isfinite(human))
+    if miss.size:
+        raise SchemaError(f"item {str(table.items[miss[0]])!r} was scored by humans but has no inclusion "
+                          f"probability in column {spec!r} ({miss.size} such item(s)). Put the item's design "
+                          "probability on its rows.", source=src, column=spec)
+    return out
+
+
+def _strata_from_file(column: str, file: Path, table: Any, item_col: str) -> np.ndarray:
+    from ..exceptions import SchemaError
+
+    per_item, src = _per_item_column(file, column, table, item_col, "rater", numeric=False, option="--strata")
+    out = np.array([per_item.get(str(i)) for i in table.items], dtype=object)
+    miss = [str(table.items[k]) for k in range(out.size) if out[k] is None]
+    if miss:
+        raise SchemaError(f"item {miss[0]!r} has no stratum in column {column!r}; every item needs one.",
+                          source=src, column=column)
+    return out.astype(str)
+
+
+# ------------------------------------------------------------------------------------ rendering
+def _render_estimates(rows: list[tuple[str, Any]], *, title: str, notes: list[str]) -> None:
+    from rich.table import Table
+
+    from ..report._format import fmt_int, fmt_num
+
+    t = Table(title=title, title_justify="left")
+    for col in ("estimator", "estimate", "SE", "interval", "n", "N"):
+        t.add_column(col, justify="left" if col == "estimator" else "right", no_wrap=True)
+    for name, r in rows:
+        t.add_row(name, fmt_num(r.estimate), fmt_num(r.se, 4), f"[{fmt_num(r.ci.low)}, {fmt_num(r.ci.high)}]",
+                  fmt_int(r.n_labeled), fmt_int(r.n_total))
+    console.print(t)
+    for n in notes:
+        console.print(n, highlight=False, soft_wrap=True)
+
+
+@app.command("estimate")
+@handle_errors
+def estimate_command(
+    file: Path = typer.Argument(..., help="Long annotation file (CSV/TSV/JSONL/Parquet): one row per item, rater, score."),
+    judge: str = typer.Option(..., "--judge", "-j", help="The LLM judge; it must score every item."),
+    inclusion_prob: str = typer.Option(..., "--inclusion-prob", "-p",
+                                       help="Probability each item was sent to humans: a number for all items, or a "
+                                            "column of FILE (constant within an item)."),
+    model: Model = typer.Option(Model.identity, "--model", help="Prediction of the human score from the judge's."),
+    cross_fit: int = typer.Option(5, "--cross-fit", help="Cross-fitting folds for linear/isotonic (1 = none)."),
+    strata: str | None = typer.Option(None, "--strata", help="Column of FILE with the design stratum of each item."),
+    target: Target = typer.Option(Target.superpopulation, "--target",
+                                  help="superpopulation (items sampled from a larger pool) or finite (these items)."),
+    confidence_level: float = typer.Option(0.95, "--confidence-level", help="Level of the intervals."),
+    compare: bool = typer.Option(True, "--compare/--no-compare", help="Also show human-only and PPI++ estimates."),
+    drop_unscored: bool = typer.Option(False, "--drop-unscored",
+                                       help="Drop items the judge did not score instead of failing."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the cross-fitting folds."),
+    output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json."),
+    scale: Level = typer.Option(Level.interval, "--scale", help="Level of the scores (numeric)."),
+    abstain: list[str] = typer.Option(None, "--abstain", help="A score value meaning 'cannot assess' (repeatable)."),
+    item: str = typer.Option("item", "--item", help="Item id column."),
+    rater: str = typer.Option("rater", "--rater", help="Rater column."),
+    label: str = typer.Option("label", "--label", help="Score column."),
+    cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters."),
+    cluster_sep: str | None = typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator."),
+) -> None:
+    """Estimate the mean human score from LLM scores on every item and human scores on a designed subsample.
+
+    Doubly robust: the judge's score, corrected by the humans' residuals weighted by 1/inclusion
+    probability. Valid whatever the judge's quality, because the probabilities are known by design.
+    """
+    from ..estimation import classical_mean, dr_mean, item_scores, ppi_mean
+
+    if scale == Level.nominal:
+        fail("--scale nominal has no mean; use interval (default), ratio or ordinal with numeric scores.")
+    table = load_table(file, judges=[judge], scale=scale, abstain=abstain, item=item, rater=rater, label=label,
+                       cluster=cluster, cluster_sep=cluster_sep)
+    if not table.humans:
+        fail(f"{file}: no human rater (every rater is a judge).")
+    x, y, _ = item_scores(table, judge)
+    pi = _inclusion_from_file(inclusion_prob, file, table, item, rater, y)
+    st = None if strata is None else _strata_from_file(strata, file, table, item)
+    cl = table.clusters
+    keep = np.isfinite(x)
+    if not keep.all():
+        if not drop_unscored:
+            bad = table.items[~keep]
+            fail(f"{file}: judge {judge!r} has no score for {bad.size} of {table.n_items} item(s) "
+                 f"(e.g. {', '.join(repr(str(b)) for b in bad[:3])}). The estimator needs the judge's score on every "
+                 "item; pass --drop-unscored to estimate over the items it scored.")
+        x, y, pi = x[keep], y[keep], pi[keep]
+        st = None if st is None else st[keep]
+        cl = None if cl is None else np.unique(cl[keep], return_inverse=True)[1]
+    n_lab = int(np.isfinite(y).sum())
+    if n_lab == 0:
+        fail(f"{file}: no item has a human score, so there is nothing to estimate the human mean from. "
+             "Check the judge name and the role of the raters.")
+    import warnings
+
+    from ..exceptions import SmallSampleWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SmallSampleWarning)
+        dr = dr_mean(x, y, pi, model=model.value, cross_fit=cross_fit, strata=st, clusters=cl,
+                     confidence_level=confidence_level, target=target.value, rng=seed, on_undefined="raise")
+        results: dict[str, Any] = {"DR": dr}
+        if compare:
+            results["human-only"] = classical_mean(y, pi, strata=st, clusters=cl, confidence_level=confidence_level,
+                                                   target=target.value, on_undefined="raise")
+            uniform = bool(np.nanmax(pi[np.isfinite(y)]) == np.nanmin(pi[np.isfinite(y)]))
+            if uniform and n_lab >= 2 and n_lab < y.size:
+                results["PPI++"] = ppi_mean(x, y, confidence_level=confidence_level, on_undefined="nan")
+    warn_msgs = sorted({str(w.message) for w in caught})
+    if output == TableOrJson.json:
+        emit_json({"file": str(file), "judge": judge, "inclusion_prob": inclusion_prob,
+                   "estimates": {_JSON_KEYS[k]: v.to_dict() for k, v in results.items()}, "warnings": warn_msgs})
+        return
+    from ..report._format import fmt_num
+
+    notes = [
+        "n: human-scored items; N: all items (the judge scores every one).",
+        f"Variance of the DR estimate: human-variance term {fmt_num(dr.var_human, 6)} + residual penalty "
+        f"{fmt_num(dr.var_residual, 6)} (target: {dr.target}); model {dr.model}, R\u00b2 of the model "
+        f"{fmt_num(dr.r2)}, sd of the human scores {fmt_num(dr.sd_human)}.",
+        "Report the inclusion probabilities with the estimate: the interval is valid because they are known.",
+    ]
+    if np.isfinite(dr.r2) and dr.r2 < 0:
+        notes.append(f"R\u00b2 < 0: the judge's raw scores predict the human scores worse than a constant (another "
+                     "scale, or a bias); the estimate stays valid but is imprecise. --model linear calibrates them.")
+    if compare and "PPI++" not in results:
+        notes.append("PPI++ not shown: it assumes a uniform random human subsample, and the probabilities differ.")
+    notes += [f"[yellow]warning:[/] {m}" for m in warn_msgs]
+    cl_pct = f"{confidence_level * 100:g}%"
+    _render_estimates(list(results.items()),
+                      title=f"Mean human score, {judge} as the predictor ({cl_pct} intervals)", notes=notes)
+
+
+# ------------------------------------------------------------------------------------ planning
+def _pilot(file: Path, judge: str, model: str, item: str, rater: str, label: str, scale: Level,
+           abstain: list[str] | None) -> tuple[float, float, int]:
+    from ..estimation import item_scores
+    from ..estimation._planning import pilot_r2
+
+    table = load_table(file, judges=[judge], scale=scale, abstain=abstain, item=item, rater=rater, label=label)
+    x, y, _ = item_scores(table, judge)
+    return pilot_r2(x, y, model=model)
+
+
+@app.command("plan-estimate")
+@handle_errors
+def plan_estimate_command(
+    target_halfwidth: float | None = typer.Option(None, "--target-halfwidth", help="Wanted CI half-width (score units)."),
+    n_star: float | None = typer.Option(None, "--n-star", help="Human-only sample size whose precision to match."),
+    effect_size: float | None = typer.Option(None, "--effect-size", help="Difference to detect (score units)."),
+    power: float = typer.Option(0.8, "--power", help="Power for --effect-size."),
+    significance_level: float = typer.Option(0.05, "--significance-level", help="Test level for --effect-size."),
+    confidence_level: float = typer.Option(0.95, "--confidence-level", help="Level for --target-halfwidth."),
+    sd: float | None = typer.Option(None, "--sd", help="Standard deviation of the human scores (or from --pilot)."),
+    r2: float | None = typer.Option(None, "--r2", help="Share of the human variance the judge explains, in [0, 1)."),
+    pilot: Path | None = typer.Option(None, "--pilot", help="Pilot annotation file (judge and humans on the same items)."),
+    judge: str | None = typer.Option(None, "--judge", "-j", help="The judge in the pilot file."),
+    model: Model = typer.Option(Model.linear, "--model", help="Prediction model the study will use (for the pilot R\u00b2)."),
+    n_total: int | None = typer.Option(None, "--N", "--n-total", help="Items the LLM scores."),
+    n_labeled: int | None = typer.Option(None, "--n", "--n-labeled", help="Items humans score."),
+    inclusion_prob: float | None = typer.Option(None, "--inclusion-prob", "-p", help="pi = n/N instead of --n."),
+    strata_file: Path | None = typer.Option(None, "--strata", help="CSV of strata (stratum, n_items, residual_sd[, cost][, sd]) "
+                                                                   "for a Neyman allocation; needs --budget."),
+    budget: float | None = typer.Option(None, "--budget", help="Expected cost of human labels for --strata."),
+    min_prob: float = typer.Option(0.0, "--min-prob", help="Floor on each stratum's inclusion probability."),
+    output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json."),
+    item: str = typer.Option("item", "--item", help="Item id column of the pilot."),
+    rater: str = typer.Option("rater", "--rater", help="Rater column of the pilot."),
+    label: str = typer.Option("label", "--label", help="Score column of the pilot."),
+    scale: Level = typer.Option(Level.interval, "--scale", help="Level of the pilot's scores."),
+    abstain: list[str] = typer.Option(None, "--abstain", help="A pilot score meaning 'cannot assess' (repeatable)."),
+) -> None:
+    """Plan a two-stage study: how many items the LLM and the humans must score, or where to put the human labels.
+
+    Solves 1/n* = R\u00b2/N + (1 - R\u00b2)/n for the missing one of n* (from --target-halfwidth,
+    --effect-size or --n-star), N and n (or pi). With --strata and --budget: Neyman allocation.
+    """
+    if strata_file is not None:
+        _plan_allocation(strata_file, budget, min_prob, output)
+        return
+    if budget is not None:
+        fail("--budget goes with --strata FILE (a Neyman allocation over strata).")
+    from ..estimation import required_sample_size
+
+    pilot_info: dict[str, Any] | None = None
+    if pilot is not None:
+        if r2 is not None:
+            fail("give --r2 or --pilot, not both.")
+        if judge is None:
+            fail("--pilot needs --judge NAME (the judge whose scores predict the humans).")
+        r2_p, sd_p, n_p = _pilot(pilot, judge, model.value, item, rater, label, scale, abstain)
+        pilot_info = {"file": str(pilot), "judge": judge, "model": model.value, "r2": r2_p, "sd": sd_p, "n_pairs": n_p}
+        from ..exceptions import InfeasiblePlanError
+
+        if not np.isfinite(r2_p) or r2_p < 0:
+            raise InfeasiblePlanError(
+                f"the pilot's R\u00b2 for model {model.value!r} is {r2_p:.3g}: the judge predicts the human scores "
+                "no better than a constant, so LLM scores cannot replace human labels. Try --model linear or plan "
+                "a human-only study.")
+        r2 = min(r2_p, 1 - 1e-12)
+        if sd is None:
+            sd = sd_p
+    elif r2 is None:
+        fail("give --r2 (share of the human variance the judge explains) or --pilot FILE --judge NAME.")
+    res = required_sample_size(n_star=n_star, n_total=n_total, n_labeled=n_labeled, inclusion_prob=inclusion_prob,
+                               r2=r2, sd=sd, target_halfwidth=target_halfwidth, effect_size=effect_size, power=power,
+                               significance_level=significance_level, confidence_level=confidence_level)
+    if output == TableOrJson.json:
+        emit_json({"plan": res.to_dict(), "pilot": pilot_info})
+        return
+    from rich.table import Table
+
+    from ..report._format import fmt_int, fmt_num
+
+    t = Table(title="Two-stage design", title_justify="left")
+    t.add_column("quantity")
+    t.add_column("value", justify="right")
+    t.add_column("")
+    solved = res.solved_for
+    t.add_row("n* (human-only equivalent)", fmt_num(res.n_star, 1), "solved" if solved == "n_star" else "target")
+    t.add_row("N (items the LLM scores)", fmt_int(res.n_total), "solved" if solved == "n_total" else "given")
+    t.add_row("n (items humans score)", fmt_int(res.n_labeled), "solved" if solved == "n_labeled" else "given")
+    t.add_row("inclusion probability n/N", fmt_num(res.inclusion_prob, 4), "")
+    t.add_row("R\u00b2", fmt_num(res.r2), "pilot" if pilot_info else "given")
+    if np.isfinite(res.sd):
+        t.add_row("sd of human scores", fmt_num(res.sd), "pilot" if pilot_info and sd == pilot_info["sd"] else "given")
+        t.add_row("predicted SE", fmt_num(res.predicted_se, 4), "")
+    console.print(t)
+    if pilot_info:
+        console.print(f"Pilot: {pilot_info['n_pairs']} items scored by both; R\u00b2 of the {model.value} model "
+                      f"{fmt_num(pilot_info['r2'])} (cross-fitted).", highlight=False, soft_wrap=True)
+    if res.note:
+        console.print(res.note, highlight=False, soft_wrap=True)
+    console.print("Draw the human sample with these probabilities and keep them: the estimate needs them.",
+                  highlight=False, soft_wrap=True)
+
+
+def _plan_allocation(strata_file: Path, budget: float | None, min_prob: float, output: TableOrJson) -> None:
+    from ..data import read_long_frame
+    from ..estimation import plan_allocation
+    from ..exceptions import SchemaError
+
+    if budget is None:
+        fail("--strata needs --budget (the expected cost of the human labels; with unit costs, the number of labels).")
+    df, rows, src = read_long_frame(strata_file)
+    for col in ("n_items", "residual_sd"):
+        if col not in df.columns:
+            raise SchemaError(f"needs a column {col!r} (columns: stratum, n_items, residual_sd, optional cost and sd); "
+                              f"found {[str(c) for c in df.columns]}.", source=src, column=col)
+    for col in ("n_items", "residual_sd", "cost", "sd"):
+        if col in df.columns:
+            for k, v in enumerate(df[col]):
+                try:
+                    float(v)
+                except (TypeError, ValueError):
+                    raise SchemaError(f"{v!r} is not a number.", source=src, row=int(rows[k]), column=col) from None
+            df[col] = df[col].astype(float)
+    res = plan_allocation(df, budget=float(budget), min_inclusion_prob=min_prob)
+    if output == TableOrJson.json:
+        emit_json(res.to_dict())
+        return
+    from rich.table import Table
+
+    from ..report._format import fmt_num
+
+    t = Table(title=f"Neyman allocation of a budget of {budget:g}", title_justify="left")
+    for col in ("stratum", "items", "resid. sd", "cost", "pi", "labels", "prop. pi"):
+        t.add_column(col, justify="left" if col == "stratum" else "right", no_wrap=True)
+    for r in res.strata.itertuples(index=False):
+        t.add_row(str(r.stratum), fmt_num(r.n_items, 0), fmt_num(r.residual_sd), fmt_num(r.cost, 2),
+                  fmt_num(r.inclusion_prob, 4), fmt_num(r.expected_labels, 1), fmt_num(r.proportional_prob, 4))
+    console.print(t)
+    console.print("pi: inclusion probability of the allocation; labels: expected human labels; prop. pi: "
+                  "proportional allocation at the same budget.", highlight=False, soft_wrap=True)
+    what = "variance" if res.includes_human_variance else "residual penalty term of the variance"
+    console.print(f"Predicted {what}: {fmt_num(res.variance, 6)} (proportional allocation: "
+                  f"{fmt_num(res.variance_proportional, 6)}; relative efficiency {fmt_num(res.relative_efficiency, 2)}). "
+                  f"Expected cost {fmt_num(res.spent, 1)}.", highlight=False, soft_wrap=True)

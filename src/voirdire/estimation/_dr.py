@@ -61,7 +61,9 @@ def _check_inclusion(pi_in: Any, n: int, labelled: np.ndarray, func: str) -> np.
         if pi.size != n:
             raise InvalidParameterError(
                 f"The 'inclusion_prob' parameter of {func} must have one value per item ({n}). Got {pi.size}.")
-    bad = ~((pi > 0) & (pi <= 1))
+    # nan is accepted on items without a human score: only the scored items' probabilities enter
+    # the estimate and its variance.
+    bad = ~((pi > 0) & (pi <= 1)) & ~(np.isnan(pi) & ~labelled)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         what = "human-scored item" if labelled[i] else "item"
@@ -109,18 +111,19 @@ def _variance(phi: np.ndarray, theta: float, ce: np.ndarray, lab: np.ndarray, pi
         lab_cnt = np.bincount(clusters, weights=lab.astype(float), minlength=n_cl)
         pi_min = np.full(n_cl, np.inf)
         pi_max = np.full(n_cl, -np.inf)
-        np.minimum.at(pi_min, clusters, pi)
-        np.maximum.at(pi_max, clusters, pi)
-        whole_clusters = bool(np.any(cnt > 1) and np.all((lab_cnt == 0) | (lab_cnt == cnt))
-                              and np.all(pi_min == pi_max))
+        np.minimum.at(pi_min, clusters[lab], pi[lab])
+        np.maximum.at(pi_max, clusters[lab], pi[lab])
+        whole_clusters = bool(np.any(cnt[lab_cnt > 0] > 1) and np.all((lab_cnt == 0) | (lab_cnt == cnt))
+                              and np.all((lab_cnt == 0) | (pi_min == pi_max)))
     if whole_clusters:
         assert clusters is not None
         e_g = np.bincount(clusters, weights=ce, minlength=n_cl)
-        pi_g = pi_min
-        sampled = np.bincount(clusters, weights=lab.astype(float), minlength=n_cl) > 0
-        var_res = float(np.sum(np.where(sampled, (1.0 - pi_g) / pi_g**2 * e_g**2, 0.0))) / n_items**2
+        sampled = lab_cnt > 0
+        pi_g = pi_min[sampled]
+        var_res = float(np.sum((1.0 - pi_g) / pi_g**2 * e_g[sampled] ** 2)) / n_items**2
     else:
-        fac = np.where(lab, (1.0 - pi) / pi**2, 0.0)
+        fac = np.zeros(n_items)
+        fac[lab] = (1.0 - pi[lab]) / pi[lab] ** 2
         var_res = float(np.sum(fac * ce * ce)) / n_items**2
     if clusters is None:
         units = dev
@@ -166,7 +169,8 @@ def _core(y: np.ndarray, m: np.ndarray, pi: np.ndarray, lab: np.ndarray, *, scal
     n_lab = int(lab.sum())
     e = np.where(lab, y - m, 0.0) if n_lab < n_items else y - m
     ce = scale * e
-    w = np.where(lab, 1.0 / pi, 0.0)
+    w = np.zeros(n_items)
+    w[lab] = 1.0 / pi[lab]
     phi = m + w * ce
     theta = float(phi.mean())
     var_tot, var_res, _ = _variance(phi, theta, ce, lab, pi, clusters, strata)
@@ -262,7 +266,9 @@ def dr_mean(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *,
         several humans per item, pass their mean; see :func:`dr_mean_table`).
     inclusion_prob : float or array-like of float, shape (N,)
         The design probability that each item was sent to humans, in (0, 1]. A single number
-        means equal probabilities.
+        means equal probabilities. ``nan`` is accepted on items without a human score (only the
+        scored items' probabilities enter the estimate), but every item must have had a
+        positive probability when the sample was drawn.
     model : {"identity", "linear", "isotonic"}, default "identity"
         ``m``: the judge score itself (as in the paper), a weighted least-squares line, or a
         weighted increasing isotonic fit (``scipy.optimize.isotonic_regression``), fitted on the
@@ -410,7 +416,8 @@ def classical_mean(human_scores: Any, inclusion_prob: Any = None, *, strata: Any
         return _nan_result(0, y.size, confidence_level, "constant", "classical (hajek)", target, 0)
     if pi is None:
         pi = np.full(y.size, n_lab / y.size)
-    w = np.where(lab, 1.0 / pi, 0.0)
+    w = np.zeros(y.size)
+    w[lab] = 1.0 / pi[lab]
     yz = np.where(lab, y, 0.0)
     n_hat = float(w.sum())
     theta = float(np.dot(w, yz)) / n_hat
