@@ -30,7 +30,7 @@ def labels_csv(tmp_path_factory):
 def test_report_writes_html_and_json(labels_csv, tmp_path):
     out = tmp_path / "rep"
     res = runner.invoke(app, ["report", str(labels_csv), "--judge", "gpt-x", "--judge", "judge <b>2</b>",
-                              "--abstain", "cannot assess", "--categories", "fail,pass", "-o", str(out),
+                              "--abstain", "cannot assess", "--categories", "0,1", "-o", str(out),
                               "--seed", "3", "--n-resamples", "50"])
     assert res.exit_code == 0, res.output
     assert (out / "report.html").exists() and (out / "report.json").exists()

@@ -16,7 +16,7 @@ JUDGES = ["gpt-x", "judge <b>2</b>"]
 
 
 def make_table(n_items: int = 60, seed: int = 3) -> AnnotationTable:
-    """Binary pass/fail labels with 'cannot assess' abstentions and sparse human overlap.
+    """Binary 0/1 (fail/pass) labels with 'cannot assess' abstentions and sparse human overlap.
 
     A latent truth per item; humans are right 85% of the time and label about 70% of the items;
     judge 'gpt-x' is right 80% of the time, the other judge 65%; each judge abstains on ~5%.
@@ -25,7 +25,7 @@ def make_table(n_items: int = 60, seed: int = 3) -> AnnotationTable:
     rng = np.random.default_rng(seed)
     truth = rng.integers(0, 2, n_items)
     item, rater, label = [], [], []
-    names = ["fail", "pass"]
+    names = [0, 1]
     for i in range(n_items):
         iid = f"item<{i}>"
         for h in HUMANS:
@@ -38,7 +38,7 @@ def make_table(n_items: int = 60, seed: int = 3) -> AnnotationTable:
             else:
                 lab = names[truth[i] if rng.random() < acc else 1 - truth[i]]
             item.append(iid), rater.append(j), label.append(lab)
-    return AnnotationTable.from_arrays(item, rater, label, judges=JUDGES, categories=["fail", "pass"],
+    return AnnotationTable.from_arrays(item, rater, label, judges=JUDGES, categories=[0, 1],
                                        abstain=["cannot assess"], source="hostile.csv")
 
 
@@ -47,12 +47,20 @@ def hostile_table() -> AnnotationTable:
     return make_table()
 
 
+def build_kwargs() -> dict:
+    """The options of the session's report: every section asked for."""
+    from voirdire.pairwise import simulate_pairwise
+
+    pt, _ = simulate_pairwise(150, rng=2)
+    return dict(seed=7, n_resamples=100, pairwise=pt, inclusion_prob=0.8)
+
+
 @pytest.fixture(scope="session")
 def built(hostile_table):
     from voirdire.report import build_report
 
     steps: list[tuple[str, int, int]] = []
-    rep = build_report(hostile_table, seed=7, n_resamples=100, progress=lambda *a: steps.append(a))
+    rep = build_report(hostile_table, progress=lambda *a: steps.append(a), **build_kwargs())
     return rep, steps
 
 

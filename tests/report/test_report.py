@@ -21,7 +21,7 @@ from voirdire.report import (
     write_report,
 )
 
-from .conftest import JUDGES, SCRIPT_RATER, make_table
+from .conftest import JUDGES, SCRIPT_RATER, build_kwargs
 
 
 def _pointer_get(doc, pointer):
@@ -133,7 +133,7 @@ def test_page_is_self_contained(written):
 
 def test_same_seed_same_numbers(hostile_table, built):
     rep, _ = built
-    again = build_report(hostile_table, seed=7, n_resamples=100)
+    again = build_report(hostile_table, **build_kwargs())
     a, b = rep.to_dict(), again.to_dict()
     a["meta"].pop("generated_at"), b["meta"].pop("generated_at")
     assert a == b
@@ -166,6 +166,7 @@ def test_judges_argument_sets_roles(hostile_table):
     ({"epsilon": -0.1}, "epsilon"),
     ({"inclusion_prob": 0.0}, "inclusion_prob"),
     ({"inclusion_prob": [0.5, 0.5]}, "one per item"),
+    ({"alt_test_epsilon": 1.5}, "alt_test_epsilon"),
     ({"judges": ["nobody"]}, "nobody"),
 ])
 def test_bad_parameters(hostile_table, kwargs, match):
@@ -191,11 +192,22 @@ def test_unavailable_sections_are_listed(written):
     assert na == {s.key for s in rep.sections if s.status != "ok"}
     if na:
         assert 'id="not-available"' in html
-    # pairwise and estimation were not asked for: they must say why
-    for key in ("pairwise", "estimation"):
-        if key in doc["sections"]:
-            assert doc["sections"][key]["status"] == "not available"
-            assert doc["sections"][key]["reason"]
+
+
+
+def test_sections_not_asked_for_say_why(hostile_table):
+    rep = build_report(hostile_table, n_resamples=20)
+    for key, why in (("pairwise", "no pairwise file"), ("estimation", "no inclusion probability")):
+        s = rep.section(key)
+        assert s.status == "not available" and why in s.reason
+    assert {d["section"] for d in rep.to_dict()["not_available"]} >= {"pairwise", "estimation"}
+
+
+def test_every_requested_section_ran(built):
+    rep, _ = built
+    status = {s.key: s.status for s in rep.sections}
+    for key in ("data", "validation", "estimation", "pairwise"):
+        assert status[key] == "ok", (key, rep.section(key).reason)
 
 
 def test_tiny_table_still_reports():

@@ -318,10 +318,10 @@ def build_report(
 
 
 def _fingerprint_any(obj: Any) -> str:
-    fp = getattr(obj, "fingerprint", None)
-    if callable(fp):
-        return str(fp())
-    return hashlib.sha256(repr(obj).encode()).hexdigest()
+    """SHA-256 of a table's content (its long frame as CSV) when there is no input file."""
+    to_frame = getattr(obj, "to_frame", None)
+    text = to_frame().to_csv(index=False) if callable(to_frame) else repr(obj)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _check_inclusion(value: Any, n_items: int, func: str) -> Any:

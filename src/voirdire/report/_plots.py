@@ -199,3 +199,42 @@ def histogram(key: str, values: Sequence[float], *, bins: int = 20, xlabel: str 
         ax.set_ylabel("count")
 
     return _render(key, 6.4, 2.6, draw, title=title)
+
+
+def small_heatmaps(key: str, matrices: Any, names: Sequence[str], labels: Sequence[str], *, title: str = "",
+                   xlabel: str = "", ylabel: str = "", vmin: float = 0.0, vmax: float = 1.0, digits: int = 2,
+                   integer: bool = False, ncols: int = 4) -> str:
+    """Several small annotated matrices side by side (confusion matrices), one shared colour scale."""
+    ms = [np.array([[np.nan if v is None else float(v) for v in row] for row in m], dtype=float) for m in matrices]
+    n = len(ms)
+    ncols = max(1, min(ncols, n))
+    nrows = int(np.ceil(n / ncols))
+    k = len(labels)
+    cell = 0.42 * max(3, k) + 0.9
+
+    def draw(fig: Any) -> None:
+        axes = fig.subplots(nrows, ncols, squeeze=False)
+        for idx in range(nrows * ncols):
+            ax = axes[idx // ncols][idx % ncols]
+            if idx >= n:
+                ax.set_visible(False)
+                continue
+            m = ms[idx]
+            ax.imshow(np.ma.masked_invalid(m), cmap="Blues", vmin=vmin, vmax=vmax)
+            for i in range(m.shape[0]):
+                for j in range(m.shape[1]):
+                    if np.isfinite(m[i, j]):
+                        txt = f"{int(round(m[i, j])):d}" if integer else f"{m[i, j]:.{digits}f}"
+                        shade = (m[i, j] - vmin) / (vmax - vmin) if vmax > vmin else 0.0
+                        ax.text(j, i, txt, ha="center", va="center", fontsize=7,
+                                color="white" if shade > 0.6 else "black")
+            ax.set_xticks(np.arange(m.shape[1]), [str(s) for s in labels][: m.shape[1]])
+            ax.set_yticks(np.arange(m.shape[0]), [str(s) for s in labels][: m.shape[0]])
+            ax.set_title(str(names[idx]), fontsize=8)
+            ax.spines[:].set_visible(False)
+            if idx % ncols == 0:
+                ax.set_ylabel(ylabel)
+            if idx // ncols == nrows - 1:
+                ax.set_xlabel(xlabel)
+
+    return _render(key, min(9.0, 0.4 + cell * ncols), 0.5 + cell * nrows, draw, title=title)

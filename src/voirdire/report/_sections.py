@@ -291,6 +291,70 @@ def estimation_section(ctx: Context, w: Writer) -> None:
                                                            "human-scored items", "items"], rows)
 
 
+# ----------------------------------------------------------------------------------------- pairwise
+N_UNCERTAIN = 10
+MAX_HUMAN_MATRICES = 12
+
+
+def pairwise_section(ctx: Context, w: Writer) -> None:
+    """The Bayesian pairwise model: position bias per judge, human confusion matrices, entropy."""
+    if ctx.pairwise is None:
+        raise NotAvailable("no pairwise file given (pass pairwise= or --pairwise FILE).")
+    Model = require("voirdire.pairwise", "PairwiseBayesModel")
+    pt = ctx.pairwise
+    w.put("summary", pt.summary())
+    model = w.call(Model(rng=ctx.seed).fit, pt)
+    post = model.posterior(credible_level=ctx.confidence_level)
+    d = w.put("posterior", post)
+    verdicts = ["A", "tie", "B"]
+    w.text("BayesJudge model (METHODS §3): each pair has a latent verdict (A better, tie, B better); humans are "
+           "noisy raters with their own confusion matrices; each LLM judge, asked in both orders, has a position "
+           "bias β (> 0: it favours the response shown first; 2β shifts its log-odds of A over B). A pair's "
+           "entropy near log 3 = 1.10 nats means the evidence does not settle its verdict.", "note")
+    judges = d["judges"]
+    if judges:
+        w.heading("Position bias per judge")
+        w.figure("bias", "Position bias per judge",
+                 plots.forest_plot(f"{w.key}-bias", judges, d["bias_mean"], d["bias_low"], d["bias_high"],
+                                   groups=["judge"] * len(judges), refs=[(0.0, "no bias")],
+                                   xlabel=f"position bias β ({ctx.cl_pct} credible intervals)",
+                                   title="Position bias per judge"),
+                 caption="An interval clear of 0 is evidence of position bias; β is identified only for judges "
+                         "asked in both orders.")
+        rows = [[j, w.num(f"posterior/bias_mean/{k}"), w.num(f"posterior/bias_sd/{k}"),
+                 w.ci(f"posterior/bias_low/{k}", f"posterior/bias_high/{k}")] for k, j in enumerate(judges)]
+        w.table("bias", "Position bias per judge", ["judge", "β (mean)", "sd", f"{ctx.cl_pct} credible interval"],
+                rows)
+    humans = d["humans"]
+    if humans:
+        order = list(range(len(humans)))
+        if len(humans) > MAX_HUMAN_MATRICES:  # the humans with the most labels, in table order
+            n_lab = np.bincount(pt.rater_idx, minlength=pt.n_raters)
+            per_h = np.array([n_lab[pt.rater_index(h)] for h in humans])
+            order = sorted(np.argsort(-per_h, kind="stable")[:MAX_HUMAN_MATRICES].tolist())
+        w.heading("Human confusion matrices")
+        w.figure("confusion", "Human confusion matrices",
+                 plots.small_heatmaps(f"{w.key}-confusion", [d["confusion"][k] for k in order],
+                                      [humans[k] for k in order], verdicts, xlabel="said", ylabel="true verdict",
+                                      title="Human confusion matrices"),
+                 caption="Posterior mean P(said | true verdict) per human; rows sum to 1."
+                         + (f" The {MAX_HUMAN_MATRICES} humans with the most labels are shown; all are in the JSON."
+                            if len(humans) > MAX_HUMAN_MATRICES else ""))
+    w.heading("How settled is each pair?")
+    w.figure("entropy", "Posterior entropy of the pairs' verdicts",
+             plots.histogram(f"{w.key}-entropy", d["entropy"], bins=20, range_=(0.0, float(np.log(3))),
+                             xlabel="entropy of the posterior verdict (nats; log 3 = 1.10 is no information)",
+                             title="Posterior entropy"),
+             caption=f"{fmt_int(len(d['entropy']))} pairs.")
+    ent = np.array([np.nan if v is None else v for v in d["entropy"]], dtype=float)
+    top = [int(k) for k in np.argsort(-np.nan_to_num(ent, nan=-1.0), kind="stable")[:N_UNCERTAIN]]
+    w.put("most_uncertain", top)
+    rows = [[str(d["pairs"][k]), w.num(f"posterior/verdict_proba/{k}/0"), w.num(f"posterior/verdict_proba/{k}/1"),
+             w.num(f"posterior/verdict_proba/{k}/2"), w.num(f"posterior/entropy/{k}")] for k in top]
+    w.table("uncertain", f"The {len(top)} pairs the model is least sure about (send them for review)",
+            ["pair", "P(A better)", "P(tie)", "P(B better)", "entropy"], rows)
+
+
 # ----------------------------------------------------------------------------------------- checklist
 def build_checklist(ctx: Context, sections: list[Section]) -> list[ChecklistItem]:
     """The reporting checklist of METHODS.md §1, filled in from the sections' results."""
@@ -357,4 +421,5 @@ SECTIONS: list[tuple[str, str, Builder]] = [
     ("data", "Data", data_section),
     ("validation", "Judge validation", validation_section),
     ("estimation", "Estimation", estimation_section),
+    ("pairwise", "Pairwise", pairwise_section),
 ]
