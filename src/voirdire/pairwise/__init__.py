@@ -6,8 +6,11 @@ Bradley-Terry-Davidson, Dawid-Skene, MACE, GLAD) share its ``fit``/``predict_pro
 :func:`leave_one_human_out` compares them on held-out human verdicts.
 """
 
+from ._baselines import GLAD, MACE, BradleyTerryDavidson, DawidSkene, MajorityVote, crowd_arrays
+from ._evaluate import LOHOResult, default_methods, leave_one_human_out, score_predictions
 from ._model import PairwiseBayesModel, PairwisePosterior, entropy
 from ._simulate import DEFAULT_CONFUSIONS, PairwiseTruth, simulate_pairwise
 
 __all__ = ["PairwiseBayesModel", "PairwisePosterior", "PairwiseTruth", "simulate_pairwise",
-           "DEFAULT_CONFUSIONS", "entropy"]
+           "DEFAULT_CONFUSIONS", "entropy", "MajorityVote", "BradleyTerryDavidson", "DawidSkene", "MACE",
+           "GLAD", "crowd_arrays", "leave_one_human_out", "LOHOResult", "score_predictions", "default_methods"]

@@ -1,0 +1,381 @@
+"""Baselines for pairwise verdicts: majority vote, per-pair Bradley-Terry-Davidson, Dawid-Skene, MACE, GLAD.
+
+All share ``fit(table)`` and ``predict_proba()`` -> (n_pairs, 3) over (A, T, B) for the pairs of
+the fitted table. Judges enter as separate *workers per presented order* (``gpt@AB``,
+``gpt@BA``), so the crowd models can learn a position bias as an order-specific confusion;
+humans are one worker each. Verdicts are in the original response order throughout.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .._checks import as_generator, check_positive_int
+from ..data._pairwise import ORDERS, PairwiseTable
+from ..exceptions import ConvergenceWarning, InvalidParameterError
+from ._kernel import local_map
+
+__all__ = ["MajorityVote", "BradleyTerryDavidson", "DawidSkene", "MACE", "GLAD", "crowd_arrays"]
+
+_K = 3
+
+
+def crowd_arrays(table: PairwiseTable) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """``(pair_idx, worker_idx, verdict, worker_names)``: humans are workers, judges one worker per order."""
+    if not isinstance(table, PairwiseTable):
+        raise InvalidParameterError(f"Expected a PairwiseTable. Got {type(table).__name__}.")
+    is_j = table.roles[table.rater_idx] == "judge"
+    names = [str(r) for r in table.raters]
+    key = np.where(is_j, table.n_raters + 2 * table.rater_idx + np.maximum(table.orders, 0), table.rater_idx)
+    uniq, widx = np.unique(key, return_inverse=True)
+    wnames = [names[k] if k < table.n_raters else f"{names[(k - table.n_raters) // 2]}@{ORDERS[(k - table.n_raters) % 2]}"
+              for k in uniq.tolist()]
+    return table.label_pair, widx.astype(np.int64), table.verdicts.astype(np.int64), wnames
+
+
+def _counts(pair: np.ndarray, y: np.ndarray, n: int, weights: np.ndarray | None = None) -> np.ndarray:
+    return np.bincount(pair * _K + y, weights=weights, minlength=n * _K).reshape(n, _K).astype(float)
+
+
+def _check_nonneg(value: Any, name: str, cls: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not value >= 0:
+        raise InvalidParameterError(f"The '{name}' parameter of {cls} must be a float >= 0. Got {value!r} instead.")
+    return float(value)
+
+
+def _check_tol(value: Any, cls: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not value > 0:
+        raise InvalidParameterError(f"The 'tol' parameter of {cls} must be a float > 0. Got {value!r} instead.")
+    return float(value)
+
+
+class _Base:
+    proba_: np.ndarray
+
+    def predict_proba(self) -> np.ndarray:
+        """Posterior verdict probabilities (n_pairs, 3) of the fitted table's pairs."""
+        if not hasattr(self, "proba_"):
+            raise InvalidParameterError(f"{type(self).__name__} is not fitted yet; call fit(table) first.")
+        return self.proba_.copy()
+
+    def predict(self) -> np.ndarray:
+        """Most probable verdict code (0 = A, 1 = T, 2 = B) per pair."""
+        return self.predict_proba().argmax(1)
+
+    def _finish(self, converged: bool, n_iter: int) -> None:
+        self.converged_ = bool(converged)
+        self.n_iter_ = int(n_iter)
+        if not converged:
+            warnings.warn(f"{type(self).__name__} did not converge in {n_iter} iterations "
+                          f"(last change {self._last_change:.3g} >= tol {self.tol:g}); raise n_iter.",
+                          ConvergenceWarning, stacklevel=3)
+
+
+class MajorityVote(_Base):
+    """Vote shares per pair (every label, humans and each judge order, counts once).
+
+    ``smoothing`` adds pseudo-votes to every verdict (0 gives the raw shares, as crowd-kit's
+    ``MajorityVote.fit_predict_proba``; a pair with no label gets (1/3, 1/3, 1/3)).
+
+    Examples
+    --------
+    >>> from voirdire.data import PairwiseTable
+    >>> t = PairwiseTable.from_arrays(pair=[1, 1, 1], rater=["a", "b", "c"], verdict=["A", "A", "T"])
+    >>> MajorityVote().fit(t).predict_proba().round(3).tolist()
+    [[0.667, 0.333, 0.0]]
+    """
+
+    def __init__(self, *, smoothing: float = 0.0) -> None:
+        self.smoothing = _check_nonneg(smoothing, "smoothing", "MajorityVote")
+
+    def fit(self, table: PairwiseTable) -> MajorityVote:
+        pair, _, y, _ = crowd_arrays(table)
+        c = _counts(pair, y, table.n_pairs) + self.smoothing
+        tot = c.sum(1, keepdims=True)
+        self.proba_ = np.where(tot > 0, c / np.where(tot > 0, tot, 1.0), 1.0 / _K)
+        return self
+
+
+class BradleyTerryDavidson(_Base):
+    """Per-pair Bradley-Terry-Davidson: the MAP of the pair's own (theta, tau) from all its labels.
+
+    Every label of pair ``t`` (humans, and judges in the original coordinates) is treated as an
+    exchangeable draw from ``pi_t = softmax(theta_t, tau_t, -theta_t)`` with prior
+    ``(theta_t, tau_t) ~ N(0, I)``: the BayesJudge model with every rater perfect and every
+    bias zero (the paper's "both frozen" ablation). ``predict_proba`` is ``pi`` at the MAP.
+    Newton iterations are vectorised over pairs; ``history_`` holds the total log posterior.
+
+    Examples
+    --------
+    >>> from voirdire.data import PairwiseTable
+    >>> t = PairwiseTable.from_arrays(pair=[1, 1, 1], rater=["a", "b", "c"], verdict=["A", "A", "T"])
+    >>> m = BradleyTerryDavidson().fit(t)
+    >>> m.converged_, m.predict_proba().round(3).tolist()
+    (True, [[0.563, 0.302, 0.135]])
+    """
+
+    def __init__(self, *, n_iter: int = 50, tol: float = 1e-8) -> None:
+        self.n_iter = check_positive_int(n_iter, "n_iter", "BradleyTerryDavidson")
+        self.tol = _check_tol(tol, "BradleyTerryDavidson")
+
+    def fit(self, table: PairwiseTable) -> BradleyTerryDavidson:
+        pair, _, y, _ = crowd_arrays(table)
+        c = _counts(pair, y, table.n_pairs)
+        n = c.sum(1, keepdims=True)
+        d = (c[:, 0] - c[:, 2])[:, None]
+        nt = c[:, 1:2]
+        P = table.n_pairs
+        th, ta, f, _, _, it, conv = local_map(np.zeros((P, 1)), np.zeros((P, 1)), np.zeros((1, 1)), n, d, nt,
+                                              np.zeros((P, 3)), max_iter=self.n_iter, tol=self.tol)
+        self.history_ = [float(f.sum())]
+        self._last_change = 0.0 if conv else float("nan")
+        self.theta_ = th[:, 0]
+        self.tau_ = ta[:, 0]
+        u = np.stack([self.theta_, self.tau_, -self.theta_], 1)
+        e = np.exp(u - u.max(1, keepdims=True))
+        self.proba_ = e / e.sum(1, keepdims=True)
+        self._finish(conv, it)
+        return self
+
+
+def _e_step(log_prior: np.ndarray, log_lik_labels: np.ndarray, pair: np.ndarray, n: int) -> tuple[np.ndarray, float]:
+    ll = np.zeros((n, _K)) + log_prior[None]
+    for k in range(_K):
+        ll[:, k] += np.bincount(pair, weights=log_lik_labels[:, k], minlength=n)
+    m = ll.max(1, keepdims=True)
+    lse = m[:, 0] + np.log(np.exp(ll - m).sum(1))
+    return np.exp(ll - lse[:, None]), float(lse.sum())
+
+
+class DawidSkene(_Base):
+    """Dawid-Skene with 3 classes: a confusion matrix per worker, EM in log space, vectorised.
+
+    Initialised, like crowd-kit's ``DawidSkene``, at the majority-vote shares; stops when the
+    per-label evidence lower bound improves by less than ``tol`` (crowd-kit's rule). Confusion
+    rows get ``smoothing`` pseudo-counts (0: crowd-kit's behaviour, entries clipped at 1e-10).
+    ``history_`` holds the per-label ELBO of each iteration.
+
+    Examples
+    --------
+    >>> from voirdire.pairwise import simulate_pairwise
+    >>> t, truth = simulate_pairwise(200, rng=0)
+    >>> ds = DawidSkene().fit(t)
+    >>> ds.errors_.shape, bool(ds.converged_)
+    ((7, 3, 3), True)
+    """
+
+    def __init__(self, *, n_iter: int = 100, tol: float = 1e-5, smoothing: float = 0.0) -> None:
+        self.n_iter = check_positive_int(n_iter, "n_iter", "DawidSkene")
+        self.tol = _check_tol(tol, "DawidSkene")
+        self.smoothing = _check_nonneg(smoothing, "smoothing", "DawidSkene")
+
+    def _m_step(self, rho: np.ndarray, pair: np.ndarray, w: np.ndarray, y: np.ndarray, W: int) -> np.ndarray:
+        err = np.zeros((W, _K, _K))
+        for k in range(_K):
+            err[:, k, :] = np.bincount(w * _K + y, weights=rho[pair, k], minlength=W * _K).reshape(W, _K)
+        err = np.maximum(err + self.smoothing, 1e-10)
+        return err / err.sum(2, keepdims=True)
+
+    def fit(self, table: PairwiseTable) -> DawidSkene:
+        pair, w, y, names = crowd_arrays(table)
+        P, W = table.n_pairs, len(names)
+        rho = MajorityVote().fit(table).proba_
+        prior = np.maximum(rho.mean(0), 1e-10)
+        err = self._m_step(rho, pair, w, y, W)
+        hist: list[float] = []
+        loss = -np.inf
+        conv = False
+        it = 0
+        self._last_change = float("inf")
+        for it in range(1, self.n_iter + 1):
+            rho, _ = _e_step(np.log(prior), np.log(err[w, :, y]), pair, P)
+            prior = np.maximum(rho.mean(0), 1e-10)
+            err = self._m_step(rho, pair, w, y, W)
+            # evidence lower bound per label (crowd-kit's loss)
+            joint = (rho[pair] * np.log(err[w, :, y])).sum() + (rho * np.log(prior)).sum()
+            ent = -(rho * np.log(np.maximum(rho, 1e-10))).sum()
+            new = float((joint + ent) / max(len(y), 1))
+            hist.append(new)
+            self._last_change = new - loss
+            if new - loss < self.tol:
+                conv = True
+                break
+            loss = new
+        self.history_ = hist
+        self.proba_ = rho
+        self.priors_ = prior
+        self.errors_ = err
+        self.workers_ = names
+        self._n_labels = np.bincount(w, minlength=W).astype(float)
+        self._finish(conv, it)
+        return self
+
+
+    def predict_human_proba(self) -> np.ndarray:
+        """Predictive distribution of one more human verdict per pair: ``proba_ @ C``, with ``C`` the
+        human workers' confusion matrices averaged with their label counts as weights."""
+        if not hasattr(self, "proba_"):
+            raise InvalidParameterError("DawidSkene is not fitted yet; call fit(table) first.")
+        hum = np.array([not ("@AB" in n or "@BA" in n) for n in self.workers_]) & (self._n_labels > 0)
+        if not hum.any():
+            hum = self._n_labels > 0
+        wts = self._n_labels[hum] / self._n_labels[hum].sum()
+        C = np.einsum("r,rkl->kl", wts, self.errors_[hum])
+        return self.proba_ @ C
+
+
+class MACE(_Base):
+    """MACE (Hovy et al. 2013): each worker answers the truth unless spamming, then follows a strategy.
+
+    ``P(y | z) = (1 - s_w) 1[y = z] + s_w xi_w[y]`` with a uniform prior over ``z``; EM with
+    ``smoothing`` pseudo-counts (crowd-kit uses 0.01 / 3), ``n_restarts`` random starts (the best
+    marginal likelihood is kept). ``spamming_`` is ``s_w``, ``thetas_`` is ``xi_w``.
+
+    Examples
+    --------
+    >>> from voirdire.pairwise import simulate_pairwise
+    >>> t, truth = simulate_pairwise(200, rng=0)
+    >>> m = MACE(rng=0).fit(t)
+    >>> m.spamming_.shape
+    (7,)
+    """
+
+    def __init__(self, *, n_iter: int = 50, tol: float = 1e-6, n_restarts: int = 10, smoothing: float = 0.01 / 3,
+                 rng: int | np.random.Generator | None = None) -> None:
+        self.n_iter = check_positive_int(n_iter, "n_iter", "MACE")
+        self.tol = _check_tol(tol, "MACE")
+        self.n_restarts = check_positive_int(n_restarts, "n_restarts", "MACE")
+        self.smoothing = _check_nonneg(smoothing, "smoothing", "MACE")
+        self.rng = rng
+
+    def fit(self, table: PairwiseTable) -> MACE:
+        pair, w, y, names = crowd_arrays(table)
+        P, W = table.n_pairs, len(names)
+        gen = as_generator(self.rng)
+        best: tuple[float, Any] | None = None
+        for _ in range(self.n_restarts):
+            s = gen.uniform(1.0, 2.0, (W, 2))
+            s = s[:, 0] / s.sum(1)                        # spamming probability
+            xi = gen.uniform(1.0, 2.0, (W, _K))
+            xi /= xi.sum(1, keepdims=True)
+            hist: list[float] = []
+            ll_old = -np.inf
+            conv = False
+            it = 0
+            for it in range(1, self.n_iter + 1):
+                # P(y | z = k) per label: (L, K)
+                lik = s[w, None] * xi[w, y][:, None] + (1 - s[w, None]) * (y[:, None] == np.arange(_K))
+                rho, ll = _e_step(np.full(_K, -np.log(_K)), np.log(np.maximum(lik, 1e-300)), pair, P)
+                # posterior of spamming for each label, given z = k
+                r = rho[pair]                                                  # (L, K)
+                knowing = (1 - s[w, None]) * (y[:, None] == np.arange(_K))
+                spam_part = s[w, None] * xi[w, y][:, None]
+                p_know = (r * knowing / np.maximum(lik, 1e-300)).sum(1)        # P(not spamming | data)
+                p_spam = 1.0 - p_know
+                a_know = np.bincount(w, weights=p_know, minlength=W) + self.smoothing
+                a_spam = np.bincount(w, weights=p_spam, minlength=W) + self.smoothing
+                s = a_spam / (a_spam + a_know)
+                xi = np.bincount(w * _K + y, weights=p_spam, minlength=W * _K).reshape(W, _K) + self.smoothing
+                xi /= xi.sum(1, keepdims=True)
+                del spam_part
+                hist.append(ll)
+                self._last_change = ll - ll_old
+                if abs(ll - ll_old) < self.tol * max(1.0, abs(ll)):
+                    conv = True
+                    break
+                ll_old = ll
+            if best is None or ll > best[0]:
+                best = (ll, (rho, s, xi, hist, conv, it))
+        rho, s, xi, hist, conv, it = best[1]  # type: ignore[index]
+        lik = s[w, None] * xi[w, y][:, None] + (1 - s[w, None]) * (y[:, None] == np.arange(_K))
+        self.proba_, _ = _e_step(np.full(_K, -np.log(_K)), np.log(np.maximum(lik, 1e-300)), pair, P)
+        self.spamming_ = s
+        self.thetas_ = xi
+        self.workers_ = names
+        self.history_ = hist
+        self._finish(conv, it)
+        return self
+
+
+class GLAD(_Base):
+    """GLAD (Whitehill et al. 2009), multiclass: ``P(y = z) = sigmoid(a_w * exp(b_t))``, errors uniform.
+
+    EM: the E-step in log space; the M-step runs ``m_step_iter`` diagonal Newton steps on the
+    expected complete log-likelihood with Gaussian priors ``a_w ~ N(1, 1)``, ``b_t ~ N(1, 1)``
+    (crowd-kit's prior means), alternating workers and pairs. Class priors stay uniform, as in
+    crowd-kit (``learn_priors=True`` re-estimates them; on SummEval that drives the tie prior to 0,
+    because the judge rarely says tie, and the fit collapses).
+    ``alphas_`` are the worker abilities ``a_w``, ``betas_`` the pair easiness ``exp(b_t)``.
+
+    Examples
+    --------
+    >>> from voirdire.pairwise import simulate_pairwise
+    >>> t, truth = simulate_pairwise(200, rng=0)
+    >>> g = GLAD().fit(t)
+    >>> bool(g.converged_), g.alphas_.shape
+    (True, (7,))
+    """
+
+    def __init__(self, *, n_iter: int = 100, tol: float = 1e-6, m_step_iter: int = 5,
+                 learn_priors: bool = False) -> None:
+        self.learn_priors = bool(learn_priors)
+        self.n_iter = check_positive_int(n_iter, "n_iter", "GLAD")
+        self.tol = _check_tol(tol, "GLAD")
+        self.m_step_iter = check_positive_int(m_step_iter, "m_step_iter", "GLAD")
+
+    def fit(self, table: PairwiseTable) -> GLAD:
+        pair, w, y, names = crowd_arrays(table)
+        P, W = table.n_pairs, len(names)
+        a = np.ones(W)
+        b = np.ones(P)
+        prior = np.full(_K, 1.0 / _K)
+        hist: list[float] = []
+        old = -np.inf
+        conv = False
+        it = 0
+        onehot = y[:, None] == np.arange(_K)
+        for it in range(1, self.n_iter + 1):
+            x = a[w] * np.exp(b[pair])
+            ls = -np.logaddexp(0.0, -x)                       # log sigmoid
+            l1s = -np.logaddexp(0.0, x)                       # log (1 - sigmoid)
+            lab = np.where(onehot, ls[:, None], l1s[:, None] - np.log(_K - 1))
+            rho, ll = _e_step(np.log(prior), lab, pair, P)
+            if self.learn_priors:
+                prior = np.maximum(rho.mean(0), 1e-10)
+            target = rho[pair, y]                             # P(z = y) per label
+            for _ in range(self.m_step_iter):
+                eb = np.exp(b[pair])
+                x = a[w] * eb
+                sg = 1.0 / (1.0 + np.exp(-x))
+                r = target - sg
+                v = sg * (1 - sg)
+                g_a = np.bincount(w, weights=r * eb, minlength=W) - (a - 1.0)
+                h_a = np.bincount(w, weights=v * eb * eb, minlength=W) + 1.0
+                a = a + g_a / h_a
+                x = a[w] * eb
+                sg = 1.0 / (1.0 + np.exp(-x))
+                r = target - sg
+                v = sg * (1 - sg)
+                g_b = np.bincount(pair, weights=r * x, minlength=P) - (b - 1.0)
+                h_b = np.bincount(pair, weights=v * x * x, minlength=P) + 1.0
+                b = b + np.clip(g_b / h_b, -1.0, 1.0)
+            obj = ll - 0.5 * ((a - 1.0) ** 2).sum() - 0.5 * ((b - 1.0) ** 2).sum()
+            hist.append(obj)
+            self._last_change = obj - old
+            if abs(obj - old) < self.tol * max(1.0, abs(obj)):
+                conv = True
+                break
+            old = obj
+        x = a[w] * np.exp(b[pair])
+        lab = np.where(onehot, (-np.logaddexp(0.0, -x))[:, None], (-np.logaddexp(0.0, x))[:, None] - np.log(_K - 1))
+        self.proba_, _ = _e_step(np.log(prior), lab, pair, P)
+        self.alphas_ = a
+        self.betas_ = np.exp(b)
+        self.priors_ = prior
+        self.workers_ = names
+        self.history_ = hist
+        self._finish(conv, it)
+        return self

@@ -1,0 +1,239 @@
+"""Leave-one-human-out evaluation of pairwise aggregators, and probabilistic scoring rules."""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._checks import as_generator, check_choice, check_positive_int
+from .._results import Result
+from ..data._pairwise import PairwiseTable
+from ..exceptions import ConvergenceWarning, InvalidParameterError
+from ._baselines import GLAD, MACE, BradleyTerryDavidson, DawidSkene, MajorityVote
+from ._model import PairwiseBayesModel
+
+__all__ = ["leave_one_human_out", "LOHOResult", "score_predictions", "default_methods"]
+
+_EPS = 1e-12
+
+
+def score_predictions(proba: np.ndarray, y: np.ndarray, *, n_bins: int = 10) -> dict[str, float]:
+    """Accuracy, NLL (nats, probabilities clipped at 1e-12), Brier (sum over the 3 classes) and ECE.
+
+    ECE: top-label confidence in ``n_bins`` equal-width bins, ``sum_b n_b/n |acc_b - conf_b|``.
+
+    Examples
+    --------
+    >>> p = np.array([[0.8, 0.1, 0.1], [0.2, 0.5, 0.3]])
+    >>> s = score_predictions(p, np.array([0, 2]))
+    >>> round(s["accuracy"], 3), round(s["nll"], 4), round(s["brier"], 3), round(s["ece"], 3)
+    (0.5, 0.7136, 0.42, 0.35)
+    """
+    proba = np.asarray(proba, dtype=float)
+    y = np.asarray(y, dtype=np.int64)
+    n = len(y)
+    if n == 0:
+        return {"n_labels": 0, "accuracy": float("nan"), "nll": float("nan"), "brier": float("nan"),
+                "ece": float("nan")}
+    pred = proba.argmax(1)
+    correct = pred == y
+    py = np.clip(proba[np.arange(n), y], _EPS, 1.0)
+    onehot = np.zeros_like(proba)
+    onehot[np.arange(n), y] = 1.0
+    conf = proba.max(1)
+    bins = np.minimum((conf * n_bins).astype(int), n_bins - 1)
+    ece = 0.0
+    for b in range(n_bins):
+        m = bins == b
+        if m.any():
+            ece += m.sum() / n * abs(correct[m].mean() - conf[m].mean())
+    return {"n_labels": int(n), "accuracy": float(correct.mean()), "nll": float(-np.log(py).mean()),
+            "brier": float(((proba - onehot) ** 2).sum(1).mean()), "ece": float(ece)}
+
+
+def default_methods(*, n_particles: int = 300, rng: int | np.random.Generator | None = None,
+                    laplace: bool = False) -> dict[str, Callable[[], Any]]:
+    """Factories of the methods compared by :func:`leave_one_human_out`.
+
+    BayesJudge is scored under its final state (a read-only second pass, ``predict_proba(table)``);
+    majority vote gets 0.5 pseudo-votes per verdict so that its NLL is finite.
+    """
+    gen = as_generator(rng)
+    seeds = gen.integers(0, 2**32, size=2)
+    return {
+        "BayesJudge": lambda: PairwiseBayesModel(n_particles=n_particles, laplace=laplace, rng=int(seeds[0])),
+        "majority vote": lambda: MajorityVote(smoothing=0.5),
+        "Bradley-Terry-Davidson": lambda: BradleyTerryDavidson(),
+        "Dawid-Skene": lambda: DawidSkene(smoothing=0.01),
+        "MACE": lambda: MACE(rng=int(seeds[1])),
+        "GLAD": lambda: GLAD(),
+    }
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class LOHOResult(Result):
+    """Leave-one-human-out scores: one row per (method, group) in ``table``, and per human in ``per_human``.
+
+    Groups are ``"all"`` plus the groups given (e.g. expert, crowd). Scores pool every held-out
+    label of the group's humans (micro-average).
+    """
+
+    table: pd.DataFrame
+    per_human: pd.DataFrame
+    methods: tuple[str, ...]
+    n_humans: int
+    n_folds: int
+    n_labels_unscored: int
+    target: str
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.table.copy()
+
+    def best(self, metric: str = "nll", group: str = "all") -> str:
+        """The method with the best ``metric`` in ``group`` (highest accuracy, lowest otherwise)."""
+        t = self.table[self.table["group"] == group]
+        if t.empty:
+            raise InvalidParameterError(f"No group {group!r}. Groups: {sorted(self.table['group'].unique())}.")
+        col = t[metric]
+        return str(t.loc[col.idxmax() if metric == "accuracy" else col.idxmin(), "method"])
+
+
+def leave_one_human_out(
+    table: PairwiseTable,
+    *,
+    methods: Mapping[str, Callable[[], Any]] | None = None,
+    groups: Mapping[str, str] | None = None,
+    max_folds: int = 10,
+    n_particles: int = 300,
+    n_bins: int = 10,
+    target: str = "human",
+    rng: int | np.random.Generator | None = None,
+) -> LOHOResult:
+    """Predict each human's verdicts from everything else, for every method.
+
+    For each human (or fold of humans, when there are more than ``max_folds``: humans are then
+    split at random into ``max_folds`` folds) the human's labels are removed, every method is
+    fitted on the rest, and its posterior verdict distribution for each pair is scored against
+    the held-out verdicts (pairs left with no other label cannot be predicted and are counted in
+    ``n_labels_unscored``). Scores: accuracy, NLL, Brier, ECE (:func:`score_predictions`).
+
+    Parameters
+    ----------
+    table : PairwiseTable
+    methods : mapping name -> factory, optional
+        Zero-argument callables returning an unfitted estimator with ``fit(table)`` and
+        ``predict_proba()`` (or ``predict_proba(table)`` for :class:`PairwiseBayesModel`, which
+        is re-scored under its final state). Default :func:`default_methods`.
+    groups : mapping human -> group name, optional
+        E.g. ``{"e1": "expert", "w7": "crowd"}``; scores are reported per group and for ``"all"``.
+    max_folds : int, default 10
+    n_particles : int, default 300
+        Particles of the default BayesJudge.
+    n_bins : int, default 10
+        Bins of the ECE.
+    target : {"human", "latent"}, default "human"
+        What a method forecasts. ``"human"``: methods with a model of human noise
+        (``predict_human_proba``: BayesJudge, Dawid-Skene) forecast a typical human's verdict
+        (the latent posterior pushed through the humans' average confusion matrix); the others
+        (majority vote, BTD, MACE, GLAD) have none and use their latent posterior. ``"latent"``:
+        every method's latent posterior is scored directly.
+    rng : int, Generator or None
+
+    Returns
+    -------
+    LOHOResult
+
+    Examples
+    --------
+    >>> from voirdire.pairwise import simulate_pairwise
+    >>> t, _ = simulate_pairwise(120, rng=0)
+    >>> res = leave_one_human_out(t, n_particles=50, rng=0)
+    >>> res.table[["method", "group", "n_labels"]].head(2).to_dict("records")
+    [{'method': 'BayesJudge', 'group': 'all', 'n_labels': 360}, {'method': 'majority vote', 'group': 'all', 'n_labels': 360}]
+    """
+    if not isinstance(table, PairwiseTable):
+        raise InvalidParameterError(
+            f"The 'table' parameter of leave_one_human_out must be a PairwiseTable. Got {type(table).__name__}.")
+    max_folds = check_positive_int(max_folds, "max_folds", "leave_one_human_out")
+    target = check_choice(target, "target", "leave_one_human_out", ("human", "latent"))
+    n_particles = check_positive_int(n_particles, "n_particles", "leave_one_human_out")
+    humans = list(table.humans)
+    if len(humans) < 1:
+        raise InvalidParameterError("leave_one_human_out needs at least one human rater in the table.")
+    gen = as_generator(rng)
+    if methods is None:
+        methods = default_methods(n_particles=n_particles, rng=gen)
+    groups = dict(groups or {})
+    unknown = set(groups) - set(humans)
+    if unknown:
+        raise InvalidParameterError(f"groups names raters that are not humans of the table: {sorted(unknown)[:5]}.")
+    if len(humans) > max_folds:
+        perm = gen.permutation(len(humans))
+        folds = [[humans[k] for k in perm[f::max_folds]] for f in range(max_folds)]
+    else:
+        folds = [[h] for h in humans]
+    names = list(methods)
+    preds: dict[str, list[np.ndarray]] = {m: [] for m in names}
+    ys: list[np.ndarray] = []
+    who: list[np.ndarray] = []
+    unscored = 0
+    is_human_label = table.roles[table.rater_idx] == "human"
+    lp = table.label_pair
+    for fold in folds:
+        fold_idx = np.array([table.rater_index(h) for h in fold])
+        held = np.isin(table.rater_idx, fold_idx) & is_human_label
+        rest = table.select(label_mask=~held)
+        pos = {p: k for k, p in enumerate(rest.pairs.tolist())}
+        tgt_pairs = table.pairs[lp[held]]
+        rows = np.array([pos.get(p, -1) for p in tgt_pairs.tolist()], dtype=np.int64)
+        ok = rows >= 0
+        unscored += int((~ok).sum())
+        ys.append(table.verdicts[held][ok].astype(np.int64))
+        who.append(table.raters[table.rater_idx[held][ok]])
+        for m in names:
+            est = methods[m]()
+            with warnings.catch_warnings():
+                # a baseline that stops at n_iter is still scored; its warning is not the result
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                est.fit(rest)
+            if target == "human" and hasattr(est, "predict_human_proba"):
+                proba = (est.predict_human_proba(rest) if isinstance(est, PairwiseBayesModel)
+                         else est.predict_human_proba())
+            else:
+                proba = est.predict_proba(rest) if isinstance(est, PairwiseBayesModel) else est.predict_proba()
+            preds[m].append(np.asarray(proba)[rows[ok]])
+    y_all = np.concatenate(ys)
+    who_all = np.concatenate(who)
+    grp = np.array([groups.get(str(h), "") for h in who_all], dtype=object)
+    group_names = ["all"] + sorted({g for g in grp.tolist() if g})
+    rows_out = []
+    per_h = []
+    for m in names:
+        p_all = np.concatenate(preds[m])
+        for g in group_names:
+            mask = np.ones(len(y_all), bool) if g == "all" else grp == g
+            rows_out.append({"method": m, "group": g, **score_predictions(p_all[mask], y_all[mask], n_bins=n_bins)})
+        for h in humans:
+            mask = who_all == h
+            if mask.any():
+                per_h.append({"method": m, "human": h, "group": groups.get(h, ""),
+                              **score_predictions(p_all[mask], y_all[mask], n_bins=n_bins)})
+    return LOHOResult(table=pd.DataFrame(rows_out), per_human=pd.DataFrame(per_h), methods=tuple(names),
+                      n_humans=len(humans), n_folds=len(folds), n_labels_unscored=unscored,
+                      target=target)
+
+
+def _human_groups(humans: Sequence[str], pattern: Mapping[str, str]) -> dict[str, str]:
+    """Map humans to groups by name prefix (helper for the CLI)."""
+    out: dict[str, str] = {}
+    for h in humans:
+        for prefix, g in pattern.items():
+            if str(h).startswith(prefix):
+                out[h] = g
+                break
+    return out
