@@ -1,1 +1,117 @@
-"""The `voirdire demo` command (registered on import)."""
+"""The `voirdire demo` command (registered on import): agreement on the bundled HANNA data.
+
+``run_demo`` is self-contained for its agreement part; the report step is appended at the marked
+place (the HTML report writer lives in ``voirdire.report``).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from ._agree import _num, agreement_table, compute_groups, rater_groups
+from ._app import app, console, err_console, handle_errors
+
+DEMO_COEFFICIENTS = ("krippendorff_alpha",)
+
+
+def demo_agreement(*, seed: int = 0, n_resamples: int = 1000, quiet: bool = False) -> dict[str, Any]:
+    """Agreement on HANNA: the three humans, then the humans with each of the five LLM judges.
+
+    Returns the results (for the report step) after printing them.
+    """
+    from ..agreement import agreement
+    from ..datasets import load_hanna
+
+    t0 = time.perf_counter()
+    table = load_hanna()
+    s = table.summary()
+    if not quiet:
+        console.print(
+            f"HANNA (bundled, MIT): {s.n_items} items = 1,056 stories x 6 criteria, {s.n_humans} MTurk humans, "
+            f"{s.n_judges} LLM judges, scores 1-5 (judges: means of several samples), clustered by story "
+            f"({s.n_clusters} clusters).", highlight=False, soft_wrap=True)
+    groups = rater_groups(table)
+    overall, notes = compute_groups(table, groups, coefficients=list(DEMO_COEFFICIENTS), level="interval",
+                                    weights=None, confidence_level=0.95, n_resamples=n_resamples, seed=seed,
+                                    abstain_policy="exclude")
+    # interval alpha per criterion, same groups
+    crit_rows: list[tuple[str, list[Any]]] = []
+    import pandas as pd
+
+    from ..datasets import hanna_path
+
+    criteria = sorted(set(pd.read_csv(hanna_path(), usecols=["criterion"])["criterion"]))
+    for c in criteria:
+        tc = load_hanna(criterion=c)
+        row = []
+        for label, raters in groups:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                row.append(agreement(tc, coefficients=["krippendorff_alpha"], raters=list(raters), level="interval",
+                                     n_resamples=n_resamples, rng=seed, label=label)["krippendorff_alpha"])
+            notes += [f"{c}, {label}: {w.message}" for w in caught]
+        crit_rows.append((c, row))
+    elapsed = time.perf_counter() - t0
+    if not quiet:
+        console.print(agreement_table(overall, title="All criteria pooled: the humans, then the humans with each judge"))
+        r0 = overall[0].results[0]
+        console.print(f"95% intervals: percentile bootstrap over {r0.n_units} stories ({n_resamples} resamples, seed {seed}).",
+                      highlight=False)
+        ct = Table(title="Krippendorff's alpha (interval) per criterion ; "
+                         "rows: the humans, then the humans with each judge", title_justify="left")
+        ct.add_column("raters", style="bold", no_wrap=True)
+        for c, _ in crit_rows:
+            ct.add_column(c[:6], justify="right", no_wrap=True)
+        for k, (label, _) in enumerate(groups):
+            ct.add_row(label.removeprefix("+ ")[:12], *[_num(row[k].estimate, 2) for _, row in crit_rows])
+        console.print(ct)
+        halves = [(r.ci.high - r.ci.low) / 2 for _, row in crit_rows for r in row if r.ci.high == r.ci.high]
+        if halves:
+            console.print(f"Each value has a 95% interval of about +-{min(halves):.2f} to +-{max(halves):.2f} "
+                          f"(bootstrap over stories; --format json in `voirdire agree` lists them).", highlight=False)
+        console.print(
+            "How to read it: the humans' alpha is the ceiling a judge is measured against. A judge that behaves "
+            "like one more human keeps alpha where the humans have it; a judge that disagrees pulls it down. "
+            "Low human alpha (as on several HANNA criteria) means the reference itself is noisy.",
+            highlight=False, soft_wrap=True, style="italic")
+        for n in notes:
+            err_console.print(f"[yellow]note:[/] {n}", highlight=False, soft_wrap=True)
+        console.print(f"Agreement part done in {elapsed:.1f} s.", highlight=False)
+    return {"table": table, "groups": groups, "overall": overall, "per_criterion": crit_rows, "notes": notes,
+            "elapsed_s": elapsed}
+
+
+def run_demo(output_dir: Path | str | None = None, *, seed: int = 0, n_resamples: int = 1000,
+             quiet: bool = False) -> dict[str, Any]:
+    """Run the demo: agreement on the bundled HANNA data (then, later, the HTML report).
+
+    Parameters
+    ----------
+    output_dir : path, optional
+        Where the report step writes its files (unused by the agreement part).
+    seed, n_resamples : int
+        Bootstrap seed and resamples.
+    quiet : bool
+        Compute without printing.
+    """
+    results = demo_agreement(seed=seed, n_resamples=n_resamples, quiet=quiet)
+    # --- report step: the report engineer appends the HTML report call here, e.g.
+    # build_report(results["table"], ...) and write_report(..., output_dir or "voirdire-demo").
+    return results
+
+
+@app.command("demo")
+@handle_errors
+def demo_command(
+    out: Path | None = typer.Option(None, "--out", "-o", help="Folder for the demo's report files."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
+    resamples: int = typer.Option(1000, "--resamples", help="Bootstrap resamples."),
+) -> None:
+    """Agreement on the bundled HANNA story ratings: 3 humans and 5 LLM judges side by side."""
+    run_demo(out, seed=seed, n_resamples=resamples)
