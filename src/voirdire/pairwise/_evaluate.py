@@ -57,7 +57,7 @@ def score_predictions(proba: np.ndarray, y: np.ndarray, *, n_bins: int = 10) -> 
 
 
 def default_methods(*, n_particles: int = 300, rng: int | np.random.Generator | None = None,
-                    laplace: bool = False) -> dict[str, Callable[[], Any]]:
+                    laplace: bool = True) -> dict[str, Callable[[], Any]]:
     """Factories of the methods compared by :func:`leave_one_human_out`.
 
     BayesJudge is scored under its final state (a read-only second pass, ``predict_proba(table)``);

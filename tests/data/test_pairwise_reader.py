@@ -1,0 +1,203 @@
+"""read_pairwise / PairwiseTable: formats, conventions, errors with file/row/column, real data sets."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from voirdire.data import PairwiseTable, read_pairwise
+from voirdire.exceptions import InvalidParameterError, SchemaError
+
+from ..conftest import shared_data
+from ..pairwise.real_data import LOADERS
+
+CSV = (
+    "pair,rater,verdict,order\n"
+    "p1,ann,A,\n"       # row 2
+    "p1,bob,tie,\n"     # row 3
+    "p1,gpt,A,AB\n"     # row 4
+    "p1,gpt,B,BA\n"     # row 5
+    "p2,ann,B,\n"       # row 6
+    "p2,gpt,T,AB\n"     # row 7
+)
+
+
+def _write(tmp_path, text, name="v.csv"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_hand_checked_csv(tmp_path):
+    t = read_pairwise(_write(tmp_path, CSV), judges=["gpt"])
+    assert t.n_pairs == 2 and t.humans == ("ann", "bob") and t.judges == ("gpt",)
+    # pair-major: p1 (A, T, A@AB, B@BA), p2 (B, T@AB)
+    assert t.verdicts.tolist() == [0, 1, 0, 2, 2, 1]
+    assert t.orders.tolist() == [-1, -1, 0, 1, -1, 0]
+    assert t.indptr.tolist() == [0, 4, 6]
+    s = t.summary()
+    assert s.n_swapped_judge_pairs == 1 and s.n_judge_labels == 3 and s.n_human_labels == 3
+    assert s.verdict_counts == {"A": 2, "T": 2, "B": 2}
+    assert s.to_dict()["n_pairs"] == 2
+
+
+def test_formats_agree(tmp_path):
+    ref = read_pairwise(_write(tmp_path, CSV), judges=["gpt"])
+    df = pd.read_csv(tmp_path / "v.csv", dtype=str, keep_default_na=False)
+    df.to_csv(tmp_path / "v.tsv", sep="\t", index=False)
+    df.to_parquet(tmp_path / "v.parquet")
+    with open(tmp_path / "v.jsonl", "w") as fh:
+        for r in df.to_dict("records"):
+            fh.write(json.dumps(r) + "\n")
+    for ext in ("tsv", "parquet", "jsonl"):
+        t = read_pairwise(tmp_path / f"v.{ext}", judges=["gpt"])
+        assert t.fingerprint() == ref.fingerprint(), ext
+
+
+def test_presented_coordinates_are_mapped_back(tmp_path):
+    # the judge says "A" (= the response shown first) in both orders: in original coordinates
+    # that is A in order AB and B in order BA (a pure position bias)
+    text = "pair,rater,verdict,order\np1,gpt,A,AB\np1,gpt,A,BA\n"
+    t = read_pairwise(_write(tmp_path, text), judges=["gpt"], presented=True)
+    assert t.verdicts.tolist() == [0, 2]
+    t0 = read_pairwise(_write(tmp_path, text), judges=["gpt"])
+    assert t0.verdicts.tolist() == [0, 0]
+
+
+def test_verdict_map_and_role_column(tmp_path):
+    text = "id,who,kind,win,ord\nx,h1,human,model_1,\nx,j,judge,model_2,AB\nx,j,judge,TIE,BA\n"
+    t = read_pairwise(_write(tmp_path, text), pair="id", rater="who", verdict="win", order="ord", role="kind",
+                      verdict_map={"model_1": "A", "model_2": "B"})
+    assert t.judges == ("j",) and t.verdicts.tolist() == [0, 2, 1]
+
+
+def test_from_arrays_and_frame_roundtrip():
+    t = PairwiseTable.from_arrays(pair=[1, 1, 2], rater=["a", "g", "g"], verdict=["A", "B", "T"],
+                                  order=[None, "AB", "BA"], judges=["g"])
+    f = t.to_frame()
+    assert f["verdict"].tolist() == ["A", "B", "T"] and f["order"].tolist() == [None, "AB", "BA"]
+    t2 = PairwiseTable.from_frame(f, role="role")
+    assert t2.fingerprint() == t.fingerprint()
+
+
+def test_select_and_batches():
+    t = PairwiseTable.from_arrays(pair=list("aabbcc"), rater=list("xyxyxy"), verdict=list("ATBBTA"))
+    sub = t.select(pairs=[0, 2])
+    assert sub.pairs.tolist() == ["a", "c"] and sub.verdicts.tolist() == [0, 1, 1, 0]
+    only_x = t.select(raters=["x"])
+    assert only_x.raters.tolist() == ["x"] and only_x.n_labels == 3
+    sizes = [b.n_pairs for b in t.iter_batches(2)]
+    assert sizes == [2, 1]
+    with pytest.raises(InvalidParameterError, match="Unknown rater 'z'"):
+        t.select(raters=["z"])
+
+
+def test_frozen_arrays():
+    t = PairwiseTable.from_arrays(pair=[1], rater=["a"], verdict=["A"])
+    with pytest.raises(ValueError):
+        t.verdicts[0] = 2
+
+
+# ----------------------------------------------------------------------------- errors
+def test_unknown_verdict_names_row_and_column(tmp_path):
+    bad = CSV.replace("p2,ann,B,", "p2,ann,maybe,")
+    with pytest.raises(SchemaError, match=r"v\.csv, row 6, column 'verdict': unknown verdict 'maybe'"):
+        read_pairwise(_write(tmp_path, bad), judges=["gpt"])
+
+
+def test_judge_without_order(tmp_path):
+    bad = CSV.replace("p2,gpt,T,AB", "p2,gpt,T,")
+    with pytest.raises(SchemaError, match=r"row 7, column 'order': judge 'gpt' has no presented order"):
+        read_pairwise(_write(tmp_path, bad), judges=["gpt"])
+
+
+def test_unknown_order(tmp_path):
+    bad = CSV.replace("p2,gpt,T,AB", "p2,gpt,T,XY")
+    with pytest.raises(SchemaError, match=r"row 7, column 'order': unknown order 'XY'"):
+        read_pairwise(_write(tmp_path, bad), judges=["gpt"])
+
+
+def test_pair_with_no_label(tmp_path):
+    bad = CSV + "p3,ann,,\n"
+    with pytest.raises(SchemaError, match=r"row 8, column 'verdict': pair 'p3' has no label"):
+        read_pairwise(_write(tmp_path, bad), judges=["gpt"])
+    t = read_pairwise(_write(tmp_path, bad), judges=["gpt"], missing="drop")
+    assert t.n_pairs == 2 and t.summary().dropped == {"empty verdict": 1, "pairs with no label": 1}
+
+
+def test_empty_verdict_on_labelled_pair(tmp_path):
+    bad = CSV + "p2,bob,,\n"
+    with pytest.raises(SchemaError, match=r"row 8, column 'verdict': empty verdict"):
+        read_pairwise(_write(tmp_path, bad), judges=["gpt"])
+
+
+def test_empty_file_and_missing_column(tmp_path):
+    with pytest.raises(SchemaError, match="empty"):
+        read_pairwise(_write(tmp_path, ""))
+    with pytest.raises(SchemaError, match="empty|no rows"):
+        read_pairwise(_write(tmp_path, "pair,rater,verdict\n"))
+    with pytest.raises(SchemaError, match=r"column 'verdict': missing column 'verdict'"):
+        read_pairwise(_write(tmp_path, "pair,rater,label\np,a,A\n"))
+    with pytest.raises(SchemaError, match="missing column 'order'"):
+        read_pairwise(_write(tmp_path, "pair,rater,verdict\np,a,A\n"), judges=["a"])
+
+
+def test_duplicate_and_unknown_judge(tmp_path):
+    dup = CSV + "p1,gpt,T,AB\n"
+    with pytest.raises(SchemaError, match=r"row 8, column 'rater': rater 'gpt' labels pair 'p1' twice in order AB"):
+        read_pairwise(_write(tmp_path, dup), judges=["gpt"])
+    with pytest.raises(SchemaError, match=r"judge\(s\) \['claude'\] do not appear"):
+        read_pairwise(_write(tmp_path, CSV), judges=["claude"])
+
+
+def test_bad_verdict_map():
+    with pytest.raises(InvalidParameterError, match="verdict_map must map to 'A', 'T' or 'B'"):
+        PairwiseTable.from_arrays(pair=[1], rater=["a"], verdict=["x"], verdict_map={"x": "win"})
+
+
+def test_from_codes_checks():
+    with pytest.raises(InvalidParameterError, match="every judge label needs an order"):
+        PairwiseTable.from_codes(pair_idx=[0], rater_idx=[0], verdicts=[0], orders=[-1], pairs=["p"],
+                                 raters=["g"], roles=["judge"])
+
+
+# ------------------------------------------------------------------------ real data sets
+EXPECTED = {  # pairs, humans, judges, pairs with a judge in both orders
+    "summeval_h2h": (4400, 3, 1, 4400),
+    "pandalm": (999, 3, 2, 0),
+    "llmfao": (2139, 124, 2, 0),
+    "llmbar": (885, 1, 6, 885),
+    "autoj": (1392, 1, 1, 1392),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_real_sets_read_through_csv(name, tmp_path):
+    root = shared_data("pairwise", name).parent
+    df = LOADERS[name](root)
+    path = tmp_path / f"{name}.csv"
+    df.to_csv(path, index=False)
+    t = read_pairwise(path, role="role", missing="drop")
+    s = t.summary()
+    assert (s.n_pairs, s.n_humans, s.n_judges, s.n_swapped_judge_pairs) == EXPECTED[name]
+    assert s.n_labels + sum(v for k, v in s.dropped.items() if k == "empty verdict") == len(df)
+
+
+def test_summeval_judge_in_original_coordinates():
+    root = shared_data("pairwise", "summeval_h2h").parent
+    raw = pd.read_json(root / "summeval_h2h" / "summeval_h2h_gpt35_both_orders.jsonl", lines=True)
+    t = PairwiseTable.from_frame(LOADERS["summeval_h2h"](root), role="role")
+    judge = t.select(raters=["gpt-3.5-turbo-0301"])
+    # the source's winner column is already mapped back: its counts must survive
+    want = raw["winner"].map({"model_1": "A", "tie": "T", "model_2": "B"}).value_counts().to_dict()
+    got = judge.summary().verdict_counts
+    assert got == {k: want.get(k, 0) for k in ("A", "T", "B")}
+    # mapped back to the presented frame, the verdicts reproduce the parsed answer positions
+    v, o = judge.verdicts.astype(int), judge.orders.astype(int)
+    presented = np.where(o == 1, 2 - v, v)
+    want_pos = raw["parsed_choice_position"].map({"A": 0, "C": 1, "B": 2}).value_counts().to_dict()
+    assert np.bincount(presented, minlength=3).tolist() == [want_pos.get(k, 0) for k in (0, 1, 2)]
+    assert np.isin(judge.orders, [0, 1]).all()
