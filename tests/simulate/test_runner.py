@@ -1,0 +1,144 @@
+"""The experiment runner: reference cells, summaries, identical results across executors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from voirdire.exceptions import InvalidParameterError
+from voirdire.simulate import (ExperimentSetting, LatentClassModel, run_experiment, simulate_annotations,
+                               sparse_overlap_settings)
+from voirdire.simulate._alpha import alpha_dense
+from voirdire.validation import loo_core
+
+
+@pytest.fixture(scope="module")
+def settings():
+    return sparse_overlap_settings(n_items=120, n_humans=(3, 4), n_categories=(2,),
+                                   judge_accuracies=(0.6, 0.75, 0.8, 0.9), rng=0)
+
+
+def test_full_coverage_reproduces_the_reference(settings) -> None:
+    # With coverage 1 every secondary keeps every label: the sparse decision is the full one.
+    res = run_experiment(settings, designs=["random", "strat"], coverages=[1.0], n_repetitions=3, rng=0)
+    assert res.n_validations == 2 * 2 * 3 * 4
+    assert not res.runs.wrong.any()
+    t3 = res.table3()
+    assert (t3.mean_wdr == 0).all()
+    assert np.allclose(res.tasks.alpha_sparse, res.tasks.alpha_full)
+    assert (res.tasks.rank_error == 0).all() and (res.tasks.top1_error == 0).all()
+    t1 = res.table1()
+    assert (t1.reliability == 1).all() and np.allclose(t1.abs_bias, 0)
+
+
+def test_reference_cells_are_the_full_matrix_rule(settings) -> None:
+    res = run_experiment(settings[:1], designs=["random"], coverages=[0.5], n_repetitions=2, rng=0)
+    t = settings[0].table
+    la = loo_core(t.dense(), t.human_idx, t.judge_idx, n_categories=t.n_categories)
+    T = la.tests(0.05)
+    omega = la.omega(0.05)
+    kind = np.where(omega < 0.5, "reject", np.where(T.min(axis=1) == 1, "strong pass", "boundary pass"))
+    assert res.cells.cell_type.tolist() == kind.tolist()
+    np.testing.assert_allclose(res.cells.omega_full, omega)
+    assert res.tasks.alpha_full.iloc[0] == pytest.approx(alpha_dense(t.dense()[:, t.human_idx], 2))
+
+
+def test_table3_by_hand(settings) -> None:
+    res = run_experiment(settings, designs=["random"], coverages=[0.1], n_repetitions=6, rng=2)
+    r = res.runs
+    per = r.groupby(["setting", "judge"]).agg(kind=("cell_type", "first"), acc=("accept", "mean"))
+    fr = 1 - per[per.kind == "strong pass"].acc
+    fa = per[per.kind == "reject"].acc
+    wrong = r.groupby(["setting", "judge"]).wrong.mean()
+    row = res.table3().iloc[0]
+    assert row.mean_fr == pytest.approx(fr.mean()) and row.mean_fa == pytest.approx(fa.mean())
+    assert row.mean_wdr == pytest.approx(wrong.mean())
+    assert row.n_strong_pass + row.n_boundary_pass + row.n_reject == 8
+    t2 = res.table2()
+    assert t2.mean_rank_error.iloc[0] == pytest.approx(res.tasks.groupby("setting").rank_error.mean().mean())
+    d = res.to_dict()
+    assert set(d) >= {"table1", "table2", "table3", "seed", "n_validations"}
+
+
+def test_identical_whatever_the_chunking(settings) -> None:
+    a = run_experiment(settings, designs=["strat", "seq-coverage"], coverages=[0.1, 0.3], n_repetitions=4, rng=5)
+    b = run_experiment(settings, designs=["strat", "seq-coverage"], coverages=[0.1, 0.3], n_repetitions=4, rng=5,
+                       chunk_size=3)
+    pd.testing.assert_frame_equal(a.runs, b.runs)
+    pd.testing.assert_frame_equal(a.tasks, b.tasks)
+    c = run_experiment(settings, designs=["strat", "seq-coverage"], coverages=[0.1, 0.3], n_repetitions=4, rng=6)
+    assert not a.tasks.alpha_sparse.equals(c.tasks.alpha_sparse)
+
+
+def test_progress_callback(settings) -> None:
+    seen: list[tuple[int, int]] = []
+    run_experiment(settings, designs=["random"], coverages=[0.2], n_repetitions=5, rng=0, chunk_size=4,
+                   progress=lambda d, t: seen.append((d, t)))
+    assert seen[0] == (0, 10) and seen[-1] == (10, 10)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_model_settings_use_the_population_reference() -> None:
+    m = LatentClassModel(n_items=100, n_categories=2, human_accuracy=(0.85,) * 3, judge_accuracies=(0.6, 0.95))
+    res = run_experiment([ExperimentSetting(name="m", model=m)], designs=["random"], coverages=[0.5],
+                         n_repetitions=5, rng=0)
+    assert res.cells.cell_type.tolist() == ["reject", "strong pass"]
+    # every repetition draws a fresh matrix: the full alpha varies
+    assert res.tasks.alpha_full.nunique() > 1
+
+
+def test_errors(settings) -> None:
+    with pytest.raises(InvalidParameterError, match="'designs' parameter"):
+        run_experiment(settings, designs=["bogus"], n_repetitions=1)
+    with pytest.raises(InvalidParameterError, match="coverages"):
+        run_experiment(settings, coverages=[5], n_repetitions=1)
+    with pytest.raises(InvalidParameterError, match="n_jobs"):
+        run_experiment(settings, n_jobs=0, n_repetitions=1)
+    with pytest.raises(InvalidParameterError, match="distinct"):
+        run_experiment([settings[0], settings[0]], n_repetitions=1)
+    with pytest.raises(InvalidParameterError, match="scheduler"):
+        run_experiment(settings, scheduler=3.5, n_repetitions=1)
+    with pytest.raises(InvalidParameterError, match="exactly one of table= or model="):
+        ExperimentSetting(name="x")
+    sim = simulate_annotations(n_items=20, n_humans=2, judge_accuracies=[], rng=0)
+    with pytest.raises(InvalidParameterError, match="no judge"):
+        run_experiment([sim], n_repetitions=1)
+
+
+@pytest.mark.statistical
+def test_more_overlap_fewer_wrong_decisions() -> None:
+    sts = sparse_overlap_settings(n_items=300, n_humans=(4,), n_categories=(2,), rng=1)
+    res = run_experiment(sts, designs=["random"], coverages=[0.05, 0.5], n_repetitions=60, rng=3)
+    t3 = res.table3().set_index("coverage")
+    assert t3.loc[0.5, "mean_wdr"] < t3.loc[0.05, "mean_wdr"]
+    t1 = res.table1().set_index("coverage")
+    assert t1.loc[0.5, "reliability"] > t1.loc[0.05, "reliability"]
+    assert t1.loc[0.5, "std"] < t1.loc[0.05, "std"]
+
+
+def _grid(settings):
+    return dict(designs=["random", "seq-refined"], coverages=[0.1, 0.4], n_repetitions=3, rng=11)
+
+
+@pytest.mark.slow
+def test_local_processes_give_identical_results(settings) -> None:
+    a = run_experiment(settings, **_grid(settings))
+    b = run_experiment(settings, n_jobs=2, **_grid(settings))
+    assert b.executor == "processes" and b.n_workers == 2
+    pd.testing.assert_frame_equal(a.runs, b.runs)
+    pd.testing.assert_frame_equal(a.tasks, b.tasks)
+
+
+@pytest.mark.slow
+def test_dask_local_cluster_gives_identical_results(settings) -> None:
+    distributed = pytest.importorskip("distributed")
+    a = run_experiment(settings, **_grid(settings))
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cl:
+        with distributed.Client(cl) as client:
+            b = run_experiment(settings, scheduler=client, chunk_size=5, **_grid(settings))
+            c = run_experiment(settings, scheduler=cl.scheduler_address, **_grid(settings))
+    assert b.executor == "dask" and b.n_workers == 2
+    pd.testing.assert_frame_equal(a.runs, b.runs)
+    pd.testing.assert_frame_equal(a.tasks, b.tasks)
+    pd.testing.assert_frame_equal(a.runs, c.runs)
