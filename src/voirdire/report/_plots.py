@@ -59,6 +59,12 @@ def svg_of(svg: str) -> str:
     return svg.replace("<svg", '<svg role="img" class="plot"', 1)
 
 
+def _ink(rgba: Any) -> str:
+    """Black or white text, whichever reads better on a cell of colour ``rgba``."""
+    r, g, b = rgba[:3]
+    return "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.55 else "white"
+
+
 def _height(n_rows: int, base: float = 0.9, per: float = 0.28, cap: float = 9.0) -> float:
     return float(min(cap, base + per * n_rows))
 
@@ -126,9 +132,7 @@ def heatmap(key: str, matrix: Any, row_labels: Sequence[str], col_labels: Sequen
                     if not np.isfinite(v):
                         continue
                     txt = f"{int(round(v)):d}" if integer else f"{v:.{digits}f}"
-                    shade = (v - lo) / (hi - lo)
-                    ax.text(j, i, txt, ha="center", va="center", fontsize=7,
-                            color="white" if shade < 0.6 else "black")
+                    ax.text(j, i, txt, ha="center", va="center", fontsize=7, color=_ink(im.cmap(im.norm(v))))
         cb = fig.colorbar(im, ax=ax, shrink=0.85)
         if cbar_label:
             cb.set_label(cbar_label)
@@ -220,14 +224,12 @@ def small_heatmaps(key: str, matrices: Any, names: Sequence[str], labels: Sequen
                 ax.set_visible(False)
                 continue
             m = ms[idx]
-            ax.imshow(np.ma.masked_invalid(m), cmap="Blues", vmin=vmin, vmax=vmax)
+            im = ax.imshow(np.ma.masked_invalid(m), cmap="Blues", vmin=vmin, vmax=vmax)
             for i in range(m.shape[0]):
                 for j in range(m.shape[1]):
                     if np.isfinite(m[i, j]):
                         txt = f"{int(round(m[i, j])):d}" if integer else f"{m[i, j]:.{digits}f}"
-                        shade = (m[i, j] - vmin) / (vmax - vmin) if vmax > vmin else 0.0
-                        ax.text(j, i, txt, ha="center", va="center", fontsize=7,
-                                color="white" if shade > 0.6 else "black")
+                        ax.text(j, i, txt, ha="center", va="center", fontsize=7, color=_ink(im.cmap(im.norm(m[i, j]))))
             ax.set_xticks(np.arange(m.shape[1]), [str(s) for s in labels][: m.shape[1]])
             ax.set_yticks(np.arange(m.shape[0]), [str(s) for s in labels][: m.shape[0]])
             ax.set_title(str(names[idx]), fontsize=8)
@@ -238,3 +240,31 @@ def small_heatmaps(key: str, matrices: Any, names: Sequence[str], labels: Sequen
                 ax.set_xlabel(xlabel)
 
     return _render(key, min(9.0, 0.4 + cell * ncols), 0.5 + cell * nrows, draw, title=title)
+
+
+def grouped_bars(key: str, groups: Sequence[str], series: Sequence[str], values: Any, *, xlabel: str = "",
+                 title: str = "", ref: tuple[float, str] | None = None) -> str:
+    """Horizontal bars: one block per group (e.g. held-out human), one bar per series (e.g. judge)."""
+    import matplotlib
+
+    v = np.array([[np.nan if x is None else float(x) for x in row] for row in values], dtype=float)
+    ng, ns = v.shape
+    cmap = matplotlib.colormaps["tab10"]
+
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot()
+        h = 0.8 / max(ns, 1)
+        base = np.arange(ng)[::-1].astype(float)
+        for s in range(ns):
+            y = base + 0.4 - h * (s + 0.5)
+            ax.barh(y, np.nan_to_num(v[:, s]), height=h * 0.9, color=cmap(s % 10), label=str(series[s]))
+        if ref is not None:
+            ax.axvline(ref[0], color=GREY, ls="--", lw=1)
+            ax.text(ref[0], 1.0, f" {ref[1]}", transform=ax.get_xaxis_transform(), color=GREY, fontsize=8,
+                    va="bottom")
+        ax.set_yticks(base, [str(g) for g in groups])
+        ax.set_xlabel(xlabel)
+        if ns > 1:
+            ax.legend(fontsize=7, frameon=False, loc="lower left", bbox_to_anchor=(1.0, 0.0))
+
+    return _render(key, 6.8, _height(ng * max(1, min(ns, 4)) * 0.5 + ng * 0.3, base=1.0), draw, title=title)

@@ -74,6 +74,161 @@ def data_section(ctx: Context, w: Writer) -> None:
                "report resamples clusters, not items.", "note")
 
 
+# ----------------------------------------------------------------------------------------- agreement
+_COEF_NAMES = {
+    "observed_agreement": "observed agreement", "cohen_kappa": "Cohen κ", "fleiss_kappa": "Fleiss κ",
+    "krippendorff_alpha": "Krippendorff α", "gwet_ac1": "Gwet AC1", "gwet_ac2": "Gwet AC2",
+    "scott_pi": "Scott π", "bennett_s": "Bennett S", "conger_kappa": "Conger κ",
+}
+
+
+def _coef_name(c: str) -> str:
+    return _COEF_NAMES.get(c, c)
+
+
+def agreement_section(ctx: Context, w: Writer) -> None:
+    """Coefficients with intervals (humans; humans plus each judge), rater-by-rater heatmap,
+    confusion matrices and the binary family."""
+    agreement = require("voirdire.agreement", "agreement")
+    t = ctx.table
+    humans, judges = list(ctx.humans), list(ctx.judges)
+    selections: list[tuple[str, list[str], str]] = []
+    if len(humans) >= 2:
+        selections.append((f"humans ({len(humans)})", humans, "human"))
+    for j in judges:
+        if humans:
+            selections.append((f"humans + {j}", humans + [j], "judge"))
+    if not selections:
+        raise NotAvailable("agreement needs at least two raters besides the judges, or a judge and a human.")
+    w.text("Each row is one coefficient on one selection of raters: the humans among themselves, then the humans "
+           "together with one judge. A judge that labels like another careful human leaves the coefficient where "
+           "the humans alone put it; a judge that disagrees pulls it down. Intervals are percentile bootstrap "
+           f"intervals over {'clusters' if t.clusters is not None else 'items'} ({ctx.n_resamples} resamples, "
+           f"seed {ctx.seed}).", "note")
+    sel_out: list[dict[str, Any]] = []
+    w.put("selections", sel_out)
+    for name, raters, group in selections:
+        res = w.call(agreement, t, raters=raters, confidence_level=ctx.confidence_level,
+                     n_resamples=ctx.n_resamples, rng=ctx.seed, label=name)
+        d = res.to_dict()
+        d["group"] = group
+        sel_out.append(d)
+    w.results["selections"] = sel_out
+    # ---- forest plot: every coefficient, grouped by coefficient
+    labels, est, lo, hi, grp, rows = [], [], [], [], [], []
+    coefs: list[str] = []
+    for s_ in sel_out:
+        for r in s_["results"]:
+            if r["coefficient"] not in coefs:
+                coefs.append(r["coefficient"])
+    for c in coefs:
+        for si, s_ in enumerate(sel_out):
+            for ri, r in enumerate(s_["results"]):
+                if r["coefficient"] != c:
+                    continue
+                labels.append(f"{_coef_name(c)} · {s_['label']}")
+                est.append(r["estimate"])
+                lo.append(r["ci"]["low"])
+                hi.append(r["ci"]["high"])
+                grp.append(s_["group"])
+                b = f"selections/{si}/results/{ri}"
+                ab = r.get("abstention") or {}
+                rows.append([_coef_name(c), s_["label"], w.num(f"{b}/estimate"), w.ci(f"{b}/ci/low", f"{b}/ci/high"),
+                             w.num(f"{b}/se"), w.int_(f"{b}/n_items"), w.int_(f"{b}/n_pairs"),
+                             Cell(text=fmt_pct(ab.get("label_coverage")), numeric=True)])
+    w.figure("forest", "Agreement coefficients with intervals",
+             plots.forest_plot(f"{w.key}-forest", labels, est, lo, hi, groups=grp, refs=[(0.0, "0")],
+                               xlabel=f"coefficient ({ctx.cl_pct} bootstrap intervals)",
+                               title="Agreement coefficients with intervals"),
+             caption="Blue: humans among themselves; red: the humans together with one judge.")
+    w.table("coefficients", "Agreement coefficients",
+            ["coefficient", "raters", "estimate", f"{ctx.cl_pct} interval", "SE", "items", "pairs", "label coverage"],
+            rows)
+    # ---- checklist feed
+    first = sel_out[0]["results"][0] if sel_out and sel_out[0]["results"] else {}
+    w.put("abstention_policy", (first.get("abstention") or {}).get("policy", "exclude"))
+    summ = []
+    for s_ in sel_out:
+        for r in s_["results"]:
+            if r["coefficient"] == "krippendorff_alpha":
+                summ.append(f"α {s_['label']} = {fmt_num(r['estimate'])} {_fmt_ci(r)}")
+    w.put("coefficient_summary", summ)
+    w.put("n_pairs_summary", "; ".join(
+        f"{s_['label']}: {fmt_int(s_['results'][0]['n_items'])} items, {fmt_int(s_['results'][0]['n_pairs'])} pairs"
+        for s_ in sel_out if s_["results"]))
+    # ---- rater-by-rater heatmap
+    pairwise_matrix = _optional("voirdire.agreement", "pairwise_matrix")
+    if pairwise_matrix is not None:
+        coef = "cohen_kappa" if t.scale.level == "nominal" else "krippendorff_alpha"
+        pm = w.put("pairwise_matrix", w.call(pairwise_matrix, t, coefficient=coef, on_undefined="nan"))
+        names = pm["raters"]
+        w.figure("heatmap", f"{_coef_name(coef)} for every pair of raters",
+                 plots.heatmap(f"{w.key}-heatmap", pm["estimate"], names, names, vmin=-1.0,
+                               vmax=1.0, cmap="RdBu", cbar_label=_coef_name(coef),
+                               title=f"{_coef_name(coef)} for every pair of raters"),
+                 caption="Computed on the items both raters labelled (counts in the Design section); blank: undefined "
+                         "or no shared item.")
+    # ---- confusion matrices and the binary family
+    L = t.n_categories
+    binary_agreement = _optional("voirdire.agreement", "binary_agreement")
+    if binary_agreement is not None and judges and humans and 2 <= L <= MAX_CATEGORIES_SHOWN:
+        _confusion_block(ctx, w, binary_agreement, judges, L)
+    elif L > MAX_CATEGORIES_SHOWN:
+        w.text(f"No confusion matrix: the scale has {L} distinct values.", "note")
+
+
+def _fmt_ci(r: dict[str, Any]) -> str:
+    from ._format import fmt_ci
+
+    return fmt_ci(r["ci"]["low"], r["ci"]["high"])
+
+
+def _confusion_block(ctx: Context, w: Writer, binary_agreement: Any, judges: list[str], L: int) -> None:
+    t = ctx.table
+    cats = _cats(t)
+    out: list[dict[str, Any]] = []
+    w.put("confusion", out)
+    for judge in judges:
+        kw: dict[str, Any] = dict(confidence_level=ctx.confidence_level, n_resamples=ctx.n_resamples, rng=ctx.seed)
+        if L > 2:
+            kw["positive"] = t.scale.categories[-1]
+        res = w.call(binary_agreement, t, judge, **kw)
+        d = res.to_dict()
+        if L > 2:  # one-vs-rest numbers would mislead: keep the full L x L matrix only
+            d = {k: d[k] for k in ("judge", "reference", "labels", "confusion_matrix", "n_ties", "abstention")}
+        out.append(d)
+    w.results["confusion"] = out
+    mats = [d["confusion_matrix"] for d in out]
+    vmax = max([max((max(row) for row in m), default=1) for m in mats] + [1])
+    w.heading("Confusion matrices")
+    w.figure("confusion", "Confusion matrices: human majority (rows) against each judge (columns)",
+             plots.small_heatmaps(f"{w.key}-confusion", mats, judges, [str(x) for x in out[0]["labels"]],
+                                  xlabel="judge said", ylabel="human majority", vmin=0, vmax=float(vmax),
+                                  integer=True, title="Confusion matrices"),
+             caption="Counts of items; the reference is the humans' majority label (items with a tied majority "
+                     "are left out).")
+    if L == 2:
+        w.heading("Binary labels: one number, several names")
+        w.text("On binary labels Pearson r, Spearman ρ, Kendall τ-b, φ and MCC are the same number; reporting several "
+               "of them is one number reported several times. Cohen κ is at most φ: κ/φ = 2√(AB)/(A+B), with equality "
+               "only when the judge says 'positive' exactly as often as the humans (π̂ = π). The gap measures how far "
+               "the judge's positive rate departs from the humans'.", "note")
+        rows = []
+        for k, d in enumerate(out):
+            b = f"confusion/{k}"
+            rows.append([d["judge"], w.int_(f"{b}/n_items"), w.num(f"{b}/accuracy"), w.num(f"{b}/kappa"),
+                         w.ci(f"{b}/kappa_ci/low", f"{b}/kappa_ci/high"), w.num(f"{b}/phi"),
+                         w.ci(f"{b}/phi_ci/low", f"{b}/phi_ci/high"), w.num(f"{b}/kappa_phi_ratio"),
+                         w.num(f"{b}/prevalence"), w.num(f"{b}/judge_rate"), w.num(f"{b}/f1"),
+                         "yes" if d.get("coincide") else "no"])
+        w.table("binary", f"Binary family against the human majority (positive = {cats[1]})",
+                ["judge", "items", "accuracy", "κ", f"κ {ctx.cl_pct}", "φ = MCC = r", f"φ {ctx.cl_pct}", "κ/φ",
+                 "π (humans)", "π̂ (judge)", "F1", "r = ρ = τb = φ here"], rows)
+        notes = sorted({d.get("note") for d in out if d.get("note")})
+        for n in notes:
+            w.text(n, "p")
+
+
 # ----------------------------------------------------------------------------------------- validation
 def _validation_score(ctx: Context) -> str:
     """Agreement score of the validation tests: observed agreement on few categories, else alpha."""
@@ -216,24 +371,35 @@ def _alt_test_block(ctx: Context, w: Writer, alt_test: Any, judge: str, jn: int,
 
 def _ranking_block(ctx: Context, w: Writer, rank_judges: Any, score: str) -> None:
     try:
-        res = w.call(rank_judges, ctx.table, list(ctx.judges), n_resamples=ctx.n_resamples, rng=ctx.seed)
+        res = w.call(rank_judges, ctx.table, list(ctx.judges), by="rho", confidence_level=ctx.confidence_level,
+                     n_resamples=ctx.n_resamples, rng=ctx.seed)
     except Exception as exc:  # noqa: BLE001
         if not _is_ours(exc):
             raise
         w.text(f"The judges could not be ranked: {exc}", "warning")
         return
     r = w.put("ranking", res)
-    names = r.get("judges") or []
-    pbest = r.get("p_best") or []
-    if names and len(pbest) == len(names):
-        order = sorted(range(len(names)), key=lambda k: -(pbest[k] or 0.0))
-        w.figure("p-best", "Probability that each judge is best",
-                 plots.bar_chart(f"{w.key}-p-best", [names[k] for k in order], [pbest[k] or 0.0 for k in order],
-                                 groups=["judge"] * len(names), xlabel="P(best) over bootstrap resamples of items",
-                                 title="P(best)"),
-                 caption="Share of bootstrap resamples in which the judge ranks first.")
-        rows = [[names[k], w.num(f"ranking/p_best/{k}")] for k in order]
-        w.table("ranking", "Judge ranking", ["judge", "P(best)"], rows)
+    names = r["judges"]
+    w.heading("Ranking the judges")
+    order = [names.index(n) for n in r["order"]]
+    w.figure("p-best", "Probability that each judge is best",
+             plots.bar_chart(f"{w.key}-p-best", [names[k] for k in order], [r["p_best"][k] or 0.0 for k in order],
+                             groups=["judge"] * len(names), xlabel="P(best) over bootstrap resamples",
+                             title="P(best)"),
+             caption=f"Share of {r['n_resamples']} bootstrap resamples ({r['resampling_unit']}s) in which the judge "
+                     f"ranks first by ρ (the alt-test's average advantage probability).")
+    rows = [[w.int_(f"ranking/rank/{k}"), names[k], w.num(f"ranking/statistic/{k}"), w.num(f"ranking/p_best/{k}")]
+            for k in order]
+    w.table("ranking", "Judge ranking (best first)", ["rank", "judge", "ρ", "P(best)"], rows)
+    if len(names) >= 2:
+        w.figure("p-order", "Probability that the row judge ranks above the column judge",
+                 plots.heatmap(f"{w.key}-p-order", [[r["p_order"][a][b] if a != b else None for b in order]
+                                                    for a in order],
+                               [names[k] for k in order], [names[k] for k in order], vmin=0.0, vmax=1.0,
+                               cmap="RdBu", cbar_label="P(row above column)", title="Pairwise order probabilities"))
+    if not r["separable"]:
+        w.text(f"The top two judges cannot be told apart at this overlap: {r['order'][0]} ranks above "
+               f"{r['order'][1]} in fewer than {fmt_pct(ctx.confidence_level, 0)} of resamples.", "warning")
 
 
 # ----------------------------------------------------------------------------------------- estimation
@@ -289,6 +455,93 @@ def estimation_section(ctx: Context, w: Writer) -> None:
                          w.int_(f"{b}/n_labeled"), w.int_(f"{b}/n_total")])
         w.table(f"est-{jn}", f"{judge}: mean human score", ["estimator", "estimate", "SE", f"{ctx.cl_pct} interval",
                                                            "human-scored items", "items"], rows)
+
+
+# ----------------------------------------------------------------------------------------- design
+def design_section(ctx: Context, w: Writer) -> None:
+    """Overlap heatmap, eligible items per held-out human, and the planner's recommendation."""
+    overlap = require("voirdire.design", "overlap")
+    t = ctx.table
+    ov = w.put("overlap", w.call(overlap, t, judges=list(ctx.judges) or None))
+    names = ov["raters"]
+    w.text("Validation compares a judge with each human on the items they share with the other humans, so what "
+           "matters is overlap, not volume. Expected overlap under independent random masks is n_a·n_b/n: a "
+           "secondary human shares about ρn items with a full-coverage rater but only ρ²n with another secondary.",
+           "note")
+    w.figure("overlap", "Items shared by every pair of raters",
+             plots.heatmap(f"{w.key}-overlap", ov["observed"], names, names, vmin=0, cmap="Greens", integer=True,
+                           cbar_label="shared items", title="Items shared by every pair of raters"),
+             caption=f"Diagonal: items the rater labelled (of {fmt_int(ov['n_items'])}).")
+    rows = []
+    for k, r in enumerate(names):
+        rows.append([r, ov["roles"][k], w.int_(f"overlap/n_labelled/{k}"), w.num(f"overlap/coverage/{k}"),
+                     w.int_(f"overlap/n_abstentions/{k}")])
+    w.table("coverage", "Per-rater coverage", ["rater", "role", "items labelled", "coverage ρ", "abstentions"], rows)
+    facts = []
+    if ov.get("primary"):
+        facts.append(f"primary human (labelled every item): {ov['primary']}")
+    if ov.get("shared_panel") is not None:
+        facts.append(f"secondaries share one panel: {'yes' if ov['shared_panel'] else 'no'} "
+                     f"(panel share {fmt_num(ov['panel_share'], 2)})")
+    facts.append(f"global overlap rate (mean share of items shared by two humans): {fmt_num(ov['global_overlap_rate'], 3)}"
+                 " — not a per-rater coverage")
+    w.text("; ".join(facts) + ".")
+    hum, jud = ov["humans"], ov["judges"]
+    if hum and jud:
+        w.figure("eligible", "Eligible items per held-out human",
+                 plots.grouped_bars(f"{w.key}-eligible", hum, jud, ov["eligible"], xlabel="eligible items",
+                                    ref=(float(ov["min_eligible"]), f"{ov['min_eligible']}"),
+                                    title="Eligible items per held-out human"),
+                 caption="Items labelled by the held-out human, by the judge and by at least one other human: what "
+                         f"the leave-one-out rule can use. Dashed: {ov['min_eligible']} items.")
+        rows = []
+        for k, h in enumerate(hum):
+            for jn, j in enumerate(jud):
+                rows.append([h, j, w.int_(f"overlap/eligible/{k}/{jn}"), w.int_(f"overlap/n_pairs/{k}/{jn}")])
+        w.table("eligible", "Eligible items and comparison pairs", ["held-out human", "judge", "eligible items",
+                                                                   "pairs"], rows)
+    plan = _optional("voirdire.design", "plan_certification")
+    if plan is not None and ctx.judges and len(ctx.humans) >= 2:
+        _plan_block(ctx, w, plan)
+
+
+def _plan_block(ctx: Context, w: Writer, plan: Any) -> None:
+    from ..exceptions import VoirdireError
+
+    w.heading("Planning the next round")
+    plans: list[dict[str, Any]] = []
+    w.put("plans", plans)
+    rows = []
+    for judge in ctx.judges:
+        try:
+            res = w.call(plan, ctx.table, judge=judge, epsilon=ctx.epsilon)
+        except VoirdireError as exc:
+            plans.append({"judge": judge, "error": str(exc)})
+            rows.append([judge, DASH, DASH, DASH, str(exc)])
+            continue
+        d = res.to_dict()
+        d["judge"] = judge
+        plans.append(d)
+        k = len(plans) - 1
+        w.results["plans"] = plans
+        elig = [e for e in d["eligible_by_human"] if e is not None]
+        need = [(h, m, e) for h, m, e in zip(d["humans"], d["m_star_by_human"], d["eligible_by_human"])
+                if m is not None and e is not None and m > e]
+        if need:
+            rec = "more overlap for " + ", ".join(f"{h} (+{fmt_int(m - e)})" for h, m, e in need)
+        elif any(m is None for m in d["m_star_by_human"]):
+            rec = "some comparisons have no positive margin (the judge trails that human by more than ε): " \
+                  "more labels will not certify it there"
+        else:
+            rec = "the current overlap suffices for every held-out human"
+        rows.append([judge, w.int_(f"plans/{k}/m_star"), Cell(text=fmt_int(min(elig)) if elig else DASH, numeric=True),
+                     w.num(f"plans/{k}/mu_d"), rec])
+    w.table("plan", f"Eligible items each held-out human needs to certify the judge (ε = {fmt_num(ctx.epsilon, 2)}, "
+                    "false-reject ≤ 2.5% per comparison)",
+            ["judge", "m* (pooled)", "eligible now (fewest)", "μ_d", "recommendation"], rows)
+    ok = [p for p in plans if "assumptions" in p]
+    if ok:
+        w.text("The planner's assumptions: " + "; ".join(ok[0]["assumptions"]) + ".", "note")
 
 
 # ----------------------------------------------------------------------------------------- pairwise
@@ -419,7 +672,9 @@ Builder = Callable[[Context, Writer], None]
 
 SECTIONS: list[tuple[str, str, Builder]] = [
     ("data", "Data", data_section),
+    ("agreement", "Agreement", agreement_section),
     ("validation", "Judge validation", validation_section),
+    ("design", "Design", design_section),
     ("estimation", "Estimation", estimation_section),
     ("pairwise", "Pairwise", pairwise_section),
 ]
