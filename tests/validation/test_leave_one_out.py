@@ -28,7 +28,7 @@ HAND = [("i1", "a", 1), ("i1", "b", 1), ("i1", "c", 0), ("i1", "J", 1),
 
 
 def test_hand_checked_agreement() -> None:
-    r = leave_one_out(_table(HAND), "J", n_resamples=0)
+    r = leave_one_out(_table(HAND), "J", n_resamples=0, min_items=1)
     a, b, c = (r.humans.index(h) for h in "abc")
     # hold out a (pool b, c): i1 pool (1,0): J 1/2, a 1/2; i2 pool (0,0): J 2/2, a 2/2;
     # i3 pool (0): J 0/1, a 0/1; i4 has no pool label.  S_J = 3/5, S_a = 3/5, d = 0, |I| = 3.
@@ -50,7 +50,7 @@ def test_pooled_pairs_item_with_more_pool_labels_weighs_more() -> None:
     # Pooled pairs: S_J = 1/4 (not the per-item mean (0 + 1)/2 = 0.5).
     rows = [("x", "h0", 0), ("x", "h1", 0), ("x", "h2", 0), ("x", "h3", 0), ("x", "J", 1),
             ("y", "h0", 1), ("y", "h1", 1), ("y", "J", 1)]
-    r = leave_one_out(_table(rows), "J", n_resamples=0)
+    r = leave_one_out(_table(rows), "J", n_resamples=0, min_items=1)
     k = r.humans.index("h0")
     assert r.n_pairs[k] == 4 and r.n_items[k] == 2
     assert r.s_judge[k] == pytest.approx(0.25)
@@ -58,7 +58,7 @@ def test_pooled_pairs_item_with_more_pool_labels_weighs_more() -> None:
 
 
 def test_hand_checked_kappa_against_sklearn() -> None:
-    r = leave_one_out(_table(HAND), "J", score="kappa", n_resamples=0)
+    r = leave_one_out(_table(HAND), "J", score="kappa", n_resamples=0, min_items=1)
     c = r.humans.index("c")
     # held-out c: judge pairs (1,1),(1,1),(0,0),(0,0) -> kappa 1; c pairs (0,1),(0,1),(0,0),(0,0) -> 0
     assert r.s_judge[c] == pytest.approx(cohen_kappa_score([1, 1, 0, 0], [1, 1, 0, 0]))
@@ -68,7 +68,7 @@ def test_hand_checked_kappa_against_sklearn() -> None:
 
 def test_human_without_eligible_item_is_reported() -> None:
     rows = HAND + [("i5", "d", 1), ("i5", "J", 1)]   # d shares no item with another human
-    r = leave_one_out(_table(rows), "J", n_resamples=50, rng=0)
+    r = leave_one_out(_table(rows), "J", n_resamples=50, rng=0, min_items=1)
     k = r.humans.index("d")
     assert r.n_items[k] == 0 and np.isnan(r.d[k]) and np.isnan(r.t[k])
     assert "no item" in r.reason[k]
@@ -77,18 +77,29 @@ def test_human_without_eligible_item_is_reported() -> None:
     assert frame.loc[frame.human == "d", "reason"].iloc[0] == r.reason[k]
 
 
+def test_thin_overlap_is_inconclusive() -> None:
+    # with the default min_items=10 the 2-3 eligible items per human of HAND are too few
+    r = leave_one_out(_table(HAND), "J", n_resamples=20, rng=0)
+    assert r.decision == "inconclusive" and r.n_evaluated == 0 and np.isnan(r.omega)
+    assert all("< min_items=10" in reason for reason in r.reason)
+    assert r.d[r.humans.index("b")] == pytest.approx(0.2)      # still reported
+    assert np.isnan(r.t).all()
+    with pytest.raises(InvalidParameterError, match="'min_items' parameter"):
+        leave_one_out(_table(HAND), "J", min_items=0)
+
+
 def test_all_ties_documented_result() -> None:
     rows = [(f"i{i}", h, "pass") for i in range(6) for h in ("a", "b", "c", "J")]
     rows[0] = ("i0", "a", "fail")
     t = _table(rows)
-    r = leave_one_out(t, "J", n_resamples=0)     # agreement stays defined
+    r = leave_one_out(t, "J", n_resamples=0, min_items=1)     # agreement stays defined
     assert r.decision == "accept"
     t2 = _table([(f"i{i}", h, "pass") for i in range(6) for h in ("a", "b", "J")], categories=["fail", "pass"])
     with pytest.warns(DegenerateDataWarning, match="kappa is undefined"):
-        rk = leave_one_out(t2, "J", score="kappa", n_resamples=20, rng=0)
+        rk = leave_one_out(t2, "J", score="kappa", n_resamples=20, rng=0, min_items=1)
     assert np.isnan(rk.omega) and rk.decision == "inconclusive" and rk.n_evaluated == 0
     assert all("undefined" in reason for reason in rk.reason)
-    ra = leave_one_out(t2, "J", n_resamples=0)
+    ra = leave_one_out(t2, "J", n_resamples=0, min_items=1)
     assert ra.d.tolist() == [0.0, 0.0] and ra.decision == "accept"
 
 
@@ -121,7 +132,7 @@ def test_alpha_uses_the_table_level() -> None:
 
 
 def test_result_contract() -> None:
-    r = leave_one_out(_table(HAND), "J", n_resamples=20, rng=0)
+    r = leave_one_out(_table(HAND), "J", n_resamples=20, rng=0, min_items=1)
     assert isinstance(r, LeaveOneOutResult)
     assert json.dumps(r.to_dict())
     assert list(r.to_frame().columns[:3]) == ["judge", "human", "n_items"]

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from .._checks import as_generator, check_confidence_level, check_probability
+from .._checks import as_generator, check_confidence_level, check_positive_int, check_probability
 from .._results import ConfidenceInterval, Result
 from ..exceptions import DegenerateDataWarning, InvalidParameterError
 from ._common import category_values, check_epsilon, check_nonneg_int, check_table, resolve_judges
@@ -29,8 +29,8 @@ class LeaveOneOutResult(Result):
 
     Per-human columns (arrays in the order of ``humans``): ``n_items`` (|I_k|), ``n_pairs``,
     ``s_judge`` (S(judge; P_k)), ``s_human`` (S(k; P_k)), ``d`` (their difference), ``d_low`` /
-    ``d_high`` (bootstrap percentile interval of d_k), ``t`` (T_k = 1[d_k >= -epsilon], nan when
-    undefined) and ``reason`` (why a human was not evaluated, else ``None``).
+    ``d_high`` (bootstrap percentile interval of d_k), ``t`` (T_k = 1[d_k >= -epsilon], nan when the
+    human is not evaluated) and ``reason`` (why a human was not evaluated, else ``None``).
 
     Summary: ``omega`` (winning rate over evaluated humans), ``decision`` ("accept", "reject" or
     "inconclusive"), ``decision_stability`` (bootstrap probability that the decision comes out
@@ -44,6 +44,7 @@ class LeaveOneOutResult(Result):
     threshold: float
     confidence_level: float
     n_resamples: int
+    min_items: int
     resampling_unit: str
     humans: tuple[str, ...]
     n_items: np.ndarray
@@ -115,7 +116,7 @@ _DECISIONS = ("reject", "accept", "inconclusive")
 
 def leave_one_out(table: Any, judge: str, *, score: Score = "agreement", epsilon: float = 0.05,
                   threshold: float = 0.5, confidence_level: float = 0.95, n_resamples: int = 2000,
-                  rng: int | np.random.Generator | None = None) -> LeaveOneOutResult:
+                  min_items: int = 10, rng: int | np.random.Generator | None = None) -> LeaveOneOutResult:
     r"""Leave-one-human-out test: may the judge stand in for each human in turn?
 
     For each human :math:`k` the pool :math:`P_k` is every other human; the eligible items
@@ -147,6 +148,9 @@ def leave_one_out(table: Any, judge: str, *, score: Score = "agreement", epsilon
     n_resamples : int >= 0, default 2000
         Bootstrap resamples of items (of clusters when the table has clusters); 0 skips the
         bootstrap (intervals and stability are then nan).
+    min_items : int >= 1, default 10
+        A human with fewer eligible items is reported (with its scores) but not evaluated: its
+        T_k would rest on a handful of items. ``min_items=1`` gives the plain rule of the paper.
     rng : int, Generator or None
         Randomness of the bootstrap.
 
@@ -162,9 +166,9 @@ def leave_one_out(table: Any, judge: str, *, score: Score = "agreement", epsilon
 
     Notes
     -----
-    *Humans that cannot be evaluated* (no item shared with the judge and a pool member, or a
-    chance-corrected score that is undefined because the pairs show no variation) are reported
-    with the reason and leave omega's denominator K'. When fewer than two humans can be
+    *Humans that cannot be evaluated* (no item shared with the judge and a pool member, fewer
+    than ``min_items`` eligible items, or a chance-corrected score that is undefined because the
+    pairs show no variation) are reported with the reason and leave omega's denominator K'. When fewer than two humans can be
     evaluated the decision is ``"inconclusive"``: omega would rest on one comparison.
     Undefined scores also raise a :class:`DegenerateDataWarning`. All-tied data give
     ``d_k = 0`` with observed agreement (every T_k = 1, accept), but an undefined kappa/alpha/AC1.
@@ -195,6 +199,7 @@ def leave_one_out(table: Any, judge: str, *, score: Score = "agreement", epsilon
     threshold = check_probability(threshold, "threshold", func, open_low=True, open_high=False)
     confidence_level = check_confidence_level(confidence_level, func)
     n_resamples = check_nonneg_int(n_resamples, "n_resamples", func)
+    min_items = check_positive_int(min_items, "min_items", func)
     gen = as_generator(rng)
     names, jidx, hidx = resolve_judges(table, judge, func)
     if len(names) != 1:
@@ -216,6 +221,8 @@ def leave_one_out(table: Any, judge: str, *, score: Score = "agreement", epsilon
     for k in range(hidx.size):
         if n_items[k] == 0:
             reasons.append("no item labelled by this human, the judge and another human")
+        elif n_items[k] < min_items:
+            reasons.append(f"only {int(n_items[k])} eligible item(s) < min_items={min_items}")
         elif np.isnan(d[k]):
             reasons.append(f"{score} undefined on this human's pairs (no variation in the labels)")
             undefined_names.append(humans[k])
@@ -226,10 +233,12 @@ def leave_one_out(table: Any, judge: str, *, score: Score = "agreement", epsilon
             f"{score} is undefined for the pairs of held-out human(s) {undefined_names} (the labels show no "
             f"variation); they leave omega's denominator. Observed agreement ('agreement') stays defined.",
             DegenerateDataWarning, stacklevel=2)
-    om, cnt = _omega(d, epsilon)
+    evaluated = np.array([r is None for r in reasons])
+    d_eval = np.where(evaluated, d, np.nan)
+    om, cnt = _omega(d_eval, epsilon)
     dec = int(_decide(om, cnt, threshold))
     with np.errstate(invalid="ignore"):
-        t = np.where(np.isnan(d), np.nan, (d >= -epsilon - _TOL).astype(float))
+        t = np.where(np.isnan(d_eval), np.nan, (d_eval >= -epsilon - _TOL).astype(float))
     d_low = np.full(d.shape, np.nan)
     d_high = np.full(d.shape, np.nan)
     stability = p_accept = float("nan")
@@ -242,13 +251,13 @@ def leave_one_out(table: Any, judge: str, *, score: Score = "agreement", epsilon
             col = col[~np.isnan(col)]
             if col.size and not np.isnan(d[k]):
                 d_low[k], d_high[k] = np.quantile(col, [lo_q, hi_q])
-        omb, cntb = _omega(db, epsilon)
+        omb, cntb = _omega(np.where(evaluated, db, np.nan), epsilon)
         decb = _decide(omb, cntb, threshold)
         stability = float(np.mean(decb == dec))
         p_accept = float(np.mean(decb == 1))
     return LeaveOneOutResult(
         judge=names[0], score=score, level=level, epsilon=epsilon, threshold=threshold,
-        confidence_level=confidence_level, n_resamples=n_resamples,
+        confidence_level=confidence_level, n_resamples=n_resamples, min_items=min_items,
         resampling_unit=resampling_unit(table.clusters), humans=humans, n_items=n_items.astype(np.int64),
         n_pairs=arr.n_pairs_judge[0], s_judge=arr.s_judge[0], s_human=arr.s_human_judge[0], d=d,
         d_low=d_low, d_high=d_high, t=t, reason=tuple(reasons), n_evaluated=int(cnt), omega=float(om),

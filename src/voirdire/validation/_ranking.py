@@ -10,7 +10,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from .._checks import as_generator, check_choice, check_confidence_level
+from .._checks import as_generator, check_choice, check_confidence_level, check_positive_int
 from .._results import Result
 from ..exceptions import InvalidParameterError, SmallSampleWarning
 from ._alt_test import _check_scoring, bootstrap_alt_stats, indicators
@@ -63,7 +63,7 @@ class RankingResult(Result):
 
 
 def _loo_stats(table: Any, jidx: np.ndarray, hidx: np.ndarray, by: str, score: str, epsilon: float,
-               n_resamples: int, gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+               min_items: int, n_resamples: int, gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     level = table.scale.level if score == "alpha" else "nominal"
     cvals = category_values(table)
     ps = PairStats(table.dense(), hidx, jidx, n_categories=table.n_categories, score=score, level=level,
@@ -74,12 +74,14 @@ def _loo_stats(table: Any, jidx: np.ndarray, hidx: np.ndarray, by: str, score: s
         if by == "score":
             return finalize(sj[..., -1, :], ps.layout, **kw)
         d = finalize(sj, ps.layout, **kw) - finalize(sh, ps.layout, **kw)
+        d = np.where(evaluated, d, np.nan)
         if by == "omega":
             return _omega(d, epsilon)[0]
         with np.errstate(invalid="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # all-nan rows give nan (mean of empty slice)
             return np.nanmean(d, axis=-1)
 
+    evaluated = ps.elig_judge.sum(axis=0)[:, :hidx.size] >= min_items      # (J, K), as in leave_one_out
     point = stat(*ps.sums())
     boot = np.empty((n_resamples, jidx.size))
     pos = 0
@@ -92,7 +94,8 @@ def _loo_stats(table: Any, jidx: np.ndarray, hidx: np.ndarray, by: str, score: s
 
 def rank_judges(table: Any, judges: Sequence[str] | None = None, *, by: Literal["rho", "omega", "mean_d", "score"] = "rho",
                 score: Literal["agreement", "alpha", "kappa", "ac1"] = "agreement", scoring: Any = None,
-                epsilon: float = 0.05, min_humans_per_item: int = 2, min_items_per_human: int = 30,
+                epsilon: float = 0.05, min_items: int = 10, min_humans_per_item: int = 2,
+                min_items_per_human: int = 30,
                 confidence_level: float = 0.95, n_resamples: int = 1000,
                 rng: int | np.random.Generator | None = None) -> RankingResult:
     """Rank judges and say how sure the ranking is (bootstrap over items or clusters).
@@ -110,10 +113,12 @@ def rank_judges(table: Any, judges: Sequence[str] | None = None, *, by: Literal[
     score : {"agreement", "alpha", "kappa", "ac1"}, default "agreement"
         Agreement score for ``omega``, ``mean_d`` and ``score``.
     scoring : {"accuracy", "neg_rmse"} or callable, optional
-        Alt-test scoring for ``rho`` (default: ``neg_rmse`` on interval/ratio scales, else
-        ``accuracy``).
+        Alt-test scoring for ``rho`` (default: ``neg_rmse`` for numeric ordinal, interval and
+        ratio labels, else ``accuracy``).
     epsilon : float in [0, 1), default 0.05
         Leave-one-out tolerance (``by="omega"``).
+    min_items : int, default 10
+        Leave-one-out: humans with fewer eligible items are left out (``by="omega"``, ``"mean_d"``).
     min_humans_per_item, min_items_per_human : int
         Alt-test filters (``by="rho"``).
     confidence_level : float, default 0.95
@@ -146,6 +151,7 @@ def rank_judges(table: Any, judges: Sequence[str] | None = None, *, by: Literal[
     by = check_choice(by, "by", func, BY)  # type: ignore[assignment]
     score = check_choice(score, "score", func, SCORES)  # type: ignore[assignment]
     epsilon = check_epsilon(epsilon, func)
+    min_items = check_positive_int(min_items, "min_items", func)
     confidence_level = check_confidence_level(confidence_level, func)
     n_resamples = check_nonneg_int(n_resamples, "n_resamples", func)
     if n_resamples < 1:
@@ -155,7 +161,8 @@ def rank_judges(table: Any, judges: Sequence[str] | None = None, *, by: Literal[
     if len(names) < 2:
         raise InvalidParameterError(f"{func} needs at least two judges. Got {names}.")
     if scoring is None:
-        scoring = "neg_rmse" if table.scale.level in ("interval", "ratio") else "accuracy"
+        numeric = table.scale.level in ("ordinal", "interval", "ratio") and table.scale.is_numeric
+        scoring = "neg_rmse" if numeric else "accuracy"
     scoring_name = _check_scoring(scoring, table, func) if by == "rho" else str(getattr(scoring, "__name__", scoring))
     if by == "rho":
         wf, wh, elig, _ = indicators(table, jidx, hidx, scoring, min_humans_per_item)
@@ -172,7 +179,7 @@ def rank_judges(table: Any, judges: Sequence[str] | None = None, *, by: Literal[
         d = wh.astype(float) - wf.astype(float)
         _, boot = bootstrap_alt_stats(d, ef, wf.astype(float), 0.0, 0.05, "by", n_resamples, gen, table.clusters)
     else:
-        point, boot = _loo_stats(table, jidx, hidx, by, score, epsilon, n_resamples, gen)
+        point, boot = _loo_stats(table, jidx, hidx, by, score, epsilon, min_items, n_resamples, gen)
         if np.isnan(point).any():
             bad = [names[j] for j in np.flatnonzero(np.isnan(point))]
             raise InvalidParameterError(
