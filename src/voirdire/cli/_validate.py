@@ -43,7 +43,7 @@ class Correction(str, Enum):
     bonferroni = "bonferroni"
 
 
-class TestName(str, Enum):
+class PerHumanTest(str, Enum):
     t = "t"
     wilcoxon = "wilcoxon"
 
@@ -169,7 +169,7 @@ def validate_command(
     min_items: int = typer.Option(10, "--min-items", help="Leave-one-out: humans with fewer eligible items are "
                                   "reported but not evaluated (1 = the plain rule)."),
     correction: Correction = typer.Option(Correction.by, "--correction", help="Alt-test multiplicity correction."),
-    test: TestName = typer.Option(TestName.t, "--test", help="Alt-test per-human test: t or wilcoxon."),
+    test: PerHumanTest = typer.Option(PerHumanTest.t, "--test", help="Alt-test per-human test: t or wilcoxon."),
     q: float = typer.Option(0.05, "--q", help="Alt-test level of the correction (FDR for by/bh)."),
     min_items_per_human: int = typer.Option(30, "--min-items-per-human", help="Alt-test: skip humans with fewer items."),
     min_humans_per_item: int = typer.Option(2, "--min-humans-per-item", help="Alt-test: keep items with this many humans."),
