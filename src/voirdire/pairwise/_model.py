@@ -563,11 +563,14 @@ class PairwiseBayesModel:
         try:
             with np.load(path, allow_pickle=False) as z:
                 meta = json.loads(str(z["meta"]))
+                if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
+                    fmt = meta.get("format") if isinstance(meta, dict) else None
+                    raise SchemaError(f"unknown state format {fmt!r}; expected {_FORMAT!r}.", source=str(path))
                 arrays = {k: z[k] for k in ("beta", "logw", "alpha", "ess", "pairs", "out")}
-        except (OSError, ValueError, KeyError) as exc:
+        except SchemaError:
+            raise
+        except (OSError, ValueError, KeyError, EOFError) as exc:
             raise SchemaError(f"not a saved PairwiseBayesModel state ({exc}).", source=str(path)) from None
-        if meta.get("format") != _FORMAT:
-            raise SchemaError(f"unknown state format {meta.get('format')!r}; expected {_FORMAT!r}.", source=str(path))
         model = cls(**meta["params"])
         model.humans_ = list(meta["humans"])
         model.judges_ = list(meta["judges"])

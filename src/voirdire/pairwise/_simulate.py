@@ -54,6 +54,7 @@ def simulate_pairwise(
     biases: Sequence[float] = (0.5, 0.0),
     both_orders: bool = True,
     human_coverage: float = 1.0,
+    theta_mean: float = 0.0,
     rng: int | np.random.Generator | None = None,
 ) -> tuple[PairwiseTable, PairwiseTruth]:
     """Draw a pairwise stream from the BayesJudge model with known parameters.
@@ -73,6 +74,9 @@ def simulate_pairwise(
         Ask every judge in both orders (default) or only in order AB.
     human_coverage : float in (0, 1]
         Probability that a human labels a given pair.
+    theta_mean : float
+        Mean of ``theta`` (default 0, the model's prior); a non-zero mean (response A
+        systematically better) is what a single presentation order confounds with a bias.
     rng : int, Generator or None
 
     Returns
@@ -94,7 +98,7 @@ def simulate_pairwise(
             f"The 'confusions' parameter of {name} must be an array (n_humans, 3, 3) of row-stochastic matrices.")
     b = np.asarray(biases, dtype=float).reshape(-1)
     gen = as_generator(rng)
-    theta = gen.standard_normal(n_pairs)
+    theta = gen.standard_normal(n_pairs) + float(theta_mean)
     tau = gen.standard_normal(n_pairs)
     pi = _softmax3(theta, tau)
     z = _draw(pi, gen)

@@ -1,0 +1,253 @@
+"""PairwiseBayesModel: the Newton kernel, streaming exactness, save/load, recovery of known parameters."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from voirdire.data import PairwiseTable
+from voirdire.exceptions import InvalidParameterError, SchemaError
+from voirdire.pairwise import DEFAULT_CONFUSIONS, PairwiseBayesModel, PairwisePosterior, entropy, simulate_pairwise
+from voirdire.pairwise._kernel import local_map, objective, warm_start
+
+
+def _problem(seed, B=7, M=5, K=4):
+    rng = np.random.default_rng(seed)
+    shift = rng.normal(0, 0.7, (M, K))
+    n = rng.integers(0, 3, (B, K)).astype(float)
+    nA = np.minimum(rng.integers(0, 3, (B, K)), n)
+    nT = np.minimum(rng.integers(0, 2, (B, K)), n - nA)
+    d = nA - (n - nA - nT)
+    logL = np.log(rng.dirichlet([1, 1, 1], B)) * rng.integers(0, 3, (B, 1))
+    return shift, n, d, nT.astype(float), logL
+
+
+def _direct(theta, tau, shift_m, n, d, nt, logL):
+    """The objective written out label by label (independent of the kernel's algebra)."""
+    u = np.array([theta, tau, -theta])
+    logpi = u - np.logaddexp.reduce(u)
+    f = -0.5 * (theta ** 2 + tau ** 2) + np.logaddexp.reduce(logpi + logL)
+    for k in range(len(n)):
+        a = theta + shift_m[k]
+        v = np.array([a, tau, -a])
+        lp = v - np.logaddexp.reduce(v)
+        nA = (n[k] + d[k] - nt[k]) / 2
+        nB = n[k] - nt[k] - nA
+        f += nA * lp[0] + nt[k] * lp[1] + nB * lp[2]
+    return f
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_objective_matches_direct_formula_and_derivatives(seed):
+    shift, n, d, nt, logL = _problem(seed)
+    rng = np.random.default_rng(seed + 10)
+    th = rng.normal(0, 1, (7, 5))
+    ta = rng.normal(0, 1, (7, 5))
+    f, g_t, g_a, h_tt, h_ta, h_aa, *_ = objective(th, ta, shift, n, d, nt, logL)
+    for b, m in [(0, 0), (3, 4), (6, 2)]:
+        fd = _direct(th[b, m], ta[b, m], shift[m], n[b], d[b], nt[b], logL[b])
+        assert f[b, m] == pytest.approx(fd, abs=1e-10)
+        eps = 1e-6
+        ft = (_direct(th[b, m] + eps, ta[b, m], shift[m], n[b], d[b], nt[b], logL[b]) - fd) / eps
+        fa = (_direct(th[b, m], ta[b, m] + eps, shift[m], n[b], d[b], nt[b], logL[b]) - fd) / eps
+        assert g_t[b, m] == pytest.approx(ft, abs=1e-4) and g_a[b, m] == pytest.approx(fa, abs=1e-4)
+    # Hessian by differencing the analytic gradient
+    e = 1e-6
+    _, gt2, ga2, *_ = objective(th + e, ta, shift, n, d, nt, logL)
+    np.testing.assert_allclose((gt2 - g_t) / e, h_tt, atol=1e-4)
+    np.testing.assert_allclose((ga2 - g_a) / e, h_ta, atol=1e-4)
+    _, gt3, ga3, *_ = objective(th, ta + e, shift, n, d, nt, logL)
+    np.testing.assert_allclose((ga3 - g_a) / e, h_aa, atol=1e-4)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_local_map_equals_scipy(seed):
+    shift, n, d, nt, logL = _problem(seed)
+    w = np.full(5, 0.2)
+    th0, ta0 = warm_start(shift, w, n, d, nt, logL)
+    th, ta, f, logdet, q, it, conv = local_map(th0, ta0, shift, n, d, nt, logL, tol=1e-9)
+    assert conv and it < 30
+    for b in range(7):
+        for m in (0, 4):
+            r = minimize(lambda x: -_direct(x[0], x[1], shift[m], n[b], d[b], nt[b], logL[b]), [0.0, 0.0],
+                         method="BFGS", options={"gtol": 1e-10})
+            assert th[b, m] == pytest.approx(r.x[0], abs=1e-5)
+            assert ta[b, m] == pytest.approx(r.x[1], abs=1e-5)
+            assert f[b, m] == pytest.approx(-r.fun, abs=1e-9)
+    np.testing.assert_allclose(q.sum(-1), 1.0)
+
+
+def test_local_map_survives_extreme_evidence():
+    # 200 unanimous A votes from one channel with a huge shift: damped steps must not overflow
+    n = np.array([[200.0]])
+    d = np.array([[200.0]])
+    nt = np.array([[0.0]])
+    th, ta, f, logdet, q, it, conv = local_map(np.zeros((1, 2)), np.zeros((1, 2)), np.array([[-30.0], [30.0]]),
+                                               n, d, nt, np.zeros((1, 3)))
+    assert conv and np.isfinite(f).all() and np.isfinite(logdet).all()
+
+
+def test_shapes_and_posterior_contract():
+    table, truth = simulate_pairwise(120, rng=0)
+    m = PairwiseBayesModel(n_particles=50, rng=0).fit(table)
+    post = m.posterior()
+    assert isinstance(post, PairwisePosterior)
+    assert post.verdict_proba.shape == (120, 3) and post.n_items_seen == 120 == m.n_items_seen_
+    np.testing.assert_allclose(post.verdict_proba.sum(1), 1.0)
+    np.testing.assert_allclose(post.entropy, entropy(post.verdict_proba))
+    assert (post.entropy <= np.log(3) + 1e-12).all()
+    assert post.confusion.shape == (3, 3, 3) and np.allclose(post.confusion.sum(-1), 1.0)
+    assert (post.bias_low <= post.bias_mean).all() and (post.bias_mean <= post.bias_high).all()
+    assert post.ess_history.shape[1] == 2 and post.ess_history[-1, 0] == 120
+    assert set(post.to_frame().columns) == {"pair", "p_A", "p_T", "p_B", "entropy", "theta", "tau"}
+    assert len(post.to_frame("judges")) == 2 and len(post.to_frame("humans")) == 27
+    assert post.most_uncertain(5)["entropy"].is_monotonic_decreasing
+    d = post.to_dict()
+    assert d["judges"] == ["judge_1", "judge_2"] and len(d["verdict_proba"]) == 120
+    # dirichlet counts: prior + one unit of mass per human label (soft update)
+    prior_mass = 3 * (1.0 + 2 * 0.05)
+    np.testing.assert_allclose(post.dirichlet_counts.sum((1, 2)), prior_mass + 120)
+    with pytest.raises(InvalidParameterError, match="'kind' parameter"):
+        post.to_frame("pairs")
+
+
+def test_hard_update_adds_whole_counts():
+    table, _ = simulate_pairwise(60, rng=2)
+    m = PairwiseBayesModel(n_particles=30, update="hard", rng=0).fit(table)
+    extra = m.dirichlet_counts_ - (np.full((3, 3), 0.05) + np.eye(3) * 0.95)
+    np.testing.assert_allclose(extra, np.round(extra))
+    assert extra.sum() == 180
+
+
+def test_streaming_resume_is_exact(tmp_path):
+    table, _ = simulate_pairwise(320, rng=3)
+    kw = dict(n_particles=60, batch_size=32, rng=7)
+    full = PairwiseBayesModel(**kw).fit(table)
+    a = PairwiseBayesModel(**kw)
+    a.partial_fit(table.select(pairs=slice(0, 160)))
+    a.save(tmp_path / "state.npz")
+    b = PairwiseBayesModel.load(tmp_path / "state.npz")
+    a.partial_fit(table.select(pairs=slice(160, 320)))
+    b.partial_fit(table.select(pairs=slice(160, 320)))
+    for m in (a, b):
+        np.testing.assert_array_equal(m.posterior().verdict_proba, full.posterior().verdict_proba)
+        np.testing.assert_array_equal(m.particles_[0], full.particles_[0])
+        np.testing.assert_array_equal(m.dirichlet_counts_, full.dirichlet_counts_)
+        assert m.n_resamples_ == full.n_resamples_ and m.n_items_seen_ == 320
+    np.testing.assert_array_equal(b.ess_history_, full.ess_history_)
+    assert list(b.posterior().pairs) == list(full.posterior().pairs)
+
+
+def test_load_rejects_foreign_files(tmp_path):
+    p = tmp_path / "x.npz"
+    np.savez(p, meta=np.array('{"format": "other"}'))
+    with pytest.raises(SchemaError, match="unknown state format"):
+        PairwiseBayesModel.load(p)
+    (tmp_path / "y.npz").write_text("nope")
+    with pytest.raises(SchemaError, match="not a saved PairwiseBayesModel"):
+        PairwiseBayesModel.load(tmp_path / "y.npz")
+
+
+def test_batching_is_close_to_one_pair_at_a_time():
+    table, _ = simulate_pairwise(300, rng=4)
+    one = PairwiseBayesModel(n_particles=100, batch_size=1, rng=0).fit(table)
+    many = PairwiseBayesModel(n_particles=100, batch_size=64, rng=0).fit(table)
+    # frozen confusion matrices within a pass are the only approximation: close, not equal
+    assert np.abs(one.bias_mean_ - many.bias_mean_).max() < 0.1
+    assert np.abs(one.confusion_ - many.confusion_).max() < 0.05
+    agree = (one.predict_proba().argmax(1) == many.predict_proba().argmax(1)).mean()
+    assert agree > 0.95
+
+
+def test_read_only_passes_do_not_change_state():
+    table, _ = simulate_pairwise(100, rng=5)
+    m = PairwiseBayesModel(n_particles=40, rng=0).fit(table)
+    before = (m.particles_[0].copy(), m.dirichlet_counts_.copy(), m.n_items_seen_)
+    p = m.predict_proba(table)
+    s = m.score_samples(table)
+    h = m.predict_human_proba(table)
+    assert p.shape == h.shape == (100, 3) and s.shape == (100,) and (s < 0).all()
+    np.testing.assert_allclose(h, p @ m.mean_confusion())
+    np.testing.assert_array_equal(before[0], m.particles_[0])
+    np.testing.assert_array_equal(before[1], m.dirichlet_counts_)
+    assert before[2] == m.n_items_seen_
+
+
+def test_laplace_score_is_a_normalised_predictive():
+    # one judge label, no human, no bias: p(y) = E_prior[pi_y]; summed over y it must be ~1
+    m = PairwiseBayesModel(n_particles=1, learn_bias=False, rng=0)
+    m.partial_fit(PairwiseTable.from_arrays(pair=["x"], rater=["g"], verdict=["A"], order=["AB"], judges=["g"]))
+    total = 0.0
+    for v in "ATB":
+        t = PairwiseTable.from_arrays(pair=["y"], rater=["g"], verdict=[v], order=["AB"], judges=["g"])
+        total += float(np.exp(m.score(t)))
+    assert total == pytest.approx(1.0, abs=0.03)
+
+
+def test_mapping_batches_and_new_raters_mid_stream():
+    m = PairwiseBayesModel(n_particles=20, rng=0)
+    m.partial_fit({"pair": [1, 1], "rater": ["h", "g"], "verdict": ["A", "A"], "order": [None, "AB"],
+                   "judges": ["g"]})
+    m.partial_fit({"pair": [2, 2], "rater": ["h2", "g2"], "verdict": ["B", "T"], "order": [None, "BA"],
+                   "judges": ["g2"]})
+    assert m.humans_ == ["h", "h2"] and m.judges_ == ["g", "g2"] and m.particles_[0].shape == (20, 2)
+    with pytest.raises(SchemaError, match="was a judge earlier"):
+        m.partial_fit({"pair": [3], "rater": ["g"], "verdict": ["A"]})
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"n_particles": 0}, "'n_particles' parameter of PairwiseBayesModel must be an integer >= 1"),
+    ({"ess_threshold": 1.5}, "'ess_threshold' parameter"),
+    ({"jitter": -1.0}, "'jitter' parameter of PairwiseBayesModel must be a finite float >= 0"),
+    ({"update": "mean"}, r"'update' parameter of PairwiseBayesModel must be one of \['hard', 'soft'\]"),
+    ({"lambda_off": 0.0}, "'lambda_off' parameter"),
+    ({"rng": "seed"}, "'rng' parameter"),
+])
+def test_bad_parameters(kwargs, match):
+    with pytest.raises(InvalidParameterError, match=match):
+        PairwiseBayesModel(**kwargs)
+
+
+def test_bad_batch():
+    with pytest.raises(InvalidParameterError, match="PairwiseTable or a mapping"):
+        PairwiseBayesModel().partial_fit([1, 2, 3])
+
+
+# ------------------------------------------------------------------ statistical recovery
+FIVE = np.stack([DEFAULT_CONFUSIONS[0], DEFAULT_CONFUSIONS[0], DEFAULT_CONFUSIONS[1], DEFAULT_CONFUSIONS[1],
+                 DEFAULT_CONFUSIONS[2]])
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("seed", [11, 12, 13])
+def test_recovery_of_biases_and_confusions(seed):
+    """2,000 pairs, 5 humans (2 expert, 2 average, 1 novice), 2 judges in both orders."""
+    table, truth = simulate_pairwise(2000, confusions=FIVE, biases=[0.8, -0.3], rng=seed)
+    post = PairwiseBayesModel(rng=seed).fit(table).posterior()
+    assert np.abs(post.bias_mean - truth.biases).max() < 0.1
+    frob = np.linalg.norm(post.confusion - truth.confusions, axis=(1, 2))
+    assert frob.max() < 0.1, frob
+    # the interval is honest about the judge's bias
+    assert ((post.bias_low <= truth.biases + 0.05) & (truth.biases - 0.05 <= post.bias_high)).all()
+
+
+@pytest.mark.statistical
+def test_single_order_cannot_identify_bias():
+    # response A is systematically better (theta has mean 0.5): one order cannot tell that from a bias
+    table, truth = simulate_pairwise(1000, biases=[0.8], theta_mean=0.5, rng=21)
+    ab_only = table.select(label_mask=table.orders != 1)
+    swap = PairwiseBayesModel(n_particles=150, rng=0).fit(table).posterior()
+    one = PairwiseBayesModel(n_particles=150, rng=0).fit(ab_only).posterior()
+    assert abs(swap.bias_mean[0] - 0.8) < 0.15
+    # without the swap the bias is confounded with the pairs' quality: badly off
+    assert abs(one.bias_mean[0] - 0.8) > 0.3
+
+
+@pytest.mark.statistical
+def test_profile_likelihood_attenuates_bias():
+    table, truth = simulate_pairwise(2000, confusions=FIVE, biases=[0.8, -0.3], rng=31)
+    prof = PairwiseBayesModel(laplace=False, rng=0).fit(table).bias_mean_
+    lap = PairwiseBayesModel(laplace=True, rng=0).fit(table).bias_mean_
+    assert abs(lap[0] - 0.8) < abs(prof[0] - 0.8)
+    assert prof[0] < 0.8
