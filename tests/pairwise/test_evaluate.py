@@ -1,0 +1,107 @@
+"""Leave-one-human-out evaluation and the scoring rules."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import brier_score_loss, log_loss
+
+from voirdire.data import PairwiseTable
+from voirdire.exceptions import InvalidParameterError
+from voirdire.pairwise import (
+    LOHOResult,
+    MajorityVote,
+    PairwiseBayesModel,
+    leave_one_human_out,
+    score_predictions,
+    simulate_pairwise,
+)
+
+
+def test_scores_against_sklearn():
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet([1, 1, 1], 200)
+    y = rng.integers(0, 3, 200)
+    s = score_predictions(p, y)
+    assert s["nll"] == pytest.approx(log_loss(y, p, labels=[0, 1, 2]))
+    # multiclass Brier = sum over classes of one-vs-rest squared errors
+    brier = sum(brier_score_loss(y == k, p[:, k]) for k in range(3))
+    assert s["brier"] == pytest.approx(brier)
+    assert s["accuracy"] == pytest.approx((p.argmax(1) == y).mean())
+
+
+def test_ece_hand_checked():
+    # two predictions of confidence 0.9 (one right), two of 0.6 (both right):
+    # |0.5 - 0.9| * 2/4 + |1.0 - 0.6| * 2/4 = 0.4
+    p = np.array([[0.9, 0.05, 0.05], [0.9, 0.05, 0.05], [0.2, 0.6, 0.2], [0.2, 0.6, 0.2]])
+    y = np.array([0, 2, 1, 1])
+    assert score_predictions(p, y)["ece"] == pytest.approx(0.4)
+    assert np.isnan(score_predictions(np.zeros((0, 3)), np.zeros(0, int))["accuracy"])
+
+
+def test_loho_hand_checked_majority_vote():
+    # two humans + one judge on two pairs; holding out "a" leaves b and the judge
+    t = PairwiseTable.from_arrays(pair=[1, 1, 1, 2, 2, 2], rater=["a", "b", "g", "a", "b", "g"],
+                                  verdict=["A", "A", "B", "T", "B", "B"], order=[None, None, "AB"] * 2,
+                                  judges=["g"])
+    res = leave_one_human_out(t, methods={"mv": lambda: MajorityVote(smoothing=1.0)})
+    # hold out a: pair 1 votes (A, B) -> (2, 1, 2)/5, a said A: p = 0.4; pair 2 (B, B) -> (1, 1, 3)/5, a said T: 0.2
+    # hold out b: pair 1 (A, B) -> p(A) = 0.4; pair 2 (T, B) -> (1, 2, 2)/5, b said B: 0.4
+    row = res.table.iloc[0]
+    assert row["n_labels"] == 4
+    assert row["nll"] == pytest.approx(-np.mean(np.log([0.4, 0.2, 0.4, 0.4])))
+    assert isinstance(res, LOHOResult) and res.n_folds == 2 and res.n_labels_unscored == 0
+    assert set(res.per_human["human"]) == {"a", "b"}
+
+
+def test_loho_groups_folds_and_unscored():
+    t, _ = simulate_pairwise(80, confusions=np.repeat(np.eye(3)[None] * 0.7 + 0.1, 6, 0), rng=1)
+    groups = {f"human_{k}": ("expert" if k <= 2 else "crowd") for k in range(1, 7)}
+    res = leave_one_human_out(t, methods={"mv": lambda: MajorityVote(smoothing=0.5)}, groups=groups,
+                              max_folds=3, rng=0)
+    assert res.n_folds == 3
+    assert res.table["group"].tolist() == ["all", "crowd", "expert"]
+    n = res.table.set_index("group")["n_labels"]
+    assert n["all"] == n["crowd"] + n["expert"] == 6 * 80
+    # a pair labelled by one human only cannot be predicted once that human is held out
+    lone = PairwiseTable.from_arrays(pair=[1, 2, 2], rater=["a", "a", "b"], verdict=["A", "B", "B"])
+    r2 = leave_one_human_out(lone, methods={"mv": lambda: MajorityVote()})
+    assert r2.n_labels_unscored == 1 and r2.table["n_labels"].iloc[0] == 2
+
+
+def test_loho_default_methods_and_best():
+    t, _ = simulate_pairwise(150, rng=2)
+    res = leave_one_human_out(t, n_particles=60, rng=0)
+    assert list(res.methods) == ["BayesJudge", "majority vote", "Bradley-Terry-Davidson", "Dawid-Skene",
+                                 "MACE", "GLAD"]
+    assert res.best("nll") in res.methods and res.target == "human"
+    assert res.to_frame().shape[0] == 6
+    lat = leave_one_human_out(t, methods={"b": lambda: PairwiseBayesModel(n_particles=30, rng=0)},
+                              target="latent")
+    assert lat.target == "latent"
+    with pytest.raises(InvalidParameterError, match="No group 'crowd'"):
+        res.best("nll", group="crowd")
+
+
+@pytest.mark.statistical
+def test_bayes_beats_majority_vote_on_synthetic_loho():
+    """Noisy humans and a biased judge: the model's forecast of a held-out human beats vote shares."""
+    t, _ = simulate_pairwise(400, biases=[1.0, 0.0], rng=5)
+    methods = {"bayes": lambda: PairwiseBayesModel(n_particles=100, rng=0),
+               "mv": lambda: MajorityVote(smoothing=0.5)}
+    res = leave_one_human_out(t, methods=methods).table.set_index("method")
+    assert res.loc["bayes", "nll"] < res.loc["mv", "nll"]
+    assert res.loc["bayes", "accuracy"] >= res.loc["mv", "accuracy"]
+
+
+def test_bad_arguments():
+    t, _ = simulate_pairwise(10, rng=0)
+    with pytest.raises(InvalidParameterError, match="'table' parameter of leave_one_human_out"):
+        leave_one_human_out(t.to_frame())
+    with pytest.raises(InvalidParameterError, match="not humans of the table"):
+        leave_one_human_out(t, groups={"judge_1": "x"})
+    with pytest.raises(InvalidParameterError, match="'target' parameter"):
+        leave_one_human_out(t, target="both")
+    judges_only = t.select(raters=["judge_1"])
+    with pytest.raises(InvalidParameterError, match="at least one human"):
+        leave_one_human_out(judges_only)
