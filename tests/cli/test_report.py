@@ -87,3 +87,28 @@ def test_bad_confidence_level(labels_csv, tmp_path):
 def test_help():
     res = runner.invoke(app, ["report", "--help"])
     assert res.exit_code == 0 and "--pairwise" in res.output and "--inclusion-prob" in res.output
+
+
+def test_pairwise_file(labels_csv, tmp_path):
+    from voirdire.pairwise import simulate_pairwise
+
+    pt, _ = simulate_pairwise(60, rng=1)
+    pf = tmp_path / "votes.csv"
+    pt.to_frame().to_csv(pf, index=False)
+    out = tmp_path / "rep"
+    res = runner.invoke(app, ["report", str(labels_csv), "-j", "gpt-x", "--abstain", "cannot assess",
+                              "--pairwise", str(pf), "-o", str(out), "--n-resamples", "20", "-q"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((out / "report.json").read_text())
+    sec = doc["sections"]["pairwise"]
+    assert sec["status"] == "ok"
+    assert sec["results"]["posterior"]["judges"] == ["judge_1", "judge_2"]
+    assert doc["meta"]["pairwise_input"]["name"] == "votes.csv"
+
+
+def test_bad_pairwise_file_is_a_one_line_error(labels_csv, tmp_path):
+    pf = tmp_path / "votes.csv"
+    pf.write_text("pair,rater,verdict\np1,a,maybe\n")
+    res = runner.invoke(app, ["report", str(labels_csv), "-j", "gpt-x", "--abstain", "cannot assess",
+                              "--pairwise", str(pf), "-o", str(tmp_path / "r")])
+    assert res.exit_code == 1 and "votes.csv" in res.output and "Traceback" not in res.output

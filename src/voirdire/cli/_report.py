@@ -61,7 +61,7 @@ def report_command(
     out: Path = typer.Option(Path("voirdire-report"), "--out", "-o", help="Output folder for report.html and report.json."),
     pairwise: Path | None = typer.Option(None, "--pairwise", help="Pairwise verdicts file for the Pairwise section."),
     pairwise_judge: list[str] = typer.Option(None, "--pairwise-judge",
-                                             help="An LLM judge in the pairwise file (default: the --judge names)."),
+                                             help="An LLM judge in the pairwise file (default: its 'role' column, else the --judge names in it)."),
     inclusion_prob: str | None = typer.Option(None, "--inclusion-prob",
                                               help="Known probability each item went to the humans: a number, or a column of FILE."),
     seed: int = typer.Option(0, "--seed", help="Seed of every resampling step (same seed, same numbers)."),
@@ -94,10 +94,18 @@ def report_command(
     pi = None if inclusion_prob is None else _inclusion_prob(inclusion_prob, file, table, item)
     ptable = None
     if pairwise is not None:
-        from ..data import read_pairwise
+        from ..data import read_long_frame, read_pairwise
 
-        pj = list(pairwise_judge or judge or table.judges)
-        ptable = read_pairwise(pairwise, judges=pj)
+        pj = list(pairwise_judge or [])
+        prole = None
+        if not pj:  # a 'role' column, else the --judge names that appear in the pairwise file
+            head, _, _ = read_long_frame(pairwise)
+            if "role" in head.columns:
+                prole = "role"
+            elif "rater" in head.columns:
+                present = set(head["rater"].astype(str).str.strip())
+                pj = [j for j in (judge or table.judges) if j in present]
+        ptable = read_pairwise(pairwise, judges=pj, role=prole)
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), TimeElapsedColumn(),
                   console=err_console, transient=True, disable=quiet) as bar:
         task = bar.add_task("Reading", total=1)

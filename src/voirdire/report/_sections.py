@@ -496,10 +496,9 @@ def design_section(ctx: Context, w: Writer) -> None:
                          f"the leave-one-out rule can use. Dashed: {ov['min_eligible']} items.")
         rows = []
         for k, h in enumerate(hum):
-            for jn, j in enumerate(jud):
-                rows.append([h, j, w.int_(f"overlap/eligible/{k}/{jn}"), w.int_(f"overlap/n_pairs/{k}/{jn}")])
-        w.table("eligible", "Eligible items and comparison pairs", ["held-out human", "judge", "eligible items",
-                                                                   "pairs"], rows)
+            rows.append([h] + [w.int_(f"overlap/eligible/{k}/{jn}") for jn in range(len(jud))])
+        w.table("eligible", "Eligible items per held-out human (rows) and judge (columns); comparison pairs are in "
+                            "the JSON (overlap.n_pairs)", ["held-out human", *jud], rows)
     plan = _optional("voirdire.design", "plan_certification")
     if plan is not None and ctx.judges and len(ctx.humans) >= 2:
         _plan_block(ctx, w, plan)
