@@ -1,1 +1,78 @@
-"""The `voirdire assign` command (registered on import)."""
+"""The `voirdire assign` command (registered on import): the next round's assignment file."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+from ._app import Level, app, console, emit_json, fail, handle_errors, load_table
+from ._plan import DesignName
+
+
+class FileFormat(str, Enum):
+    csv = "csv"
+    jsonl = "jsonl"
+
+
+@app.command("assign")
+@handle_errors
+def assign_command(
+    file: Path = typer.Argument(..., help="The labels so far (long CSV/TSV/JSONL/Parquet, or an AltTest directory)."),
+    n_per_rater: int = typer.Option(..., "--n-per-rater", "-n", help="Items each rater gets."),
+    output: Path = typer.Option(..., "--output", "-o", help="Assignment file to write (.csv or .jsonl)."),
+    design: DesignName = typer.Option(DesignName.strat, "--design",
+                                      help="random, strat (primary's labels as strata), panel (one shared panel), "
+                                           "seq-refined or seq-coverage."),
+    assignee: list[str] = typer.Option(None, "--rater", "-r",
+                                       help="Who gets work, in order (repeatable; new names allowed). "
+                                            "Default: every human but the primary."),
+    judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge in FILE (repeatable)."),
+    primary: str | None = typer.Option(None, "--primary", help="Human whose labels define the strata."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed (a drawn seed is recorded in the manifest)."),
+    file_format: FileFormat = typer.Option(None, "--format", "-f", help="csv or jsonl (default: from the extension)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the manifest as JSON instead of a summary."),
+    scale: Level = typer.Option(None, "--scale", help="Level of measurement of the labels."),
+    categories: list[str] = typer.Option(None, "--categories", help="Categories in order (comma-separated)."),
+    abstain: list[str] = typer.Option(None, "--abstain", help="A label meaning 'cannot assess' (repeatable)."),
+    item: str = typer.Option("item", "--item", help="Item id column."),
+    rater_col: str = typer.Option("rater", "--rater-column", help="Rater column of FILE."),
+    label: str = typer.Option("label", "--label", help="Label column."),
+    judge_file: Path | None = typer.Option(None, "--judge-file", help="Nested JSON of judge labels."),
+) -> None:
+    """Write who labels which item next, with a manifest (design, seed, source table hash).
+
+    Spreadsheet formula cells (starting with = + - @) are escaped in CSV output. Items a rater
+    already labelled are never assigned to them again.
+    """
+    from ..design import allocate, write_assignments
+
+    if n_per_rater < 1:
+        fail(f"--n-per-rater must be >= 1. Got {n_per_rater}.")
+    table = load_table(file, judges=judge, scale=scale, categories=categories, abstain=abstain, item=item,
+                       rater=rater_col, label=label, judge_file=judge_file)
+    res = allocate(table, design=design.value, n_per_rater=n_per_rater, raters=assignee or None, primary=primary,
+                   rng=seed)
+    out, man = write_assignments(res, output, format=None if file_format is None else file_format.value)
+    if json_out:
+        emit_json(res.manifest() | {"file": str(out), "manifest": str(man)})
+        return
+    from rich.table import Table
+
+    from ..report._format import fmt_int
+
+    t = Table(title=f"{design.value} assignments from {table.source}", title_justify="left")
+    t.add_column("rater")
+    t.add_column("items", justify="right")
+    for r, n in zip(res.raters, res.n_per_rater):
+        t.add_row(r, fmt_int(n))
+    console.print(t)
+    strata = ", ".join(f"{k}: {fmt_int(v)}" for k, v in res.strata.items())
+    console.print(f"Strata ({'primary ' + res.primary if res.primary else 'per-item mode of all humans'}): {strata}.",
+                  highlight=False, soft_wrap=True)
+    console.print(f"Wrote {out} and {man} (seed {res.seed}).", highlight=False, soft_wrap=True)
+    if res.label_dependent:
+        console.print("[dim]This design picks items using labels: the masks depend on the labels, which the "
+                      "independent-mask variance results do not cover. Say so when you report.[/]",
+                      highlight=False, soft_wrap=True)

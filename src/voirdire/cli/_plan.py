@@ -1,1 +1,326 @@
-"""The `voirdire plan` command (registered on import)."""
+"""The `voirdire plan` and `voirdire overlap` commands (registered on import).
+
+``overlap`` shows who labelled what and what the leave-one-out rule can use; ``plan`` turns a pilot
+(or given moments) into the overlap each comparison needs (m*_cert, m*_rank) and, with
+``--budget``, simulates the decision's false-reject and false-accept rates at candidate budgets.
+"""
+
+from __future__ import annotations
+
+import warnings
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import typer
+
+from ._app import Level, app, console, emit_json, err_console, fail, handle_errors, load_table
+
+
+class TableOrJson(str, Enum):
+    table = "table"
+    json = "json"
+
+
+class DesignName(str, Enum):
+    random = "random"
+    strat = "strat"
+    panel = "panel"
+    seq_refined = "seq-refined"
+    seq_coverage = "seq-coverage"
+
+
+def _read(file: Path, judge: list[str] | None, scale: Level | None, categories: list[str] | None,
+          abstain: list[str] | None, item: str, rater: str, label: str, cluster: str | None,
+          cluster_sep: str | None, judge_file: Path | None) -> Any:
+    return load_table(file, judges=judge, scale=scale, categories=categories, abstain=abstain, item=item,
+                      rater=rater, label=label, cluster=cluster, cluster_sep=cluster_sep, judge_file=judge_file)
+
+
+def _overlap_quiet(table: Any, **kw: Any) -> tuple[Any, list[str]]:
+    from ..design import overlap
+    from ..exceptions import SmallSampleWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SmallSampleWarning)
+        res = overlap(table, **kw)
+    return res, sorted({str(w.message) for w in caught if issubclass(w.category, SmallSampleWarning)})
+
+
+def _render_overlap(res: Any, notes: list[str], *, matrix: bool = True) -> None:
+    from rich.table import Table
+
+    from ..report._format import fmt_int, fmt_num, fmt_pct
+
+    cov = res.coverage_frame()
+    t = Table(title=f"Coverage ({fmt_int(res.n_items)} items)", title_justify="left")
+    for c in ("rater", "kind", "labelled", "abstained", "coverage"):
+        t.add_column(c, justify="left" if c in ("rater", "kind") else "right", no_wrap=True)
+    for r in cov.itertuples():
+        t.add_row(str(r.rater), str(r.kind), fmt_int(r.n_labelled), fmt_int(r.n_abstentions), fmt_pct(r.coverage))
+    console.print(t)
+    if matrix:
+        hum = [i for i, role in enumerate(res.roles) if role == "human"]
+        m = Table(title="Items shared by two humans: observed (expected with independent random subsets)",
+                  title_justify="left")
+        m.add_column("", no_wrap=True)
+        for i in hum:
+            m.add_column(res.raters[i], justify="right", no_wrap=True)
+        for a in hum:
+            cells = []
+            for b in hum:
+                if a == b:
+                    cells.append(f"[dim]{fmt_int(res.observed[a, b])}[/]")
+                else:
+                    cells.append(f"{fmt_int(res.observed[a, b])} ({fmt_num(res.expected[a, b], 1)})")
+            m.add_row(res.raters[a], *cells)
+        console.print(m)
+    e = Table(title=f"Leave-one-out: eligible items per held-out human (warning below {res.min_eligible})",
+              title_justify="left")
+    for c in ("held-out human", "judge", "eligible items", "pairs"):
+        e.add_column(c, justify="left" if c in ("held-out human", "judge") else "right", no_wrap=True)
+    for r in res.eligible_frame().itertuples():
+        mark = "[yellow]" if r.below_min else ""
+        end = "[/]" if r.below_min else ""
+        e.add_row(str(r.human), str(r.judge), f"{mark}{fmt_int(r.eligible_items)}{end}", fmt_int(r.n_pairs))
+    if res.judges:
+        console.print(e)
+    if res.primary is None:
+        panel = "no human labelled every item (no primary; a pooled first pass is assumed)."
+    else:
+        panel = f"primary (labelled every item): {res.primary}."
+    console.print(panel, highlight=False)
+    if res.shared_panel is not None:
+        console.print(
+            f"Secondaries {'share one panel' if res.shared_panel else 'do not share a panel'} "
+            f"(mean overlap / smaller set = {fmt_num(res.panel_share, 2)}). Global pairwise overlap rate "
+            f"{fmt_num(res.global_overlap_rate)}: a mean over pairs, not a per-rater coverage; do not turn it "
+            "into an item count.", highlight=False, soft_wrap=True)
+    for n in notes:
+        console.print(f"[yellow]warning:[/] {n}", highlight=False, soft_wrap=True)
+
+
+@app.command("overlap")
+@handle_errors
+def overlap_command(
+    file: Path = typer.Argument(..., help="Annotation file (long CSV/TSV/JSONL/Parquet, or an AltTest directory)."),
+    judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeatable)."),
+    primary: str | None = typer.Option(None, "--primary", help="The first-pass human (default: who labelled every item)."),
+    min_eligible: int = typer.Option(30, "--min-eligible", help="Warn below this many eligible items per comparison."),
+    output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json."),
+    scale: Level = typer.Option(None, "--scale", help="Level of measurement of the labels."),
+    categories: list[str] = typer.Option(None, "--categories", help="Categories in order (comma-separated)."),
+    abstain: list[str] = typer.Option(None, "--abstain", help="A label meaning 'cannot assess' (repeatable)."),
+    item: str = typer.Option("item", "--item", help="Item id column."),
+    rater: str = typer.Option("rater", "--rater", help="Rater column."),
+    label: str = typer.Option("label", "--label", help="Label column."),
+    cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters."),
+    cluster_sep: str | None = typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator."),
+    judge_file: Path | None = typer.Option(None, "--judge-file", help="Nested JSON of judge labels."),
+) -> None:
+    """Who labelled what: per-rater coverage, shared items, and what the leave-one-out rule can use.
+
+    Expected overlap assumes each partial rater's items were an independent random subset: with
+    coverage rho that is rho*n items with the primary but only rho^2*n between two secondaries.
+    """
+    table = _read(file, judge, scale, categories, abstain, item, rater, label, cluster, cluster_sep, judge_file)
+    if min_eligible < 0:
+        fail(f"--min-eligible must be >= 0. Got {min_eligible}.")
+    res, notes = _overlap_quiet(table, primary=primary, min_eligible=min_eligible)
+    if output == TableOrJson.json:
+        d = res.to_dict()
+        d["pairs"] = res.to_frame().to_dict(orient="records")
+        d["warnings"] = notes
+        emit_json(d)
+        return
+    _render_overlap(res, notes)
+
+
+def _budget_list(values: list[str] | None) -> list[int]:
+    out: list[int] = []
+    for v in values or []:
+        for part in str(v).split(","):
+            part = part.strip()
+            if not part:
+                continue
+            try:
+                b = int(part)
+            except ValueError:
+                fail(f"--budget takes whole numbers of items per secondary human. Got {part!r}.")
+            if b < 1:
+                fail(f"--budget values must be >= 1. Got {b}.")
+            out.append(b)
+    return out
+
+
+@app.command("plan")
+@handle_errors
+def plan_command(
+    file: Path | None = typer.Argument(None, help="Pilot annotation file (omit to plan from --mu-d/--sigma0)."),
+    judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge to plan for (repeatable)."),
+    epsilon: float = typer.Option(0.05, "--epsilon", help="Tolerance of the leave-one-out rule (d_k >= -epsilon)."),
+    significance_level: float = typer.Option(0.05, "--significance-level",
+                                             help="One comparison may falsely reject with probability a/2."),
+    mu_d: float | None = typer.Option(None, "--mu-d", help="Mean per-item difference judge - human (no pilot)."),
+    sigma0: float | None = typer.Option(None, "--sigma0", help="Its per-item standard deviation (no pilot)."),
+    delta_min: float | None = typer.Option(None, "--delta-min", help="Smallest gap between the best judge and a rival (no pilot)."),
+    n_judges: int | None = typer.Option(None, "--n-judges", help="Number of judges to rank (no pilot)."),
+    budget: list[str] = typer.Option(None, "--budget", "-b",
+                                     help="Candidate items per secondary to simulate (repeatable or comma-separated)."),
+    design: DesignName = typer.Option(DesignName.random, "--design", help="Allocation design for --budget."),
+    repetitions: int = typer.Option(200, "--repetitions", help="Simulated runs per budget."),
+    fr_target: float = typer.Option(0.10, "--fr-target", help="Largest acceptable false-reject rate."),
+    fa_target: float = typer.Option(0.10, "--fa-target", help="Largest acceptable false-accept rate."),
+    n_jobs: int = typer.Option(1, "--n-jobs", help="Worker processes for --budget."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the simulation."),
+    output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json."),
+    scale: Level = typer.Option(None, "--scale", help="Level of measurement of the labels."),
+    categories: list[str] = typer.Option(None, "--categories", help="Categories in order (comma-separated)."),
+    abstain: list[str] = typer.Option(None, "--abstain", help="A label meaning 'cannot assess' (repeatable)."),
+    item: str = typer.Option("item", "--item", help="Item id column."),
+    rater: str = typer.Option("rater", "--rater", help="Rater column."),
+    label: str = typer.Option("label", "--label", help="Label column."),
+    cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters."),
+    cluster_sep: str | None = typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator."),
+    judge_file: Path | None = typer.Option(None, "--judge-file", help="Nested JSON of judge labels."),
+) -> None:
+    """How many overlapping human labels you need to certify a judge, or to rank several.
+
+    m*_cert = ceil(z^2 sigma0^2 / (mu_d + epsilon)^2) eligible items per held-out human keeps one
+    comparison's false-reject probability below a/2; m*_rank adds Bonferroni over the rivals.
+    Asymptotic planning aids: --budget checks them by simulating the whole decision.
+    """
+    from ..design import plan_by_simulation, plan_certification, plan_ranking
+
+    budgets = _budget_list(budget)
+    out: dict[str, Any] = {"certification": {}, "ranking": None, "simulation": None}
+    notes: list[str] = []
+    errors: dict[str, str] = {}
+    from ..exceptions import InfeasiblePlanError
+
+    if file is None:
+        if mu_d is None and sigma0 is None and delta_min is None:
+            fail("Give a pilot FILE, or the moments --mu-d and --sigma0 (and --delta-min --n-judges to rank).")
+        if sigma0 is None:
+            fail("--sigma0 is needed to plan without a pilot.")
+        if mu_d is not None:
+            out["certification"]["(given moments)"] = plan_certification(mu_d=mu_d, sigma0=sigma0, epsilon=epsilon,
+                                                                         significance_level=significance_level)
+        if delta_min is not None:
+            if n_judges is None:
+                fail("--delta-min needs --n-judges.")
+            out["ranking"] = plan_ranking(sigma0=sigma0, delta_min=delta_min, n_judges=n_judges,
+                                          significance_level=significance_level)
+        if budgets:
+            fail("--budget simulates from a pilot: give the pilot FILE.")
+        ov = None
+    else:
+        table = _read(file, judge, scale, categories, abstain, item, rater, label, cluster, cluster_sep, judge_file)
+        judges = list(judge) if judge else list(table.judges)
+        if not judges:
+            fail(f"{file}: no judge. Name it with --judge.")
+        if len(table.humans) < 2:
+            fail(f"{file}: planning needs at least two human raters; found {len(table.humans)}.")
+        ov, notes = _overlap_quiet(table, judges=judges)
+        for j in judges:
+            try:
+                out["certification"][j] = plan_certification(table, judge=j, epsilon=epsilon,
+                                                              significance_level=significance_level)
+            except InfeasiblePlanError as exc:
+                errors[j] = str(exc)
+        if len(judges) >= 2:
+            try:
+                out["ranking"] = plan_ranking(table, judges=judges, significance_level=significance_level)
+            except InfeasiblePlanError as exc:
+                errors["ranking"] = str(exc)
+        if budgets:
+            prog = _progress_bar(output == TableOrJson.table)
+            with prog as p:
+                task = p.add_task("simulating budgets", total=None)
+
+                def cb(done: int, total: int) -> None:
+                    p.update(task, completed=done, total=total)
+
+                out["simulation"] = plan_by_simulation(
+                    table, budgets=budgets, judges=judges, epsilon=epsilon, design=design.value,
+                    fr_target=fr_target, fa_target=fa_target, n_repetitions=repetitions, rng=seed, n_jobs=n_jobs,
+                    progress=cb)
+    if output == TableOrJson.json:
+        emit_json({"file": None if file is None else str(file),
+                   "certification": {k: v.to_dict() for k, v in out["certification"].items()},
+                   "infeasible": errors,
+                   "ranking": None if out["ranking"] is None else out["ranking"].to_dict(),
+                   "simulation": None if out["simulation"] is None else out["simulation"].to_dict(),
+                   "overlap": None if ov is None else {"eligible": ov.eligible_frame().to_dict(orient="records"),
+                                                       "primary": ov.primary},
+                   "warnings": notes})
+        return
+    _render_plan(out, errors, ov, notes, epsilon)
+
+
+def _progress_bar(show: bool) -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                    console=err_console, transient=True, disable=not show)
+
+
+def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: list[str], epsilon: float) -> None:
+    from rich.table import Table
+
+    from ..report._format import fmt_int, fmt_num, fmt_pct
+
+    for j, r in out["certification"].items():
+        t = Table(title=f"Certify {j}: m*_cert = {fmt_int(r.m_star)} eligible items per held-out human",
+                  title_justify="left")
+        if r.humans:
+            for c in ("held-out human", "d_k", "sigma0", "eligible now", "m* (this human)", "more needed",
+                      "P(false reject) now"):
+                t.add_column(c, justify="left" if c == "held-out human" else "right", no_wrap=True)
+            fr = r.to_frame()
+            for row in fr.itertuples():
+                need = "" if not np.isfinite(row.m_star) else fmt_int(max(0, row.m_star - row.eligible_items))
+                t.add_row(str(row.human), fmt_num(row.mu_d), fmt_num(row.sigma0), fmt_int(row.eligible_items),
+                          fmt_int(row.m_star) if np.isfinite(row.m_star) else "infeasible", need,
+                          fmt_pct(row.false_reject_now))
+            console.print(t)
+        else:
+            console.print(t.title, highlight=False)
+        console.print(
+            f"pooled mu_d = {fmt_num(r.mu_d)}, sigma0 = {fmt_num(r.sigma0)}, margin mu_d + epsilon = {fmt_num(r.margin)}, "
+            f"z = {fmt_num(r.z)} (a = {r.significance_level:g}); design effect from clusters "
+            f"{fmt_num(r.design_effect, 2)}.", highlight=False, soft_wrap=True)
+    for j, msg in errors.items():
+        console.print(f"[red]{j}:[/] {msg}", highlight=False, soft_wrap=True)
+    rk = out["ranking"]
+    if rk is not None:
+        console.print(
+            f"Rank {rk.n_judges} judges: m*_rank = {fmt_int(rk.m_star)} items (Delta_min = {fmt_num(rk.delta_min)}, "
+            f"sigma0 = {fmt_num(rk.sigma0)}, z = {fmt_num(rk.z)}, Bonferroni over {rk.n_judges - 1} rivals)."
+            + ("" if rk.m_star_paired is None else
+               f" From the observed paired differences (covariance included): {fmt_int(rk.m_star_paired)} items; "
+               f"mean correlation best vs rivals {fmt_num(rk.correlation, 2)}."), highlight=False, soft_wrap=True)
+        if rk.judges:
+            console.print("Order in the pilot: " + " > ".join(f"{j} ({fmt_num(s)})" for j, s in zip(rk.judges, rk.scores)),
+                          highlight=False, soft_wrap=True)
+    sim = out["simulation"]
+    if sim is not None:
+        t = Table(title=f"Simulated decision ({sim.design} design, {sim.n_repetitions} runs per budget, "
+                        f"{sim.n_humans} humans, {fmt_int(sim.n_items)} items)", title_justify="left")
+        for c in ("items per secondary", "coverage", "FR (judge = human)", f"FA (d = {sim.reject_d:g})", "meets targets"):
+            t.add_column(c, justify="right", no_wrap=True)
+        for row in sim.to_frame().itertuples():
+            t.add_row(fmt_int(row.budget), fmt_pct(row.coverage), fmt_pct(row.false_reject), fmt_pct(row.false_accept),
+                      "yes" if row.meets_targets else "no")
+        console.print(t)
+        rec = ("none of the candidates" if sim.recommended is None else f"{sim.recommended} items per secondary")
+        console.print(f"Smallest budget with FR <= {fmt_pct(sim.fr_target)} and FA <= {fmt_pct(sim.fa_target)}: {rec}.",
+                      highlight=False)
+    console.print("[dim]Planning aids, not error certificates: asymptotic, independent items (clusters inflate "
+                  "sigma0), one comparison at a time.[/]", highlight=False, soft_wrap=True)
+    if ov is not None and out["certification"]:
+        console.print("[dim]Next: voirdire assign FILE --design strat --n-per-rater N -o next_batch.csv[/]",
+                      highlight=False)
+    for n in notes:
+        console.print(f"[yellow]warning:[/] {n}", highlight=False, soft_wrap=True)

@@ -1,1 +1,198 @@
-"""The `voirdire simulate` command (registered on import)."""
+"""The `voirdire simulate` command (registered on import): the sparse-overlap experiment grid."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from ._app import app, console, emit_json, err_console, fail, handle_errors, load_table
+from ._plan import DesignName, TableOrJson
+
+
+class Preset(str, Enum):
+    sparse_overlap = "sparse-overlap"
+
+
+def _md(df: Any, *, digits: int = 3, ints: tuple[str, ...] = ()) -> str:
+    """A Markdown table (numbers rounded here, in the CLI)."""
+    from ..report._format import fmt_int, fmt_num
+
+    cols = list(df.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for row in df.itertuples(index=False):
+        cells = []
+        for c, v in zip(cols, row):
+            if c in ints:
+                cells.append(fmt_int(v))
+            elif c == "coverage":
+                cells.append(f"{v:g}")
+            elif isinstance(v, float):
+                cells.append(fmt_num(v, digits))
+            else:
+                cells.append(str(v))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+_T1_COLS = ["group", "setting", "coverage", "design", "alpha_full", "abs_bias", "std", "reliability"]
+
+
+def _write_outputs(res: Any, out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    files = []
+    for name, df in (("runs", res.runs), ("tasks", res.tasks), ("cells", res.cells)):
+        p = out / f"{name}.csv"
+        df.to_csv(p, index=False)
+        files.append(p)
+    t1, t2, t3 = res.table1(), res.table2(), res.table3()
+    for name, df in (("table1_alpha", t1), ("table2_ranking", t2), ("table3_decisions", t3)):
+        p = out / f"{name}.csv"
+        df.to_csv(p, index=False)
+        files.append(p)
+    n_cells = res.cells.groupby("group").size().to_dict()
+    kinds = res.cells.groupby(["group", "cell_type"]).size().to_dict()
+    md = [
+        "# Sparse-overlap simulation",
+        "",
+        f"{res.n_repetitions} repetitions per (setting, design, coverage); epsilon = {res.epsilon:g}; score = "
+        f"{res.score}; seed = {res.seed}; {res.n_validations:,} sparse validations on {res.executor} "
+        f"({res.n_workers} worker(s)) in {res.elapsed_s:.1f} s.",
+        "",
+        "Cells (judge x setting) per group: " + ", ".join(f"{g}: {n}" for g, n in n_cells.items()) + " ("
+        + ", ".join(f"{g}/{k}: {n}" for (g, k), n in kinds.items()) + ").",
+        "",
+        "## Table 1: human-pool Krippendorff alpha on the sparse matrix",
+        "",
+        "abs_bias = |mean(alpha_sparse) - alpha_full|; reliability = share of runs with |alpha_sparse - alpha_full| <= 0.05.",
+        "",
+        _md(t1[_T1_COLS]),
+        "## Table 2: ranking the judges",
+        "",
+        "top1_<setting> = share of runs that miss the full-matrix best judge; rank error = share of judge pairs "
+        "ordered differently than on the full matrix (judges ranked by mean leave-one-out difference).",
+        "",
+        _md(t2),
+        "## Table 3: deployment decisions",
+        "",
+        "FR over strong-pass cells, FA over reject cells, WDR over all cells, boundary WDR over boundary-pass cells; "
+        "the reference is the decision on the full matrix.",
+        "",
+        _md(t3, ints=("n_strong_pass", "n_boundary_pass", "n_reject")),
+    ]
+    p = out / "tables.md"
+    p.write_text("\n".join(md), encoding="utf-8")
+    files.append(p)
+    meta = out / "experiment.json"
+    meta.write_text(json.dumps({k: v for k, v in res.to_dict().items() if not k.startswith("table")}, indent=2) + "\n",
+                    encoding="utf-8")
+    files.append(meta)
+    return files
+
+
+@app.command("simulate")
+@handle_errors
+def simulate_command(
+    preset: Preset = typer.Option(Preset.sparse_overlap, "--preset", help="The experiment to run."),
+    repetitions: int = typer.Option(300, "--repetitions", "-r", help="Repetitions per setting, design and coverage."),
+    n_jobs: int = typer.Option(1, "--n-jobs", help="Local worker processes (-1: all cores)."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help="Dask scheduler address, e.g. tcp://host:8786."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Directory for the CSV and Markdown tables."),
+    seed: int = typer.Option(0, "--seed", help="Seed (results are identical for a seed on any executor)."),
+    full: list[Path] = typer.Option(None, "--full", help="A fully crossed real data set to subsample as well "
+                                                          "(repeatable; e.g. an AltTest directory)."),
+    judge: list[str] = typer.Option(None, "--judge", "-j", help="Judges in --full long files (repeatable)."),
+    design: list[DesignName] = typer.Option(None, "--design", help="Designs (default: random, strat, seq-refined, seq-coverage)."),
+    coverage: list[float] = typer.Option(None, "--coverage", help="Per-secondary coverages (default 0.05, 0.25, 0.5)."),
+    n_items: int = typer.Option(500, "--n-items", help="Items of the synthetic matrices."),
+    clustered: bool = typer.Option(False, "--clustered", help="Also run the clustered synthetic variant."),
+    no_synthetic: bool = typer.Option(False, "--no-synthetic", help="Only the --full real data sets."),
+    epsilon: float = typer.Option(0.05, "--epsilon", help="Tolerance of the leave-one-out rule."),
+    fmt: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json (the summaries)."),
+) -> None:
+    """Measure how often sparse designs give the wrong decision (the paper's Tables 1-3).
+
+    Synthetic: 4 fully crossed matrices (K = 4, 5 humans; L = 2, 5 labels; 500 items; human
+    accuracy 0.85) with 10 judges each = 40 cells. Real: each --full set. Each run keeps the
+    primary and the judges complete and gives every other human coverage x n items.
+    """
+    from ..simulate import PAPER_COVERAGES, PAPER_DESIGNS, run_experiment, sparse_overlap_settings
+
+    if repetitions < 1:
+        fail(f"--repetitions must be >= 1. Got {repetitions}.")
+    real = {}
+    for p in full or []:
+        t = load_table(p, judges=judge)
+        name = p.name if p.name else str(p)
+        if not t.judges:
+            fail(f"{p}: no judge to validate; name them with --judge.")
+        real[name] = t
+    if no_synthetic and not real:
+        fail("--no-synthetic needs at least one --full data set.")
+    settings = [] if no_synthetic else sparse_overlap_settings(n_items=n_items, rng=seed)
+    if clustered and not no_synthetic:
+        settings += sparse_overlap_settings(n_items=n_items, n_clusters=max(2, n_items // 10), cluster_sd=1.0, rng=seed)
+    from ..simulate import ExperimentSetting
+
+    settings += [ExperimentSetting(name=k, table=v, group="real") for k, v in real.items()]
+    designs = [d.value for d in design] if design else list(PAPER_DESIGNS)
+    covs = list(coverage) if coverage else list(PAPER_COVERAGES)
+    show = fmt == TableOrJson.table
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TimeRemainingColumn(), console=err_console, transient=True, disable=not show) as prog:
+        task = prog.add_task(f"{preset.value}: sparse validations", total=None)
+
+        def cb(done: int, total: int) -> None:
+            prog.update(task, completed=done, total=total)
+
+        res = run_experiment(settings, designs=designs, coverages=covs, n_repetitions=repetitions, epsilon=epsilon,
+                             rng=seed, n_jobs=n_jobs, scheduler=scheduler, progress=cb)
+    files = _write_outputs(res, output) if output is not None else []
+    if fmt == TableOrJson.json:
+        emit_json(res.to_dict() | {"files": [str(f) for f in files]})
+        return
+    _render(res)
+    if files:
+        console.print(f"Wrote {len(files)} files to {output} (tables.md, table1_alpha.csv, table2_ranking.csv, "
+                      "table3_decisions.csv, runs.csv, tasks.csv, cells.csv, experiment.json).",
+                      highlight=False, soft_wrap=True)
+
+
+def _render(res: Any) -> None:
+    from rich.table import Table
+
+    from ..report._format import fmt_int, fmt_num
+
+    t3 = res.table3()
+    t = Table(title=f"Decisions vs the full matrix ({res.n_repetitions} runs per cell, "
+                    f"{res.n_validations:,} validations, {res.elapsed_s:.1f} s on {res.executor})",
+              title_justify="left")
+    for c in ("group", "coverage", "design", "cells SP/BP/R", "mean FR", "mean FA", "mean WDR", "boundary WDR"):
+        t.add_column(c, justify="left" if c in ("group", "design") else "right", no_wrap=True)
+    for r in t3.itertuples():
+        t.add_row(str(r.group), f"{r.coverage:g}", str(r.design),
+                  f"{fmt_int(r.n_strong_pass)}/{fmt_int(r.n_boundary_pass)}/{fmt_int(r.n_reject)}",
+                  fmt_num(r.mean_fr), fmt_num(r.mean_fa), fmt_num(r.mean_wdr), fmt_num(r.boundary_wdr))
+    console.print(t)
+    t2 = res.table2()
+    k = Table(title="Ranking", title_justify="left")
+    for c in ("group", "coverage", "design", "mean rank error", "mean top-1 error"):
+        k.add_column(c, justify="left" if c in ("group", "design") else "right", no_wrap=True)
+    for r in t2.itertuples():
+        k.add_row(str(r.group), f"{r.coverage:g}", str(r.design), fmt_num(r.mean_rank_error), fmt_num(r.mean_top1_error))
+    console.print(k)
+    t1 = res.table1()
+    g = t1.groupby(["group", "coverage", "design"], sort=False).agg(
+        abs_bias=("abs_bias", "mean"), std=("std", "mean"), reliability=("reliability", "mean")).reset_index()
+    a = Table(title="Human-pool alpha (mean over settings)", title_justify="left")
+    for c in ("group", "coverage", "design", "abs bias", "std", "reliability"):
+        a.add_column(c, justify="left" if c in ("group", "design") else "right", no_wrap=True)
+    for r in g.itertuples():
+        a.add_row(str(r.group), f"{r.coverage:g}", str(r.design), fmt_num(r.abs_bias), fmt_num(r.std),
+                  fmt_num(r.reliability, 2))
+    console.print(a)
