@@ -204,7 +204,7 @@ def test_to_dict_and_frame():
 
 # ------------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize("pi, match", [
-    (0.0, r"must be in \(0, 1\]"), (1.5, r"must be in \(0, 1\]"), (20, "percentages"),
+    (0.0, r"must be in \(0, 1\]"), (1.5, r"must be in \(0, 1\]"), (20, "percentage"),
     ([0.5, 0.5, 0.5], "one value per item"), ("half", "must be a number"),
 ])
 def test_bad_inclusion_prob(pi, match):
