@@ -1,1 +1,228 @@
-"""The `voirdire pairwise` command (registered on import)."""
+"""The `voirdire pairwise` command (registered on import): the Bayesian pairwise model on a file of
+A / tie / B verdicts from humans and LLM judges, and optionally the leave-one-human-out comparison."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from ._app import OutputFormat, app, console, emit_json, err_console, fail, handle_errors
+
+
+def _num(x: Any, digits: int = 3) -> str:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    return "nan" if not math.isfinite(v) else f"{v:.{digits}f}"
+
+
+def _pct(x: float) -> str:
+    return "-" if not math.isfinite(x) else f"{100 * x:.1f}%"
+
+
+def _parse_groups(specs: list[str] | None, humans: tuple[str, ...]) -> dict[str, str]:
+    """``NAME=GROUP`` (exact human) or ``PREFIX*=GROUP`` (every human whose name starts with PREFIX)."""
+    out: dict[str, str] = {}
+    for spec in specs or []:
+        if "=" not in spec:
+            fail(f"--group expects NAME=GROUP or PREFIX*=GROUP (e.g. 'expert_*=expert'). Got {spec!r}.")
+        name, group = (s.strip() for s in spec.split("=", 1))
+        if name.endswith("*"):
+            hits = [h for h in humans if h.startswith(name[:-1])]
+        else:
+            hits = [h for h in humans if h == name]
+        if not hits:
+            fail(f"--group {spec!r} matches no human. Humans: {list(humans)[:10]}.")
+        for h in hits:
+            out.setdefault(h, group)  # the first matching --group wins
+    return out
+
+
+def _honest_summary(loho: Any) -> list[str]:
+    """Plain sentences: where BayesJudge is best and where a baseline beats it."""
+    t = loho.table
+    lines = []
+    gs = list(t["group"].unique())
+    if len(gs) == 2 and (t[t["group"] == gs[0]]["n_labels"].to_numpy() == t[t["group"] == gs[1]]["n_labels"].to_numpy()).all():
+        gs = gs[1:]
+    for g in gs:
+        sub = t[t["group"] == g].set_index("method")
+        if "BayesJudge" not in sub.index:
+            continue
+        for metric, better in (("accuracy", max), ("nll", min), ("brier", min), ("ece", min)):
+            col = sub[metric].dropna()
+            if col.empty:
+                continue
+            best = better(col.index, key=lambda m: col[m])
+            ours = col["BayesJudge"]
+            if best == "BayesJudge":
+                runner = col.drop("BayesJudge")
+                if len(runner):
+                    rb = better(runner.index, key=lambda m: runner[m])
+                    lines.append(f"[{g}] {metric}: BayesJudge best ({_num(ours)}; next {rb} {_num(runner[rb])}).")
+            else:
+                lines.append(f"[{g}] {metric}: {best} beats BayesJudge ({_num(col[best])} vs {_num(ours)}).")
+    return lines
+
+
+@app.command("pairwise")
+@handle_errors
+def pairwise_command(
+    file: Path = typer.Argument(..., help="Long table of verdicts: one row per (pair, rater, presented order)."),
+    judge: list[str] = typer.Option(None, "--judge", "-j", help="A rater that is an LLM judge (repeatable)."),
+    pair: str = typer.Option("pair", "--pair", help="Column with the pair id."),
+    rater: str = typer.Option("rater", "--rater", help="Column with the rater name."),
+    verdict: str = typer.Option("verdict", "--verdict", help="Column with the verdict: A, T (tie) or B."),
+    order: str = typer.Option("order", "--order", help="Column with the presented order AB/BA (judges)."),
+    role: str = typer.Option(None, "--role", help="Column with human/judge per row (instead of --judge)."),
+    presented: bool = typer.Option(False, "--presented", help="Verdicts are in the presented order (A = shown first)."),
+    verdict_map: list[str] = typer.Option(None, "--verdict-map", help="Extra spelling, e.g. model_1=A (repeatable)."),
+    missing: str = typer.Option("error", "--missing", help="Empty verdicts: 'error' or 'drop'."),
+    evaluate: bool = typer.Option(False, "--evaluate", help="Leave-one-human-out comparison with the baselines."),
+    group: list[str] = typer.Option(None, "--group", help="Human group for --evaluate: NAME=GROUP or PREFIX*=GROUP (first match wins)."),
+    particles: int = typer.Option(300, "--particles", help="SMC particles."),
+    update: str = typer.Option("soft", "--update", help="Dirichlet update of the humans' counts: soft or hard."),
+    laplace: bool = typer.Option(True, "--laplace/--profile", help="Laplace-corrected or profile-likelihood weights."),
+    seed: int = typer.Option(0, "--seed", help="Random seed (reproducible results)."),
+    top: int = typer.Option(10, "--top", help="How many of the most uncertain pairs to list."),
+    max_humans: int = typer.Option(8, "--max-humans", help="Confusion matrices shown in the table output."),
+    save_state: Path = typer.Option(None, "--save-state", help="Save the model state (.npz) to resume the stream."),
+    resume: Path = typer.Option(None, "--resume", help="Continue the stream from a saved state."),
+    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="table or json."),
+) -> None:
+    """Position biases of the judges, confusion matrices of the humans, and the most uncertain pairs.
+
+    The BayesJudge model (streaming SMC): a judge asked in both orders (AB and BA) reveals its
+    position bias; humans are modelled with 3x3 confusion matrices. With --evaluate, every human
+    is held out in turn and predicted from everything else, by BayesJudge and the baselines
+    (majority vote, Bradley-Terry-Davidson, Dawid-Skene, MACE, GLAD).
+    """
+    from ..data import read_pairwise
+    from ..pairwise import PairwiseBayesModel, leave_one_human_out
+
+    if fmt == OutputFormat.csv:
+        fail("--format csv is not available for pairwise; use table or json.")
+    if particles < 1:
+        fail(f"--particles must be an integer >= 1. Got {particles}.")
+    if update not in ("soft", "hard"):
+        fail(f"--update must be 'soft' or 'hard'. Got {update!r}.")
+    if missing not in ("error", "drop"):
+        fail(f"--missing must be 'error' or 'drop'. Got {missing!r}.")
+    vmap: dict[str, str] | None = None
+    if verdict_map:
+        vmap = {}
+        for spec in verdict_map:
+            if "=" not in spec:
+                fail(f"--verdict-map expects RAW=A|T|B, e.g. model_1=A. Got {spec!r}.")
+            k, v = spec.split("=", 1)
+            vmap[k.strip()] = v.strip()
+    table = read_pairwise(file, pair=pair, rater=rater, verdict=verdict, order=order, judges=judge or (),
+                          role=role, verdict_map=vmap, presented=presented, missing=missing)  # type: ignore[arg-type]
+    if resume is not None:
+        model = PairwiseBayesModel.load(resume)
+        model.partial_fit(table)
+    else:
+        model = PairwiseBayesModel(n_particles=particles, update=update, laplace=laplace, rng=seed)  # type: ignore[arg-type]
+        model.fit(table)
+    if save_state is not None:
+        model.save(save_state)
+    post = model.posterior()
+    groups = _parse_groups(group, table.humans) if group else {}
+    loho = None
+    if evaluate:
+        if not table.humans:
+            fail("--evaluate needs human raters in the file (it predicts each held-out human).")
+        loho = leave_one_human_out(table, groups=groups, n_particles=particles, rng=seed)
+    summ = table.summary()
+    ess = post.ess_history[-1, 1] if len(post.ess_history) else float("nan")
+    # the pairs of this file, as filtered in the stream (resumed streams hold earlier pairs too)
+    uncertain = post.most_uncertain(top)
+    if fmt == OutputFormat.json:
+        emit_json({
+            "file": str(file), "table": summ.to_dict(),
+            "model": {"n_particles": model.n_particles, "update": model.update, "laplace": model.laplace,
+                      "n_items_seen": post.n_items_seen, "n_resamples": post.n_resamples, "final_ess": ess,
+                      "seed": seed, "resumed_from": str(resume) if resume else None},
+            "judges": post.to_frame("judges").to_dict("records"),
+            "humans": [{"human": h, "confusion": post.confusion[k], "dirichlet_counts": post.dirichlet_counts[k]}
+                       for k, h in enumerate(post.humans)],
+            "most_uncertain": uncertain.to_dict("records"),
+            "pairs": post.to_frame("items").to_dict("records"),
+            "evaluation": None if loho is None else {
+                "target": loho.target, "n_folds": loho.n_folds, "n_labels_unscored": loho.n_labels_unscored,
+                "table": loho.table.to_dict("records"), "per_human": loho.per_human.to_dict("records"),
+                "notes": _honest_summary(loho)},
+        })
+        return
+    console.print(f"[bold]{file}[/]: {summ.n_pairs} pairs, {summ.n_humans} humans, {summ.n_judges} judges, "
+                  f"{summ.n_labels} verdicts ({summ.n_swapped_judge_pairs} pairs with a judge in both orders)",
+                  highlight=False)
+    console.print(f"BayesJudge: {model.n_particles} particles, {post.n_items_seen} pairs seen, "
+                  f"{post.n_resamples} resamplings, final ESS {_num(ess, 1)}; update={model.update}, "
+                  f"{'Laplace' if model.laplace else 'profile'} weights, seed {seed}", highlight=False)
+    if post.judges:
+        jt = Table(title="Judges' position bias beta (> 0: favours the response shown first)", title_justify="left")
+        for c in ("judge", "beta", "sd", f"{100 * post.credible_level:.0f}% interval", "orders seen"):
+            jt.add_column(c, justify="left" if c == "judge" else "right")
+        for k, jn in enumerate(post.judges):
+            if jn in table.judges:
+                o = table.orders[table.rater_idx == table.rater_index(jn)]
+                seen = "+".join(n for n, c in (("AB", 0), ("BA", 1)) if (o == c).any())
+            else:
+                seen = "-"
+            jt.add_row(jn, _num(post.bias_mean[k]), _num(post.bias_sd[k]),
+                       f"[{_num(post.bias_low[k])}, {_num(post.bias_high[k])}]", seen)
+        console.print(jt)
+        if summ.n_judges and summ.n_swapped_judge_pairs == 0:
+            console.print("[yellow]note:[/] no judge was asked in both orders: its bias is confounded with the "
+                          "pairs' quality (only the prior mean 0 of theta separates them).", highlight=False)
+    if post.humans:
+        shown = post.humans[:max_humans]
+        ht = Table(title="Humans' confusion matrices C[true, said] (rows: true A / T / B)", title_justify="left")
+        ht.add_column("human")
+        ht.add_column("true")
+        for s in ("said A", "said T", "said B"):
+            ht.add_column(s, justify="right")
+        ht.add_column("labels", justify="right")
+        prior_mass = 3 * (model.lambda_diag + 2 * model.lambda_off)
+        for k, h in enumerate(shown):
+            n = post.dirichlet_counts[k].sum() - prior_mass
+            for r, tv in enumerate("ATB"):
+                ht.add_row(h if r == 0 else "", tv, *(_num(v) for v in post.confusion[k, r]),
+                           _num(n, 0) if r == 0 else "", end_section=(r == 2))
+        console.print(ht)
+        if len(post.humans) > len(shown):
+            console.print(f"({len(post.humans) - len(shown)} more humans; --max-humans or --format json shows all)")
+    ut = Table(title=f"Most uncertain pairs (entropy in nats; max {math.log(3):.3f})", title_justify="left")
+    for c in ("pair", "P(A)", "P(tie)", "P(B)", "entropy"):
+        ut.add_column(c, justify="left" if c == "pair" else "right")
+    for r in uncertain.itertuples(index=False):
+        ut.add_row(str(r.pair), _num(r.p_A), _num(r.p_T), _num(r.p_B), _num(r.entropy))
+    console.print(ut)
+    if loho is not None:
+        lt = Table(title=f"Leave-one-human-out: predicting each held-out human's verdict ({loho.n_folds} folds)",
+                   title_justify="left")
+        for c in ("method", "group", "labels", "accuracy", "NLL", "Brier", "ECE"):
+            lt.add_column(c, justify="left" if c in ("method", "group") else "right")
+        lt_rows = loho.table
+        n_all = lt_rows.loc[lt_rows["group"] == "all", "n_labels"]
+        groups_given = [g for g in lt_rows["group"].unique() if g != "all"]
+        if len(groups_given) == 1 and len(n_all) and (lt_rows.loc[lt_rows["group"] == groups_given[0], "n_labels"]
+                                                        == n_all.iloc[0]).all():
+            lt_rows = lt_rows[lt_rows["group"] != "all"]  # one group holding every human: show it once
+        for r in lt_rows.itertuples(index=False):
+            lt.add_row(r.method, r.group, str(r.n_labels), _pct(r.accuracy), _num(r.nll), _num(r.brier), _num(r.ece))
+        console.print(lt)
+        for line in _honest_summary(loho):
+            console.print(line, highlight=False, markup=False)
+        if loho.n_labels_unscored:
+            err_console.print(f"note: {loho.n_labels_unscored} held-out labels were on pairs no one else labelled "
+                              "and could not be predicted.", highlight=False)
+    if save_state is not None:
+        console.print(f"state saved to {save_state} (resume with --resume {save_state})", highlight=False)
+

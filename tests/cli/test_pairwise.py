@@ -1,0 +1,103 @@
+"""`voirdire pairwise` through typer's CliRunner: exit codes, tables, JSON, errors, save/resume."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from voirdire.cli import app
+from voirdire.pairwise import simulate_pairwise
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def sim_csv(tmp_path_factory):
+    table, _ = simulate_pairwise(150, biases=[1.0, 0.0], rng=0)
+    f = table.to_frame()
+    path = tmp_path_factory.mktemp("pw") / "verdicts.csv"
+    f.drop(columns="role").to_csv(path, index=False)
+    return path
+
+
+def _run(*args):
+    return runner.invoke(app, ["pairwise", *map(str, args)])
+
+
+def test_table_output(sim_csv):
+    r = _run(sim_csv, "--judge", "judge_1", "--judge", "judge_2", "--particles", "60", "--top", "3")
+    assert r.exit_code == 0, r.output
+    assert "150 pairs, 3 humans, 2 judges" in r.output
+    assert "position bias" in r.output and "judge_1" in r.output and "AB+BA" in r.output
+    assert "confusion matrices" in r.output and "human_3" in r.output
+    assert "Most uncertain pairs" in r.output
+
+
+def test_json_output_is_complete_and_reproducible(sim_csv):
+    args = (sim_csv, "-j", "judge_1", "-j", "judge_2", "--particles", "60", "--format", "json", "--seed", "3")
+    r1, r2 = _run(*args), _run(*args)
+    assert r1.exit_code == 0, r1.output
+    d = json.loads(r1.stdout)
+    assert d == json.loads(r2.stdout)
+    assert [j["judge"] for j in d["judges"]] == ["judge_1", "judge_2"]
+    assert d["judges"][0]["bias_mean"] > 0.5 > abs(d["judges"][1]["bias_mean"])
+    assert len(d["humans"]) == 3 and np.allclose(np.sum(d["humans"][0]["confusion"], 1), 1.0)
+    assert len(d["pairs"]) == 150 and d["evaluation"] is None and d["model"]["n_items_seen"] == 150
+
+
+def test_evaluate_with_groups(sim_csv):
+    r = _run(sim_csv, "-j", "judge_1", "-j", "judge_2", "--particles", "40", "--evaluate",
+             "--group", "human_1=expert", "--group", "human_*=crowd", "--format", "json")
+    assert r.exit_code == 0, r.output
+    ev = json.loads(r.stdout)["evaluation"]
+    groups = {row["group"] for row in ev["table"]}
+    assert groups == {"all", "expert", "crowd"}
+    assert {row["method"] for row in ev["table"]} == {"BayesJudge", "majority vote", "Bradley-Terry-Davidson",
+                                                      "Dawid-Skene", "MACE", "GLAD"}
+    assert ev["notes"]  # honest where-we-win / where-we-lose sentences
+    t = _run(sim_csv, "-j", "judge_1", "-j", "judge_2", "--particles", "40", "--evaluate")
+    assert t.exit_code == 0 and "Leave-one-human-out" in t.output and "BayesJudge" in t.output
+
+
+def test_save_and_resume(sim_csv, tmp_path):
+    state = tmp_path / "s.npz"
+    r = _run(sim_csv, "-j", "judge_1", "-j", "judge_2", "--particles", "30", "--save-state", state)
+    assert r.exit_code == 0 and state.exists() and "resume with --resume" in " ".join(r.output.split())
+    r2 = _run(sim_csv, "-j", "judge_1", "-j", "judge_2", "--resume", state, "--format", "json")
+    assert r2.exit_code == 0, r2.output
+    d = json.loads(r2.stdout)
+    assert d["model"]["n_items_seen"] == 300 and d["model"]["n_particles"] == 30
+
+
+def test_role_column_and_presented(tmp_path):
+    p = tmp_path / "v.csv"
+    p.write_text("pair,rater,role,verdict,order\n1,h,human,A,\n1,g,judge,A,AB\n1,g,judge,A,BA\n2,h,human,B,\n"
+                 "2,g,judge,B,AB\n2,g,judge,B,BA\n")
+    r = _run(p, "--role", "role", "--presented", "--particles", "20", "--format", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["table"]["verdict_counts"] == {"A": 3, "T": 0, "B": 3}
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--particles", "0"), "--particles must be an integer >= 1"),
+    (("--update", "mean"), "--update must be 'soft' or 'hard'"),
+    (("--group", "nobody=x", "--evaluate"), "matches no human"),
+    (("--format", "csv"), "--format csv is not available"),
+])
+def test_bad_options(sim_csv, args, message):
+    r = _run(sim_csv, "-j", "judge_1", *args)
+    assert r.exit_code == 1 and message in r.output
+
+
+def test_schema_errors_are_one_line(tmp_path):
+    p = tmp_path / "bad.csv"
+    p.write_text("pair,rater,verdict,order\n1,h,A,\n1,g,maybe,AB\n")
+    r = _run(p, "-j", "g")
+    assert r.exit_code == 1
+    assert "bad.csv, row 3, column 'verdict': unknown verdict 'maybe'" in " ".join(r.output.split())
+    assert "Traceback" not in r.output
+    r = _run(tmp_path / "missing.csv")
+    assert r.exit_code == 1 and "file not found" in r.output
