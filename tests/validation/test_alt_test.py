@@ -295,3 +295,22 @@ def test_bad_input() -> None:
     no_share = _hand_table([("i1", "a", "x"), ("i2", "b", "x"), ("i1", "llm", "x"), ("i2", "llm", "y")])
     with pytest.raises(InvalidParameterError, match="No item .* has at least 2 human labels"):
         alt_test(no_share, "llm")
+
+
+@pytest.mark.statistical
+def test_per_human_t_test_size_at_the_null_boundary() -> None:
+    # d in {-1, 0, 1} with P(1) - P(-1) = epsilon exactly (H0 boundary rho_f = rho_h - epsilon):
+    # the one-sided t-test at 0.05 must reject about 5 % of the time. 4000 simulated humans with
+    # 120 items each; binomial sd of the rate = 0.0034, so [0.035, 0.065] is a > 4 sd band.
+    from voirdire.validation._alt_test import t_pvalues
+    rng = np.random.default_rng(7)
+    eps, n, reps = 0.1, 120, 4000
+    p_pos, p_neg = 0.25, 0.15
+    u = rng.random((reps, n))
+    d = np.where(u < p_pos, 1.0, np.where(u < p_pos + p_neg, -1.0, 0.0))
+    _, p, _ = t_pvalues(np.full(reps, float(n)), d.sum(1), (d**2).sum(1), eps)
+    rate = float(np.mean(p < 0.05))
+    assert 0.035 <= rate <= 0.065, rate
+    # and it agrees with scipy on a few of them
+    for r in range(5):
+        assert p[r] == pytest.approx(ttest_1samp(d[r], eps, alternative="less").pvalue, rel=1e-9)
