@@ -83,6 +83,7 @@ def report_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Write a self-contained HTML validation report (with plots) and a JSON file with every number."""
+    from rich.markup import escape
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..report import build_report, write_report
@@ -111,7 +112,7 @@ def report_command(
         task = bar.add_task("Reading", total=1)
 
         def progress(step: str, done: int, total: int) -> None:
-            bar.update(task, description=step, completed=done, total=total)
+            bar.update(task, description=escape(step), completed=done, total=total)
 
         rep = build_report(table, pairwise=ptable, inclusion_prob=pi, seed=seed, confidence_level=confidence_level,
                            n_resamples=n_resamples, epsilon=epsilon, alt_test_epsilon=alt_epsilon, input_path=file, pairwise_path=pairwise,
@@ -119,7 +120,7 @@ def report_command(
         bar.update(task, description="Writing")
         paths = write_report(rep, out)
     for s in rep.not_available:
-        err_console.print(f"[yellow]{s.status}:[/] {s.title}: {s.reason}", highlight=False, markup=True,
+        err_console.print(f"[yellow]{s.status}:[/] {escape(s.title)}: {escape(s.reason)}", highlight=False,
                           soft_wrap=True)
-    console.print(f"Report: {paths.html}", highlight=False, soft_wrap=True)
-    console.print(f"JSON:   {paths.json}", highlight=False, soft_wrap=True)
+    console.print(f"Report: {paths.html}", highlight=False, soft_wrap=True, markup=False)
+    console.print(f"JSON:   {paths.json}", highlight=False, soft_wrap=True, markup=False)

@@ -88,13 +88,19 @@ class Context:
 class Writer:
     """Collects one section's results (as JSON-safe dicts), blocks and warnings."""
 
-    def __init__(self, key: str, title: str) -> None:
+    def __init__(self, key: str, title: str, tick: Callable[[str], None] | None = None) -> None:
         self.key = key
         self.title = title
+        self._tick = tick
         self.results: dict[str, Any] = {}
         self.blocks: list[Any] = []
         self.warnings: list[str] = []
         self._n_fig = 0
+
+    def tick(self, label: str = "") -> None:
+        """Report progress: the next sub-step of this section starts (``label`` names it)."""
+        if self._tick is not None:
+            self._tick(label)
 
     # ---- results
     def put(self, name: str, obj: Any) -> Any:
@@ -260,7 +266,7 @@ def build_report(
     (60, 1)
     """
     from .. import __version__
-    from ._sections import SECTIONS, build_checklist
+    from ._sections import SECTION_STEPS, SECTIONS, build_checklist
 
     func = "build_report"
     confidence_level = check_confidence_level(confidence_level, func)
@@ -280,14 +286,15 @@ def build_report(
     ctx = Context(table=table, judges=tuple(table.judges), humans=tuple(table.humans), pairwise=pairwise,
                   inclusion_prob=inclusion_prob, seed=int(seed), confidence_level=confidence_level,
                   n_resamples=n_resamples, epsilon=float(epsilon), alt_test_epsilon=float(alt_test_epsilon))
-    total = len(SECTIONS) + 1
+    steps = [max(1, int(SECTION_STEPS.get(key, lambda c: 1)(ctx))) for key, _, _ in SECTIONS]
+    total = sum(steps) + 1
     sections: list[Section] = []
-    for done, (key, name, builder) in enumerate(SECTIONS):
-        if progress is not None:
-            progress(name, done, total)
-        sections.append(_run_section(key, name, builder, ctx))
+    done = 0
+    for (key, name, builder), n_steps in zip(SECTIONS, steps):
+        sections.append(_run_section(key, name, builder, ctx, _Ticker(progress, name, done, n_steps, total)))
+        done += n_steps
     if progress is not None:
-        progress("Reporting checklist", total - 1, total)
+        progress("Reporting checklist", done, total)
     checklist = build_checklist(ctx, sections)
     if progress is not None:
         progress("done", total, total)
@@ -351,8 +358,25 @@ def _describe_inclusion(v: Any) -> Any:
     return {"kind": "per item", "min": float(np.min(v)), "max": float(np.max(v)), "mean": float(np.mean(v))}
 
 
-def _run_section(key: str, title: str, builder: Callable[[Context, Writer], None], ctx: Context) -> Section:
-    w = Writer(key, title)
+class _Ticker:
+    """Progress inside one section: ``n_steps`` ticks between ``start`` and ``start + n_steps``."""
+
+    def __init__(self, progress: ProgressCallback | None, title: str, start: int, n_steps: int, total: int) -> None:
+        self.progress, self.title, self.start, self.n_steps, self.total = progress, title, start, n_steps, total
+        self.done = 0
+
+    def __call__(self, label: str = "") -> None:
+        if self.progress is None:
+            return
+        step = min(self.done, self.n_steps - 1)
+        self.progress(f"{self.title}: {label}" if label else self.title, self.start + step, self.total)
+        self.done += 1
+
+
+def _run_section(key: str, title: str, builder: Callable[[Context, Writer], None], ctx: Context,
+                 ticker: _Ticker | None = None) -> Section:
+    w = Writer(key, title, tick=ticker)
+    w.tick()
     try:
         builder(ctx, w)
     except NotAvailable as exc:

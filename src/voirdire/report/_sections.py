@@ -107,7 +107,9 @@ def agreement_section(ctx: Context, w: Writer) -> None:
            f"seed {ctx.seed}).", "note")
     sel_out: list[dict[str, Any]] = []
     w.put("selections", sel_out)
-    for name, raters, group in selections:
+    for si, (name, raters, group) in enumerate(selections):
+        if si:
+            w.tick(name)
         res = w.call(agreement, t, raters=raters, confidence_level=ctx.confidence_level,
                      n_resamples=ctx.n_resamples, rng=ctx.seed, label=name)
         d = res.to_dict()
@@ -264,6 +266,8 @@ def validation_section(ctx: Context, w: Writer) -> None:
     w.put("judges", judges_out)
     summary_rows = []
     for jn, judge in enumerate(ctx.judges):
+        if jn:
+            w.tick(judge)
         entry: dict[str, Any] = {"judge": judge}
         judges_out.append(entry)
         try:
@@ -321,6 +325,7 @@ def validation_section(ctx: Context, w: Writer) -> None:
             rows = [r + [DASH] * (len(cols) - len(r)) for r in rows]
         w.table("decisions", "Decisions per judge", cols, rows)
     if rank_judges is not None and len(ctx.judges) >= 2:
+        w.tick("ranking")
         _ranking_block(ctx, w, rank_judges, score)
 
 
@@ -426,6 +431,8 @@ def estimation_section(ctx: Context, w: Writer) -> None:
     out: list[dict[str, Any]] = []
     w.put("judges", out)
     for jn, judge in enumerate(ctx.judges):
+        if jn:
+            w.tick(judge)
         x, y, _ = item_scores(t, judge)
         keep = np.isfinite(x)
         entry: dict[str, Any] = {"judge": judge, "n_items_scored": int(keep.sum())}
@@ -668,6 +675,13 @@ def _first_result(sec: dict[str, Section], key: str, name: str) -> Any:
 
 # ----------------------------------------------------------------------------------------- registry
 Builder = Callable[[Context, Writer], None]
+
+#: Sub-steps of each section (for the progress bar); sections not listed have one.
+SECTION_STEPS: dict[str, Callable[[Context], int]] = {
+    "agreement": lambda c: len(c.judges) + 1,
+    "validation": lambda c: len(c.judges) + 1,
+    "estimation": lambda c: len(c.judges) if c.inclusion_prob is not None else 1,
+}
 
 SECTIONS: list[tuple[str, str, Builder]] = [
     ("data", "Data", data_section),
