@@ -97,7 +97,6 @@ def hanna(judge: str = "ChatGPT") -> dict[str, tuple[np.ndarray, np.ndarray]]:
 
 
 # ------------------------------------------------------------------------------------------ real
-ESTIMATORS = ("DR identity", "DR linear", "DR isotonic", "human-only", "PPI++")
 
 
 def _one(x, y_full, lab, frac, seed):
@@ -106,12 +105,11 @@ def _one(x, y_full, lab, frac, seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tiny subsamples warn (SmallSampleWarning); counted elsewhere
         for model in ("identity", "linear", "isotonic"):
-            r = dr_mean(x, y, frac, model=model, target="finite", rng=seed)
-            out[f"DR {model}"] = r
-            if model == "linear":
-                out["DR linear (superpopulation SE)"] = dr_mean(x, y, frac, model=model, rng=seed)
+            out[f"DR {model}"] = dr_mean(x, y, frac, model=model, target="finite", rng=seed)
         out["human-only"] = classical_mean(y, frac, target="finite")
-        out["PPI++"] = ppi_mean(x, y)
+        out["DR linear [sp]"] = dr_mean(x, y, frac, model="linear", rng=seed)
+        out["human-only [sp]"] = classical_mean(y, frac)
+        out["PPI++ [sp]"] = ppi_mean(x, y)
     return out
 
 
@@ -153,20 +151,24 @@ def real(reps: int = 500, fracs=(0.10, 0.25), seed: int = 0, markdown: bool = Fa
 
 
 def _print_markdown(df: pd.DataFrame) -> None:
-    ests = ["DR identity", "DR linear", "DR isotonic", "DR linear (superpopulation SE)", "human-only", "PPI++"]
+    finite = ["DR identity", "DR linear", "DR isotonic", "human-only"]
+    sp = ["DR linear [sp]", "human-only [sp]", "PPI++ [sp]"]
     for frac, g in df.groupby("frac"):
-        print(f"\n**{frac:.0%} of the items human-scored** (coverage of the full-data human mean by 95% intervals; "
-              f"mean width relative to human-only in brackets)\n")
-        print("| data set | N | R² | " + " | ".join(ests) + " |")
-        print("|---|---:|---:|" + "---:|" * len(ests))
+        print(f"\n**{frac:.0%} of the items human-scored.** Coverage of the full-data human mean by the 95% "
+              "intervals; in brackets the mean width relative to human-only with the same target. "
+              "[sp] = superpopulation standard error (the default of dr_mean; PPI++ has only this one).\n")
+        print("| data set | N | R\u00b2 | " + " | ".join(finite + sp) + " |")
+        print("|---|---:|---:|" + "---:|" * (len(finite) + len(sp)))
         for name, gg in g.groupby("data", sort=False):
             gg = gg.set_index("estimator")
-            w0 = gg.loc["human-only", "mean_width"]
-            cells = [f"{gg.loc[e, 'coverage']:.3f} ({gg.loc[e, 'mean_width'] / w0:.2f})" for e in ests]
+            cells = []
+            for group, base in ((finite, "human-only"), (sp, "human-only [sp]")):
+                w0 = gg.loc[base, "mean_width"]
+                cells += [f"{gg.loc[e, 'coverage']:.3f} ({gg.loc[e, 'mean_width'] / w0:.2f})" for e in group]
             print(f"| {name} | {int(gg['N'].iloc[0])} | {gg['r2'].iloc[0]:.2f} | " + " | ".join(cells) + " |")
-        summ = g.groupby("estimator").agg(coverage=("coverage", "mean"), mean_width=("mean_width", "mean"))
-        print("\nAverage over data sets: " + "; ".join(
-            f"{e} {summ.loc[e, 'coverage']:.3f}" for e in ests) + f" (reps per cell: {int(g['reps'].min())}).")
+        summ = g.groupby("estimator").agg(coverage=("coverage", "mean"))
+        print("\nAverage coverage over the data sets: " + "; ".join(
+            f"{e} {summ.loc[e, 'coverage']:.3f}" for e in finite + sp) + f" (reps per cell: {int(g['reps'].min())}).")
 
 
 if __name__ == "__main__":
