@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 _CLIP = 60.0
+_BOUND = 50.0   # |theta|, |tau| (and the callers' |shift|) stay below this: exp() cannot overflow
 
 
 def objective(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarray, d: np.ndarray,
@@ -36,52 +37,68 @@ def objective(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarr
     -------
     f, g_theta, g_tau, h_tt, h_ta, h_aa, s_tt, s_ta, s_aa, q
         ``h_*``: the Hessian; ``s_*``: a negative-definite surrogate (the human term's
-        positive part dropped). ``q`` (B, M, 3): the posterior of the latent verdict given the
-        humans at this (theta, tau).
+        positive part dropped). ``q``: the posterior of the latent verdict given the humans at
+        this (theta, tau), as (B, M, 3) when ``derivatives=False``, else the unnormalised parts
+        ``(e_A, z, e_B)`` (``q = (e_A, 1, e_B) / z``; see :func:`q_of`).
     """
+    theta = np.clip(theta, -_BOUND, _BOUND)
+    tau = np.clip(tau, -_BOUND, _BOUND)
     # --- prior
     f = -0.5 * (theta * theta + tau * tau)
-    # --- judges (channel-first layout: arrays (K, B, M), sums over the leading axis)
+    # --- judges (channel-first layout (K, B, M); reductions over K by einsum, buffers reused)
     K = shift.shape[-1]
     if K:
+        nT, dT = n.T, d.T                                               # (K, B)
         a = theta[None, :, :] + shift.T[:, None, :]                    # (K, B, M)
-        x = np.clip(a - tau[None], -_CLIP, _CLIP)
-        e1 = np.exp(x)                                                 # exp(a - tau)
-        e3 = np.exp(np.clip(-2.0 * tau, -_CLIP, _CLIP))[None] / e1     # exp(-a - tau)
-        z = e1 + 1.0 + e3
-        nn = n.T[:, :, None]
-        f = f + (d.T[:, :, None] * a - nn * np.log(z)).sum(0) + ((nt - n).sum(1))[:, None] * tau
+        E = np.exp(a)
+        iE = np.reciprocal(E)
+        G = np.exp(-tau)                                                # (B, M)
+        z = E + iE
+        np.subtract(E, iE, out=E)                                       # E <- e^a - e^-a
+        np.multiply(z, G, out=z)
+        z += 1.0                                                        # z = 1 + e^-tau (e^a + e^-a)
+        np.log(z, out=iE)                                               # iE <- log z  (LSE - tau)
+        f = f + np.einsum("kb,kbm->bm", dT, a) - np.einsum("kb,kbm->bm", nT, iE) \
+            + ((nt - n).sum(1))[:, None] * tau
         if derivatives:
-            p2 = 1.0 / z
-            pd_ = (e1 - e3) * p2                                          # p1 - p3
-            ps = 1.0 - p2                                                 # p1 + p3
-            npd = nn * pd_
-            np2 = nn * p2
-            gj_t = d.sum(1)[:, None] - npd.sum(0)
-            gj_a = nt.sum(1)[:, None] - np2.sum(0)
-            hj_tt = -(nn * ps - npd * pd_).sum(0)
-            hj_ta = (npd * p2).sum(0)
-            hj_aa = -(np2 * ps).sum(0)                                    # p2 (1 - p2)
+            p2 = np.reciprocal(z, out=z)                                # p_T
+            pd_ = np.multiply(E, G, out=E)
+            pd_ *= p2                                                   # p_A - p_B
+            n_tot = n.sum(1)[:, None]
+            s_pd = np.einsum("kb,kbm->bm", nT, pd_)
+            s_p2 = np.einsum("kb,kbm->bm", nT, p2)
+            np.multiply(pd_, pd_, out=a)
+            s_pd2 = np.einsum("kb,kbm->bm", nT, a)
+            np.multiply(pd_, p2, out=a)
+            s_pdp2 = np.einsum("kb,kbm->bm", nT, a)
+            np.multiply(p2, p2, out=a)
+            s_p22 = np.einsum("kb,kbm->bm", nT, a)
+            gj_t = d.sum(1)[:, None] - s_pd
+            gj_a = nt.sum(1)[:, None] - s_p2
+            hj_tt = -(n_tot - s_p2 - s_pd2)                             # -sum n (p_A + p_B - (p_A - p_B)^2)
+            hj_ta = s_pdp2
+            hj_aa = -(s_p2 - s_p22)                                     # -sum n p_T (1 - p_T)
     elif derivatives:
         gj_t = gj_a = hj_tt = hj_ta = hj_aa = np.zeros_like(theta)
-    # --- humans: log sum_k pi_k L_k = LSE(u + logL) - LSE(u), u = (theta, tau, -theta)
-    u1 = theta - tau
-    u3 = -theta - tau
-    # p = softmax(u), relative to tau
-    ep1 = np.exp(np.clip(u1, -_CLIP, _CLIP))
-    ep3 = np.exp(np.clip(u3, -_CLIP, _CLIP))
-    zp = ep1 + 1.0 + ep3
-    l1 = logL[:, 0, None] - logL[:, 1, None]
-    l3 = logL[:, 2, None] - logL[:, 1, None]
-    eq1 = np.exp(np.clip(u1 + l1, -_CLIP, _CLIP))
-    eq3 = np.exp(np.clip(u3 + l3, -_CLIP, _CLIP))
-    zq = eq1 + 1.0 + eq3
-    f = f + np.log(zq) - np.log(zp) + logL[:, 1, None]
-    q = np.stack([eq1 / zq, 1.0 / zq, eq3 / zq], axis=-1)
+    # --- humans: log sum_k pi_k L_k = LSE(u + logL) - LSE(u), u = (theta, tau, -theta), relative to tau
+    ep1 = np.exp(theta - tau)                 # |theta|, |tau| <= 50: no overflow
+    ep3 = np.exp(-theta - tau)
+    zp = ep1 + ep3
+    zp += 1.0
+    l1 = np.clip(logL[:, 0] - logL[:, 1], -300.0, 300.0)[:, None]
+    l3 = np.clip(logL[:, 2] - logL[:, 1], -300.0, 300.0)[:, None]
+    eq1 = ep1 * np.exp(l1)
+    eq3 = ep3 * np.exp(l3)
+    zq = eq1 + eq3
+    zq += 1.0
+    f = f + np.log(zq / zp) + logL[:, 1, None]
+    rq = 1.0 / zq
+    q = np.stack([eq1 * rq, rq, eq3 * rq], axis=-1) if not derivatives else (eq1, zq, eq3)
     if not derivatives:
         return (f, q)
-    p1, p2, p3 = ep1 / zp, 1.0 / zp, ep3 / zp
-    q1, q2, q3 = q[..., 0], q[..., 1], q[..., 2]
+    rp = 1.0 / zp
+    p1, p2, p3 = ep1 * rp, rp, ep3 * rp
+    q1, q2, q3 = eq1 * rq, rq, eq3 * rq
     pdp, qdq = p1 - p3, q1 - q3
     covp_tt = p1 + p3 - pdp * pdp
     covp_ta = -pdp * p2
@@ -95,6 +112,13 @@ def objective(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarr
     h_ta = s_ta - qdq * q2
     h_aa = s_aa + q2 * (1.0 - q2)
     return f, g_t, g_a, h_tt, h_ta, h_aa, s_tt, s_ta, s_aa, q
+
+
+def q_of(parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+    """(B, M, 3) class posterior from the parts returned by :func:`objective`."""
+    e1, z, e3 = parts
+    r = 1.0 / z
+    return np.stack([e1 * r, r, e3 * r], axis=-1)
 
 
 def local_map(theta0: np.ndarray, tau0: np.ndarray, shift: np.ndarray, n: np.ndarray, d: np.ndarray,
@@ -145,7 +169,7 @@ def local_map(theta0: np.ndarray, tau0: np.ndarray, shift: np.ndarray, n: np.nda
         tau = tau + sa
     nd = (h_tt < 0) & (h_tt * h_aa - h_ta * h_ta > 0)
     det = np.where(nd, h_tt * h_aa - h_ta * h_ta, s_tt * s_aa - s_ta * s_ta)
-    return theta, tau, f, np.log(det), q, it, converged
+    return theta, tau, f, np.log(det), q_of(q), it, converged
 
 
 def warm_start(shift: np.ndarray, w: np.ndarray, n: np.ndarray, d: np.ndarray, nt: np.ndarray,

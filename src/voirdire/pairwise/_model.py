@@ -16,7 +16,7 @@ from .._checks import as_generator, check_choice, check_positive_int, check_prob
 from .._results import Result
 from ..data._pairwise import VERDICTS, PairwiseTable
 from ..exceptions import InvalidParameterError, SchemaError
-from ._kernel import local_map, warm_start
+from ._kernel import _BOUND, local_map, warm_start
 
 __all__ = ["PairwiseBayesModel", "PairwisePosterior", "entropy"]
 
@@ -470,7 +470,7 @@ class PairwiseBayesModel:
             sign = np.where(chans % 2 == 0, 1.0, -1.0)
             shift = np.where(chans >= 0, sign * self._beta[:, np.maximum(chans, 0) // 2] if self._beta.shape[1]
                              else 0.0, 0.0)
-            shift = np.broadcast_to(shift, (self._beta.shape[0], K)).astype(float)
+            shift = np.clip(np.broadcast_to(shift, (self._beta.shape[0], K)), -_BOUND, _BOUND)
             w = self._weights
             th0, ta0 = warm_start(shift, w, n, d, nt, logL, tol=self.tol * 1e-2)
             th, ta, f, logdet, q, _, conv = local_map(th0, ta0, shift, n, d, nt, logL, tol=self.tol)

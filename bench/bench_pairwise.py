@@ -1,0 +1,141 @@
+"""Benchmark of the streaming pairwise model (one core) and the crowd-kit baselines on the same data.
+
+Run:  .venv/bin/python bench/bench_pairwise.py            (about 2-3 minutes)
+      .venv/bin/python bench/bench_pairwise.py --quick    (smaller, for a smoke run)
+
+Prints markdown tables: BayesJudge throughput (pairs/s, 300 particles, 3 humans + 2 judges in
+both orders per pair = 7 labels a pair), resident memory at two stream lengths (flat in the
+stream length with store_items=False), and crowd-kit's DawidSkene and GLAD beside ours on the
+same data. The figures are recorded in bench/pairwise.md.
+"""
+
+from __future__ import annotations
+
+import os
+
+# one core: must be set before numpy is imported
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_v] = "1"
+
+import argparse  # noqa: E402
+import gc  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from voirdire.pairwise import GLAD, DawidSkene, PairwiseBayesModel, crowd_arrays, simulate_pairwise  # noqa: E402
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def stream(model: PairwiseBayesModel, n_pairs: int, batch: int, seed: int, checkpoints: list[int]) -> dict:
+    """Feed ``n_pairs`` pairs in batches of ``batch`` (each generated on the fly), timing the model only."""
+    busy = 0.0
+    cpu = 0.0
+    rss = {}
+    done = 0
+    k = 0
+    while done < n_pairs:
+        t, _ = simulate_pairwise(batch, biases=[0.8, -0.3], rng=seed + k)
+        k += 1
+        t0, c0 = time.perf_counter(), time.process_time()
+        model.partial_fit(t)
+        busy += time.perf_counter() - t0
+        cpu += time.process_time() - c0
+        done += batch
+        for c in checkpoints:
+            if done == c:
+                gc.collect()
+                rss[c] = rss_mb()
+    return {"seconds": busy, "cpu": cpu, "pairs_per_s": n_pairs / busy, "pairs_per_cpu_s": n_pairs / cpu, "rss": rss}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    try:
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    except (AttributeError, OSError):
+        pass
+    n_long = 20_000 if args.quick else 200_000
+    n_short = n_long // 10
+    print(f"# pairwise benchmark (one core; numpy {np.__version__})\n")
+
+    # ---- throughput and memory, store_items=False
+    model = PairwiseBayesModel(n_particles=300, store_items=False, rng=0)
+    warm = simulate_pairwise(500, biases=[0.8, -0.3], rng=99)[0]
+    PairwiseBayesModel(n_particles=300, rng=0).fit(warm)  # import / allocation warm-up
+    gc.collect()
+    rss0 = rss_mb()
+    res = stream(model, n_long, 1000, 1, [n_short, n_long])
+    print("## BayesJudge throughput (300 particles, 3 humans + 2 judges x 2 orders per pair)\n")
+    print("| pairs | wall s | pairs/s (wall) | CPU s | pairs/s (CPU) | resamplings | biases (truth 0.8, -0.3) |")
+    print("|---:|---:|---:|---:|---:|---:|---|")
+    print(f"| {n_long:,} | {res['seconds']:.2f} | {res['pairs_per_s']:,.0f} | {res['cpu']:.2f} | "
+          f"{res['pairs_per_cpu_s']:,.0f} | {model.n_resamples_} | {np.round(model.bias_mean_, 3).tolist()} |")
+    print("\n(one thread pinned to one core; 'CPU' counts only the time the process ran, which is what one "
+          "free core gives; wall time includes waiting for the core on a shared machine)")
+    print("\n## Memory (RSS, MB) during the stream, store_items=False\n")
+    print(f"| before | after {n_short:,} pairs | after {n_long:,} pairs | growth |")
+    print("|---:|---:|---:|---:|")
+    a, b = res["rss"][n_short], res["rss"][n_long]
+    print(f"| {rss0:.1f} | {a:.1f} | {b:.1f} | {b - a:+.1f} |")
+
+    # ---- store_items=True: the per-pair posteriors are kept (linear, by design)
+    model2 = PairwiseBayesModel(n_particles=300, store_items=True, rng=0)
+    gc.collect()
+    n_keep = n_short
+    res2 = stream(model2, n_keep, 1000, 1, [n_keep // 2, n_keep])
+    a2, b2 = res2["rss"][n_keep // 2], res2["rss"][n_keep]
+    print(f"\nstore_items=True keeps every pair's posterior: {res2['pairs_per_s']:,.0f} pairs/s, RSS "
+          f"{a2:.1f} -> {b2:.1f} MB from {n_keep // 2:,} to {n_keep:,} pairs "
+          f"({(b2 - a2) * 1024 * 1024 / (n_keep - n_keep // 2):.0f} bytes a pair).")
+
+    # ---- batch size: 1 (exact one-pair-at-a-time algorithm) vs the default
+    t1, _ = simulate_pairwise(2000, biases=[0.8, -0.3], rng=5)
+    for bs in (1, 16, 64, 256):
+        t0 = time.process_time()
+        m = PairwiseBayesModel(n_particles=300, batch_size=bs, rng=0).fit(t1)
+        dt = time.process_time() - t0
+        print(f"batch_size={bs:>3}: {2000 / dt:8,.0f} pairs/CPU-s, biases {np.round(m.bias_mean_, 3).tolist()}")
+
+    # ---- crowd-kit beside ours on the same data
+    from crowdkit.aggregation import GLAD as CKGLAD
+    from crowdkit.aggregation import DawidSkene as CKDS
+
+    print("\n## Dawid-Skene and GLAD: ours vs crowd-kit on the same data (workers = humans + judge x order)\n")
+    print("| model | pairs | labels | ours (s) | crowd-kit (s) | crowd-kit / ours | argmax agreement |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    warnings.simplefilter("ignore")  # crowd-kit's pandas FutureWarnings (bench script only)
+    for name, ours_cls, ck, n in (("DawidSkene", DawidSkene, lambda: CKDS(n_iter=100), n_short),
+                                  ("GLAD", GLAD, lambda: CKGLAD(n_iter=100), 2000 if not args.quick else 500)):
+        t, _ = simulate_pairwise(n, biases=[0.8, -0.3], rng=7)
+        pair, w, y, _ = crowd_arrays(t)
+        df = pd.DataFrame({"task": pair, "worker": w, "label": y})
+        t0 = time.perf_counter()
+        ours = ours_cls().fit(t)
+        d_ours = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        c = ck().fit(df)
+        d_ck = time.perf_counter() - t0
+        cp = c.probas_.sort_index().reindex(columns=[0, 1, 2]).fillna(0).to_numpy()
+        agree = (cp.argmax(1) == ours.predict()).mean()
+        print(f"| {name} | {n:,} | {len(y):,} | {d_ours:.3f} | {d_ck:.3f} | {d_ck / d_ours:.1f}x | {agree:.3f} |")
+    t, _ = simulate_pairwise(n_short, biases=[0.8, -0.3], rng=7)
+    t0 = time.perf_counter()
+    PairwiseBayesModel(n_particles=300, rng=0).fit(t)
+    d_b = time.perf_counter() - t0
+    print(f"| BayesJudge (for scale) | {n_short:,} | {t.n_labels:,} | {d_b:.3f} | - | - | - |")
+
+
+if __name__ == "__main__":
+    main()
