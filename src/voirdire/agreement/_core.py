@@ -30,16 +30,47 @@ _BLOCK_CELLS = 4_000_000  # weight-matrix entries per block of resamples
 
 
 # ----------------------------------------------------------------------------- helpers
-def _counts(prep: Prepared, mask: np.ndarray | None = None) -> sp.csr_matrix:
-    """Sparse (n_items, q) matrix of category counts per item."""
+_DENSE_CELLS = 20_000_000  # per-item count matrices up to this size are dense
+
+
+def _counts(prep: Prepared, mask: np.ndarray | None = None) -> Any:
+    """(n_items, q) category counts per item: dense when small, sparse CSR otherwise."""
     item, code = (prep.item, prep.code) if mask is None else (prep.item[mask], prep.code[mask])
-    return sp.csr_matrix((np.ones(item.shape[0]), (item, code)), shape=(prep.n_items, prep.q))
+    nI, q = prep.n_items, prep.q
+    if nI * q <= _DENSE_CELLS:
+        return np.bincount(item * q + code, minlength=nI * q).reshape(nI, q).astype(np.float64)
+    return sp.csr_matrix((np.ones(item.shape[0]), (item, code)), shape=(nI, q))
 
 
-def _rowdot(N: sp.csr_matrix, M: np.ndarray) -> np.ndarray:
-    """``diag(N M N^T)`` for a sparse N and a dense square M."""
+def _rowdot(N: Any, M: np.ndarray) -> np.ndarray:
+    """``diag(N M N^T)`` for a dense or sparse N and a dense square M.
+
+    ``M = a I + b 1 1^T`` (identity weights, nominal distances) takes a fast path:
+    ``a sum_k n_ik^2 + b r_i^2``.
+    """
+    q = M.shape[0]
+    if q:
+        b = M[0, 1] if q > 1 else 0.0
+        a = M[0, 0] - b
+        if np.array_equal(M, a * np.eye(q) + b):
+            sq = N.multiply(N).sum(axis=1) if sp.issparse(N) else np.einsum("ik,ik->i", N, N)
+            out = a * np.asarray(sq).ravel()
+            if b:
+                r = np.asarray(N.sum(axis=1)).ravel()
+                out += b * r * r
+            return out
     NM = N @ M
-    return np.asarray(N.multiply(NM).sum(axis=1)).ravel()
+    if sp.issparse(N):
+        return np.asarray(N.multiply(NM).sum(axis=1)).ravel()
+    return np.einsum("ik,ik->i", NM, N)
+
+
+def _scale_rows(N: Any, v: np.ndarray) -> Any:
+    return sp.diags(v) @ N if sp.issparse(N) else N * v[:, None]
+
+
+def _colsum(N: Any) -> np.ndarray:
+    return np.asarray(N.sum(axis=0)).ravel()
 
 
 def _hstack(cols: Sequence[Any]) -> Any:
@@ -62,7 +93,7 @@ class _Spec:
 
     def __init__(self, prep: Prepared) -> None:
         self.prep = prep
-        self.r = prep.per_item_n().astype(float)
+        self.r = prep.r
 
     # which items carry information (the resampling units are built from them)
     def unit_mask(self) -> np.ndarray:
@@ -77,6 +108,10 @@ class _Spec:
 
     def stats(self) -> Any:
         raise NotImplementedError
+
+    def totals(self) -> np.ndarray:
+        """Column sums of ``stats()`` (override when they are cheaper to get directly)."""
+        return np.asarray(self.stats().sum(axis=0)).ravel()
 
     def estimate(self, sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         raise NotImplementedError
@@ -104,6 +139,7 @@ class _GwetFamily(_Spec):
         self.N = _counts(prep)
         r = self.r
         self.sum_q = _rowdot(self.N, self.W) - np.asarray(self.N @ np.diag(self.W)).ravel()
+        self.inv_r = np.where(self.r > 0, 1.0 / np.where(self.r > 0, self.r, 1.0), 0.0)
         self.e2 = (r >= 2).astype(float)
         self.e1 = (r >= 1).astype(float)
         self.pa_i = np.where(r >= 2, self.sum_q / np.where(r >= 2, r * (r - 1), 1.0), 0.0)
@@ -111,11 +147,14 @@ class _GwetFamily(_Spec):
         self.Tw = float(self.W.sum())
 
     def stats(self) -> Any:
-        inv_r = np.where(self.r > 0, 1.0 / np.where(self.r > 0, self.r, 1.0), 0.0)
-        Nr = sp.diags(inv_r) @ self.N
-        if self.q <= 64:
+        Nr = _scale_rows(self.N, self.inv_r)
+        if sp.issparse(Nr) and self.q <= 64:
             Nr = Nr.toarray()
         return _hstack([self.e2, self.pa_i, self.e1, Nr])
+
+    def totals(self) -> np.ndarray:
+        return np.concatenate([[self.e2.sum(), self.pa_i.sum(), self.e1.sum()],
+                               np.asarray(self.N.T @ self.inv_r).ravel()])
 
     def _pe(self, pi: np.ndarray) -> np.ndarray:
         if self.kind == "pa":
@@ -156,8 +195,7 @@ class _GwetFamily(_Spec):
         if n < 2 or n2 == 0:
             return None
         r = np.where(m, self.r, 1.0)
-        Nr = sp.diags(1.0 / r) @ self.N
-        pi = np.asarray(Nr.sum(axis=0)).ravel() / n
+        pi = np.asarray(self.N.T @ self.inv_r).ravel() / n
         pa = self.pa_i.sum() / n2
         pe = float(self._pe(pi[None, :])[0])
         if not np.isfinite(pe) or pe == 1:
@@ -195,10 +233,14 @@ class _AlphaMatrix(_Spec):
 
     def stats(self) -> Any:
         p = self.pair.astype(float)
-        Np = sp.diags(p) @ self.N
-        if self.prep.q <= 64:
+        Np = _scale_rows(self.N, p)
+        if sp.issparse(Np) and self.prep.q <= 64:
             Np = Np.toarray()
         return _hstack([self.r * p, self.d, Np])
+
+    def totals(self) -> np.ndarray:
+        p = self.pair.astype(float)
+        return np.concatenate([[float(self.r @ p), self.d.sum()], np.asarray(self.N.T @ p).ravel()])
 
     def estimate(self, sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = sums[:, 0]
@@ -222,14 +264,14 @@ class _AlphaMatrix(_Spec):
         n = int(np.count_nonzero(m))
         if n < 2:
             return None
-        r = self.r[m]
-        rbar = r.mean()
-        eps = 1.0 / r.sum()
-        d = self.d[m]
-        pa1 = np.mean((r - d) / rbar)
+        r, d = self.r, self.d  # both 0 off the pairable items
+        mf = m.astype(float)
+        rsum = float(r @ mf)
+        rbar = rsum / n
+        eps = 1.0 / rsum
+        pa1 = float(np.sum((r - d) * mf)) / (n * rbar)
         pa = (1 - eps) * pa1 + eps
-        Nm = self.N[np.flatnonzero(m)]
-        pi = np.asarray(Nm.sum(axis=0)).ravel() / (n * rbar)
+        pi = np.asarray(self.N.T @ mf).ravel() / (n * rbar)
         Dpi = self.D @ pi
         pe = 1.0 - float(pi @ Dpi)
         if pe >= 1:
@@ -237,11 +279,9 @@ class _AlphaMatrix(_Spec):
         a1 = (pa1 - pe) / (1 - pe)
         pa_i = (r - d) / rbar - pa * (r - rbar) / rbar
         k_i = (pa_i - pe) / (1 - pe)
-        pe_i = (r * pi.sum() - np.asarray(Nm @ Dpi).ravel()) / rbar - pe * (r - rbar) / rbar
+        pe_i = (r * pi.sum() - np.asarray(self.N @ Dpi).ravel()) / rbar - pe * (r - rbar) / rbar
         x = k_i - 2 * (1 - a1) * (pe_i - pe) / (1 - pe)
-        out = np.zeros(self.prep.n_items)
-        out[m] = x - a1
-        return out, n, m
+        return np.where(m, x - a1, 0.0), n, m
 
 
 class _AlphaMoments(_Spec):
@@ -257,35 +297,38 @@ class _AlphaMoments(_Spec):
         super().__init__(prep)
         self.name, self.level = func, level
         r = self.r
-        self.pair = r >= 2
-        pm = self.pair[prep.item]
-        sub = prep.code < prep.n_sub
-        cv = prep.cat_values if values is None else values
-        x = np.full(prep.code.shape[0], np.nan)
-        x[sub] = cv[prep.code[sub]]
-        lab = pm & sub
-        xs = x[lab]
-        if xs.size:
-            lo, hi = float(xs.min()), float(xs.max())
+        pair = self.pair = r >= 2
+        L, nI = prep.n_sub, prep.n_items
+        cv = prep.cat_values if values is None else np.asarray(values, dtype=float)
+        has_abst = prep.abst_code is not None
+        # Centre and scale (numerical conditioning only: alpha does not depend on them).
+        # The scale's range (declared or observed categories) also fixes the abstention distance.
+        if L:
+            lo, hi = float(cv.min()), float(cv.max())
+            self.center = (lo + hi) / 2
             self.scale = (hi - lo) if hi > lo else 1.0
-            self.center = float(xs.mean())
         else:
-            self.scale, self.center = 1.0, 0.0
-        v = (x - self.center) / self.scale
-        it = prep.item[lab]
-        vv = v[lab]
-        nI = prep.n_items
-        self.m = np.bincount(it, minlength=nI).astype(float)
-        self.s1 = np.bincount(it, weights=vv, minlength=nI)
-        self.s2 = np.bincount(it, weights=vv * vv, minlength=nI)
-        mean_i = _safe_div(self.s1, self.m)
-        dev = vv - mean_i[it]
-        ss = np.bincount(it, weights=dev * dev, minlength=nI)
-        self.a = np.bincount(prep.item[pm & ~sub], minlength=nI).astype(float)
+            self.center, self.scale = 0.0, 1.0
+        v = (cv - self.center) / self.scale
+        if has_abst:
+            vv = np.append(v, 0.0)[prep.code]
+            a = np.bincount(prep.item, weights=(prep.code == L).astype(np.float64), minlength=nI)
+            m = r - a
+        else:
+            vv = v[prep.code]
+            a = np.zeros(nI)
+            m = r
+        s1 = np.bincount(prep.item, weights=vv, minlength=nI)
+        s2 = np.bincount(prep.item, weights=vv * vv, minlength=nI)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ss = np.where(m > 0, s2 - s1 * s1 / np.where(m > 0, m, 1.0), 0.0)
+        ss = np.maximum(ss, 0.0)
         # the abstention class (disagree policy) sits at the squared range, 1 after scaling
-        self.delta = 1.0 if prep.abst_code is not None else 0.0
+        self.delta = 1.0 if has_abst else 0.0
+        pf = pair.astype(np.float64)
+        self.m, self.s1, self.s2, self.a = m * pf, s1 * pf, s2 * pf, a * pf
         within = 2 * self.m * ss + self.delta * (2 * self.a * self.m + self.a * (self.a - 1))
-        self.d = np.where(self.pair, within / np.where(self.pair, r - 1, 1.0), 0.0)
+        self.d = np.where(pair, within / np.where(pair, r - 1, 1.0), 0.0)
 
     def unit_mask(self) -> np.ndarray:
         return self.pair
@@ -293,6 +336,10 @@ class _AlphaMoments(_Spec):
     def stats(self) -> Any:
         p = self.pair.astype(float)
         return np.column_stack([self.r * p, self.d, self.m, self.s1, self.s2, self.a])
+
+    def totals(self) -> np.ndarray:
+        p = self.pair.astype(float)
+        return np.array([float(self.r @ p), self.d.sum(), self.m.sum(), self.s1.sum(), self.s2.sum(), self.a.sum()])
 
     def estimate(self, sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n, sd, M, S1, S2, A = (sums[:, j] for j in range(6))
@@ -317,13 +364,15 @@ class _AlphaMoments(_Spec):
         n = int(np.count_nonzero(m))
         if n < 2:
             return None
-        r, d = self.r[m], self.d[m]
-        mi, s1, s2, a = self.m[m], self.s1[m], self.s2[m], self.a[m]
-        rbar = r.mean()
-        eps = 1.0 / r.sum()
-        pa1 = np.mean((r - d) / rbar)
+        r, d = self.r, self.d  # mi, s1, s2, a, d are 0 off the pairable items
+        mf = m.astype(np.float64)
+        rsum = float(r @ mf)
+        rbar = rsum / n
+        eps = 1.0 / rsum
+        pa1 = (rsum - d.sum()) / (n * rbar)
         pa = (1 - eps) * pa1 + eps
-        P, M1, M2, PA = mi.mean() / rbar, s1.mean() / rbar, s2.mean() / rbar, a.mean() / rbar
+        mi, s1, s2, a = self.m, self.s1, self.s2, self.a
+        P, M1, M2, PA = mi.sum() / rsum, s1.sum() / rsum, s2.sum() / rsum, a.sum() / rsum
         dl = self.delta
         piDpi = 2 * (P * M2 - M1 * M1) + dl * PA * (P + 1)
         pe = 1.0 - piDpi
@@ -335,9 +384,7 @@ class _AlphaMoments(_Spec):
         k_i = (pa_i - pe) / (1 - pe)
         pe_i = (r - nDpi) / rbar - pe * (r - rbar) / rbar
         x = k_i - 2 * (1 - a1) * (pe_i - pe) / (1 - pe)
-        out = np.zeros(self.prep.n_items)
-        out[m] = x - a1
-        return out, n, m
+        return np.where(m, x - a1, 0.0), n, m
 
 
 class _AlphaOrdinal(_AlphaMoments):
@@ -588,15 +635,48 @@ def _units(prep: Prepared, mask: np.ndarray) -> tuple[np.ndarray, int, str]:
 
 def _aggregate(S: Any, unit: np.ndarray, n_units: int) -> Any:
     ok = np.flatnonzero(unit >= 0)
+    if ok.size == n_units and np.array_equal(unit[ok], np.arange(n_units)):
+        return S[ok]
     A = sp.csr_matrix((np.ones(ok.size), (unit[ok], ok)), shape=(n_units, unit.shape[0]))
     out = A @ S
     return out if sp.issparse(out) else np.asarray(out)
 
 
 def _draw_block(gen: np.random.Generator, b: int, n_units: int) -> np.ndarray:
-    idx = gen.integers(0, n_units, size=(b, n_units))
-    idx += (np.arange(b) * n_units)[:, None]
-    return np.bincount(idx.ravel(), minlength=b * n_units).reshape(b, n_units).astype(np.float64)
+    """Multiplicities of ``n_units`` units in ``b`` bootstrap resamples (rows sum to ``n_units``)."""
+    dt = np.int32 if n_units < 2**31 - 1 else np.int64
+    idx = gen.integers(0, n_units, size=(b, n_units), dtype=dt)
+    W = np.empty((b, n_units))
+    for j in range(b):
+        W[j] = np.bincount(idx[j], minlength=n_units)
+    return W
+
+
+def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarray, n_units: int, B: int,
+              rng: Any) -> list[np.ndarray]:
+    """``B`` resampled estimates of each spec (``nan`` where undefined or where ``stats`` is None).
+
+    Resample ``b`` draws ``n_units`` unit indices uniformly with replacement; its weight vector
+    (multiplicity of each unit) multiplies the per-unit statistics. Blocks of resamples keep
+    the weight matrix near ``_BLOCK_CELLS`` entries. The stream of draws depends only on ``rng``,
+    ``B`` and ``n_units``.
+    """
+    boots = [np.full(B, np.nan) for _ in specs]
+    if not B or n_units < 2 or all(st is None for st in stats_list):
+        return boots
+    gen = as_generator(rng)
+    block = max(1, min(B, _BLOCK_CELLS // max(n_units, 1)))
+    for start in range(0, B, block):
+        b = min(block, B - start)
+        W = _draw_block(gen, b, n_units)
+        for j, (s, st) in enumerate(zip(specs, stats_list)):
+            if st is None:
+                continue
+            if isinstance(s, _AlphaOrdinal):
+                boots[j][start:start + b] = s.from_weights(W, st, unit)
+            else:
+                boots[j][start:start + b] = s.from_weights(W, st)
+    return boots
 
 
 def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> list[AgreementResult]:
@@ -609,30 +689,16 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
     point: list[tuple[float, float, float]] = []
     stats_list: list[Any] = []
     for s in specs:
-        S = s.stats()
-        tot = np.asarray(S.sum(axis=0)).reshape(1, -1)
+        tot = s.totals().reshape(1, -1)
         e, o, x = s.estimate(tot)
         est = float(e[0])
         if not math.isfinite(est):
             est = undefined(s.undefined_reason(tot), opts.on_undefined, stacklevel=4)
         point.append((est, float(o[0]), float(x[0])))
-        stats_list.append(_aggregate(S, unit, n_units) if opts.n_resamples and math.isfinite(est) else None)
+        stats_list.append(_aggregate(s.stats(), unit, n_units) if opts.n_resamples and math.isfinite(est) else None)
 
     B = opts.n_resamples
-    boots = [np.full(B, np.nan) for _ in specs]
-    if B and n_units >= 2 and any(st is not None for st in stats_list):
-        gen = as_generator(opts.rng)
-        block = max(1, min(B, _BLOCK_CELLS // max(n_units, 1)))
-        for start in range(0, B, block):
-            b = min(block, B - start)
-            W = _draw_block(gen, b, n_units)
-            for j, (s, st) in enumerate(zip(specs, stats_list)):
-                if st is None:
-                    continue
-                if isinstance(s, _AlphaOrdinal):
-                    boots[j][start:start + b] = s.from_weights(W, st, unit)
-                else:
-                    boots[j][start:start + b] = s.from_weights(W, st)
+    boots = bootstrap(specs, stats_list, unit, n_units, B, opts.rng)
 
     out = []
     lo_q, hi_q = (1 - cl) / 2, 1 - (1 - cl) / 2
@@ -646,7 +712,7 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
                 e, n_an, m_an = inf
                 ok = unit >= 0
                 tot = np.bincount(unit[ok], weights=e[ok], minlength=n_units)
-                C = int(np.unique(unit[m_an & ok]).size)
+                C = int(np.count_nonzero(np.bincount(unit[m_an & ok], minlength=n_units)))
                 if s.fce:
                     var = float(np.sum(tot ** 2)) / n_an ** 2
                 elif unit_kind == "item":

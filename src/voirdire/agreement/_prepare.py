@@ -41,13 +41,14 @@ class Prepared:
     raters: tuple[str, ...]
     rater_ids: np.ndarray  # table index of each selected rater, in selection order
     abstention: AbstentionInfo
+    r: np.ndarray  # labels per item after the policy (float)
 
     @property
     def n_labels(self) -> int:
         return int(self.code.shape[0])
 
     def per_item_n(self) -> np.ndarray:
-        return np.bincount(self.item, minlength=self.n_items)
+        return self.r
 
     def value(self) -> np.ndarray:
         """Float value of each label (``nan`` for the abstention class)."""
@@ -79,8 +80,8 @@ def prepare(table: AnnotationTable, *, raters: Sequence[str] | None, policy: str
     check_choice(policy, "abstain_policy", func, ABSTAIN_POLICIES)
     names = check_raters(table, raters, func)
     item = table.label_item
-    rater = table.rater_idx.astype(np.int64)
-    code = table.codes.astype(np.int64)
+    rater = np.asarray(table.rater_idx)
+    code = np.asarray(table.codes)
     if names is not None:
         ridx = np.array([table.rater_index(r) for r in names], dtype=np.int64)
         keep = np.isin(rater, ridx)
@@ -93,19 +94,28 @@ def prepare(table: AnnotationTable, *, raters: Sequence[str] | None, policy: str
     abst = code >= L
     n_lab = int(code.shape[0])
     n_abst = int(np.count_nonzero(abst))
-    has_label = np.bincount(item, minlength=table.n_items) > 0
-    item_abst = np.bincount(item[abst], minlength=table.n_items) > 0
-    n_with = int(np.count_nonzero(has_label))
+    if names is None:
+        r_all = np.diff(table.indptr)
+    else:
+        r_all = np.bincount(item, minlength=table.n_items)
+    n_with = int(np.count_nonzero(r_all))
+    if n_abst:
+        item_abst = np.bincount(item[abst], minlength=table.n_items) > 0
+        item_cov = 1.0 - int(np.count_nonzero(item_abst)) / n_with
+    else:
+        item_cov = 1.0
     info = AbstentionInfo(
         policy=policy, n_labels=n_lab, n_abstentions=n_abst,
         label_coverage=(1.0 - n_abst / n_lab) if n_lab else float("nan"),
-        item_coverage=(1.0 - int(np.count_nonzero(item_abst & has_label)) / n_with) if n_with else float("nan"),
+        item_coverage=item_cov if n_with else float("nan"),
     )
     cats = tuple(table.scale.categories or ())
     if policy == "exclude" or not table.scale.abstain:
         # no abstention class unless the scale declares abstention values
-        keep = ~abst
-        item, rater, code = item[keep], rater[keep], code[keep]
+        if n_abst:
+            keep = ~abst
+            item, rater, code = item[keep], rater[keep], code[keep]
+            r_all = np.bincount(item, minlength=table.n_items)
         q, abst_code = L, None
         categories = cats
     else:
@@ -114,11 +124,15 @@ def prepare(table: AnnotationTable, *, raters: Sequence[str] | None, policy: str
         categories = cats + (ABSTAIN_LABEL,)
     numeric = table.scale.is_numeric
     if numeric:
-        cat_values = np.asarray([float(c) for c in cats], dtype=float)
+        try:
+            cat_values = np.asarray(cats, dtype=float)
+        except (TypeError, ValueError):
+            cat_values = np.asarray([float(c) for c in cats], dtype=float)
     else:
         cat_values = np.arange(L, dtype=float)
     return Prepared(
         item=item, rater=rater, code=code, q=q, n_sub=L, policy=policy, abst_code=abst_code,
         numeric=numeric, cat_values=cat_values, categories=categories, scale_level=table.scale.level,
         n_items=table.n_items, clusters=table.clusters, raters=rater_names, rater_ids=ridx, abstention=info,
+        r=np.asarray(r_all, dtype=np.float64),
     )
