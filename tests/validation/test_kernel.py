@@ -165,3 +165,22 @@ def test_loo_arrays_is_frozen() -> None:
     assert isinstance(r, LooArrays)
     with pytest.raises(AttributeError):
         r.d = None  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("score", "level"), [("agreement", "nominal"), ("kappa", "nominal"),
+                                              ("alpha", "ordinal"), ("alpha", "interval")])
+@pytest.mark.parametrize("judge_miss", [0.0, 0.3])
+def test_item_chunked_statistics_equal_whole(monkeypatch, score: str, level: str, judge_miss: float) -> None:
+    codes = _random_codes(9, n=57, K=4, J=3, L=4, judge_miss=judge_miss)
+    args = (codes, np.arange(4), np.arange(4, 7))
+    kw = dict(n_categories=4, score=score, level=level, category_values=np.array([0.0, 1.0, 2.5, 4.0]))
+    whole = PairStats(*args, **kw)
+    monkeypatch.setattr(PairStats, "max_floats", 200)     # forces chunks of a few items
+    chunked = PairStats(*args, **kw)
+    assert chunked._cache is None and whole._cache is not None
+    W = np.random.default_rng(0).integers(0, 3, (5, 57)).astype(float)
+    for a, b in zip(whole.sums(), chunked.sums()):
+        assert np.allclose(a, b)
+    for a, b in zip(whole.sums(W), chunked.sums(W)):
+        assert np.allclose(a, b)
+    assert np.allclose(whole.human_sums(), chunked.human_sums())

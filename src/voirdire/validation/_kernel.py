@@ -63,29 +63,48 @@ def ordinal_delta(marg: np.ndarray) -> np.ndarray:
     return v**2
 
 
+def _n_stats(score: str, level: str, L: int) -> int:
+    """Number of per-item statistics S that :class:`PairStats` keeps for a score."""
+    S = 1                                                     # n_pairs
+    if score in ("agreement", "kappa", "ac1") or (score == "alpha" and level == "nominal"):
+        S += 1                                                # agree
+    if score == "kappa":
+        S += 2 * L                                            # row, col
+    elif score == "ac1" or (score == "alpha" and level != "ordinal"):
+        S += L                                                # marg
+    if score == "alpha" and level == "ordinal":
+        S += L * L                                            # conf
+    elif score == "alpha" and level != "nominal":
+        S += 1                                                # dis
+    return S
+
+
 class PairStats:
     """Per-item pair statistics for every (judge, held-out human) and (held-out human) combination.
 
     Attributes
     ----------
-    judge : ndarray, shape (n_items, J, K, S)
-        Statistics of the pairs (judge_i, pool label), on the judge's eligible items.
-    human : ndarray, shape (n_items, K, S)
-        Statistics of the pairs (y_ik, pool label), on the items labelled by k and >= 1 pool member.
+    shape : tuple
+        ``(n_items, J, K, S)``: the per-item statistics of the pairs (judge_i, pool label) on the
+        judge's eligible items, and (y_ik, pool label) on the items labelled by k and >= 1 pool
+        member (``(n_items, K, S)``). They are built whole when small, else in item chunks.
     judge_valid : ndarray of bool, shape (n_items, J)
         Whether each judge labelled each item (the human statistics of judge ``j`` are
         ``human`` restricted to these items).
     complete_judges : bool
         True when every judge labelled every item a human-side pair exists for (then the human
         statistics do not depend on the judge).
-    n_items_judge : ndarray, shape (n_items, J, K)
-        Eligibility indicator of item i for (judge j, human k).
-    n_items_human : ndarray, shape (n_items, K)
-        Eligibility indicator of item i for human k (judges ignored).
+    elig_judge : ndarray of bool, shape (n_items, J, K)
+        Eligibility of item i for (judge j, human k).
+    elig_human : ndarray of bool, shape (n_items, K)
+        Eligibility of item i for human k (judges ignored).
     """
 
-    __slots__ = ("judge", "human", "judge_valid", "complete_judges", "elig_judge", "elig_human",
-                 "layout", "n_categories")
+    __slots__ = ("judge_valid", "complete_judges", "elig_judge", "elig_human", "layout", "n_categories",
+                 "n_items", "shape", "_score", "_level", "_dm", "_Hx", "_Gx", "_vk", "_C", "_m", "_cache")
+
+    #: per-item statistics are materialised whole below this many floats, else in item chunks
+    max_floats = 20_000_000
 
     def __init__(self, codes: np.ndarray, human_cols: np.ndarray, judge_cols: np.ndarray, *,
                  n_categories: int, score: str, level: str, category_values: np.ndarray | None,
@@ -98,28 +117,46 @@ class PairStats:
         vj = (G >= 0) & (G < L)
         Hx = np.where(vk, H, L)
         Gx = np.where(vj, G, L)
-        eye = np.eye(L + 1)[:, :L]
-        OH = eye[Hx]                      # (n, K, L) one-hot, zero row when missing
-        C = OH.sum(axis=1)                # (n, L) human category counts
+        n = H.shape[0]
+        C = np.eye(L + 1)[Hx].sum(axis=1)                             # human category counts (+ a column ...)
+        C[:, L] = 0.0                                                 # ... for "missing", kept at zero
         nh = vk.sum(axis=1)               # (n,)
         m = np.where(vk, nh[:, None] - 1, 0).astype(float)   # (n, K) pool size when k labelled i
         ek = vk & (m >= 1)                # (n, K)
         if full_pool:
             # one extra "held-out human" who labels nothing: its pool is every human, so the
             # judge-side statistics of this column compare the judge with the full pool.
-            n = H.shape[0]
             Hx = np.concatenate([Hx, np.full((n, 1), L)], axis=1)
             vk = np.concatenate([vk, np.zeros((n, 1), dtype=bool)], axis=1)
-            OH = np.concatenate([OH, np.zeros((n, 1, L))], axis=1)
             m = np.concatenate([m, nh[:, None].astype(float)], axis=1)
             ek = np.concatenate([ek, (nh >= 1)[:, None]], axis=1)
-        ej = vj[:, :, None] & ek[:, None, :]   # (n, J, K)
-        Cx = np.concatenate([C, np.zeros((C.shape[0], 1))], axis=1)  # (n, L+1)
         self.judge_valid = vj
         self.elig_human = ek
-        self.elig_judge = ej
+        self.elig_judge = vj[:, :, None] & ek[:, None, :]              # (n, J, K)
         self.complete_judges = bool(vj[ek.any(axis=1)].all())
         self.n_categories = L
+        self.n_items = n
+        self._score, self._level = score, level
+        self._dm = delta_matrix(level, L, category_values) if score == "alpha" and level not in ("nominal", "ordinal") else None
+        self._Hx, self._Gx, self._vk, self._C, self._m = Hx, Gx, vk, C, m
+        self._cache: tuple[np.ndarray, np.ndarray] | None = None
+        J, K = Gx.shape[1], Hx.shape[1]
+        if n * J * K * _n_stats(score, level, L) <= self.max_floats:
+            j_all, h_all, self.layout = self._build(slice(0, n))
+            self._cache = (j_all, h_all)
+        else:
+            _, _, self.layout = self._build(slice(0, 1))
+        self.shape = (n, J, K, max(s.stop for s in self.layout.values()))
+
+    def _build(self, sl: slice) -> tuple[np.ndarray, np.ndarray, dict[str, slice]]:
+        """Per-item statistics of the items in ``sl``: judge side (b, J, K, S), human side (b, K, S)."""
+        L = self.n_categories
+        score, level = self._score, self._level
+        Hx, Gx, vk, Cx, m = self._Hx[sl], self._Gx[sl], self._vk[sl], self._C[sl], self._m[sl]
+        ek = self.elig_human[sl]
+        ej = self.elig_judge[sl]
+        C = Cx[:, :L]
+        eye = np.eye(L + 1)[:, :L]
         fj = ej.astype(float)
         fh = ek.astype(float)
         parts_j: list[np.ndarray] = []
@@ -145,6 +182,7 @@ class PairStats:
             agh = fh * np.maximum(Ch - 1.0, 0.0)
             add("agree", agj, agh)
         if score in ("kappa", "ac1", "alpha"):
+            OH = eye[Hx]                                                # (n, K, L) one-hot, zero when missing
             pool = C[:, None, :] - OH                                   # (n, K, L)
             colj = fj[..., None] * pool[:, None, :, :]                  # (n, J, K, L)
             colh = fh[..., None] * pool                                 # (n, K, L)
@@ -159,11 +197,10 @@ class PairStats:
             if score == "alpha" and level == "ordinal":
                 confj = OG[:, :, None, :, None] * pool[:, None, :, None, :] * fj[..., None, None]
                 confh = OH[:, :, :, None] * pool[:, :, None, :] * fh[..., None, None]
-                n, J, K = confj.shape[:3]
-                add("conf", confj.reshape(n, J, K, L * L), confh.reshape(n, K, L * L))
+                b, J, K = confj.shape[:3]
+                add("conf", confj.reshape(b, J, K, L * L), confh.reshape(b, K, L * L))
             elif score == "alpha" and level != "nominal":
-                dm = delta_matrix(level, L, category_values)
-                assert dm is not None
+                dm = self._dm
                 D = Cx @ dm                                            # (n, L+1): sum_b C_b delta(a, b)
                 Dg = np.take_along_axis(D, Gx, axis=1)                  # (n, J)
                 dgh = dm[Gx[:, :, None], Hx[:, None, :]]                # (n, J, K)
@@ -171,9 +208,23 @@ class PairStats:
                 Dh = np.take_along_axis(D, Hx, axis=1)
                 dish = fh * Dh
                 add("dis", disj, dish)
-        self.judge = np.concatenate(parts_j, axis=-1)
-        self.human = np.concatenate(parts_h, axis=-1)
-        self.layout = layout
+        return np.concatenate(parts_j, axis=-1), np.concatenate(parts_h, axis=-1), layout
+
+    def _chunks(self):
+        """Yield ``(slice, judge_stats, human_stats)`` over item chunks (one chunk when cached)."""
+        if self._cache is not None:
+            yield slice(0, self.n_items), self._cache[0], self._cache[1]
+            return
+        n, J, K, S = self.shape
+        step = max(1, self.max_floats // max(J * K * S, 1))
+        for a in range(0, n, step):
+            sl = slice(a, min(n, a + step))
+            pj, ph, _ = self._build(sl)
+            yield sl, pj, ph
+
+    def human_sums(self) -> np.ndarray:
+        """Human-side statistics summed over items, ignoring judge coverage: ``(K, S)``."""
+        return sum(ph.sum(axis=0) for _, _, ph in self._chunks())  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ reductions
     def sums(self, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -182,23 +233,37 @@ class PairStats:
         ``weights`` is ``None`` (plain sum over items) or a ``(B, n_items)`` matrix of item weights
         (bootstrap counts); the leading ``...`` is then ``B``.
         """
-        n, J, K, S = self.judge.shape
+        n, J, K, S = self.shape
+        vjf = self.judge_valid.astype(float)
         if weights is None:
-            sj = self.judge.sum(axis=0)
+            sj = np.zeros((J, K, S))
+            sh = np.zeros((J, K, S)) if not self.complete_judges else np.zeros((K, S))
+            for sl, pj, ph in self._chunks():
+                sj += pj.sum(axis=0)
+                if self.complete_judges:
+                    sh += ph.sum(axis=0)
+                else:
+                    sh += np.einsum("ij,iks->jks", vjf[sl], ph)
             if self.complete_judges:
-                sh = np.broadcast_to(self.human.sum(axis=0), (J, K, S))
-            else:
-                sh = np.einsum("ij,iks->jks", self.judge_valid.astype(float), self.human)
+                sh = np.broadcast_to(sh, (J, K, S))
             return sj, sh
         W = np.asarray(weights, dtype=float)
         B = W.shape[0]
-        sj = (W @ self.judge.reshape(n, -1)).reshape(B, J, K, S)
+        sj = np.zeros((B, J * K * S))
+        sh = np.zeros((B, K * S)) if self.complete_judges else np.zeros((B, J * K * S))
+        for sl, pj, ph in self._chunks():
+            Ws = W[:, sl]
+            b = pj.shape[0]
+            sj += Ws @ pj.reshape(b, -1)
+            if self.complete_judges:
+                sh += Ws @ ph.reshape(b, -1)
+            else:
+                hx = vjf[sl][:, :, None, None] * ph[:, None, :, :]
+                sh += Ws @ hx.reshape(b, -1)
+        sjr = sj.reshape(B, J, K, S)
         if self.complete_judges:
-            sh = np.broadcast_to((W @ self.human.reshape(n, -1)).reshape(B, 1, K, S), (B, J, K, S))
-        else:
-            hx = self.judge_valid[:, :, None, None] * self.human[:, None, :, :]
-            sh = (W @ hx.reshape(n, -1)).reshape(B, J, K, S)
-        return sj, sh
+            return sjr, np.broadcast_to(sh.reshape(B, 1, K, S), (B, J, K, S))
+        return sjr, sh.reshape(B, J, K, S)
 
 
 def finalize(stats: np.ndarray, layout: dict[str, slice], *, score: str, level: str,

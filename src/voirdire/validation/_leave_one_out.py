@@ -81,7 +81,7 @@ class LeaveOneOutResult(Result):
 def _bootstrap_d(ps: PairStats, *, score: str, level: str, cvals: np.ndarray, n_resamples: int,
                  rng: np.random.Generator, clusters: np.ndarray | None) -> np.ndarray:
     """Bootstrap replicates of d, shape ``(n_resamples, J, K)``."""
-    n, J, K, _ = ps.judge.shape
+    n, J, K, _ = ps.shape
     out = np.empty((n_resamples, J, K))
     kw: dict[str, Any] = dict(score=score, level=level, n_categories=ps.n_categories, category_values=cvals)
     pos = 0

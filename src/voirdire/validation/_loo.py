@@ -137,11 +137,12 @@ def _arrays_from_stats(ps: PairStats, *, score: str, level: str, category_values
     kw = dict(score=score, level=level, n_categories=ps.n_categories, category_values=category_values)
     s_judge = finalize(sj, ps.layout, **kw)  # type: ignore[arg-type]
     s_human_judge = finalize(sh, ps.layout, **kw)  # type: ignore[arg-type]
-    s_human = finalize(ps.human.sum(axis=0), ps.layout, **kw)  # type: ignore[arg-type]
+    hs = ps.human_sums()
+    s_human = finalize(hs, ps.layout, **kw)  # type: ignore[arg-type]
     npos = ps.layout["n_pairs"].start
     n_items = ps.elig_human.sum(axis=0)
     n_items_judge = ps.elig_judge.sum(axis=0)
-    n_pairs = np.rint(ps.human[..., npos].sum(axis=0)).astype(np.int64)
+    n_pairs = np.rint(hs[..., npos]).astype(np.int64)
     n_pairs_judge = np.rint(sj[..., npos]).astype(np.int64)
     return LooArrays(s_judge=s_judge, s_human=s_human, s_human_judge=s_human_judge,
                      d=s_judge - s_human_judge, n_items=n_items, n_pairs=n_pairs,
