@@ -206,7 +206,7 @@ def test_sections_not_asked_for_say_why(hostile_table):
 def test_every_requested_section_ran(built):
     rep, _ = built
     status = {s.key: s.status for s in rep.sections}
-    for key in ("data", "validation", "estimation", "pairwise"):
+    for key in ("glance", "data", "agreement", "validation", "design", "estimation", "pairwise"):
         assert status[key] == "ok", (key, rep.section(key).reason)
 
 

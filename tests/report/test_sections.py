@@ -121,3 +121,17 @@ def test_checklist_reads_the_sections(built):
     assert "exclude" in by["Abstention policy and coverage"].value
     sel = rep.section("agreement").results["selections"][0]["results"][0]
     assert f"{sel['n_pairs']:,} pairs" in by["n items and n pairs"].value
+
+
+def test_glance_repeats_the_sections_decisions(built):
+    rep, _ = built
+    g = rep.section("glance")
+    assert g.status == "ok" and g.results["judges"] == JUDGES
+    table = next(b for b in g.blocks if hasattr(b, "rows"))
+    assert [r[0].text for r in table.rows] == JUDGES
+    val = rep.section("validation").results["judges"]
+    for row, e in zip(table.rows, val):
+        texts = [c.text for c in row]
+        assert e["leave_one_out"]["decision"] in texts and e["alt_test"]["decision"] in texts
+        # the numeric cells point at the sections that computed them, not at copies
+        assert all(c.pointer.startswith(("/sections/validation/", "/sections/agreement/")) for c in row if c.pointer)

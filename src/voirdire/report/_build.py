@@ -134,6 +134,14 @@ class Writer:
         v = lookup(self.results, path)
         return Cell(text=fmt_int(v), pointer=self.pointer(path), numeric=True)
 
+    def ref(self, section: Section, path: str, digits: int = 3, kind: str = "num") -> Cell:
+        """A cell showing a number stored in another (already built) section's results."""
+        v = lookup(section.results, path)
+        pointer = f"/sections/{_escape_pointer(section.key)}/results/{path.strip('/')}"
+        if kind == "int":
+            return Cell(text=fmt_int(v), pointer=pointer, numeric=True)
+        return Cell(text=fmt_num(v, digits), pointer=pointer, numeric=True)
+
     def pct(self, path: str, digits: int = 1) -> Cell:
         v = lookup(self.results, path)
         return Cell(text=fmt_pct(v, digits), numeric=True)
@@ -266,7 +274,7 @@ def build_report(
     (60, 1)
     """
     from .. import __version__
-    from ._sections import SECTION_STEPS, SECTIONS, build_checklist
+    from ._sections import SECTION_STEPS, SECTIONS, build_checklist, build_glance
 
     func = "build_report"
     confidence_level = check_confidence_level(confidence_level, func)
@@ -296,6 +304,7 @@ def build_report(
     if progress is not None:
         progress("Reporting checklist", done, total)
     checklist = build_checklist(ctx, sections)
+    sections.insert(0, _run_section("glance", "At a glance", lambda c, w: build_glance(c, w, sections), ctx))
     if progress is not None:
         progress("done", total, total)
 

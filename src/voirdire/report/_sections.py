@@ -643,7 +643,7 @@ def build_checklist(ctx: Context, sections: list[Section]) -> list[ChecklistItem
     has_cm = cm is not None and cm.status == "ok" and "confusion" in cm.results
     items.append(ChecklistItem(
         item="Confusion matrix", value="shown" if has_cm else "not shown",
-        detail=("per judge against the pooled human labels, in the Agreement section" if has_cm else
+        detail=("per judge against the human majority label, in the Agreement section" if has_cm else
                 ("the scale has too many distinct values for a confusion matrix" if t.n_categories > MAX_CATEGORIES_SHOWN
                  else "the agreement analysis is not available")), section="agreement" if has_cm else None))
     agg = "per item (one label per rater and item)"
@@ -671,6 +671,75 @@ def _first_result(sec: dict[str, Section], key: str, name: str) -> Any:
     if s is None or s.status != "ok":
         return None
     return s.results.get(name)
+
+
+# ----------------------------------------------------------------------------------------- at a glance
+def build_glance(ctx: Context, w: Writer, sections: list[Section]) -> None:
+    """One row per judge with the headline numbers of the other sections (cells point at them)."""
+    sec = {s.key: s for s in sections if s.status == "ok"}
+    if not ctx.judges:
+        raise NotAvailable("no LLM judge named.")
+    val, agr = sec.get("validation"), sec.get("agreement")
+    if val is None and agr is None:
+        raise NotAvailable("neither the agreement nor the validation analysis ran.")
+    cols = ["judge"]
+    alpha_h = None
+    sel_idx: dict[str, int] = {}
+    if agr is not None:
+        sels = agr.results.get("selections", [])
+        for si, s_ in enumerate(sels):
+            if s_["group"] == "human":
+                alpha_h = si
+            else:
+                sel_idx[s_["raters"][-1]] = si
+
+        def _alpha_pos(si: int) -> int | None:
+            return next((ri for ri, r in enumerate(sels[si]["results"]) if r["coefficient"] == "krippendorff_alpha"),
+                        None)
+
+        cols += ["α humans", "α humans + judge"]
+    if val is not None:
+        cols += ["leave-one-out", "ω", "stability", "alt-test", "ρ"]
+        if "ranking" in val.results:
+            cols += ["P(best)"]
+    rows = []
+    verdicts = []
+    for jn, judge in enumerate(ctx.judges):
+        row: list[Any] = [judge]
+        if agr is not None:
+            for si in (alpha_h, sel_idx.get(judge)):
+                pos = None if si is None else _alpha_pos(si)
+                row.append(Cell(text=DASH) if pos is None else w.ref(agr, f"selections/{si}/results/{pos}/estimate"))
+        if val is not None:
+            e = val.results["judges"][jn]
+            if "leave_one_out" in e:
+                row += [Cell(text=e["leave_one_out"]["decision"]), w.ref(val, f"judges/{jn}/leave_one_out/omega"),
+                        w.ref(val, f"judges/{jn}/leave_one_out/decision_stability")]
+            else:
+                row += [Cell(text=DASH)] * 3
+            if "alt_test" in e:
+                row += [Cell(text=e["alt_test"]["decision"]), w.ref(val, f"judges/{jn}/alt_test/rho")]
+            else:
+                row += [Cell(text=DASH)] * 2
+            if "ranking" in val.results:
+                k = val.results["ranking"]["judges"].index(judge)
+                row.append(w.ref(val, f"ranking/p_best/{k}"))
+            loo = (e.get("leave_one_out") or {}).get("decision")
+            alt = (e.get("alt_test") or {}).get("decision")
+            if loo or alt:
+                verdicts.append((judge, loo, alt, (e.get("leave_one_out") or {}).get("decision_stability")))
+        rows.append(row)
+    w.put("judges", list(ctx.judges))
+    for judge, loo, alt, stab in verdicts:
+        both = [x for x in (loo, alt) if x]
+        if len(set(both)) == 1:
+            line = f"{judge}: both tests say {both[0]}"
+        else:
+            line = f"{judge}: the tests disagree (leave-one-out: {loo or DASH}; alt-test: {alt or DASH})"
+        if stab is not None and loo and stab < 0.8:
+            line += f"; the leave-one-out decision is fragile (stability {fmt_num(stab, 2)})"
+        w.text(line + ".")
+    w.table("judges", "Headline numbers per judge (details in the sections below)", cols, rows)
 
 
 # ----------------------------------------------------------------------------------------- registry
