@@ -75,7 +75,7 @@ def _write_outputs(res: Any, out: Path) -> list[Path]:
         "top1_<setting> = share of runs that miss the full-matrix best judge; rank error = share of judge pairs "
         "ordered differently than on the full matrix (judges ranked by mean leave-one-out difference).",
         "",
-        _md(t2),
+        *[f"### {g}\n\n" + _md(d.dropna(axis=1, how="all")) for g, d in t2.groupby("group", sort=False)],
         "## Table 3: deployment decisions",
         "",
         "FR over strong-pass cells, FA over reject cells, WDR over all cells, boundary WDR over boundary-pass cells; "

@@ -162,8 +162,10 @@ def _run_task(p: _Payload, t: int) -> tuple[Any, ...]:
     return accept, omega, mean_d, elig, a, rerr, t1, a_full
 
 
-def _run_chunk(p: _Payload, lo: int, hi: int) -> list[tuple[Any, ...]]:
-    return [_run_task(p, t) for t in range(lo, hi)]
+def _run_chunk(p: _Payload, lo: int, hi: int) -> tuple[list[tuple[Any, ...]], tuple[float, float]]:
+    t0, c0 = time.perf_counter(), time.process_time()
+    out = [_run_task(p, t) for t in range(lo, hi)]
+    return out, (time.perf_counter() - t0, time.process_time() - c0)
 
 
 _WORKER_PAYLOAD: _Payload | None = None
@@ -174,7 +176,7 @@ def _init_worker(p: _Payload) -> None:
     _WORKER_PAYLOAD = p
 
 
-def _run_chunk_in_worker(lo: int, hi: int) -> list[tuple[Any, ...]]:
+def _run_chunk_in_worker(lo: int, hi: int) -> tuple[list[tuple[Any, ...]], tuple[float, float]]:
     assert _WORKER_PAYLOAD is not None  # set by the pool initializer
     return _run_chunk(_WORKER_PAYLOAD, lo, hi)
 
@@ -280,6 +282,11 @@ class ExperimentResult(Result):
     n_workers : int
     elapsed_s : float
         Wall time of the grid (excluding the reference computation).
+    busy_s : float
+        Seconds the workers spent computing tasks, summed over workers (``busy_s / elapsed_s``
+        over ``n_workers`` is the parallel efficiency; start-up and transfers are the rest).
+    cpu_s : float
+        CPU seconds the workers spent on tasks (below ``busy_s`` when the machine is shared).
     """
 
     runs: pd.DataFrame
@@ -295,6 +302,8 @@ class ExperimentResult(Result):
     executor: str
     n_workers: int
     elapsed_s: float
+    busy_s: float = float("nan")
+    cpu_s: float = float("nan")
 
     @property
     def n_validations(self) -> int:
@@ -308,7 +317,8 @@ class ExperimentResult(Result):
         return {"designs": list(self.designs), "coverages": list(self.coverages),
                 "n_repetitions": self.n_repetitions, "epsilon": self.epsilon, "score": self.score,
                 "rank_by": self.rank_by, "seed": self.seed, "executor": self.executor,
-                "n_workers": self.n_workers, "elapsed_s": self.elapsed_s, "n_validations": self.n_validations,
+                "n_workers": self.n_workers, "elapsed_s": self.elapsed_s, "busy_s": self.busy_s, "cpu_s": self.cpu_s,
+                "n_validations": self.n_validations,
                 "table1": self.table1().to_dict(orient="records"),
                 "table2": self.table2().to_dict(orient="records"),
                 "table3": self.table3().to_dict(orient="records")}
@@ -524,13 +534,16 @@ def run_experiment(
 
     t0 = time.perf_counter()
     results: list[list[tuple[Any, ...]] | None] = [None] * len(chunks)
+    busy = cpu = 0.0
     done = 0
     if progress is not None:
         progress(0, n_tasks)
     try:
         if executor == "local":
             for i, (lo, hi) in enumerate(chunks):
-                results[i] = _run_chunk(payload, lo, hi)
+                results[i], sec = _run_chunk(payload, lo, hi)
+                busy += sec[0]
+                cpu += sec[1]
                 done += hi - lo
                 if progress is not None:
                     progress(done, n_tasks)
@@ -544,7 +557,9 @@ def run_experiment(
                 futs = {pool.submit(_run_chunk_in_worker, lo, hi): i for i, (lo, hi) in enumerate(chunks)}
                 for f in as_completed(futs):
                     i = futs[f]
-                    results[i] = f.result()
+                    results[i], sec = f.result()
+                    busy += sec[0]
+                    cpu += sec[1]
                     done += chunks[i][1] - chunks[i][0]
                     if progress is not None:
                         progress(done, n_tasks)
@@ -557,7 +572,9 @@ def run_experiment(
             index = {f.key: i for i, f in enumerate(futs)}
             for f in dask_completed(futs):
                 i = index[f.key]
-                results[i] = f.result()
+                results[i], sec = f.result()
+                busy += sec[0]
+                cpu += sec[1]
                 done += chunks[i][1] - chunks[i][0]
                 if progress is not None:
                     progress(done, n_tasks)
@@ -571,7 +588,8 @@ def run_experiment(
     runs = _attach_reference(runs, cells_df)
     return ExperimentResult(runs=runs, tasks=tasks, cells=cells_df, designs=designs, coverages=tuple(covs),
                             n_repetitions=n_repetitions, epsilon=float(epsilon), score=score, rank_by=rank_by,
-                            seed=seed, executor=executor, n_workers=n_workers, elapsed_s=elapsed)
+                            seed=seed, executor=executor, n_workers=n_workers, elapsed_s=elapsed, busy_s=busy,
+                            cpu_s=cpu)
 
 
 def _dask_client(scheduler: Any) -> tuple[Any, bool]:
