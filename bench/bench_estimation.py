@@ -5,6 +5,7 @@ Run from the repository root:
     .venv/bin/python bench/bench_estimation.py speed          # 1,000,000 items, DR vs ppi_py
     .venv/bin/python bench/bench_estimation.py real           # repeated 10% / 25% human subsamples
     .venv/bin/python bench/bench_estimation.py real --reps 1000 --markdown
+    .venv/bin/python bench/bench_estimation.py sim            # synthetic coverage / variance
 
 ``speed`` prints the best-of-k wall time of each estimator on the same arrays and the ratio to
 ``ppi_py.ppi_mean_ci`` measured in the same run. ``real`` draws repeated Poisson subsamples of
@@ -171,9 +172,34 @@ def _print_markdown(df: pd.DataFrame) -> None:
             f"{e} {summ.loc[e, 'coverage']:.3f}" for e in finite + sp) + f" (reps per cell: {int(g['reps'].min())}).")
 
 
+# ------------------------------------------------------------------------------------------ sim
+def sim(reps: int = 1000, seed: int = 0) -> None:
+    """Synthetic checks behind the statistical tests, printed with their Monte-Carlo figures.
+
+    Curved truth ``Y = 1 + sin 2X + X^2/2 + e`` (E[Y] = 1.5), ``pi = 0.1`` for ``X < 0`` and ``0.4``
+    otherwise: no model is correct; the coverage of 95% intervals, bias and the ratio of the mean
+    estimated variance to the Monte-Carlo variance.
+    """
+    print(f"| N | model | coverage | bias | mean SE^2 / Var(estimate) | reps |")
+    print("|---:|---|---:|---:|---:|---:|")
+    for n in (500, 2000):
+        for model in ("identity", "linear", "isotonic"):
+            rng = np.random.default_rng([seed, n, len(model)])
+            est, se2, hit = np.empty(reps), np.empty(reps), np.empty(reps, dtype=bool)
+            for r in range(reps):
+                x = rng.normal(0, 1, n)
+                y = 1 + np.sin(2 * x) + 0.5 * x**2 + 0.5 * rng.normal(0, 1, n)
+                pi = np.where(x < 0, 0.1, 0.4)
+                lab = rng.random(n) < pi
+                res = dr_mean(x, np.where(lab, y, np.nan), pi, model=model, rng=r)
+                est[r], se2[r], hit[r] = res.estimate, res.se**2, res.ci.low <= 1.5 <= res.ci.high
+            print(f"| {n} | {model} | {hit.mean():.3f} | {est.mean() - 1.5:+.4f} | "
+                  f"{se2.mean() / est.var(ddof=1):.3f} | {reps} |")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("part", choices=["speed", "real", "all"], nargs="?", default="all")
+    ap.add_argument("part", choices=["speed", "real", "sim", "all"], nargs="?", default="all")
     ap.add_argument("--reps", type=int, default=500)
     ap.add_argument("--n-items", type=int, default=1_000_000)
     ap.add_argument("--markdown", action="store_true")
@@ -182,3 +208,5 @@ if __name__ == "__main__":
         speed(a.n_items)
     if a.part in ("real", "all"):
         real(a.reps, markdown=a.markdown)
+    if a.part in ("sim", "all"):
+        sim(a.reps)
