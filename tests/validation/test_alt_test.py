@@ -314,3 +314,20 @@ def test_per_human_t_test_size_at_the_null_boundary() -> None:
     # and it agrees with scipy on a few of them
     for r in range(5):
         assert p[r] == pytest.approx(ttest_1samp(d[r], eps, alternative="less").pvalue, rel=1e-9)
+
+
+def test_wilcoxon_bootstrap_and_clusters() -> None:
+    t = read_annotations(shared_data("alttest", "mtbench"), cluster_sep="__")
+    r = alt_test(t, "gpt-4o", epsilon=0.2, test="wilcoxon", n_resamples=40, rng=0)
+    assert r.resampling_unit == "cluster" and 0.0 <= r.decision_stability <= 1.0
+
+
+def test_tiny_overlap_bootstrap_gives_no_numpy_warnings() -> None:
+    # 2 humans sharing exactly the minimum number of items; resamples often lose a human entirely
+    rows = []
+    for i in range(3):
+        rows += [(f"i{i}", "a", i % 2), (f"i{i}", "b", 0), (f"i{i}", "llm", 1)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = alt_test(_hand_table(rows), "llm", epsilon=0.2, min_items_per_human=2, n_resamples=200, rng=0)
+    assert 0.0 <= r.decision_stability <= 1.0

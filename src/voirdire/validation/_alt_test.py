@@ -16,6 +16,7 @@ from .._results import Result
 from ..data import AnnotationTable
 from ..exceptions import DegenerateDataWarning, InvalidParameterError
 from ._common import check_epsilon, check_nonneg_int, check_table, resolve_judges
+from ._kernel import nanmean_last
 from ._resample import resampling_unit, weight_batches
 
 __all__ = ["AltTestResult", "alt_test", "multiplicity_rejections"]
@@ -403,7 +404,7 @@ def bootstrap_alt_stats(d: np.ndarray, ef: np.ndarray, wf: np.ndarray, epsilon: 
         _, p, _ = t_pvalues(nb, s1, s2, epsilon)
         om[pos:pos + W.shape[0]] = multiplicity_rejections(p, q, correction) / K
         with np.errstate(invalid="ignore", divide="ignore"):
-            rho[pos:pos + W.shape[0]] = np.nanmean(np.where(nb > 0, sf / nb, np.nan), axis=-1)
+            rho[pos:pos + W.shape[0]] = nanmean_last(np.where(nb > 0, sf / np.maximum(nb, 1e-300), np.nan))
         pos += W.shape[0]
     return om, rho
 

@@ -63,6 +63,15 @@ def ordinal_delta(marg: np.ndarray) -> np.ndarray:
     return v**2
 
 
+def nanmean_last(x: np.ndarray) -> np.ndarray:
+    """Mean over the last axis ignoring nan; nan (and no warning) where every value is nan."""
+    ok = ~np.isnan(x)
+    cnt = ok.sum(axis=-1)
+    tot = np.where(ok, x, 0.0).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(cnt > 0, tot / np.maximum(cnt, 1), np.nan)
+
+
 def _n_stats(score: str, level: str, L: int) -> int:
     """Number of per-item statistics S that :class:`PairStats` keeps for a score."""
     S = 1                                                     # n_pairs

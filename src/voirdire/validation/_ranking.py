@@ -15,7 +15,7 @@ from .._results import Result
 from ..exceptions import InvalidParameterError, SmallSampleWarning
 from ._alt_test import _check_scoring, bootstrap_alt_stats, indicators
 from ._common import category_values, check_epsilon, check_nonneg_int, check_table, resolve_judges
-from ._kernel import SCORES, PairStats, finalize
+from ._kernel import SCORES, PairStats, finalize, nanmean_last
 from ._leave_one_out import _omega
 from ._resample import resampling_unit, weight_batches
 
@@ -77,9 +77,7 @@ def _loo_stats(table: Any, jidx: np.ndarray, hidx: np.ndarray, by: str, score: s
         d = np.where(evaluated, d, np.nan)
         if by == "omega":
             return _omega(d, epsilon)[0]
-        with np.errstate(invalid="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-nan rows give nan (mean of empty slice)
-            return np.nanmean(d, axis=-1)
+        return nanmean_last(d)
 
     evaluated = ps.elig_judge.sum(axis=0)[:, :hidx.size] >= min_items      # (J, K), as in leave_one_out
     point = stat(*ps.sums())
@@ -175,7 +173,7 @@ def rank_judges(table: Any, judges: Sequence[str] | None = None, *, by: Literal[
         ef = (elig & tested[None]).astype(float)
         with np.errstate(invalid="ignore", divide="ignore"):
             rho_jk = np.where(tested, (wf * ef).sum(axis=0) / np.maximum(ef.sum(axis=0), 1), np.nan)
-        point = np.nanmean(rho_jk, axis=1)
+        point = nanmean_last(rho_jk)
         d = wh.astype(float) - wf.astype(float)
         _, boot = bootstrap_alt_stats(d, ef, wf.astype(float), 0.0, 0.05, "by", n_resamples, gen, table.clusters)
     else:
