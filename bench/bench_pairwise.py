@@ -1,7 +1,8 @@
 """Benchmark of the streaming pairwise model (one core) and the crowd-kit baselines on the same data.
 
-Run:  .venv/bin/python bench/bench_pairwise.py            (about 2-3 minutes)
+Run:  .venv/bin/python bench/bench_pairwise.py            (speed and memory, a few minutes)
       .venv/bin/python bench/bench_pairwise.py --quick    (smaller, for a smoke run)
+      .venv/bin/python bench/bench_pairwise.py --figures  (the statistical figures of docs/pairwise.md)
 
 Prints markdown tables: BayesJudge throughput (pairs/s, 300 particles, 3 humans + 2 judges in
 both orders per pair = 7 labels a pair), resident memory at two stream lengths (flat in the
@@ -137,5 +138,146 @@ def main() -> None:
     print(f"| BayesJudge (for scale) | {n_short:,} | {t.n_labels:,} | {d_b:.3f} | - | - | - |")
 
 
+
+# ================================================================================== figures
+# ``--figures``: the statistical figures of docs/pairwise.md (recovery, ablations, entropy,
+# leave-one-human-out on the real data sets). Needs ../shared/data/pairwise.
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    from scipy.stats import spearmanr
+
+    r = spearmanr(a, b)
+    return float(r.statistic), float(r.pvalue)
+
+
+def figures_recovery(seeds: range) -> None:
+    from voirdire.pairwise import DEFAULT_CONFUSIONS as D
+
+    five = np.stack([D[0], D[0], D[1], D[1], D[2]])
+    print("## Synthetic recovery (2,000 pairs, judges beta = (0.8, -0.3) in both orders)\n")
+    print("| humans | update | weights | max abs beta error | max Frobenius error of C | mean Frobenius |")
+    print("|---|---|---|---:|---:|---:|")
+    for label, conf in (("3 (expert/average/novice)", D), ("5 (2 expert, 2 average, 1 novice)", five)):
+        for update in ("soft", "hard"):
+            for laplace in (True, False):
+                be, fe, fm = [], [], []
+                for s in seeds:
+                    t, truth = simulate_pairwise(2000, confusions=conf, biases=[0.8, -0.3], rng=s)
+                    post = PairwiseBayesModel(update=update, laplace=laplace, rng=s).fit(t).posterior()
+                    be.append(np.abs(post.bias_mean - truth.biases).max())
+                    fr = np.linalg.norm(post.confusion - truth.confusions, axis=(1, 2))
+                    fe.append(fr.max())
+                    fm.append(fr.mean())
+                print(f"| {label} | {update} | {'Laplace' if laplace else 'profile'} | "
+                      f"{np.mean(be):.3f} (worst {np.max(be):.3f}) | {np.mean(fe):.3f} (worst {np.max(fe):.3f}) | "
+                      f"{np.mean(fm):.3f} |")
+    print(f"\n(means over seeds {list(seeds)}; 'worst' = worst seed)\n")
+
+
+def figures_ablation(seeds: range) -> None:
+    from scipy.stats import ttest_rel
+
+    print("## Ablations: held-out predictive log-likelihood per pair (train 1,000 pairs, test 1,000)\n")
+    print("Data: 3 humans (expert/average/novice), judges beta = (0.8, 0.0), theta mean 0.3. "
+          "Score: log p(all labels of a new pair | trained state), Laplace over (theta, tau).\n")
+    variants = {
+        "full model": dict(),
+        "C = I (confusions frozen at the prior)": dict(learn_confusion=False),
+        "beta = 0 (no bias learning)": dict(learn_bias=False),
+        "both frozen": dict(learn_confusion=False, learn_bias=False),
+        "single order (trained on AB only)": dict(_single=True),
+    }
+    scores: dict[str, list[np.ndarray]] = {k: [] for k in variants}
+    for s in seeds:
+        t, _ = simulate_pairwise(2000, biases=[0.8, 0.0], theta_mean=0.3, rng=s)
+        train, test = t.select(pairs=slice(0, 1000)), t.select(pairs=slice(1000, 2000))
+        for name, kw in variants.items():
+            kw = dict(kw)
+            tr = train.select(label_mask=train.orders != 1) if kw.pop("_single", False) else train
+            m = PairwiseBayesModel(rng=s, **kw).fit(tr)
+            scores[name].append(m.score_samples(test))
+    full = np.concatenate(scores["full model"])
+    print("| variant | PLL per pair | difference vs full | paired t p-value |")
+    print("|---|---:|---:|---:|")
+    for name in variants:
+        v = np.concatenate(scores[name])
+        p = ttest_rel(v, full).pvalue if name != "full model" else float("nan")
+        print(f"| {name} | {v.mean():.4f} | {v.mean() - full.mean():+.4f} | {p:.2g} |")
+    print(f"\n(seeds {list(seeds)}; paper, synthetic 1,000 items: full -5.3356, C=I -5.3620, beta=0 -5.8719, "
+          "both -6.0188)\n")
+
+
+def _vote_entropy(table) -> np.ndarray:
+    hm = table.roles[table.rater_idx] == "human"
+    c = np.zeros((table.n_pairs, 3))
+    np.add.at(c, (table.label_pair[hm], table.verdicts[hm].astype(int)), 1)
+    p = c / np.maximum(c.sum(1, keepdims=True), 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return -(np.where(p > 0, p * np.log(p), 0.0)).sum(1), c.sum(1)
+
+
+def figures_real(root) -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from tests.pairwise.real_data import LOADERS
+    from voirdire.data import PairwiseTable
+    from voirdire.pairwise import leave_one_human_out
+
+    tables = {}
+    for name in ("summeval_h2h", "pandalm", "llmfao", "llmbar", "autoj"):
+        df = LOADERS[name](root)
+        df = df[df["verdict"].fillna("") != ""]
+        tables[name] = PairwiseTable.from_frame(df, role="role")
+    print("## Posterior entropy vs the humans' vote entropy (Spearman)\n")
+    print("| data | pairs (>= 2 human votes) | model sees humans + judges | model sees judges only |")
+    print("|---|---:|---:|---:|")
+    for name in ("summeval_h2h", "pandalm", "llmfao"):
+        t = tables[name]
+        ve, nv = _vote_entropy(t)
+        ok = nv >= 2
+        full = PairwiseBayesModel(rng=0).fit(t)
+        ent_full = -(lambda p: (np.where(p > 0, p * np.log(np.maximum(p, 1e-300)), 0)).sum(1))(full.predict_proba(t))
+        jt = t.select(raters=list(t.judges), drop_empty=False)
+        jm = PairwiseBayesModel(rng=0).fit(jt)
+        pj = jm.predict_proba(jt)
+        ent_j = -(np.where(pj > 0, pj * np.log(np.maximum(pj, 1e-300)), 0)).sum(1)
+        # jt keeps every pair (drop_empty=False) in the same order as t
+        r1, p1 = _spearman(ent_full[ok], ve[ok])
+        r2, p2 = _spearman(ent_j[ok], ve[ok])
+        print(f"| {name} | {ok.sum():,} | {r1:.3f} (p={p1:.1g}) | {r2:.3f} (p={p2:.1g}) |")
+    print("\n(paper, SummEval: 0.404)\n")
+    print("## Leave-one-human-out on the real data sets\n")
+    for name, groups in (("summeval_h2h", None), ("pandalm", None), ("llmfao", None), ("autoj", None),
+                         ("llmbar", None)):
+        t = tables[name]
+        t0 = time.perf_counter()
+        res = leave_one_human_out(t, groups=groups, rng=0)
+        dt = time.perf_counter() - t0
+        print(f"### {name}: {t.n_pairs:,} pairs, {len(t.humans)} humans, {len(t.judges)} judges, "
+              f"{res.n_folds} folds, {dt:.0f} s\n")
+        print("| method | labels | accuracy | NLL | Brier | ECE |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for r in res.table[res.table["group"] == "all"].itertuples(index=False):
+            print(f"| {r.method} | {r.n_labels:,} | {100 * r.accuracy:.1f}% | {r.nll:.3f} | {r.brier:.3f} | "
+                  f"{r.ece:.3f} |")
+        print()
+
+
+def figures() -> None:
+    from pathlib import Path
+
+    root = Path(os.environ.get("VOIRDIRE_SHARED", "/work/shared")) / "data" / "pairwise"
+    figures_recovery(range(1, 6))
+    figures_ablation(range(1, 6))
+    figures_real(root)
+
+
 if __name__ == "__main__":
-    main()
+    import sys as _sys
+
+    if "--figures" in _sys.argv:
+        figures()
+    else:
+        main()
