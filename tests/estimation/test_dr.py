@@ -330,3 +330,35 @@ def test_dr_mean_table_on_hanna_uses_clusters():
     assert res.n_clusters == 1056
     flat = dr_mean(x[keep], y[keep], 1.0)
     assert res.se > flat.se  # six criteria of one story are correlated
+
+
+# ------------------------------------------------------------------------------- properties
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(12, 80), p_low=st.floats(0.05, 1.0))
+def test_decomposition_and_permutation_properties(seed, n, p_low):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    y_all = x + rng.normal(size=n)
+    pi = np.where(rng.random(n) < 0.5, p_low, 1.0)
+    lab = rng.random(n) < pi
+    lab[:10] = True  # at least 10 labels: no small-sample warning
+    y = np.where(lab, y_all, np.nan)
+    res = dr_mean(x, y, pi)
+    phi = x + np.where(lab, (y_all - x) / pi, 0.0)
+    assert res.estimate == pytest.approx(phi.mean(), rel=1e-10, abs=1e-12)
+    # var_human + var_residual is exactly the sample analogue of V
+    assert res.var_human + res.var_residual == pytest.approx(np.sum((phi - phi.mean()) ** 2) / n**2,
+                                                             rel=1e-9, abs=1e-15)
+    resid = np.sum(np.where(lab, (1 - pi) / pi**2 * (y_all - x) ** 2, 0.0)) / n**2
+    assert res.var_residual == pytest.approx(resid, rel=1e-9, abs=1e-15)
+    perm = rng.permutation(n)
+    other = dr_mean(x[perm], y[perm], pi[perm])
+    assert other.estimate == pytest.approx(res.estimate, rel=1e-12, abs=1e-12)
+    assert other.se == pytest.approx(res.se, rel=1e-9)
+    # one cluster per item is the unclustered form up to the G/(G-1) factor
+    cl = dr_mean(x, y, pi, clusters=np.arange(n))
+    assert cl.se**2 == pytest.approx(res.se**2 * n / (n - 1), rel=1e-9)
