@@ -166,6 +166,7 @@ def test_judges_argument_sets_roles(hostile_table):
     ({"epsilon": -0.1}, "epsilon"),
     ({"inclusion_prob": 0.0}, "inclusion_prob"),
     ({"inclusion_prob": [0.5, 0.5]}, "one per item"),
+    ({"inclusion_prob": 50}, "percentage"),
     ({"alt_test_epsilon": 1.5}, "alt_test_epsilon"),
     ({"judges": ["nobody"]}, "nobody"),
 ])
@@ -230,3 +231,20 @@ def test_interval_scale_with_many_values():
     rep = build_report(t, n_resamples=20)
     jsonschema.validate(rep.to_dict(), report_schema())
     assert [s.key for s in rep.sections if s.status == "error"] == []
+
+
+def test_inclusion_prob_may_be_nan_only_where_no_human_labelled(hostile_table):
+    t = hostile_table
+    is_h = (t.roles[t.rater_idx] == "human") & ~t.is_abstention
+    labelled = np.bincount(t.label_item[is_h], minlength=t.n_items) > 0
+    pi = np.where(labelled, 0.8, np.nan)
+    if labelled.all():  # make one item human-free by dropping its human labels
+        keep = ~((t.label_item == 0) & (t.roles[t.rater_idx] == "human"))
+        t = t.select(label_mask=keep)
+        pi = np.full(t.n_items, 0.8)
+        pi[0] = np.nan
+    rep = build_report(t, inclusion_prob=pi, n_resamples=20)
+    assert rep.meta["inclusion_prob"]["n_missing"] == int(np.isnan(pi).sum())
+    bad = np.full(t.n_items, np.nan)
+    with pytest.raises(InvalidParameterError, match="nan only on items no human labelled"):
+        build_report(t, inclusion_prob=bad, n_resamples=20)

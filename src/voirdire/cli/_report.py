@@ -46,10 +46,13 @@ def _inclusion_prob(spec: str, file: Path, table: Any, item_col: str) -> Any:
                               "an item has one design probability.", source=src, row=int(rows[k]), column=spec)
         per_item[i] = v
     out = np.array([per_item.get(str(i), np.nan) for i in table.items])
-    if np.isnan(out).any():
-        miss = str(table.items[np.flatnonzero(np.isnan(out))[0]])
-        raise SchemaError(f"item {miss!r} has no inclusion probability in column {spec!r}; every item needs one.",
-                          source=src, column=spec)
+    is_h = (table.roles[table.rater_idx] == "human") & ~table.is_abstention
+    labelled = np.bincount(table.label_item[is_h], minlength=table.n_items) > 0
+    miss = np.flatnonzero(np.isnan(out) & labelled)
+    if miss.size:
+        raise SchemaError(f"item {str(table.items[miss[0]])!r} was labelled by humans but has no inclusion probability "
+                          f"in column {spec!r} ({miss.size} such item(s)). Put the item's design probability on its "
+                          "rows.", source=src, column=spec)
     return out
 
 

@@ -289,7 +289,7 @@ def build_report(
         judges = [str(j) for j in judges]
         table = table.with_roles(judges=judges)
     if inclusion_prob is not None:
-        inclusion_prob = _check_inclusion(inclusion_prob, table.n_items, func)
+        inclusion_prob = _check_inclusion(inclusion_prob, table, func)
 
     ctx = Context(table=table, judges=tuple(table.judges), humans=tuple(table.humans), pairwise=pairwise,
                   inclusion_prob=inclusion_prob, seed=int(seed), confidence_level=confidence_level,
@@ -340,22 +340,33 @@ def _fingerprint_any(obj: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _check_inclusion(value: Any, n_items: int, func: str) -> Any:
+def _check_inclusion(value: Any, table: Any, func: str) -> Any:
+    n_items = table.n_items
     if isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool):
         v = float(value)
         if not 0 < v <= 1:
+            hint = " Did you give a percentage?" if 1 < v <= 100 else ""
             raise InvalidParameterError(
-                f"The 'inclusion_prob' parameter of {func} must be in (0, 1]. Got {value!r} instead.")
+                f"The 'inclusion_prob' parameter of {func} must be in (0, 1]. Got {value!r} instead.{hint}")
         return v
-    arr = np.asarray(value, dtype=float)
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(
+            f"The 'inclusion_prob' parameter of {func} must be a number or an array of numbers.") from None
     if arr.ndim != 1 or arr.shape[0] != n_items:
         raise InvalidParameterError(
             f"The 'inclusion_prob' parameter of {func} must be one number or one per item "
             f"({n_items}). Got an array of shape {arr.shape} instead.")
-    if not np.all((arr > 0) & (arr <= 1)):
+    # nan is allowed on items no human labelled: only the human-scored items' probabilities are used
+    is_h = (table.roles[table.rater_idx] == "human") & ~table.is_abstention
+    labelled = np.bincount(table.label_item[is_h], minlength=n_items) > 0
+    bad = ~((arr > 0) & (arr <= 1)) & ~(np.isnan(arr) & ~labelled)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
         raise InvalidParameterError(
-            f"The 'inclusion_prob' parameter of {func} must hold probabilities in (0, 1]; "
-            f"found values outside (e.g. {arr[~((arr > 0) & (arr <= 1))][0]!r}).")
+            f"The 'inclusion_prob' parameter of {func} must hold probabilities in (0, 1] (nan only on items no "
+            f"human labelled); item {str(table.items[i])!r} has {arr[i]!r}.")
     return arr
 
 
@@ -364,7 +375,8 @@ def _describe_inclusion(v: Any) -> Any:
         return None
     if isinstance(v, float):
         return {"kind": "constant", "value": v}
-    return {"kind": "per item", "min": float(np.min(v)), "max": float(np.max(v)), "mean": float(np.mean(v))}
+    return {"kind": "per item", "min": float(np.nanmin(v)), "max": float(np.nanmax(v)), "mean": float(np.nanmean(v)),
+            "n_missing": int(np.count_nonzero(np.isnan(v)))}
 
 
 class _Ticker:
