@@ -168,3 +168,27 @@ def test_allocation_beats_proportional():
     assert abs(v_prop / alloc.variance_proportional - 1) < 0.10, (v_prop, alloc.variance_proportional)
     assert abs((v_prop / v_opt) / alloc.relative_efficiency - 1) < 0.15
     assert _binomial_ok(hits), hits.mean()
+
+
+def test_coverage_when_whole_clusters_are_sampled():
+    # humans score whole documents (every summary of a drawn document): the residual term must use
+    # cluster sums; the item-level form would ignore the within-document correlation.
+    rng = np.random.default_rng(15)
+    n_cl, size = 150, 6
+    cl = np.repeat(np.arange(n_cl), size)
+    u = np.repeat(rng.normal(0, 1.0, n_cl), size)
+    x = u + rng.normal(0, 0.7, cl.size)
+    y = 3.0 + 0.8 * u + 0.3 * x + rng.normal(0, 0.5, cl.size)
+    truth = y.mean()  # finite target: these items
+    reps = 1000
+    hits = np.empty(reps, dtype=bool)
+    ratio = np.empty(reps)
+    for r in range(reps):
+        lab = np.repeat(rng.random(n_cl) < 0.3, size)
+        yy = np.where(lab, y, np.nan)
+        res = dr_mean(x, yy, 0.3, model="linear", clusters=cl, target="finite", rng=r)
+        hits[r] = res.ci.low <= truth <= res.ci.high
+        flat = dr_mean(x, yy, 0.3, model="linear", target="finite", rng=r)
+        ratio[r] = flat.var_residual / res.var_residual
+    assert _binomial_ok(hits, k=3.5), hits.mean()
+    assert np.median(ratio) < 0.7  # the item-level form understates the design variance (about half here)
