@@ -227,3 +227,28 @@ def test_cluster_bootstrap_covers_where_item_bootstrap_does_not() -> None:
             hits[unit] += lo <= d_true <= hi
     assert hits["cluster"] >= 0.88 * reps, hits      # ~3 binomial sd below 0.95
     assert hits["item"] <= 0.91 * reps, hits         # the naive bootstrap is visibly too narrow
+
+
+def test_matches_naive_pair_loop_on_wax() -> None:
+    # Independent plain-Python computation of METHODS §2 from the raw JSON files: for each held-out
+    # human k, every item labelled by k, the judge and >= 1 other human gives one pair per pool label.
+    from ..conftest import shared_data
+    from voirdire.data import read_annotations
+
+    d = shared_data("alttest", "wax")
+    humans = json.loads((d / "human_annotations.json").read_text())
+    llm = json.loads((d / "llm_annotations.json").read_text())["gpt-4o"]
+    r = leave_one_out(read_annotations(d), "gpt-4o", n_resamples=0)
+    for k, h in enumerate(r.humans):
+        mj = mh = pairs = items = 0
+        for i, y in humans[h].items():
+            pool = [humans[g][i] for g in humans if g != h and i in humans[g]]
+            if not pool or i not in llm:
+                continue
+            items += 1
+            pairs += len(pool)
+            mj += sum(llm[i] == p for p in pool)
+            mh += sum(y == p for p in pool)
+        assert (r.n_items[k], r.n_pairs[k]) == (items, pairs)
+        assert r.s_judge[k] == pytest.approx(mj / pairs, abs=1e-12)
+        assert r.s_human[k] == pytest.approx(mh / pairs, abs=1e-12)

@@ -224,6 +224,8 @@ def validate_command(
                 entry["alt_test_inconclusive"] = str(exc)
         entries.append(entry)
     ranking = None
+    if len(judges) >= 2 and resamples == 0:
+        notes.append("No ranking: ranking several judges needs bootstrap resamples (--resamples > 0).")
     if len(judges) >= 2 and resamples > 0:
         by = rank_by.value if rank_by is not None else ("rho" if run_alt else "mean_d")
         try:
