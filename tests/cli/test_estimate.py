@@ -70,6 +70,8 @@ def test_estimate_json_matches_library(tmp_path):
     assert out["estimates"]["human_only"]["estimate"] == pytest.approx(classical_mean(y, pi).estimate)
     assert out["estimates"]["ppi"]["estimate"] == pytest.approx(ppi_mean(x, y).estimate)
     assert out["estimates"]["doubly_robust"]["n_labeled"] == int(np.isfinite(y).sum())
+    assert out["design"]["min"] == out["design"]["max"] == 0.3
+    assert out["design"]["expected_n_labeled"] == pytest.approx(0.3 * x.size)
 
 
 def test_estimate_table_and_number(tmp_path):

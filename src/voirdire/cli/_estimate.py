@@ -237,8 +237,12 @@ def estimate_command(
             if uniform and n_lab >= 2 and n_lab < y.size:
                 results["PPI++"] = ppi_mean(x, y, confidence_level=confidence_level, on_undefined="nan")
     warn_msgs = sorted({str(w.message) for w in caught})
+    known = pi[np.isfinite(pi)]
+    design = {"inclusion_prob": inclusion_prob, "min": float(known.min()), "max": float(known.max()),
+              "n_distinct": int(np.unique(known).size), "n_items_with_prob": int(known.size),
+              "expected_n_labeled": float(known.sum()) if known.size == pi.size else None}
     if output == TableOrJson.json:
-        emit_json({"file": str(file), "judge": judge, "inclusion_prob": inclusion_prob,
+        emit_json({"file": str(file), "judge": judge, "design": design,
                    "estimates": {_JSON_KEYS[k]: v.to_dict() for k, v in results.items()}, "warnings": warn_msgs})
         return
     from ..report._format import fmt_num
@@ -248,7 +252,9 @@ def estimate_command(
         f"Variance of the DR estimate: human-variance term {fmt_num(dr.var_human, 6)} + residual penalty "
         f"{fmt_num(dr.var_residual, 6)} (target: {dr.target}); model {dr.model}, R\u00b2 of the model "
         f"{fmt_num(dr.r2)}, sd of the human scores {fmt_num(dr.sd_human)}.",
-        "Report the inclusion probabilities with the estimate: the interval is valid because they are known.",
+        f"Inclusion probabilities {fmt_num(design['min'], 4)} to {fmt_num(design['max'], 4)} "
+        f"({design['n_distinct']} distinct value(s)); report them with the estimate: the interval is valid "
+        "because they are known.",
     ]
     if np.isfinite(dr.r2) and dr.r2 < 0:
         notes.append(f"R\u00b2 < 0: the judge's raw scores predict the human scores worse than a constant (another "
