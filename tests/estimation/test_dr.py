@@ -294,8 +294,13 @@ def test_dr_mean_table_equals_dr_mean_on_item_means():
     ref = dr_mean(x, y, [pi[str(i)] for i in t.items])
     assert res.estimate == pytest.approx(ref.estimate)
     assert res.se == pytest.approx(ref.se)
-    with pytest.raises(InvalidParameterError, match="no value for 1 item"):
-        dr_mean_table(t, "J", inclusion_prob={k: v for k, v in pi.items() if k != "e"})
+    # items nobody scored ("c", "e") may be left out of the mapping; a scored one may not
+    part = dr_mean_table(t, "J", inclusion_prob={k: v for k, v in pi.items() if k not in ("c", "e")})
+    assert part.estimate == pytest.approx(ref.estimate)
+    with pytest.raises(InvalidParameterError, match=r"no probability for 1 human-scored item\(s\), e.g. \['a'\]"):
+        dr_mean_table(t, "J", inclusion_prob={k: v for k, v in pi.items() if k != "a"})
+    ser = pd.Series(pi)
+    assert dr_mean_table(t, "J", inclusion_prob=ser).estimate == pytest.approx(ref.estimate)
     with pytest.raises(InvalidParameterError, match="not in"):
         dr_mean_table(t, "nobody", inclusion_prob=0.5)
 

@@ -564,12 +564,17 @@ def item_scores(table: Any, judge: str) -> tuple[np.ndarray, np.ndarray, np.ndar
     return judge_scores, human, cnt.astype(np.int64)
 
 
-def _per_item(value: Any, items: np.ndarray, name: str, func: str) -> Any:
-    """A scalar, an array aligned with the items, or a mapping / Series keyed by item id."""
+def _per_item(value: Any, items: np.ndarray, name: str, func: str, *, missing_ok: bool = False) -> Any:
+    """A scalar, an array aligned with the items, or a mapping / Series keyed by item id.
+
+    With ``missing_ok`` items absent from a mapping get ``nan``.
+    """
     if value is None or np.isscalar(value):
         return value
     if isinstance(value, (Mapping, pd.Series)):
         lookup = {str(k): v for k, v in (value.items())}
+        if missing_ok:
+            return np.asarray([lookup.get(str(i), np.nan) for i in items], dtype=float)
         missing = [str(i) for i in items if str(i) not in lookup]
         if missing:
             raise InvalidParameterError(
@@ -604,6 +609,10 @@ def dr_mean_table(table: Any, judge: str, *, inclusion_prob: Any,
     judge : str
         The judge (its scores are ``X``; it must score every item unless ``drop_unscored``).
     inclusion_prob : float, array (one per item, in ``table.items`` order) or mapping item -> prob
+        A column of the long file becomes a mapping with
+        ``df.groupby("item")["pi"].first()`` (a pandas Series indexed by item id); the table
+        itself keeps only item, rater and label. A mapping may leave out items nobody scored
+        (only the scored items' probabilities enter the estimate), not a human-scored item.
     model, cross_fit, confidence_level, target, rng, on_undefined
         As in :func:`dr_mean`.
     strata : array or mapping item -> stratum, optional
@@ -628,7 +637,13 @@ def dr_mean_table(table: Any, judge: str, *, inclusion_prob: Any,
     func = "dr_mean_table"
     x, y, _ = item_scores(table, judge)
     items = np.asarray(table.items)
-    pi = _per_item(inclusion_prob, items, "inclusion_prob", func)
+    pi = _per_item(inclusion_prob, items, "inclusion_prob", func, missing_ok=True)
+    if isinstance(pi, np.ndarray) and pi.dtype.kind == "f":
+        gap = np.flatnonzero(np.isnan(pi) & np.isfinite(y))
+        if gap.size:
+            raise InvalidParameterError(
+                f"The 'inclusion_prob' parameter of {func} has no probability for {gap.size} human-scored "
+                f"item(s), e.g. {[str(items[g]) for g in gap[:3]]}.")
     st = _per_item(strata, items, "strata", func)
     cl = table.clusters if use_clusters else None
     keep = np.isfinite(x)
