@@ -184,3 +184,21 @@ def test_item_chunked_statistics_equal_whole(monkeypatch, score: str, level: str
     for a, b in zip(whole.sums(W), chunked.sums(W)):
         assert np.allclose(a, b)
     assert np.allclose(whole.human_sums(), chunked.human_sums())
+
+
+@pytest.mark.parametrize(("score", "level"), [("agreement", "nominal"), ("kappa", "nominal"), ("ac1", "nominal"),
+                                              ("alpha", "nominal"), ("alpha", "ordinal"), ("alpha", "interval"),
+                                              ("alpha", "ratio")])
+@pytest.mark.parametrize("judge_miss", [0.0, 0.25])
+def test_loo_core_fast_paths_equal_pairstats(score: str, level: str, judge_miss: float) -> None:
+    from voirdire.validation._loo import _arrays_from_stats
+
+    codes = _random_codes(11, n=80, K=5, J=3, L=4, judge_miss=judge_miss)
+    hc, jc = np.arange(5), np.arange(5, 8)
+    cv = np.array([1.0, 2.0, 3.5, 7.0])
+    fast = loo_core(codes, hc, jc, n_categories=4, score=score, level=level, category_values=cv)
+    ref = _arrays_from_stats(PairStats(codes, hc, jc, n_categories=4, score=score, level=level, category_values=cv),
+                             score=score, level=level, category_values=cv)
+    for f in LooArrays.__slots__:
+        assert np.allclose(np.asarray(getattr(fast, f), float), np.asarray(getattr(ref, f), float),
+                           equal_nan=True, atol=1e-12), f

@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 
 from ..exceptions import InvalidParameterError
-from ._kernel import SCORES, PairStats, finalize
+from ._kernel import SCORES, PairStats, delta_matrix, finalize
 
 __all__ = ["LooArrays", "loo_core"]
 
@@ -127,9 +127,7 @@ def loo_core(codes: np.ndarray, human_cols: np.ndarray, judge_cols: np.ndarray, 
         return _loo_agreement(codes, hc, jc, n_categories)
     if category_values is None:
         category_values = np.arange(n_categories, dtype=float)
-    ps = PairStats(codes, hc, jc, n_categories=n_categories, score=score, level=level,
-                   category_values=category_values)
-    return _arrays_from_stats(ps, score=score, level=level, category_values=category_values)
+    return _loo_point(codes, hc, jc, n_categories, score, level, np.asarray(category_values, dtype=float))
 
 
 def _arrays_from_stats(ps: PairStats, *, score: str, level: str, category_values: np.ndarray | None) -> LooArrays:
@@ -180,3 +178,73 @@ def _loo_agreement(codes: np.ndarray, hc: np.ndarray, jc: np.ndarray, L: int) ->
                      n_items=ek.sum(axis=0), n_pairs=np.rint(np_h).astype(np.int64),
                      n_items_judge=np.rint(nit_j).astype(np.int64),
                      n_pairs_judge=np.rint(np_j).astype(np.int64))
+
+
+def _loo_point(codes: np.ndarray, hc: np.ndarray, jc: np.ndarray, L: int, score: str, level: str,
+               cvals: np.ndarray) -> LooArrays:
+    """Point estimates of the chance-corrected scores: the sums of :class:`PairStats`, contracted
+    directly with ``einsum`` instead of materialising per-item statistics (about twice as fast)."""
+    H = codes[:, hc]
+    G = codes[:, jc]
+    vk = (H >= 0) & (H < L)
+    vj = (G >= 0) & (G < L)
+    Hx = np.where(vk, H, L)
+    Gx = np.where(vj, G, L)
+    eye = np.eye(L + 1)
+    Cx = eye[Hx].sum(axis=1)
+    Cx[:, L] = 0.0
+    C = Cx[:, :L]
+    OH = eye[Hx][..., :L]                                   # (n, K, L)
+    OG = eye[Gx][..., :L]                                   # (n, J, L)
+    nh = vk.sum(axis=1)
+    m = np.where(vk, nh[:, None] - 1, 0).astype(float)
+    ek = vk & (m >= 1)
+    fk = ek.astype(float)
+    fjv = vj.astype(float)
+    mf = fk * m
+    pool = C[:, None, :] - OH                               # (n, K, L) pool category counts
+    fpool = fk[..., None] * pool
+    OGf = OG * fjv[..., None]
+    pj: dict[str, np.ndarray] = {"n_pairs": (fjv.T @ mf)[..., None]}      # (J, K, s)
+    ph: dict[str, np.ndarray] = {"n_pairs": mf[..., None]}                # per item (n, K, s)
+    if score in ("kappa", "ac1") or (score == "alpha" and level == "nominal"):
+        Cg = np.take_along_axis(Cx, Gx, axis=1)
+        eq = ((Gx[:, :, None] == Hx[:, None, :]) & vk[:, None, :]).astype(float)
+        pj["agree"] = (np.einsum("ij,ik->jk", fjv * Cg, fk) - np.einsum("ijk,ij,ik->jk", eq, fjv, fk))[..., None]
+        ph["agree"] = (fk * np.maximum(np.take_along_axis(Cx, Hx, axis=1) - 1.0, 0.0))[..., None]
+    rowj = np.einsum("ija,ik->jka", OGf, mf)
+    colj = np.einsum("ij,ikb->jkb", fjv, fpool)
+    rowh = mf[..., None] * OH
+    if score == "kappa":
+        pj["row"], pj["col"], ph["row"], ph["col"] = rowj, colj, rowh, fpool
+    elif score == "ac1" or level != "ordinal":
+        pj["marg"], ph["marg"] = rowj + colj, rowh + fpool
+    if score == "alpha" and level == "ordinal":
+        conf = np.einsum("ija,ikb->jkab", OGf, fpool)
+        pj["conf"] = conf.reshape(conf.shape[0], conf.shape[1], L * L)
+        ch = (OH * fk[..., None])[..., :, None] * pool[..., None, :]
+        ph["conf"] = ch.reshape(ch.shape[0], ch.shape[1], L * L)
+    elif score == "alpha" and level != "nominal":
+        dm = delta_matrix(level, L, cvals)
+        assert dm is not None
+        D = Cx @ dm
+        Dg = np.take_along_axis(D, Gx, axis=1)
+        dgh = dm[Gx[:, :, None], Hx[:, None, :]]
+        pj["dis"] = (np.einsum("ij,ik->jk", fjv * Dg, fk) - np.einsum("ijk,ij,ik->jk", dgh, fjv, fk))[..., None]
+        ph["dis"] = (fk * np.take_along_axis(D, Hx, axis=1))[..., None]
+    layout: dict[str, slice] = {}
+    pos = 0
+    for name, arr in pj.items():
+        layout[name] = slice(pos, pos + arr.shape[-1])
+        pos += arr.shape[-1]
+    sj = np.concatenate(list(pj.values()), axis=-1)
+    hx = np.concatenate(list(ph.values()), axis=-1)          # (n, K, S)
+    hs = hx.sum(axis=0)
+    shj = np.einsum("ij,iks->jks", fjv, hx)
+    kw = dict(score=score, level=level, n_categories=L, category_values=cvals)
+    s_judge = finalize(sj, layout, **kw)  # type: ignore[arg-type]
+    s_hj = finalize(shj, layout, **kw)  # type: ignore[arg-type]
+    return LooArrays(
+        s_judge=s_judge, s_human=finalize(hs, layout, **kw), s_human_judge=s_hj,  # type: ignore[arg-type]
+        d=s_judge - s_hj, n_items=ek.sum(axis=0), n_pairs=np.rint(hs[:, 0]).astype(np.int64),
+        n_items_judge=np.rint(fjv.T @ fk).astype(np.int64), n_pairs_judge=np.rint(sj[..., 0]).astype(np.int64))
