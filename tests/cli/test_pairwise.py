@@ -72,6 +72,15 @@ def test_save_and_resume(sim_csv, tmp_path):
     assert d["model"]["n_items_seen"] == 300 and d["model"]["n_particles"] == 30
 
 
+def test_judge_ties_option(sim_csv):
+    r = _run(sim_csv, "-j", "judge_1", "-j", "judge_2", "--particles", "30", "--judge-ties")
+    assert r.exit_code == 0, r.output
+    assert "tie offset" in r.output and "judge tie offsets" in r.output
+    d = json.loads(_run(sim_csv, "-j", "judge_1", "-j", "judge_2", "--particles", "30", "--judge-ties",
+                        "--format", "json").stdout)
+    assert d["model"]["judge_ties"] is True and "tie_offset_mean" in d["judges"][0]
+
+
 def test_role_column_and_presented(tmp_path):
     p = tmp_path / "v.csv"
     p.write_text("pair,rater,role,verdict,order\n1,h,human,A,\n1,g,judge,A,AB\n1,g,judge,A,BA\n2,h,human,B,\n"

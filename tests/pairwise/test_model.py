@@ -251,3 +251,27 @@ def test_profile_likelihood_attenuates_bias():
     lap = PairwiseBayesModel(laplace=True, rng=0).fit(table).bias_mean_
     assert abs(lap[0] - 0.8) < abs(prof[0] - 0.8)
     assert prof[0] < 0.8
+
+
+@pytest.mark.statistical
+def test_judge_tie_offsets_are_recovered():
+    """Extension: a judge that rarely says tie (delta = -1.5) and one that often does (+0.5)."""
+    table, truth = simulate_pairwise(2000, confusions=FIVE, biases=[0.8, -0.3], tie_offsets=[-1.5, 0.5], rng=41)
+    plain = PairwiseBayesModel(rng=0).fit(table).posterior()
+    ties = PairwiseBayesModel(judge_ties=True, rng=0).fit(table).posterior()
+    assert np.abs(ties.tie_offset_mean - truth.tie_offsets).max() < 0.2
+    assert np.abs(ties.bias_mean - truth.biases).max() < 0.1
+    # the paper's model, misspecified here, is further off on the biases
+    assert np.abs(plain.bias_mean - truth.biases).max() > np.abs(ties.bias_mean - truth.biases).max()
+    np.testing.assert_array_equal(plain.tie_offset_mean, [0.0, 0.0])
+
+
+def test_judge_ties_resume_is_exact(tmp_path):
+    table, _ = simulate_pairwise(128, rng=6)
+    kw = dict(n_particles=40, batch_size=32, judge_ties=True, rng=3)
+    full = PairwiseBayesModel(**kw).fit(table)
+    a = PairwiseBayesModel(**kw).partial_fit(table.select(pairs=slice(0, 64)))
+    a.save(tmp_path / "s.npz")
+    b = PairwiseBayesModel.load(tmp_path / "s.npz").partial_fit(table.select(pairs=slice(64, 128)))
+    np.testing.assert_array_equal(b.posterior().tie_offset_mean, full.posterior().tie_offset_mean)
+    np.testing.assert_array_equal(b.predict_proba(), full.predict_proba())

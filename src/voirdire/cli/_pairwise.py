@@ -88,6 +88,7 @@ def pairwise_command(
     particles: int = typer.Option(300, "--particles", help="SMC particles."),
     update: str = typer.Option("soft", "--update", help="Dirichlet update of the humans' counts: soft or hard."),
     laplace: bool = typer.Option(True, "--laplace/--profile", help="Laplace-corrected or profile-likelihood weights."),
+    judge_ties: bool = typer.Option(False, "--judge-ties", help="Also learn each judge's tie offset (extension)."),
     seed: int = typer.Option(0, "--seed", help="Random seed (reproducible results)."),
     top: int = typer.Option(10, "--top", help="How many of the most uncertain pairs to list."),
     max_humans: int = typer.Option(8, "--max-humans", help="Confusion matrices shown in the table output."),
@@ -127,7 +128,8 @@ def pairwise_command(
         model = PairwiseBayesModel.load(resume)
         model.partial_fit(table)
     else:
-        model = PairwiseBayesModel(n_particles=particles, update=update, laplace=laplace, rng=seed)  # type: ignore[arg-type]
+        model = PairwiseBayesModel(n_particles=particles, update=update, laplace=laplace,  # type: ignore[arg-type]
+                                   judge_ties=judge_ties, rng=seed)
         model.fit(table)
     if save_state is not None:
         model.save(save_state)
@@ -146,6 +148,7 @@ def pairwise_command(
         emit_json({
             "file": str(file), "table": summ.to_dict(),
             "model": {"n_particles": model.n_particles, "update": model.update, "laplace": model.laplace,
+                      "judge_ties": model.judge_ties,
                       "n_items_seen": post.n_items_seen, "n_resamples": post.n_resamples, "final_ess": ess,
                       "seed": seed, "resumed_from": str(resume) if resume else None},
             "judges": post.to_frame("judges").to_dict("records"),
@@ -164,10 +167,14 @@ def pairwise_command(
                   highlight=False)
     console.print(f"BayesJudge: {model.n_particles} particles, {post.n_items_seen} pairs seen, "
                   f"{post.n_resamples} resamplings, final ESS {_num(ess, 1)}; update={model.update}, "
-                  f"{'Laplace' if model.laplace else 'profile'} weights, seed {seed}", highlight=False)
+                  f"{'Laplace' if model.laplace else 'profile'} weights"
+                  f"{', judge tie offsets' if model.judge_ties else ''}, seed {seed}", highlight=False)
     if post.judges:
         jt = Table(title="Judges' position bias beta (> 0: favours the response shown first)", title_justify="left")
-        for c in ("judge", "beta", "sd", f"{100 * post.credible_level:.0f}% interval", "orders seen"):
+        cols = ["judge", "beta", "sd", f"{100 * post.credible_level:.0f}% interval", "orders seen"]
+        if model.judge_ties:
+            cols.append("tie offset (sd)")
+        for c in cols:
             jt.add_column(c, justify="left" if c == "judge" else "right")
         for k, jn in enumerate(post.judges):
             if jn in table.judges:
@@ -175,8 +182,10 @@ def pairwise_command(
                 seen = "+".join(n for n, c in (("AB", 0), ("BA", 1)) if (o == c).any())
             else:
                 seen = "-"
+            extra = ([f"{_num(post.tie_offset_mean[k])} ({_num(post.tie_offset_sd[k])})"] if model.judge_ties
+                     else [])
             jt.add_row(jn, _num(post.bias_mean[k]), _num(post.bias_sd[k]),
-                       f"[{_num(post.bias_low[k])}, {_num(post.bias_high[k])}]", seen)
+                       f"[{_num(post.bias_low[k])}, {_num(post.bias_high[k])}]", seen, *extra)
         console.print(jt)
         if summ.n_judges and summ.n_swapped_judge_pairs == 0:
             console.print("[yellow]note:[/] no judge was asked in both orders: its bias is confounded with the "

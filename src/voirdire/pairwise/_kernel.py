@@ -22,7 +22,7 @@ _BOUND = 50.0   # |theta|, |tau| (and the callers' |shift|) stay below this: exp
 
 
 def objective(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarray, d: np.ndarray,
-              nt: np.ndarray, logL: np.ndarray, *, derivatives: bool = True
+              nt: np.ndarray, logL: np.ndarray, *, derivatives: bool = True, tshift: np.ndarray | None = None
               ) -> tuple[np.ndarray, ...]:
     """Objective, gradient, Hessian (full and a safe negative-definite one), and class posteriors.
 
@@ -32,6 +32,8 @@ def objective(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarr
     shift : (M, K) per-particle channel shift ``s * beta_j``
     n, d, nt : (B, K) per-item channel counts
     logL : (B, 3) human log-evidence per latent class (zeros when the item has no human)
+    tshift : (M, K), optional
+        Per-particle channel offset ``delta_j`` of the judge's tie logit (``tau + delta_j``).
 
     Returns
     -------
@@ -53,6 +55,8 @@ def objective(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarr
         E = np.exp(a)
         iE = np.reciprocal(E)
         G = np.exp(-tau)                                                # (B, M)
+        if tshift is not None:
+            G = G[None] * np.exp(-tshift).T[:, None, :]                 # (K, B, M): e^-(tau + delta)
         z = E + iE
         np.subtract(E, iE, out=E)                                       # E <- e^a - e^-a
         np.multiply(z, G, out=z)
@@ -60,6 +64,8 @@ def objective(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarr
         np.log(z, out=iE)                                               # iE <- log z  (LSE - tau)
         f = f + np.einsum("kb,kbm->bm", dT, a) - np.einsum("kb,kbm->bm", nT, iE) \
             + ((nt - n).sum(1))[:, None] * tau
+        if tshift is not None:
+            f = f + (nt - n) @ tshift.T                                 # (B, M): sum_k (nt - n)_k delta_k
         if derivatives:
             p2 = np.reciprocal(z, out=z)                                # p_T
             pd_ = np.multiply(E, G, out=E)
@@ -122,7 +128,8 @@ def q_of(parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
 
 
 def local_map(theta0: np.ndarray, tau0: np.ndarray, shift: np.ndarray, n: np.ndarray, d: np.ndarray,
-              nt: np.ndarray, logL: np.ndarray, *, max_iter: int = 30, tol: float = 1e-7
+              nt: np.ndarray, logL: np.ndarray, *, max_iter: int = 30, tol: float = 1e-7,
+              tshift: np.ndarray | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, bool]:
     """Damped Newton ascent of :func:`objective` for all (item, particle) problems at once.
 
@@ -143,7 +150,7 @@ def local_map(theta0: np.ndarray, tau0: np.ndarray, shift: np.ndarray, n: np.nda
     converged = False
     it = 0
     for it in range(1, max_iter + 1):
-        f, g_t, g_a, h_tt, h_ta, h_aa, s_tt, s_ta, s_aa, q = objective(theta, tau, shift, n, d, nt, logL)
+        f, g_t, g_a, h_tt, h_ta, h_aa, s_tt, s_ta, s_aa, q = objective(theta, tau, shift, n, d, nt, logL, tshift=tshift)
         bad = f < f_prev - 1e-10 * (1.0 + np.abs(f_prev))
         if bad.any():
             # halve the step towards the last accepted point; do not move elsewhere this round
@@ -173,7 +180,8 @@ def local_map(theta0: np.ndarray, tau0: np.ndarray, shift: np.ndarray, n: np.nda
 
 
 def warm_start(shift: np.ndarray, w: np.ndarray, n: np.ndarray, d: np.ndarray, nt: np.ndarray,
-               logL: np.ndarray, *, tol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
+               logL: np.ndarray, *, tol: float = 1e-9, tshift: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
     """Starting points for every particle: the MAP at the weighted-mean shift, moved to first order.
 
     Solves each item's problem once at the particle-weighted mean shift ``c_bar``, then uses the
@@ -183,17 +191,19 @@ def warm_start(shift: np.ndarray, w: np.ndarray, n: np.ndarray, d: np.ndarray, n
     B = n.shape[0]
     M, K = shift.shape
     cbar = (w[:, None] * shift).sum(0, keepdims=True)                   # (1, K)
-    th, ta, *_ = local_map(np.zeros((B, 1)), np.zeros((B, 1)), cbar, n, d, nt, logL, tol=tol)
+    tbar = None if tshift is None else (w[:, None] * tshift).sum(0, keepdims=True)
+    th, ta, *_ = local_map(np.zeros((B, 1)), np.zeros((B, 1)), cbar, n, d, nt, logL, tol=tol, tshift=tbar)
     if K == 0:
         return np.repeat(th, M, axis=1), np.repeat(ta, M, axis=1)
-    _, _, _, h_tt, h_ta, h_aa, s_tt, s_ta, s_aa, _ = objective(th, ta, cbar, n, d, nt, logL)
+    _, _, _, h_tt, h_ta, h_aa, s_tt, s_ta, s_aa, _ = objective(th, ta, cbar, n, d, nt, logL, tshift=tbar)
     nd = (h_tt < 0) & (h_tt * h_aa - h_ta * h_ta > 0)
     a_tt, a_ta, a_aa = (np.where(nd, h_tt, s_tt), np.where(nd, h_ta, s_ta), np.where(nd, h_aa, s_aa))
     # per-channel d g / d c at the solution: (K, B)
     a = th[:, 0][None, :] + cbar[0][:, None]
-    x = np.clip(a - ta[:, 0][None, :], -_CLIP, _CLIP)
+    tt = ta[:, 0][None, :] + (0.0 if tbar is None else tbar[0][:, None])   # (K, B): tau + delta
+    x = np.clip(a - tt, -_CLIP, _CLIP)
     e1 = np.exp(x)
-    e3 = np.exp(np.clip(-2.0 * ta[:, 0], -_CLIP, _CLIP))[None] / e1
+    e3 = np.exp(np.clip(-2.0 * tt, -_CLIP, _CLIP)) / e1
     p2 = 1.0 / (e1 + 1.0 + e3)
     pd_ = (e1 - e3) * p2
     dgt = -n.T * ((1.0 - p2) - pd_ * pd_)                                # (K, B)
@@ -201,6 +211,11 @@ def warm_start(shift: np.ndarray, w: np.ndarray, n: np.ndarray, d: np.ndarray, n
     dc = shift - cbar                                                    # (M, K)
     rt = dgt.T @ dc.T                                                    # (B, M): sum_k dg_theta/dc_k * dc_mk
     ra = dga.T @ dc.T
+    if tshift is not None:
+        # d g / d delta_k: (n pd p2, -n p2 (1 - p2))
+        dt_ = tshift - tbar
+        rt = rt + (n.T * pd_ * p2).T @ dt_.T
+        ra = ra + (-n.T * p2 * (1.0 - p2)).T @ dt_.T
     det = a_tt * a_aa - a_ta * a_ta                                      # (B, 1)
     dth = -(a_aa * rt - a_ta * ra) / det
     dta = -(-a_ta * rt + a_tt * ra) / det

@@ -59,6 +59,9 @@ class PairwisePosterior(Result):
     bias_mean, bias_sd, bias_low, bias_high : ndarray (n_judges,)
         Posterior mean, sd and equal-tailed ``credible_level`` interval of each judge's position
         bias ``beta`` (> 0: favours the response shown first; log-odds A:B shift is ``2 beta``).
+    tie_offset_mean, tie_offset_sd : ndarray (n_judges,)
+        Each judge's tie offset ``delta_j`` (< 0: says "tie" less than the pair warrants);
+        zeros unless the model was fitted with ``judge_ties=True``.
     humans : tuple of str
     confusion : ndarray (n_humans, 3, 3)
         Posterior mean confusion matrix ``C[true, said]`` of each human.
@@ -83,6 +86,8 @@ class PairwisePosterior(Result):
     bias_low: np.ndarray
     bias_high: np.ndarray
     credible_level: float
+    tie_offset_mean: np.ndarray
+    tie_offset_sd: np.ndarray
     humans: tuple[str, ...]
     confusion: np.ndarray
     dirichlet_counts: np.ndarray
@@ -101,7 +106,8 @@ class PairwisePosterior(Result):
         if kind == "judges":
             return pd.DataFrame({"judge": list(self.judges), "bias_mean": self.bias_mean, "bias_sd": self.bias_sd,
                                  "bias_low": self.bias_low, "bias_high": self.bias_high,
-                                 "credible_level": self.credible_level})
+                                 "credible_level": self.credible_level, "tie_offset_mean": self.tie_offset_mean,
+                                 "tie_offset_sd": self.tie_offset_sd})
         if kind == "humans":
             rows = []
             for r, h in enumerate(self.humans):
@@ -169,6 +175,11 @@ class PairwiseBayesModel:
         ``False`` fixes every ``beta_j = 0`` (ablation).
     learn_confusion : bool, default True
         ``False`` freezes the confusion matrices at their prior mean, ``C ~ I`` (ablation).
+    judge_ties : bool, default False
+        An extension of the paper's model: each judge also gets a tie offset ``delta_j``
+        (its tie logit is ``tau + delta_j``; prior N(0, 1), carried by the particles with
+        ``beta_j``), so a judge that rarely (or often) says "tie" does not drag every pair's
+        tie propensity with it. Identified through the humans' ties.
     store_items : bool, default True
         Keep every pair's posterior (memory grows by ~40 bytes a pair); ``False`` keeps only
         the global state, so memory stays flat in the stream length.
@@ -215,8 +226,8 @@ class PairwiseBayesModel:
     def __init__(self, *, n_particles: int = 300, ess_threshold: float = 0.5, jitter: float = 0.5,
                  update: Literal["hard", "soft"] = "soft", laplace: bool = True, lambda_diag: float = 1.0,
                  lambda_off: float = 0.05, batch_size: int = 64, learn_bias: bool = True,
-                 learn_confusion: bool = True, store_items: bool = True, tol: float = 1e-4,
-                 rng: int | np.random.Generator | None = None) -> None:
+                 learn_confusion: bool = True, judge_ties: bool = False, store_items: bool = True,
+                 tol: float = 1e-4, rng: int | np.random.Generator | None = None) -> None:
         name = "PairwiseBayesModel"
         self.n_particles = check_positive_int(n_particles, "n_particles", name)
         self.ess_threshold = check_probability(ess_threshold, "ess_threshold", name, open_high=False)
@@ -235,6 +246,7 @@ class PairwiseBayesModel:
         self.batch_size = check_positive_int(batch_size, "batch_size", name)
         self.learn_bias = bool(learn_bias)
         self.learn_confusion = bool(learn_confusion)
+        self.judge_ties = bool(judge_ties)
         self.store_items = bool(store_items)
         self._rng = as_generator(rng)
         self._reset()
@@ -248,6 +260,7 @@ class PairwiseBayesModel:
         self._jpos: dict[str, int] = {}
         self._alpha = np.zeros((0, 3, 3))
         self._beta = np.zeros((m, 0))
+        self._delta = np.zeros((m, 0))
         self._logw = np.full(m, -np.log(m))
         self.n_items_seen_ = 0
         self.n_resamples_ = 0
@@ -284,6 +297,9 @@ class PairwiseBayesModel:
             else:
                 draw = np.zeros((m, len(new_j)))
             self._beta = np.concatenate([self._beta, draw], axis=1)
+            tdraw = (self._rng.standard_normal((m, len(new_j))) if self.judge_ties
+                     else np.zeros((m, len(new_j))))
+            self._delta = np.concatenate([self._delta, tdraw], axis=1)
 
     @property
     def _weights(self) -> np.ndarray:
@@ -366,11 +382,15 @@ class PairwiseBayesModel:
         low = np.array([_wquantile(b[:, j], w, lo_q) for j in range(b.shape[1])])
         high = np.array([_wquantile(b[:, j], w, hi_q) for j in range(b.shape[1])])
         proba = out[:, :3]
+        dl = self._delta
+        dmean = w @ dl if dl.shape[1] else np.zeros(0)
+        dsd = np.sqrt(np.maximum(w @ (dl - dmean) ** 2, 0.0)) if dl.shape[1] else np.zeros(0)
         return PairwisePosterior(
             n_items_seen=self.n_items_seen_, n_particles=self.n_particles, n_resamples=self.n_resamples_,
             update=self.update, pairs=pairs, verdict_proba=proba, entropy=entropy(proba),
             theta=out[:, 3], tau=out[:, 4], judges=tuple(self.judges_), bias_mean=mean, bias_sd=sd,
-            bias_low=low, bias_high=high, credible_level=credible_level, humans=tuple(self.humans_),
+            bias_low=low, bias_high=high, credible_level=credible_level, tie_offset_mean=dmean,
+            tie_offset_sd=dsd, humans=tuple(self.humans_),
             confusion=self.confusion_, dirichlet_counts=self._alpha.copy(), ess_history=self.ess_history_)
 
     result = posterior
@@ -471,9 +491,15 @@ class PairwiseBayesModel:
             shift = np.where(chans >= 0, sign * self._beta[:, np.maximum(chans, 0) // 2] if self._beta.shape[1]
                              else 0.0, 0.0)
             shift = np.clip(np.broadcast_to(shift, (self._beta.shape[0], K)), -_BOUND, _BOUND)
+            tshift = None
+            if self.judge_ties:
+                tshift = np.where(chans >= 0, self._delta[:, np.maximum(chans, 0) // 2] if self._delta.shape[1]
+                                  else 0.0, 0.0)
+                tshift = np.clip(np.broadcast_to(tshift, shift.shape), -_BOUND, _BOUND)
             w = self._weights
-            th0, ta0 = warm_start(shift, w, n, d, nt, logL, tol=self.tol * 1e-2)
-            th, ta, f, logdet, q, _, conv = local_map(th0, ta0, shift, n, d, nt, logL, tol=self.tol)
+            th0, ta0 = warm_start(shift, w, n, d, nt, logL, tol=self.tol * 1e-2, tshift=tshift)
+            th, ta, f, logdet, q, _, conv = local_map(th0, ta0, shift, n, d, nt, logL, tol=self.tol,
+                                                      tshift=tshift)
             if not conv:
                 logger.warning("local MAP did not reach tol=%g in 30 Newton steps for some pairs", self.tol)
             lap = f - 0.5 * logdet
@@ -531,9 +557,14 @@ class PairwiseBayesModel:
         u = (self._rng.random() + np.arange(M)) / M
         idx = np.minimum(np.searchsorted(np.cumsum(w), u), M - 1)
         beta = self._beta[idx]
+        step = self.jitter / np.sqrt(max(self.n_items_seen_, 1))
         if self.learn_bias and self.jitter > 0 and beta.shape[1]:
-            beta = beta + self._rng.normal(0.0, self.jitter / np.sqrt(max(self.n_items_seen_, 1)), beta.shape)
+            beta = beta + self._rng.normal(0.0, step, beta.shape)
         self._beta = beta
+        delta = self._delta[idx]
+        if self.judge_ties and self.jitter > 0 and delta.shape[1]:
+            delta = delta + self._rng.normal(0.0, step, delta.shape)
+        self._delta = delta
         self._logw = np.full(M, -np.log(M))
         self.n_resamples_ += 1
 
@@ -548,13 +579,13 @@ class PairwiseBayesModel:
             "format": _FORMAT,
             "params": {k: getattr(self, k) for k in ("n_particles", "ess_threshold", "jitter", "update", "laplace",
                                                      "lambda_diag", "lambda_off", "batch_size", "learn_bias",
-                                                     "learn_confusion", "store_items", "tol")},
+                                                     "learn_confusion", "judge_ties", "store_items", "tol")},
             "humans": self.humans_, "judges": self.judges_, "n_items_seen": self.n_items_seen_,
             "n_resamples": self.n_resamples_, "chunk_len": self._chunk_len,
             "rng": self._rng.bit_generator.state,
         }
         with open(path, "wb") as fh:
-            np.savez(fh, meta=np.array(json.dumps(meta)), beta=self._beta, logw=self._logw, alpha=self._alpha,
+            np.savez(fh, meta=np.array(json.dumps(meta)), beta=self._beta, delta=self._delta, logw=self._logw, alpha=self._alpha,
                      ess=self.ess_history_, pairs=np.asarray([str(p) for p in pairs], dtype=str), out=out)
 
     @classmethod
@@ -566,7 +597,7 @@ class PairwiseBayesModel:
                 if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
                     fmt = meta.get("format") if isinstance(meta, dict) else None
                     raise SchemaError(f"unknown state format {fmt!r}; expected {_FORMAT!r}.", source=str(path))
-                arrays = {k: z[k] for k in ("beta", "logw", "alpha", "ess", "pairs", "out")}
+                arrays = {k: z[k] for k in ("beta", "delta", "logw", "alpha", "ess", "pairs", "out")}
         except SchemaError:
             raise
         except (OSError, ValueError, KeyError, EOFError) as exc:
@@ -577,6 +608,7 @@ class PairwiseBayesModel:
         model._hpos = {r: k for k, r in enumerate(model.humans_)}
         model._jpos = {r: k for k, r in enumerate(model.judges_)}
         model._beta = arrays["beta"]
+        model._delta = arrays["delta"]
         model._logw = arrays["logw"]
         model._alpha = arrays["alpha"]
         model.n_items_seen_ = int(meta["n_items_seen"])

@@ -31,6 +31,7 @@ class PairwiseTruth(Result):
     verdict: np.ndarray
     confusions: np.ndarray
     biases: np.ndarray
+    tie_offsets: np.ndarray
     humans: tuple[str, ...]
     judges: tuple[str, ...]
 
@@ -55,6 +56,7 @@ def simulate_pairwise(
     both_orders: bool = True,
     human_coverage: float = 1.0,
     theta_mean: float = 0.0,
+    tie_offsets: Sequence[float] | None = None,
     rng: int | np.random.Generator | None = None,
 ) -> tuple[PairwiseTable, PairwiseTruth]:
     """Draw a pairwise stream from the BayesJudge model with known parameters.
@@ -77,6 +79,8 @@ def simulate_pairwise(
     theta_mean : float
         Mean of ``theta`` (default 0, the model's prior); a non-zero mean (response A
         systematically better) is what a single presentation order confounds with a bias.
+    tie_offsets : sequence of float, optional
+        Per-judge offset of the tie logit (``tau + delta_j``; default 0: the paper's model).
     rng : int, Generator or None
 
     Returns
@@ -97,6 +101,10 @@ def simulate_pairwise(
         raise InvalidParameterError(
             f"The 'confusions' parameter of {name} must be an array (n_humans, 3, 3) of row-stochastic matrices.")
     b = np.asarray(biases, dtype=float).reshape(-1)
+    dt = np.zeros(len(b)) if tie_offsets is None else np.asarray(tie_offsets, dtype=float).reshape(-1)
+    if len(dt) != len(b):
+        raise InvalidParameterError(
+            f"The 'tie_offsets' parameter of {name} needs one value per judge ({len(b)}). Got {len(dt)}.")
     gen = as_generator(rng)
     theta = gen.standard_normal(n_pairs) + float(theta_mean)
     tau = gen.standard_normal(n_pairs)
@@ -116,7 +124,7 @@ def simulate_pairwise(
         for o, s in ((0, 1.0), (1, -1.0)):
             if o == 1 and not both_orders:
                 continue
-            y = _draw(_softmax3(theta + s * b[j], tau), gen)
+            y = _draw(_softmax3(theta + s * b[j], tau + dt[j]), gen)
             pair_idx.append(np.arange(n_pairs))
             rater_idx.append(np.full(n_pairs, R + j))
             verdict.append(y)
@@ -128,5 +136,5 @@ def simulate_pairwise(
         orders=np.concatenate(order), pairs=[f"pair_{t + 1}" for t in range(n_pairs)], raters=humans + judges,
         roles=["human"] * R + ["judge"] * J, source="simulate_pairwise")
     truth = PairwiseTruth(theta=theta, tau=tau, verdict=z, confusions=C.copy(), biases=b.copy(),
-                          humans=humans, judges=judges)
+                          tie_offsets=dt.copy(), humans=humans, judges=judges)
     return table, truth
