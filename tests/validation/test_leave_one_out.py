@@ -178,24 +178,27 @@ def _simulate(rng: np.random.Generator, n: int, acc_h: float, acc_j: float, K: i
 
 
 @pytest.mark.statistical
-def test_d_interval_coverage() -> None:
-    # Latent binary class, K = 3 humans of accuracy 0.85, judge of accuracy 0.8, every rater labels
-    # every item. True values: S(J; P_k) = .8*.85 + .2*.15 = 0.71, S(k; P_k) = .85^2 + .15^2 = 0.745,
-    # d = -0.035. 200 data sets x 300 resamples; nominal 95 %: expect 190 +- 3.1 sd (binomial).
+@pytest.mark.parametrize("score", ["agreement", "kappa"])
+def test_d_interval_coverage(score: str) -> None:
+    # Latent binary class (prevalence 1/2), K = 3 humans of accuracy 0.85, judge of accuracy 0.8,
+    # every rater labels every item. True values: P(judge = pool label) = .8*.85 + .2*.15 = 0.71,
+    # P(human = pool label) = .85^2 + .15^2 = 0.745, so d = -0.035 for observed agreement; all
+    # margins are 1/2, so pe = 1/2 and kappa's d = (0.71 - 0.5)/0.5 - (0.745 - 0.5)/0.5 = -0.07.
+    # 200 data sets x 300 resamples; nominal 95 %: expect 190 +- 3.1 (binomial sd).
     from voirdire.validation._kernel import PairStats
     from voirdire.validation._leave_one_out import _bootstrap_d
     rng = np.random.default_rng(2026)
-    d_true = 0.8 * 0.85 + 0.2 * 0.15 - (0.85**2 + 0.15**2)
+    d_true = {"agreement": -0.035, "kappa": -0.07}[score]
     hits, reps = 0, 200
     for _ in range(reps):
         codes = _simulate(rng, 200, 0.85, 0.8, 3)
-        ps = PairStats(codes, np.arange(3), np.array([3]), n_categories=2, score="agreement", level="nominal",
+        ps = PairStats(codes, np.arange(3), np.array([3]), n_categories=2, score=score, level="nominal",
                        category_values=None)
-        db = _bootstrap_d(ps, score="agreement", level="nominal", cvals=np.arange(2.0), n_resamples=300, rng=rng,
+        db = _bootstrap_d(ps, score=score, level="nominal", cvals=np.arange(2.0), n_resamples=300, rng=rng,
                           clusters=None)[:, 0, 0]
         lo, hi = np.quantile(db, [0.025, 0.975])
         hits += lo <= d_true <= hi
-    # binomial: P(X <= 181 | n=200, p=.95) < 0.001 and coverage above 0.99 would flag over-wide intervals
+    # P(X <= 181 | n=200, p=.95) < 0.001; above 199 would flag over-wide intervals
     assert 181 <= hits <= 199, hits
 
 
