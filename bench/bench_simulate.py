@@ -72,7 +72,7 @@ def main() -> None:
     if args.dask:
         from distributed import Client, LocalCluster
 
-        with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cl, \
+        with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0") as cl, \
                 Client(cl) as client:
             client.run(lambda: None)
             t = time.perf_counter()

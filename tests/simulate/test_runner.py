@@ -134,7 +134,7 @@ def test_local_processes_give_identical_results(settings) -> None:
 def test_dask_local_cluster_gives_identical_results(settings) -> None:
     distributed = pytest.importorskip("distributed")
     a = run_experiment(settings, **_grid(settings))
-    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cl:
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0") as cl:
         with distributed.Client(cl) as client:
             b = run_experiment(settings, scheduler=client, chunk_size=5, **_grid(settings))
             c = run_experiment(settings, scheduler=cl.scheduler_address, **_grid(settings))
