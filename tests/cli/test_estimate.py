@@ -263,3 +263,43 @@ def test_plan_estimate_allocation(tmp_path):
     g.write_text("stratum,n_items,residual_sd\na,lots,0.3\n")
     _one_line_error(runner.invoke(app, ["plan-estimate", "--strata", str(g), "--budget", "10"]),
                     "row 2", "column 'n_items'")
+
+
+def test_plan_estimate_draws_the_sample(tmp_path):
+    path, x, y, pi = _write(tmp_path)
+    out = tmp_path / "sample.csv"
+    args = ["plan-estimate", "--target-halfwidth", "0.2", "--r2", "0.5", "--sd", "1", "--draw", str(path),
+            "--out", str(out), "--seed", "5", "--format", "json"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    info = json.loads(res.stdout)
+    ref = required_sample_size(target_halfwidth=0.2, r2=0.5, sd=1, n_total=x.size)
+    assert info["plan"]["n_labeled"] == ref.n_labeled and info["plan"]["n_total"] == x.size
+    sample = pd.read_csv(out)
+    assert len(sample) == x.size
+    np.testing.assert_allclose(sample["inclusion_prob"], ref.inclusion_prob, rtol=1e-12)
+    assert info["sample"]["n_selected"] == int(sample["selected"].sum())
+    again = runner.invoke(app, args)  # same seed, same sample
+    assert again.exit_code == 0
+    pd.testing.assert_frame_equal(pd.read_csv(out), sample)
+    # the drawn sample feeds `voirdire estimate`: humans score the selected items
+    _one_line_error(runner.invoke(app, ["plan-estimate", "--n-star", "50", "--r2", "0.5", "--draw", str(path)]),
+                    "--out")
+
+
+def test_plan_estimate_draws_by_stratum(tmp_path):
+    path, *_ = _write(tmp_path, frac=None)
+    counts = pd.read_csv(path).drop_duplicates("item")["stratum"].value_counts()
+    f = tmp_path / "strata.csv"
+    f.write_text(f"stratum,n_items,residual_sd\nhi,{counts['hi']},1.2\nlo,{counts['lo']},0.3\n")
+    out = tmp_path / "s.csv"
+    res = runner.invoke(app, ["plan-estimate", "--strata", str(f), "--budget", "60", "--draw", str(path),
+                              "--strata-column", "stratum", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "warning" not in res.stderr
+    sample = pd.read_csv(out)
+    p = sample.groupby("stratum")["inclusion_prob"].first()
+    assert p["hi"] / p["lo"] == pytest.approx(4.0)  # pi ~ residual sd
+    assert (sample["inclusion_prob"] * 1).sum() == pytest.approx(60)
+    _one_line_error(runner.invoke(app, ["plan-estimate", "--strata", str(f), "--budget", "60", "--draw", str(path),
+                                        "--out", str(out)]), "--strata-column")

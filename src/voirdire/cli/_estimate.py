@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import typer
 
-from ._app import Level, OutputFormat, app, console, emit_json, fail, handle_errors, load_table
+from ._app import Level, app, console, emit_json, err_console, fail, handle_errors, load_table
 
 
 class Model(str, Enum):
@@ -299,8 +299,15 @@ def plan_estimate_command(
                                                                    "for a Neyman allocation; needs --budget."),
     budget: float | None = typer.Option(None, "--budget", help="Expected cost of human labels for --strata."),
     min_prob: float = typer.Option(0.0, "--min-prob", help="Floor on each stratum's inclusion probability."),
+    draw: Path | None = typer.Option(None, "--draw", help="File listing the study's items (an item column): draw the "
+                                                         "human sample with the planned probabilities."),
+    draw_out: Path | None = typer.Option(None, "--out", "-o", help="Where --draw writes the assignment CSV "
+                                                                   "(item, inclusion_prob, selected[, stratum])."),
+    strata_column: str | None = typer.Option(None, "--strata-column", help="Column of the --draw file with each item's "
+                                                                           "stratum (with --strata)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the --draw sample (same seed, same sample)."),
     output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json."),
-    item: str = typer.Option("item", "--item", help="Item id column of the pilot."),
+    item: str = typer.Option("item", "--item", help="Item id column of the pilot and --draw files."),
     rater: str = typer.Option("rater", "--rater", help="Rater column of the pilot."),
     label: str = typer.Option("label", "--label", help="Score column of the pilot."),
     scale: Level = typer.Option(Level.interval, "--scale", help="Level of the pilot's scores."),
@@ -310,12 +317,36 @@ def plan_estimate_command(
 
     Solves 1/n* = R\u00b2/N + (1 - R\u00b2)/n for the missing one of n* (from --target-halfwidth,
     --effect-size or --n-star), N and n (or pi). With --strata and --budget: Neyman allocation.
+    With --draw ITEMS --out FILE: also draw the Poisson human sample and write it with the
+    probabilities beside it (N defaults to the number of items in ITEMS).
     """
+    if (draw is None) != (draw_out is None):
+        fail("--draw ITEMS and --out FILE go together (the items to sample from, and where to write the sample).")
+    draw_items = draw_strata = None
+    if draw is not None:
+        draw_items, draw_strata = _read_items(draw, item, strata_column)
     if strata_file is not None:
-        _plan_allocation(strata_file, budget, min_prob, output)
+        alloc = _plan_allocation(strata_file, budget, min_prob,
+                                 output if draw is None or output == TableOrJson.table else None)
+        if draw is not None:
+            if draw_strata is None:
+                fail("--draw with --strata needs --strata-column (the column of the --draw file with each item's stratum).")
+            planned = dict(zip(alloc.strata["stratum"].astype(str), alloc.strata["n_items"]))
+            found = {str(k): int(v) for k, v in zip(*np.unique(draw_strata.astype(str), return_counts=True))}
+            off = [f"{h!r}: {int(planned[h])} planned, {found.get(h, 0)} in the file"
+                   for h in planned if int(planned[h]) != found.get(h, 0)]
+            if off:
+                err_console.print(f"[yellow]warning:[/] the strata sizes of {strata_file} differ from {draw} "
+                                  f"({'; '.join(off[:3])}): the expected number of labels will differ from the budget.",
+                                  highlight=False, soft_wrap=True)
+            _draw(draw_items, alloc, draw_out, seed, output, strata=draw_strata, plan=alloc.to_dict())
         return
     if budget is not None:
         fail("--budget goes with --strata FILE (a Neyman allocation over strata).")
+    if draw_items is not None and n_total is None and not (n_labeled is not None and inclusion_prob is not None):
+        n_total = int(draw_items.size)
+    elif draw_items is not None and n_total is not None and n_total != draw_items.size:
+        fail(f"--N {n_total} differs from the {draw_items.size} items in {draw}; drop --N to plan for the file's items.")
     from ..estimation import required_sample_size
 
     pilot_info: dict[str, Any] | None = None
@@ -341,6 +372,13 @@ def plan_estimate_command(
     res = required_sample_size(n_star=n_star, n_total=n_total, n_labeled=n_labeled, inclusion_prob=inclusion_prob,
                                r2=r2, sd=sd, target_halfwidth=target_halfwidth, effect_size=effect_size, power=power,
                                significance_level=significance_level, confidence_level=confidence_level)
+    if draw_items is not None:
+        if res.n_total != draw_items.size:
+            fail(f"the plan needs N = {res.n_total} items but {draw} lists {draw_items.size}; plan for the file's items "
+                 "(give two of --n-star/--target-halfwidth/--effect-size and --n/--inclusion-prob, or leave N free).")
+        if output == TableOrJson.json:
+            _draw(draw_items, res.inclusion_prob, draw_out, seed, output, plan={"plan": res.to_dict(), "pilot": pilot_info})
+            return
     if output == TableOrJson.json:
         emit_json({"plan": res.to_dict(), "pilot": pilot_info})
         return
@@ -367,11 +405,57 @@ def plan_estimate_command(
                       f"{fmt_num(pilot_info['r2'])} (cross-fitted).", highlight=False, soft_wrap=True)
     if res.note:
         console.print(res.note, highlight=False, soft_wrap=True)
-    console.print("Draw the human sample with these probabilities and keep them: the estimate needs them.",
-                  highlight=False, soft_wrap=True)
+    if draw_items is not None:
+        _draw(draw_items, res.inclusion_prob, draw_out, seed, output)
+    else:
+        console.print("Draw the human sample with these probabilities and keep them: the estimate needs them "
+                      "(--draw ITEMS --out FILE does it).", highlight=False, soft_wrap=True)
 
 
-def _plan_allocation(strata_file: Path, budget: float | None, min_prob: float, output: TableOrJson) -> None:
+def _read_items(file: Path, item_col: str, strata_col: str | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Unique item ids of a long file (first-seen order) and, optionally, each item's stratum."""
+    from ..data import read_long_frame
+    from ..exceptions import SchemaError
+
+    df, rows, src = read_long_frame(file)
+    for col in (item_col, strata_col):
+        if col is not None and col not in df.columns:
+            raise SchemaError(f"no column {col!r}; found {[str(c) for c in df.columns]}.", source=src, column=col)
+    ids = df[item_col].astype(str).str.strip()
+    if (ids == "").any():
+        k = int(np.flatnonzero((ids == "").to_numpy())[0])
+        raise SchemaError("empty item id.", source=src, row=int(rows[k]), column=item_col)
+    first = ~ids.duplicated().to_numpy()
+    items = ids.to_numpy()[first]
+    if strata_col is None:
+        return items, None
+    st = df[strata_col].astype(str).str.strip().to_numpy()
+    per: dict[str, str] = {}
+    for k, (i, h) in enumerate(zip(ids.to_numpy(), st)):
+        if per.setdefault(i, h) != h:
+            raise SchemaError(f"item {i!r} is in two strata ({per[i]!r} and {h!r}).", source=src, row=int(rows[k]),
+                              column=strata_col)
+    return items, np.array([per[i] for i in items], dtype=object)
+
+
+def _draw(items: Any, inclusion_prob: Any, out: Any, seed: int, output: TableOrJson, *,
+          strata: Any = None, plan: Any = None) -> None:
+    from ..estimation import draw_human_sample
+    from ..report._format import fmt_int, fmt_num
+
+    sample = draw_human_sample(items, inclusion_prob, rng=seed, strata=strata)
+    sample.assignments.to_csv(out, index=False)
+    summary = {"file": str(out), "n_items": sample.n_items, "n_selected": sample.n_selected,
+               "expected_n": sample.expected_n, "seed": seed}
+    if output == TableOrJson.json:
+        emit_json({**(plan if isinstance(plan, dict) and "plan" in plan else {"allocation": plan}), "sample": summary})
+        return
+    console.print(f"Drew {fmt_int(sample.n_selected)} of {fmt_int(sample.n_items)} items for the humans (expected "
+                  f"{fmt_num(sample.expected_n, 1)}; Poisson sampling, seed {seed}). Wrote {out}: keep its "
+                  "inclusion_prob column, `voirdire estimate` needs it.", highlight=False, soft_wrap=True)
+
+
+def _plan_allocation(strata_file: Path, budget: float | None, min_prob: float, output: TableOrJson | None) -> Any:
     from ..data import read_long_frame
     from ..estimation import plan_allocation
     from ..exceptions import SchemaError
@@ -392,9 +476,11 @@ def _plan_allocation(strata_file: Path, budget: float | None, min_prob: float, o
                     raise SchemaError(f"{v!r} is not a number.", source=src, row=int(rows[k]), column=col) from None
             df[col] = df[col].astype(float)
     res = plan_allocation(df, budget=float(budget), min_inclusion_prob=min_prob)
+    if output is None:
+        return res
     if output == TableOrJson.json:
         emit_json(res.to_dict())
-        return
+        return res
     from rich.table import Table
 
     from ..report._format import fmt_num
@@ -412,3 +498,4 @@ def _plan_allocation(strata_file: Path, budget: float | None, min_prob: float, o
     console.print(f"Predicted {what}: {fmt_num(res.variance, 6)} (proportional allocation: "
                   f"{fmt_num(res.variance_proportional, 6)}; relative efficiency {fmt_num(res.relative_efficiency, 2)}). "
                   f"Expected cost {fmt_num(res.spent, 1)}.", highlight=False, soft_wrap=True)
+    return res
