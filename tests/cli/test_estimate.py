@@ -303,3 +303,32 @@ def test_plan_estimate_draws_by_stratum(tmp_path):
     assert (sample["inclusion_prob"] * 1).sum() == pytest.approx(60)
     _one_line_error(runner.invoke(app, ["plan-estimate", "--strata", str(f), "--budget", "60", "--draw", str(path),
                                         "--out", str(out)]), "--strata-column")
+
+
+def test_workflow_plan_draw_score_estimate(tmp_path):
+    # plan -> draw -> humans score the drawn items -> estimate (the Dr. Okafor path in USERS.md)
+    rng = np.random.default_rng(9)
+    n = 400
+    x = np.round(rng.normal(3, 0.8, n), 2)
+    truth = 0.4 + 0.9 * x + rng.normal(0, 0.4, n)
+    items = tmp_path / "items.csv"
+    pd.DataFrame({"item": [f"r{i}" for i in range(n)], "rater": "llm", "label": x}).to_csv(items, index=False)
+    sample = tmp_path / "sample.csv"
+    res = runner.invoke(app, ["plan-estimate", "--n-star", "150", "--r2", "0.6", "--draw", str(items),
+                              "--out", str(sample), "--seed", "2"])
+    assert res.exit_code == 0, res.output
+    s = pd.read_csv(sample)
+    rows = [{"item": f"r{i}", "rater": "llm", "label": x[i]} for i in range(n)]
+    rows += [{"item": f"r{i}", "rater": "expert", "label": round(truth[i], 1)} for i in np.flatnonzero(s["selected"])]
+    scores = pd.DataFrame(rows).merge(s[["item", "inclusion_prob"]], on="item")
+    path = tmp_path / "scores.csv"
+    scores.to_csv(path, index=False)
+    res = runner.invoke(app, ["estimate", str(path), "-j", "llm", "-p", "inclusion_prob", "--model", "linear",
+                              "--format", "json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)["estimates"]["doubly_robust"]
+    y = np.full(n, np.nan)
+    y[s["selected"].to_numpy()] = np.round(truth[s["selected"].to_numpy()], 1)
+    ref = dr_mean(x, y, s["inclusion_prob"].to_numpy(), model="linear", rng=0)
+    assert out["estimate"] == pytest.approx(ref.estimate, rel=1e-12)
+    assert out["n_labeled"] == int(s["selected"].sum())
