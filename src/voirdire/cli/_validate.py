@@ -84,6 +84,14 @@ def _stability(x: float, n: int, unit: str) -> str:
     return f"the same decision in {fmt_num(100 * x, 1)}% of {fmt_int(n)} bootstrap resamples ({unit}s)"
 
 
+def _add_column(t: Table, col: str, humans: tuple[str, ...]) -> None:
+    """Numbers never wrap; long human ids (UUIDs) fold instead."""
+    if col == "human":
+        t.add_column(col, justify="left", overflow="fold", min_width=min(max(map(len, humans)), 8))
+    else:
+        t.add_column(col, justify="right", no_wrap=True)
+
+
 def loo_table(r: Any) -> Table:
     lvl = f" at the {r.level} level" if r.score == "alpha" else ""
     t = Table(title=f"{r.judge}: leave-one-human-out ({r.score}{lvl}, epsilon = {fmt_num(r.epsilon, 3)})",
@@ -92,14 +100,14 @@ def loo_table(r: Any) -> Table:
                       "d = S(J;P) - S(k;P); T: win when d >= -epsilon.", caption_justify="left")
     for col in ("human", "items", "pairs", "S(J;P)", "S(k;P)", "d",
                 f"{fmt_num(100 * r.confidence_level, 0)}% CI", "T"):
-        t.add_column(col, justify="left" if col == "human" else "right", no_wrap=col != "human")
+        _add_column(t, col, r.humans)
     for k, h in enumerate(r.humans):
         if r.reason[k] is not None:
             t.add_row(f"[dim]{h}[/]", fmt_int(r.n_items[k]), fmt_int(r.n_pairs[k]), fmt_num(r.s_judge[k]),
                       fmt_num(r.s_human[k]), fmt_num(r.d[k]), "—", "[dim]n/a[/]")
             continue
         t.add_row(h, fmt_int(r.n_items[k]), fmt_int(r.n_pairs[k]), fmt_num(r.s_judge[k]), fmt_num(r.s_human[k]),
-                  fmt_num(r.d[k]), fmt_ci(r.d_low[k], r.d_high[k]), "win" if r.t[k] == 1 else "loss")
+                  fmt_num(r.d[k]), fmt_ci(r.d_low[k], r.d_high[k], digits=2), "win" if r.t[k] == 1 else "loss")
     return t
 
 
@@ -118,7 +126,7 @@ def alt_table(r: Any) -> Table:
     t = Table(title=(f"{r.judge}: Alternative Annotator Test ({r.scoring}, epsilon = {fmt_num(r.epsilon, 3)}, "
                      f"{r.correction.upper()} at q = {fmt_num(r.q, 3)}, {r.test}-test)"), title_justify="left")
     for col in ("human", "items", "rho_f", "rho_h", "mean d", "statistic", "p-value", "rejected"):
-        t.add_column(col, justify="left" if col == "human" else "right", no_wrap=col != "human")
+        _add_column(t, col, r.humans)
     for k, h in enumerate(r.humans):
         if not r.tested[k]:
             t.add_row(h, fmt_int(r.n_items[k]), "—", "—", "—", "—", "—", f"[dim]skipped: {r.reason[k]}[/]")
