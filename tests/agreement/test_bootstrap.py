@@ -1,0 +1,144 @@
+"""The item/cluster bootstrap: reproducible, equal to a naive re-computation, shared across
+coefficients, cluster-aware; and (marker ``statistical``) the 95% interval covers in simulation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as st
+
+import voirdire.agreement as A
+from voirdire.agreement import _core
+from voirdire.agreement._coefficients import _make_spec
+from voirdire.agreement._prepare import prepare
+from voirdire.data import AnnotationTable
+
+krippendorff = pytest.importorskip("krippendorff")
+
+
+def _sim(n, R=4, q=3, acc=0.7, miss=0.3, seed=0, cluster_size=1, interval=False):
+    """Latent-class data: each rater copies the item's class w.p. ``acc``, else a uniform class.
+    With ``cluster_size > 1`` the items of a cluster share their class (dependent items)."""
+    rng = np.random.default_rng(seed)
+    n_cl = n // cluster_size
+    truth = np.repeat(rng.integers(0, q, n_cl), cluster_size)
+    X = np.where(rng.random((n, R)) < acc, truth[:, None], rng.integers(0, q, (n, R))).astype(float)
+    if interval:
+        X = X + rng.normal(0, 0.5, X.shape)
+    obs = rng.random((n, R)) >= miss
+    obs[:, 0] = True
+    ii, rr = np.nonzero(obs)
+    clusters = np.repeat(np.arange(n_cl), cluster_size)
+    df_cluster = clusters[ii] if cluster_size > 1 else None
+    import pandas as pd
+
+    df = pd.DataFrame({"item": ii, "rater": rr, "label": X[ii, rr]})
+    if df_cluster is not None:
+        df["cluster"] = df_cluster
+    t = AnnotationTable.from_frame(df, scale="interval" if interval else "ordinal",
+                                   cluster="cluster" if df_cluster is not None else None)
+    return t, np.where(obs, X, np.nan)
+
+
+def test_same_seed_same_interval_and_different_seed_differs():
+    t, _ = _sim(80, seed=1)
+    a = A.krippendorff_alpha(t, level="nominal", n_resamples=200, rng=7)
+    b = A.krippendorff_alpha(t, level="nominal", n_resamples=200, rng=7)
+    c = A.krippendorff_alpha(t, level="nominal", n_resamples=200, rng=8)
+    assert a.ci == b.ci and a.se == b.se
+    assert a.ci != c.ci
+    g = np.random.default_rng(7)  # a Generator is accepted too
+    assert A.krippendorff_alpha(t, level="nominal", n_resamples=200, rng=g).ci == a.ci
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
+def test_bootstrap_equals_naive_recomputation(level):
+    # The weight-matrix bootstrap must give, resample by resample, what re-running alpha on the
+    # resampled items gives (krippendorff package on the duplicated items).
+    t, X = _sim(40, seed=2)
+    prep = prepare(t, raters=None, policy="exclude", func="test")
+    spec = _make_spec("krippendorff_alpha", prep, level=level)
+    mask = spec.unit_mask()
+    unit, n_units, kind = _core._units(prep, mask)
+    S = _core._aggregate(spec.stats(), unit, n_units)
+    B = 25
+    boots = _core.bootstrap([spec], [S], unit, n_units, B, 123)[0]
+    items = np.flatnonzero(mask)  # unit u is the u-th pairable item (items keep their table order)
+    Xt = t.dense_values()
+    gen = np.random.default_rng(123)
+    idx = gen.integers(0, n_units, size=(B, n_units), dtype=np.int32)
+    for b in range(B):
+        ref = krippendorff.alpha(Xt[items[idx[b]]].T, level_of_measurement=level,
+                                 value_domain=sorted(map(float, t.scale.categories)))
+        assert boots[b] == pytest.approx(ref, abs=1e-9)
+
+
+def test_agreement_shares_the_resamples():
+    t, _ = _sim(60, seed=3, miss=0.0)
+    tab = A.agreement(t, coefficients=["fleiss_kappa", "krippendorff_alpha", "gwet_ac1"], level="nominal",
+                      n_resamples=150, rng=5)
+    for name in ("fleiss_kappa", "gwet_ac1"):
+        single = getattr(A, name)(t, n_resamples=150, rng=5)
+        assert tab[name].estimate == pytest.approx(single.estimate, abs=1e-12)
+        assert tab[name].ci == single.ci  # same units (complete data) -> the same draws
+    assert tab["krippendorff_alpha"].estimate == pytest.approx(
+        A.krippendorff_alpha(t, level="nominal", n_resamples=0).estimate, abs=1e-12)
+
+
+def test_clusters_are_the_resampling_unit():
+    t, _ = _sim(100, seed=4, cluster_size=5)
+    r = A.krippendorff_alpha(t, level="nominal", n_resamples=200, rng=0)
+    assert r.resampling_unit == "cluster" and r.n_units == 20
+    assert "clusters" in r.method
+    # dependent items: the cluster interval is wider than the (wrong) item interval
+    flat = AnnotationTable.from_frame(t.to_frame().drop(columns="cluster"), scale="ordinal")
+    r_items = A.krippendorff_alpha(flat, level="nominal", n_resamples=200, rng=0)
+    assert r_items.resampling_unit == "item" and r_items.n_units == r_items.n_items  # pairable items
+    assert r.ci.width > r_items.ci.width
+    assert r.analytic_se > r_items.analytic_se
+
+
+def test_wald_interval_without_bootstrap():
+    t, _ = _sim(120, seed=5)
+    r = A.fleiss_kappa(t, n_resamples=0)
+    z = st.norm.ppf(0.975)
+    assert r.ci.low == pytest.approx(r.estimate - z * r.analytic_se)
+    assert "Wald" in r.ci.method and np.isnan(r.se)
+
+
+def _coverage(fn, truth, reps, n, seed, **sim):
+    hits = 0
+    for k in range(reps):
+        t, _ = _sim(n, seed=seed + k, **sim)
+        r = fn(t)
+        hits += r.ci.low <= truth <= r.ci.high
+    return hits / reps
+
+
+def _tolerance(p, reps, z=3.0):
+    return z * np.sqrt(p * (1 - p) / reps)
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("name, sim", [
+    ("nominal alpha", {}),
+    ("interval alpha", {"interval": True}),
+    ("fleiss", {}),
+    ("clustered alpha", {"cluster_size": 4}),
+])
+def test_bootstrap_coverage(name, sim):
+    # Population values from one very large sample (the estimators are consistent ratios).
+    big, _ = _sim(200_000, seed=999, **sim)
+    if name == "fleiss":
+        def fn(t, B=400):
+            return A.fleiss_kappa(t, n_resamples=B, rng=0)
+    else:
+        lvl = "interval" if "interval" in name else "nominal"
+
+        def fn(t, B=400):
+            return A.krippendorff_alpha(t, level=lvl, n_resamples=B, rng=0)
+    truth = fn(big, B=0).estimate
+    reps = 250
+    cov = _coverage(fn, truth, reps, n=160, seed=10_000, **sim)
+    print(f"coverage {name}: {cov:.3f} over {reps} runs")
+    assert abs(cov - 0.95) <= _tolerance(0.95, reps), (name, cov)
