@@ -172,3 +172,29 @@ def test_write_csv_escapes_formulas_and_writes_manifest(tmp_path) -> None:
     assert {r["rater"] for r in recs} == {"=bad_rater"} and len(recs) == 6
     with pytest.raises(InvalidParameterError, match="Cannot tell the output format"):
         write_assignments(a, tmp_path / "next.xlsx")
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None)
+@given(sizes=st.lists(st.integers(0, 60), min_size=1, max_size=8), frac=st.floats(0, 1))
+def test_quota_properties(sizes: list[int], frac: float) -> None:
+    s = np.array(sizes)
+    m = int(frac * s.sum())
+    q = proportional_quota(s, m)
+    assert q.sum() == m and np.all(q <= s) and np.all(q >= 0)
+    if s.sum():
+        share = m * s / s.sum()
+        assert np.all(q >= np.floor(share)) and np.all(q <= np.floor(share) + 1)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), m=st.integers(1, 49),
+       design=st.sampled_from(["random", "strat", "panel", "seq-refined", "seq-coverage"]))
+def test_exact_budget_property(seed: int, m: int, design: str) -> None:
+    t = _table(n=50, seed=seed % 7)
+    a = allocate(t, design=design, n_per_rater=m, raters=["x", "y"], rng=seed).to_frame()
+    assert a.groupby("rater").size().tolist() == [m, m]
+    assert not a.duplicated().any()

@@ -214,3 +214,31 @@ def test_plan_by_simulation_from_pilot() -> None:
     assert res.judge_accuracies["judge_1"] == pytest.approx(0.9, abs=0.08)
     assert isinstance(res.to_frame(), pd.DataFrame)
     assert res.to_dict()["recommended"] in (None, 20, 100)
+
+
+@pytest.mark.statistical
+def test_m_rank_is_conservative_for_the_top1_choice() -> None:
+    # Three judges with accuracies 0.90, 0.85, 0.80 against three humans (L = 2). The exact per-item
+    # moments of each judge's score against the pool come from a large draw; m*_rank (a = 0.10,
+    # Bonferroni over 2 rivals, covariance ignored) should pick the best judge in at least
+    # 1 - a of 300 fresh data sets of m* items (binomial slack 3 * sqrt(0.1 * 0.9 / 300) = 0.05).
+    gen = np.random.default_rng(21)
+    big = simulate_annotations(n_items=20000, n_humans=3, judge_accuracies=[0.9, 0.85, 0.8], rng=gen).table
+    plan = plan_ranking(big, significance_level=0.10)
+    m = plan.m_star
+    assert 50 < m < 3000 and plan.judges[0] == "judge_1"
+    def win_rate(n: int) -> float:
+        small = LatentClassModel(n_items=n, n_categories=2, human_accuracy=(0.85,) * 3,
+                                 judge_accuracies=(0.9, 0.85, 0.8))
+        wins = 0
+        for _ in range(300):
+            codes = small.draw_codes(gen)
+            score = (codes[:, 3:, None] == codes[:, None, :3]).mean(axis=(0, 2))
+            wins += int(np.argmax(score) == 0)
+        return wins / 300
+
+    slack = 3 * math.sqrt(0.09 / 300)
+    assert win_rate(m) >= 0.90 - slack                  # measured 0.977: conservative (factor 2)
+    # the paired target accounts for the positive covariance and is smaller, and still enough
+    assert plan.m_star_paired is not None and plan.m_star_paired < m
+    assert win_rate(plan.m_star_paired) >= 0.90 - slack  # measured 0.927

@@ -142,3 +142,14 @@ def test_dask_local_cluster_gives_identical_results(settings) -> None:
     pd.testing.assert_frame_equal(a.runs, b.runs)
     pd.testing.assert_frame_equal(a.tasks, b.tasks)
     pd.testing.assert_frame_equal(a.runs, c.runs)
+
+
+def test_model_settings_need_the_agreement_score() -> None:
+    m = LatentClassModel(n_items=50, n_categories=2, human_accuracy=(0.85,) * 3, judge_accuracies=(0.9,))
+    with pytest.raises(InvalidParameterError, match="score='agreement'"):
+        run_experiment([ExperimentSetting(name="m", model=m)], score="kappa", n_repetitions=1)
+
+
+def test_chance_corrected_score_on_tables(settings) -> None:
+    res = run_experiment(settings[:1], designs=["random"], coverages=[1.0], score="kappa", n_repetitions=2, rng=0)
+    assert not res.runs.wrong.any() and res.score == "kappa"

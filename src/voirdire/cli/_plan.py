@@ -256,7 +256,7 @@ def plan_command(
                                                        "primary": ov.primary},
                    "warnings": notes})
         return
-    _render_plan(out, errors, ov, notes, epsilon)
+    _render_plan(out, errors, ov, notes)
 
 
 def _progress_bar(show: bool) -> Any:
@@ -266,7 +266,7 @@ def _progress_bar(show: bool) -> Any:
                     console=err_console, transient=True, disable=not show)
 
 
-def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: list[str], epsilon: float) -> None:
+def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: list[str]) -> None:
     from rich.table import Table
 
     from ..report._format import fmt_int, fmt_num, fmt_pct

@@ -8,8 +8,8 @@ from ._core import DESIGNS
 from ._overlap import OverlapResult, overlap
 from ._planning import (CertificationPlanResult, RankingPlanResult, false_reject_probability,
                         plan_certification, plan_ranking)
-from ._simplan import SimulationPlanResult, plan_by_simulation
+from ._simplan import SimulationPlanResult, fit_latent_class, plan_by_simulation
 
 __all__ = ["OverlapResult", "overlap", "CertificationPlanResult", "RankingPlanResult", "SimulationPlanResult",
-           "plan_certification", "plan_ranking", "plan_by_simulation", "false_reject_probability",
+           "plan_certification", "plan_ranking", "plan_by_simulation", "fit_latent_class", "false_reject_probability",
            "AssignmentResult", "allocate", "write_assignments", "escape_formula", "DESIGNS"]

@@ -287,6 +287,17 @@ def write_assignments(result: AssignmentResult, path: str | os.PathLike[str], *,
     -------
     (Path, Path)
         The assignment file and the manifest.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> from voirdire.datasets import load_hanna
+    >>> from voirdire.design import allocate, write_assignments
+    >>> a = allocate(load_hanna(criterion="Empathy"), design="random", n_per_rater=5, raters=["ann"], rng=1)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     out, man = write_assignments(a, pathlib.Path(d) / "next.csv")
+    ...     json.loads(man.read_text())["design"], len(out.read_text().splitlines())
+    ('random', 6)
     """
     p = Path(path)
     fmt = format or {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(p.suffix.lower())

@@ -46,6 +46,15 @@ def fit_latent_class(pilot: AnnotationTable, *, judges: Sequence[str] | None = N
     human agreement); each judge's accuracy ``b`` solves ``a b + (1 - a)(1 - b) / (L - 1) = p_jh``.
     Prevalence is the share of each category among the human labels. Returns a dict with
     ``human_accuracy``, ``judge_accuracies``, ``prevalence``, ``n_categories``, ``p_hh``, ``p_jh``.
+
+    Examples
+    --------
+    >>> from voirdire.design import fit_latent_class
+    >>> from voirdire.simulate import simulate_annotations
+    >>> sim = simulate_annotations(n_items=3000, n_humans=3, judge_accuracies=[0.7], rng=0)
+    >>> fit = fit_latent_class(sim.table)
+    >>> round(fit["human_accuracy"], 2), round(fit["judge_accuracies"]["judge_1"], 2)
+    (0.85, 0.7)
     """
     L = pilot.n_categories
     if L < 2:

@@ -54,6 +54,16 @@ class LatentClassModel(Result):
         Class probabilities (default uniform).
     judge_names : tuple of str, optional
         Default ``judge_1..J``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from voirdire.simulate import LatentClassModel
+    >>> m = LatentClassModel(n_items=100, n_categories=2, human_accuracy=(0.85,) * 3, judge_accuracies=(0.85, 0.6))
+    >>> m.draw_codes(np.random.default_rng(0)).shape
+    (100, 5)
+    >>> m.population_d().round(3).tolist()   # a judge as good as a human has d = 0
+    [[0.0, 0.0, 0.0], [-0.175, -0.175, -0.175]]
     """
 
     n_items: int

@@ -507,6 +507,10 @@ def run_experiment(
     if chunk_size is not None:
         chunk_size = check_positive_int(chunk_size, "chunk_size", func)
     seed = _seed(rng)
+    if score != "agreement" and any(st.model is not None for st in sts):
+        raise InvalidParameterError(
+            f"{func}: model settings decide their reference with the population rule for observed agreement; "
+            f"use score='agreement' with them (got {score!r}), or draw a table with simulate_annotations.")
 
     prepared = []
     cells = []
