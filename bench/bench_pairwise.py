@@ -172,6 +172,20 @@ def figures_recovery(seeds: range) -> None:
                       f"{np.mean(be):.3f} (worst {np.max(be):.3f}) | {np.mean(fe):.3f} (worst {np.max(fe):.3f}) | "
                       f"{np.mean(fm):.3f} |")
     print(f"\n(means over seeds {list(seeds)}; 'worst' = worst seed)\n")
+    print("Judges with tie offsets (-1.5, +0.5), 5 humans, defaults vs judge_ties=True:\n")
+    print("| model | max abs beta error | tie offsets (truth -1.5, 0.5) | max Frobenius error of C |")
+    print("|---|---:|---|---:|")
+    for jt in (False, True):
+        be, te, fe = [], [], []
+        for s in seeds:
+            t, truth = simulate_pairwise(2000, confusions=five, biases=[0.8, -0.3], tie_offsets=[-1.5, 0.5], rng=s)
+            post = PairwiseBayesModel(judge_ties=jt, rng=s).fit(t).posterior()
+            be.append(np.abs(post.bias_mean - truth.biases).max())
+            te.append(post.tie_offset_mean)
+            fe.append(np.linalg.norm(post.confusion - truth.confusions, axis=(1, 2)).max())
+        print(f"| {'judge_ties=True' if jt else 'paper model (default)'} | {np.mean(be):.3f} | "
+              f"{np.round(np.mean(te, 0), 3).tolist()} | {np.mean(fe):.3f} |")
+    print()
 
 
 def figures_ablation(seeds: range) -> None:
@@ -253,7 +267,11 @@ def figures_real(root) -> None:
                          ("llmbar", None)):
         t = tables[name]
         t0 = time.perf_counter()
-        res = leave_one_human_out(t, groups=groups, rng=0)
+        from voirdire.pairwise import default_methods
+
+        methods = default_methods(rng=0)
+        methods["BayesJudge + judge tie offsets"] = lambda: PairwiseBayesModel(judge_ties=True, rng=1)
+        res = leave_one_human_out(t, groups=groups, methods=methods, rng=0)
         dt = time.perf_counter() - t0
         print(f"### {name}: {t.n_pairs:,} pairs, {len(t.humans)} humans, {len(t.judges)} judges, "
               f"{res.n_folds} folds, {dt:.0f} s\n")

@@ -201,3 +201,37 @@ def test_summeval_judge_in_original_coordinates():
     want_pos = raw["parsed_choice_position"].map({"A": 0, "C": 1, "B": 2}).value_counts().to_dict()
     assert np.bincount(presented, minlength=3).tolist() == [want_pos.get(k, 0) for k in (0, 1, 2)]
     assert np.isin(judge.orders, [0, 1]).all()
+
+
+# ------------------------------------------------------------------------ properties
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3), st.sampled_from("ATB"),
+                          st.sampled_from(["AB", "BA"])), min_size=1, max_size=30))
+def test_roundtrip_and_presented_mapping(rows):
+    # one label per (pair, rater, order): dedupe, rater 3 is the judge
+    seen, keep = set(), []
+    for p, r, v, o in rows:
+        o = o if r == 3 else None
+        if (p, r, o) not in seen:
+            seen.add((p, r, o))
+            keep.append((p, f"r{r}", v, o))
+    pair, rater, verdict, order = zip(*keep)
+    judges = ["r3"] if "r3" in rater else []
+    t = PairwiseTable.from_arrays(pair=pair, rater=rater, verdict=verdict, order=order, judges=judges)
+    back = PairwiseTable.from_frame(t.to_frame(), role="role")
+    cols = ["pair", "rater", "role", "verdict", "order"]
+
+    def canon(tab):
+        return tab.to_frame().astype(str).sort_values(cols).reset_index(drop=True)
+
+    pd.testing.assert_frame_equal(canon(back), canon(t))
+    assert t.n_labels == len(keep) and t.indptr[-1] == len(keep)
+    # presented=True flips exactly the BA labels; applying the flip to the result restores the input
+    tp = PairwiseTable.from_arrays(pair=pair, rater=rater, verdict=verdict, order=order, judges=judges,
+                                   presented=True)
+    flip = tp.orders == 1
+    np.testing.assert_array_equal(np.where(flip, 2 - tp.verdicts, tp.verdicts), t.verdicts)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -227,13 +227,3 @@ def leave_one_human_out(
                       n_humans=len(humans), n_folds=len(folds), n_labels_unscored=unscored,
                       target=target)
 
-
-def _human_groups(humans: Sequence[str], pattern: Mapping[str, str]) -> dict[str, str]:
-    """Map humans to groups by name prefix (helper for the CLI)."""
-    out: dict[str, str] = {}
-    for h in humans:
-        for prefix, g in pattern.items():
-            if str(h).startswith(prefix):
-                out[h] = g
-                break
-    return out
