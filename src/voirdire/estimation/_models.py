@@ -90,7 +90,7 @@ def _isotonic_fit_predict(x: np.ndarray, y: np.ndarray, w: np.ndarray, lab: np.n
         return _isotonic_one(xs, ys, ws, x)
     for k in range(n_folds):
         tr = fs != k
-        target = folds == k
+        target = np.flatnonzero(folds == k)  # index arrays: cheaper than boolean masks on N items
         out[target] = _isotonic_one(xs[tr], ys[tr], ws[tr], x[target])
     return out
 
