@@ -233,9 +233,11 @@ def _confusion_block(ctx: Context, w: Writer, binary_agreement: Any, judges: lis
 
 # ----------------------------------------------------------------------------------------- validation
 def _validation_score(ctx: Context) -> str:
-    """Agreement score of the validation tests: observed agreement on few categories, else alpha."""
+    """Agreement score of the validation tests: observed agreement (the spec's default) on nominal and
+    ordinal labels; Krippendorff's alpha at the scale's level on interval/ratio scores, where exact
+    matches are rare and say little."""
     t = ctx.table
-    if t.scale.level in ("interval", "ratio") or t.n_categories > MAX_CATEGORIES_SHOWN:
+    if t.scale.level in ("interval", "ratio"):
         return "alpha"
     return "agreement"
 
