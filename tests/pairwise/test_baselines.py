@@ -115,6 +115,15 @@ def test_btd_per_pair_equals_scipy():
     assert m.theta_[1] < 0 and m.theta_[0] > 0
 
 
+def test_btd_convergence_contract(sim):
+    m = BradleyTerryDavidson().fit(sim)
+    assert m.converged_ and len(m.history_) == m.n_iter_ and m.n_iter_ < 50
+    assert np.all(np.diff(m.history_) > -1e-9)  # damped Newton never lowers the log posterior
+    with pytest.warns(ConvergenceWarning, match="BradleyTerryDavidson did not converge in 2 iterations"):
+        m2 = BradleyTerryDavidson(n_iter=2).fit(sim)
+    assert m2.n_iter_ == 2 and len(m2.history_) == 2 and not m2.converged_
+
+
 @pytest.mark.parametrize("cls", [DawidSkene, MACE, GLAD, BradleyTerryDavidson, MajorityVote])
 def test_relabelling_invariance(cls, sim):
     """Swapping A and B everywhere (and the judges' orders) mirrors the posterior."""

@@ -93,7 +93,7 @@ def pairwise_command(
     top: int = typer.Option(10, "--top", help="How many of the most uncertain pairs to list."),
     max_humans: int = typer.Option(8, "--max-humans", help="Confusion matrices shown in the table output."),
     save_state: Path = typer.Option(None, "--save-state", help="Save the model state (.npz) to resume the stream."),
-    resume: Path = typer.Option(None, "--resume", help="Continue the stream from a saved state."),
+    resume: Path = typer.Option(None, "--resume", help="Continue the stream from a saved state (model options come from the state)."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="table or json."),
 ) -> None:
     """Position biases of the judges, confusion matrices of the humans, and the most uncertain pairs.

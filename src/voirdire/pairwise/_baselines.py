@@ -70,7 +70,7 @@ class _Base:
         self.n_iter_ = int(n_iter)
         if not converged:
             warnings.warn(f"{type(self).__name__} did not converge in {n_iter} iterations "
-                          f"(last change {self._last_change:.3g} >= tol {self.tol:g}); raise n_iter.",
+                          f"(last change of the objective {self._last_change:.3g}, tol {self.tol:g}); raise n_iter.",
                           ConvergenceWarning, stacklevel=3)
 
 
@@ -106,7 +106,8 @@ class BradleyTerryDavidson(_Base):
     exchangeable draw from ``pi_t = softmax(theta_t, tau_t, -theta_t)`` with prior
     ``(theta_t, tau_t) ~ N(0, I)``: the BayesJudge model with every rater perfect and every
     bias zero (the paper's "both frozen" ablation). ``predict_proba`` is ``pi`` at the MAP.
-    Newton iterations are vectorised over pairs; ``history_`` holds the total log posterior.
+    Newton iterations are vectorised over pairs; ``history_`` holds the total log posterior at
+    every iteration; it stops when every pair's gradient is below ``tol``.
 
     Examples
     --------
@@ -128,10 +129,11 @@ class BradleyTerryDavidson(_Base):
         d = (c[:, 0] - c[:, 2])[:, None]
         nt = c[:, 1:2]
         P = table.n_pairs
+        hist: list[float] = []
         th, ta, f, _, _, it, conv = local_map(np.zeros((P, 1)), np.zeros((P, 1)), np.zeros((1, 1)), n, d, nt,
-                                              np.zeros((P, 3)), max_iter=self.n_iter, tol=self.tol)
-        self.history_ = [float(f.sum())]
-        self._last_change = 0.0 if conv else float("nan")
+                                              np.zeros((P, 3)), max_iter=self.n_iter, tol=self.tol, history=hist)
+        self.history_ = hist
+        self._last_change = hist[-1] - hist[-2] if len(hist) > 1 else float("inf")
         self.theta_ = th[:, 0]
         self.tau_ = ta[:, 0]
         u = np.stack([self.theta_, self.tau_, -self.theta_], 1)

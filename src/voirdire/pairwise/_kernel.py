@@ -129,13 +129,15 @@ def q_of(parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
 
 def local_map(theta0: np.ndarray, tau0: np.ndarray, shift: np.ndarray, n: np.ndarray, d: np.ndarray,
               nt: np.ndarray, logL: np.ndarray, *, max_iter: int = 30, tol: float = 1e-7,
-              tshift: np.ndarray | None = None
+              tshift: np.ndarray | None = None, history: list[float] | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, bool]:
     """Damped Newton ascent of :func:`objective` for all (item, particle) problems at once.
 
     Uses the exact Hessian where it is negative definite and the safe surrogate elsewhere,
     caps each step at 2 per coordinate, and halves a step that lowers the objective
-    (vectorised backtracking). Stops when every gradient entry is below ``tol``.
+    (vectorised backtracking). Stops when every gradient entry is below ``tol``. When
+    ``history`` is a list, the summed objective at the accepted points is appended to it at every
+    iteration.
 
     Returns
     -------
@@ -152,6 +154,8 @@ def local_map(theta0: np.ndarray, tau0: np.ndarray, shift: np.ndarray, n: np.nda
     for it in range(1, max_iter + 1):
         f, g_t, g_a, h_tt, h_ta, h_aa, s_tt, s_ta, s_aa, q = objective(theta, tau, shift, n, d, nt, logL, tshift=tshift)
         bad = f < f_prev - 1e-10 * (1.0 + np.abs(f_prev))
+        if history is not None:  # the objective at the accepted points (never decreases)
+            history.append(float(np.where(bad, f_prev, f).sum()))
         if bad.any():
             # halve the step towards the last accepted point; do not move elsewhere this round
             theta = np.where(bad, 0.5 * (th_prev + theta), theta)
