@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy.special import ndtri
 
 from .._checks import as_generator, check_choice, check_confidence_level, check_on_undefined, undefined
 from .._results import ConfidenceInterval
@@ -195,7 +195,7 @@ def _core(y: np.ndarray, m: np.ndarray, pi: np.ndarray, lab: np.ndarray, *, scal
     var_tot, var_res, _ = _variance(m, li, wce, ce, pi_l, theta, clusters, strata)
     var_human = var_tot - var_res
     se = float(np.sqrt(max(var_tot if target == "superpopulation" else var_res, 0.0)))
-    z = float(stats.norm.ppf(0.5 + confidence_level / 2.0))
+    z = float(ndtri(0.5 + confidence_level / 2.0))
     # planning quantities on the labelled items (design-weighted)
     sw = float(wl.sum())
     ybar = float(_dot(wl, yl)) / sw
@@ -359,7 +359,12 @@ def dr_mean(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *,
     func = "dr_mean"
     check_choice(model, "model", func, MODELS)
     cross_fit = _check_cross_fit(cross_fit, func)
-    gen = as_generator(rng)
+    if model == "identity":  # needs no randomness: only check the argument
+        gen = None
+        if not (rng is None or isinstance(rng, (int, np.integer, np.random.Generator))):
+            as_generator(rng)
+    else:
+        gen = as_generator(rng)
     x, y, lab, pi, st, cl, confidence_level = _prepare(
         judge_scores, human_scores, inclusion_prob, strata, clusters, confidence_level, target,
         on_undefined, func)
@@ -370,7 +375,8 @@ def dr_mean(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *,
         undefined("dr_mean: no item has a human score (human_scores is all nan); the estimate is undefined.",
                   on_undefined)
         return _nan_result(0, y.size, confidence_level, model, "dr", target, folds_used)
-    m = cross_fit_predict(x, y, pi, lab, model=model, n_folds=cross_fit, rng=gen, clusters=cl, func=func)
+    m = x.astype(float, copy=True) if gen is None else cross_fit_predict(
+        x, y, pi, lab, model=model, n_folds=cross_fit, rng=gen, clusters=cl, func=func)
     return _core(y, m, pi, lab, scale=1.0, clusters=cl, strata=st, target=target,
                  confidence_level=confidence_level, model=model, method="dr", cross_fit=folds_used)
 
@@ -521,7 +527,7 @@ def ppi_mean(judge_scores: Any, human_scores: Any, *, lam: float | None = None, 
     v_imp = float(np.var(lam * xu)) / n_unl
     v_rect = float(np.var(yl - lam * xl)) / n
     se = float(np.sqrt(v_imp + v_rect))
-    z = float(stats.norm.ppf(0.5 + confidence_level / 2.0))
+    z = float(ndtri(0.5 + confidence_level / 2.0))
     s2 = float(np.var(yl))
     return EstimateResult(
         estimate=est, se=se,
