@@ -165,14 +165,17 @@ def render(table: Any, results: list[Any], binary: list[Any], notes: list[str], 
     console.print(agreement_table(results, title=title or "Agreement: the humans, then the humans with each judge"))
     if results and results[0].results:
         r = results[0].results[0]
-        ab = r.abstention
         unit = f"{r.n_units} {r.resampling_unit}s"
-        console.print(
-            f"Intervals: {r.ci.method} over {unit}"
-            + (f", {r.n_resamples} resamples" if r.n_resamples else "") + ". "
-            f"Abstention policy: {ab.policy}; coverage {_pct(ab.label_coverage)} of labels, "
-            f"{_pct(ab.item_coverage)} of items ({ab.n_abstentions} abstentions).",
-            highlight=False, soft_wrap=True)
+        console.print(f"Intervals: {r.ci.method} over {unit}" + (f", {r.n_resamples} resamples" if r.n_resamples else "")
+                      + ".", highlight=False, soft_wrap=True)
+        parts = []
+        for g in results:
+            ab = g.results[0].abstention
+            if ab.n_abstentions:
+                parts.append(f"{g.label}: {ab.n_abstentions} abstentions, coverage {_pct(ab.label_coverage)} of labels, "
+                             f"{_pct(ab.item_coverage)} of items")
+        console.print(f"Abstention policy: {r.abstention.policy}; " + ("; ".join(parts) if parts else "no abstentions")
+                      + ".", highlight=False, soft_wrap=True)
     if binary:
         for bt in binary_tables(binary):
             console.print(bt)
@@ -212,7 +215,8 @@ def agree_command(
     cluster_sep: str | None = typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator (e.g. '__')."),
     output_format: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="table, json or csv."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap (same seed, same numbers)."),
-    resamples: int = typer.Option(2000, "--resamples", help="Bootstrap resamples (0 = analytic intervals only)."),
+    resamples: int = typer.Option(2000, "--resamples", "--n-resamples",
+                                  help="Bootstrap resamples (0 = analytic intervals only)."),
     confidence_level: float = typer.Option(0.95, "--confidence-level", help="Level of the intervals."),
 ) -> None:
     """Agreement coefficients with bootstrap intervals: humans among themselves and each judge with them."""

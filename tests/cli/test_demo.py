@@ -1,0 +1,42 @@
+"""`voirdire demo`: agreement on the bundled HANNA data, humans and the five LLM judges side by side."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from typer.testing import CliRunner
+
+from voirdire.cli import app
+from voirdire.cli._demo import run_demo
+
+runner = CliRunner()
+
+
+def test_demo_command_prints_the_side_by_side_tables():
+    t0 = time.perf_counter()
+    res = runner.invoke(app, ["demo", "--resamples", "100", "--seed", "2"])
+    elapsed = time.perf_counter() - t0
+    assert res.exit_code == 0, res.output
+    out = res.stdout
+    assert "HANNA" in out and "6336 items" in out and "1056 clusters" in out
+    for judge in ("Beluga-13B", "Mistral-7B", "Llama-13B", "ChatGPT"):
+        assert judge in out
+    assert "Kripp. alpha" in out and "(interval)" in out and "per criterion" in out
+    assert "bootstrap over 1056 stories" in out
+    assert elapsed < 60
+
+
+def test_run_demo_returns_the_results():
+    res = run_demo(quiet=True, n_resamples=50, seed=1)
+    groups = [label for label, _ in res["groups"]]
+    assert groups[0] == "humans" and len(groups) == 6
+    overall = res["overall"]
+    humans = overall[0]["krippendorff_alpha"]
+    assert humans.level == "interval" and humans.resampling_unit == "cluster" and humans.n_units == 1056
+    assert np.isfinite(humans.estimate) and humans.ci.low < humans.estimate < humans.ci.high
+    assert [c for c, _ in res["per_criterion"]] == sorted(c for c, _ in res["per_criterion"])
+    assert len(res["per_criterion"]) == 6 and all(len(row) == 6 for _, row in res["per_criterion"])
+    # same seed, same numbers
+    again = run_demo(quiet=True, n_resamples=50, seed=1)
+    assert again["overall"][2]["krippendorff_alpha"].ci == overall[2]["krippendorff_alpha"].ci
