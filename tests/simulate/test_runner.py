@@ -153,3 +153,15 @@ def test_model_settings_need_the_agreement_score() -> None:
 def test_chance_corrected_score_on_tables(settings) -> None:
     res = run_experiment(settings[:1], designs=["random"], coverages=[1.0], score="kappa", n_repetitions=2, rng=0)
     assert not res.runs.wrong.any() and res.score == "kappa"
+
+
+@pytest.mark.parametrize("rank_by", ["omega", "pool"])
+def test_other_rankings_at_full_coverage(settings, rank_by: str) -> None:
+    res = run_experiment(settings, designs=["strat"], coverages=[1.0], rank_by=rank_by, n_repetitions=2, rng=0)
+    assert (res.tasks.rank_error.fillna(0) == 0).all() and res.rank_by == rank_by
+    if rank_by == "pool":
+        t = settings[0].table
+        codes = t.dense()
+        h, j = t.human_idx, t.judge_idx
+        pool = (codes[:, j][:, :, None] == codes[:, h][:, None, :]).mean(axis=(0, 2))
+        np.testing.assert_allclose(res.cells.rank_score_full.iloc[: j.size], pool)

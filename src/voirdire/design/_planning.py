@@ -186,8 +186,12 @@ def _lin_var(D: np.ndarray, w: np.ndarray, est: float, clusters: np.ndarray | No
         return s2, 1.0
     _, inv = np.unique(clusters, return_inverse=True)
     rc = np.bincount(inv, weights=r)
-    var_cl = float(np.sum(rc**2) / (w.sum() ** 2))
-    var_ind = float(np.sum(r**2) / (w.sum() ** 2))
+    n_cl = rc.size
+    if n_cl < 2:
+        return s2, 1.0  # one cluster: no design effect can be estimated
+    # cluster-robust (CR1-type, C / (C - 1)) over independent-item variance of the same ratio
+    var_cl = float(np.sum(rc**2) / (w.sum() ** 2)) * n_cl / (n_cl - 1)
+    var_ind = float(np.sum(r**2) / (w.sum() ** 2)) * r.size / max(r.size - 1, 1)
     return s2, max(var_cl / var_ind, 1e-12) if var_ind > 0 else 1.0
 
 
