@@ -93,6 +93,11 @@ def test_estimation_matches_direct_calls(built, hostile_table):
             dr = dr_mean_table(hostile_table, j, inclusion_prob=np.full(hostile_table.n_items, 0.8),
                                drop_unscored=True, rng=7)
         _eq(res["judges"][k]["dr"], dr.to_dict())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lin = dr_mean_table(hostile_table, j, inclusion_prob=np.full(hostile_table.n_items, 0.8),
+                                drop_unscored=True, model="linear", rng=7)
+        _eq(res["judges"][k]["dr_linear"], lin.to_dict())
         x, y, _ = item_scores(hostile_table, j)
         keep = np.isfinite(x)
         with warnings.catch_warnings():

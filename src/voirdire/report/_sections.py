@@ -429,7 +429,10 @@ def estimation_section(ctx: Context, w: Writer) -> None:
            "item, corrected by the humans' residuals weighted by 1/π; valid whatever the judge's quality because "
            "π is known by design), human-only (design-weighted mean of the human-scored items) and PPI++ "
            "(assumes the human-scored items are a uniform random subset). A narrower valid interval means the "
-           "judge saves human labels.", "note")
+           "judge saves human labels. With m(X) = X (the paper's choice) a judge whose scores sit on a different "
+           "scale than the humans' can make the interval wider than human-only; the calibrated version predicts "
+           "the human score from the judge's by a cross-fitted linear fit, and stays valid because π is known.",
+           "note")
     out: list[dict[str, Any]] = []
     w.put("judges", out)
     for jn, judge in enumerate(ctx.judges):
@@ -440,6 +443,8 @@ def estimation_section(ctx: Context, w: Writer) -> None:
         entry: dict[str, Any] = {"judge": judge, "n_items_scored": int(keep.sum())}
         entry["dr"] = w.call(dr_mean_table, t, judge, inclusion_prob=pi_all.copy(), drop_unscored=True,
                              confidence_level=ctx.confidence_level, rng=ctx.seed).to_dict()
+        entry["dr_linear"] = w.call(dr_mean_table, t, judge, inclusion_prob=pi_all.copy(), drop_unscored=True,
+                                    model="linear", confidence_level=ctx.confidence_level, rng=ctx.seed).to_dict()
         cl = None if t.clusters is None else t.clusters[keep]
         entry["human_only"] = w.call(classical_mean, y[keep], pi_all[keep].copy(), clusters=cl,
                                      confidence_level=ctx.confidence_level).to_dict()
@@ -447,14 +452,16 @@ def estimation_section(ctx: Context, w: Writer) -> None:
             entry["ppi"] = w.call(ppi_mean, x[keep], y[keep], confidence_level=ctx.confidence_level).to_dict()
         out.append(entry)
         w.results["judges"] = out
-        names = [("dr", "doubly robust"), ("human_only", "human only"), ("ppi", "PPI++")]
+        names = [("dr", "doubly robust, m(X) = X"), ("dr_linear", "doubly robust, calibrated"),
+                 ("human_only", "human only"), ("ppi", "PPI++")]
         names = [(k, lab) for k, lab in names if k in entry]
+        groups = {"dr": "judge", "dr_linear": "judge", "human_only": "human", "ppi": "other"}
         w.figure(f"est-{jn}", f"{judge}: estimates of the mean human score",
                  plots.forest_plot(f"{w.key}-est-{jn}", [lab for _, lab in names],
                                    [entry[k]["estimate"] for k, _ in names],
                                    [entry[k]["ci"]["low"] for k, _ in names],
                                    [entry[k]["ci"]["high"] for k, _ in names],
-                                   groups=["judge", "human", "other"][:len(names)],
+                                   groups=[groups[k] for k, _ in names],
                                    xlabel=f"mean human score ({ctx.cl_pct} intervals)",
                                    title=f"{judge}: mean human score"))
         rows = []
