@@ -212,7 +212,7 @@ def _core(y: np.ndarray, m: np.ndarray, pi: np.ndarray, lab: np.ndarray, *, scal
             f"Only {n_lab} labelled item(s)"
             + (f" in {n_units_lab} cluster(s)" if n_units_lab is not None else "")
             + ": the normal-approximation interval may not reach its nominal coverage.",
-            SmallSampleWarning, stacklevel=4)
+            SmallSampleWarning, stacklevel=3)
     return EstimateResult(
         estimate=theta, se=se,
         ci=ConfidenceInterval(low=theta - z * se, high=theta + z * se, confidence_level=confidence_level,
