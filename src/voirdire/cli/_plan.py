@@ -308,7 +308,7 @@ def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: li
     if sim is not None:
         t = Table(title=f"Simulated decision ({sim.design} design, {sim.n_repetitions} runs per budget, "
                         f"{sim.n_humans} humans, {fmt_int(sim.n_items)} items)", title_justify="left")
-        for c in ("items per secondary", "coverage", "FR (judge = human)", f"FA (d = {sim.reject_d:g})", "meets targets"):
+        for c in ("items per secondary", "coverage", "FR (judge = human)", f"FA (d = {sim.reject_d:.3f})", "meets targets"):
             t.add_column(c, justify="right", no_wrap=True)
         for row in sim.to_frame().itertuples():
             t.add_row(fmt_int(row.budget), fmt_pct(row.coverage), fmt_pct(row.false_reject), fmt_pct(row.false_accept),
@@ -317,6 +317,8 @@ def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: li
         rec = ("none of the candidates" if sim.recommended is None else f"{sim.recommended} items per secondary")
         console.print(f"Smallest budget with FR <= {fmt_pct(sim.fr_target)} and FA <= {fmt_pct(sim.fa_target)}: {rec}.",
                       highlight=False)
+        for n in sim.notes:
+            console.print(f"[dim]note: {n}[/]", highlight=False, soft_wrap=True)
     console.print("[dim]Planning aids, not error certificates: asymptotic, independent items (clusters inflate "
                   "sigma0), one comparison at a time.[/]", highlight=False, soft_wrap=True)
     if ov is not None and out["certification"]:

@@ -84,20 +84,22 @@ def fit_latent_class(pilot: AnnotationTable, *, judges: Sequence[str] | None = N
             "n_categories": L, "p_hh": p_hh, "p_jh": dict(zip(names, pj))}
 
 
+def _d_at(b: float, human_accuracy: np.ndarray, L: int) -> float:
+    """Population LOO difference (mean over held-out humans) of a judge with accuracy ``b``."""
+    h = np.asarray(human_accuracy, float)
+    out = []
+    for k in range(h.size):
+        pool = np.delete(h, k)
+        pj = np.mean(b * pool + (1 - b) * (1 - pool) / (L - 1))
+        ph = np.mean(h[k] * pool + (1 - h[k]) * (1 - pool) / (L - 1))
+        out.append(pj - ph)
+    return float(np.mean(out))
+
+
 def _accuracy_for_d(d: float, human_accuracy: np.ndarray, L: int) -> float:
     """Judge accuracy whose population LOO difference (mean over held-out humans) equals ``d``."""
-    h = np.asarray(human_accuracy, float)
-    K = h.size
     # d(b) is linear in b: evaluate at b = 0 and b = 1
-    def dd(b: float) -> float:
-        out = []
-        for k in range(K):
-            pool = np.delete(h, k)
-            pj = np.mean(b * pool + (1 - b) * (1 - pool) / (L - 1))
-            ph = np.mean(h[k] * pool + (1 - h[k]) * (1 - pool) / (L - 1))
-            out.append(pj - ph)
-        return float(np.mean(out))
-    d0, d1 = dd(0.0), dd(1.0)
+    d0, d1 = _d_at(0.0, human_accuracy, L), _d_at(1.0, human_accuracy, L)
     if d1 == d0:
         raise InvalidParameterError("The humans' accuracy is at chance level: no judge accuracy gives that difference.")
     b = (d - d0) / (d1 - d0)
@@ -137,6 +139,8 @@ class SimulationPlanResult(Result):
     source : {"pilot", "model"}
     seed : int
     assumptions : tuple of str
+    notes : tuple of str
+        Adjustments made (e.g. a reject probe moved within reach of these humans).
     """
 
     budgets: np.ndarray
@@ -160,6 +164,7 @@ class SimulationPlanResult(Result):
     source: str
     seed: int
     assumptions: tuple[str, ...]
+    notes: tuple[str, ...] = ()
 
     def to_frame(self) -> pd.DataFrame:
         """One row per budget: FR, FA, whether both targets are met, and each judge's error rate."""
@@ -285,6 +290,17 @@ def plan_by_simulation(
         raise InvalidParameterError(f"{func} needs at least two humans.")
     if bl[-1] > n:
         raise InvalidParameterError(f"The largest budget ({bl[-1]}) exceeds the {n} items of the corpus.")
+    notes: list[str] = []
+    d_lo = _d_at(0.0, h_acc, L)
+    if -float(epsilon) <= d_lo:
+        raise InvalidParameterError(
+            f"With these humans even a judge that is never right has a population difference of {d_lo:.3f} >= "
+            f"-epsilon = {-float(epsilon):g}: the rule cannot reject anyone. Use a smaller epsilon.")
+    if reject_d is None and rej_d <= d_lo:
+        new = 0.5 * (d_lo - float(epsilon))
+        notes.append(f"reject_d = -2 epsilon = {rej_d:g} is out of reach with these humans (a judge that is never "
+                     f"right has {d_lo:.3f}); the reject probe sits at {new:.3f}, halfway to -epsilon.")
+        rej_d = new
     a_pass = _accuracy_for_d(float(pass_d), h_acc, L)
     a_rej = _accuracy_for_d(rej_d, h_acc, L)
     names = tuple(j_acc) + ("probe_pass", "probe_reject")
@@ -311,5 +327,5 @@ def plan_by_simulation(
         fr_target=fr_t, fa_target=fa_t, epsilon=float(epsilon), pass_d=float(pass_d), reject_d=rej_d,
         design=design, n_repetitions=n_repetitions, n_items=n, n_humans=K, n_categories=L,
         human_accuracy=float(np.mean(h_acc)), judge_accuracies={k: float(v) for k, v in j_acc.items()},
-        source=source, seed=res.seed, assumptions=_ASSUMPTIONS,
+        source=source, seed=res.seed, assumptions=_ASSUMPTIONS, notes=tuple(notes),
     )
