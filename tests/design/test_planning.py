@@ -242,3 +242,14 @@ def test_m_rank_is_conservative_for_the_top1_choice() -> None:
     # the paired target accounts for the positive covariance and is smaller, and still enough
     assert plan.m_star_paired is not None and plan.m_star_paired < m
     assert win_rate(plan.m_star_paired) >= 0.90 - slack  # measured 0.927
+
+
+def test_plan_by_simulation_moves_an_unreachable_reject_probe() -> None:
+    # humans at accuracy 0.35 with L = 5: p_hh = 0.35^2 + 0.65^2 / 4 = 0.228; a judge that is never
+    # right agrees with them 0.65 / 4 = 0.1625 of the time, so d >= -0.066 > -2 epsilon = -0.1.
+    m = LatentClassModel(n_items=100, n_categories=5, human_accuracy=(0.35,) * 3, judge_accuracies=(0.5,))
+    res = plan_by_simulation(model=m, budgets=[50], n_repetitions=3, rng=0)
+    assert res.notes and "out of reach" in res.notes[0]
+    assert res.reject_d == pytest.approx(0.5 * (0.1625 - 0.228125 - 0.05))
+    with pytest.raises(InvalidParameterError, match="cannot reject anyone"):
+        plan_by_simulation(model=m, budgets=[50], n_repetitions=3, epsilon=0.07)
