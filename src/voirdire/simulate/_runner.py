@@ -17,7 +17,7 @@ from .._checks import check_choice, check_positive_int
 from .._results import Result
 from ..data import AnnotationTable
 from ..design._core import DESIGNS
-from ..exceptions import InvalidParameterError
+from ..exceptions import InvalidParameterError, VoirdireError
 from ..validation import loo_core, rank_error, top1_error
 from ._alpha import alpha_dense
 from ._generators import LatentClassModel, SimulatedAnnotations
@@ -462,7 +462,8 @@ def run_experiment(
     n_jobs : int, default 1
         Local worker processes (``-1``: all cores). Ignored with ``scheduler``.
     scheduler : str or dask.distributed.Client, optional
-        Run on a Dask cluster: a scheduler address (``"tcp://host:8786"``) or a client.
+        Run on a Dask cluster: a scheduler address (``"tcp://host:8786"``) or a client. Every
+        worker needs the same voirdire version installed; the settings are broadcast once.
     chunk_size : int, optional
         Tasks per chunk sent to a worker (default: about eight chunks per worker, at most 500).
     progress : callable, optional
@@ -576,7 +577,14 @@ def run_experiment(
             index = {f.key: i for i, f in enumerate(futs)}
             for f in dask_completed(futs):
                 i = index[f.key]
-                results[i], sec = f.result()
+                try:
+                    results[i], sec = f.result()
+                except Exception as exc:  # a worker-side failure: name it, do not leak a remote traceback
+                    from .. import __version__
+
+                    raise VoirdireError(
+                        f"A simulation task failed on the Dask cluster ({type(exc).__name__}: {exc}). Check that "
+                        f"voirdire {__version__} is installed on every worker.") from exc
                 busy += sec[0]
                 cpu += sec[1]
                 done += chunks[i][1] - chunks[i][0]
