@@ -7,7 +7,7 @@ import pytest
 from scipy.optimize import minimize
 
 from voirdire.data import PairwiseTable
-from voirdire.exceptions import InvalidParameterError, SchemaError
+from voirdire.exceptions import ConvergenceWarning, InvalidParameterError, SchemaError
 from voirdire.pairwise import DEFAULT_CONFUSIONS, PairwiseBayesModel, PairwisePosterior, entropy, simulate_pairwise
 from voirdire.pairwise._kernel import local_map, objective, warm_start
 
@@ -207,6 +207,12 @@ def test_mapping_batches_and_new_raters_mid_stream():
 def test_bad_parameters(kwargs, match):
     with pytest.raises(InvalidParameterError, match=match):
         PairwiseBayesModel(**kwargs)
+
+
+def test_many_judges_warn():
+    table, _ = simulate_pairwise(20, biases=np.zeros(17), rng=0)
+    with pytest.warns(ConvergenceWarning, match="17 judges share one system of 20 particles"):
+        PairwiseBayesModel(n_particles=20, rng=0).fit(table)
 
 
 def test_bad_batch():

@@ -6,6 +6,7 @@ import dataclasses
 import json
 import logging
 import os
+import warnings
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -15,12 +16,15 @@ import pandas as pd
 from .._checks import as_generator, check_choice, check_positive_int, check_probability
 from .._results import Result
 from ..data._pairwise import VERDICTS, PairwiseTable
-from ..exceptions import InvalidParameterError, SchemaError
+from ..exceptions import ConvergenceWarning, InvalidParameterError, SchemaError
 from ._kernel import _BOUND, local_map, warm_start
 
 __all__ = ["PairwiseBayesModel", "PairwisePosterior", "entropy"]
 
 logger = logging.getLogger(__name__)
+
+#: Above this many judges in one model the joint particle filter is known to degenerate (warned).
+MAX_JOINT_JUDGES = 16
 
 _FORMAT = "voirdire.PairwiseBayesModel/1"
 
@@ -144,7 +148,8 @@ class PairwiseBayesModel:
     by ``exp`` of the objective at the MAP (profile likelihood; ``laplace=True`` adds the Laplace
     correction ``-log det(-H) / 2``, an approximation of the marginal likelihood: the default).
     When the ESS falls below ``ess_threshold * n_particles`` the particles are resampled
-    (systematic) and jittered with Gaussian steps of sd ``jitter / sqrt(t)``. The humans'
+    (systematic) and jittered with Gaussian steps of sd ``jitter / sqrt(t_j)``, ``t_j`` the number
+    of pairs judge ``j`` has labelled (the paper's ``t`` when every judge labels every pair). The humans'
     counts then receive the pair's labels under the posterior verdict: hard (+1 at the argmax)
     or soft (+ the posterior probabilities).
 
@@ -261,6 +266,7 @@ class PairwiseBayesModel:
         self._alpha = np.zeros((0, 3, 3))
         self._beta = np.zeros((m, 0))
         self._delta = np.zeros((m, 0))
+        self._jcount = np.zeros(0, dtype=np.int64)   # pairs each judge has labelled so far
         self._logw = np.full(m, -np.log(m))
         self.n_items_seen_ = 0
         self.n_resamples_ = 0
@@ -300,6 +306,13 @@ class PairwiseBayesModel:
             tdraw = (self._rng.standard_normal((m, len(new_j))) if self.judge_ties
                      else np.zeros((m, len(new_j))))
             self._delta = np.concatenate([self._delta, tdraw], axis=1)
+            self._jcount = np.concatenate([self._jcount, np.zeros(len(new_j), dtype=np.int64)])
+            if self.learn_bias and len(self.judges_) > MAX_JOINT_JUDGES >= len(self.judges_) - len(new_j):
+                warnings.warn(
+                    f"PairwiseBayesModel: {len(self.judges_)} judges share one system of {self._beta.shape[0]} "
+                    f"particles. Beyond about {MAX_JOINT_JUDGES} judges the joint particle filter degenerates "
+                    f"and the biases become unreliable (docs/pairwise.md, 'Many judges'); fit the judges in "
+                    f"smaller groups (each with the humans) instead.", ConvergenceWarning, stacklevel=4)
 
     @property
     def _weights(self) -> np.ndarray:
@@ -524,6 +537,10 @@ class PairwiseBayesModel:
             self._logw = lwn[cut].copy()
             self.n_items_seen_ += acc
             self._ess.append((self.n_items_seen_, float(ess[cut])))
+            if len(self._jcount):
+                seen = (jp < acc) & (ch >= 0)
+                jj = np.unique(jp[seen] * len(self._jcount) + ch[seen] // 2) % len(self._jcount)
+                self._jcount = self._jcount + np.bincount(jj, minlength=len(self._jcount))
             if self.store_items:
                 out = np.column_stack([rho, (W * th[:acc]).sum(1), (W * ta[:acc]).sum(1)])
                 self._out.append(out)
@@ -557,13 +574,16 @@ class PairwiseBayesModel:
         u = (self._rng.random() + np.arange(M)) / M
         idx = np.minimum(np.searchsorted(np.cumsum(w), u), M - 1)
         beta = self._beta[idx]
-        step = self.jitter / np.sqrt(max(self.n_items_seen_, 1))
+        # per judge: jitter / sqrt(pairs this judge has labelled), so that a judge joining late in
+        # the stream is still explored (equal to the paper's jitter / sqrt(t) when every judge
+        # labels every pair)
+        step = self.jitter / np.sqrt(np.maximum(self._jcount, 1))[None, :]
         if self.learn_bias and self.jitter > 0 and beta.shape[1]:
-            beta = beta + self._rng.normal(0.0, step, beta.shape)
+            beta = beta + self._rng.normal(0.0, 1.0, beta.shape) * step
         self._beta = beta
         delta = self._delta[idx]
         if self.judge_ties and self.jitter > 0 and delta.shape[1]:
-            delta = delta + self._rng.normal(0.0, step, delta.shape)
+            delta = delta + self._rng.normal(0.0, 1.0, delta.shape) * step
         self._delta = delta
         self._logw = np.full(M, -np.log(M))
         self.n_resamples_ += 1
@@ -582,6 +602,7 @@ class PairwiseBayesModel:
                                                      "learn_confusion", "judge_ties", "store_items", "tol")},
             "humans": self.humans_, "judges": self.judges_, "n_items_seen": self.n_items_seen_,
             "n_resamples": self.n_resamples_, "chunk_len": self._chunk_len,
+            "judge_counts": self._jcount.tolist(),
             "rng": self._rng.bit_generator.state,
         }
         with open(path, "wb") as fh:
@@ -614,6 +635,7 @@ class PairwiseBayesModel:
         model.n_items_seen_ = int(meta["n_items_seen"])
         model.n_resamples_ = int(meta["n_resamples"])
         model._chunk_len = int(meta["chunk_len"])
+        model._jcount = np.asarray(meta["judge_counts"], dtype=np.int64)
         model._ess = [(float(a), float(b)) for a, b in arrays["ess"]]
         bg = getattr(np.random, meta["rng"]["bit_generator"])()
         bg.state = meta["rng"]
