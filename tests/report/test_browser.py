@@ -76,7 +76,7 @@ def test_every_section_plot_is_visible(page_session):
         sec = page.locator(f"#sec-{s.key}")
         assert sec.count() == 1
         for f in s.figures:
-            svg = page.locator(f"figure#{f.key} svg")
+            svg = page.locator(f"figure#fig-{f.key} svg")
             assert svg.count() == 1, f.key
             svg.scroll_into_view_if_needed()
             box = svg.bounding_box()

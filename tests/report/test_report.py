@@ -248,3 +248,11 @@ def test_inclusion_prob_may_be_nan_only_where_no_human_labelled(hostile_table):
     bad = np.full(t.n_items, np.nan)
     with pytest.raises(InvalidParameterError, match="nan only on items no human labelled"):
         build_report(t, inclusion_prob=bad, n_resamples=20)
+
+
+def test_html_ids_are_unique(written):
+    _, html, _, _ = written
+    ids = re.findall(r'\sid="([^"]+)"', html)
+    # SVG element ids (clip paths, glyphs) live inside inline SVGs: they must not collide across figures either
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    assert dupes == []

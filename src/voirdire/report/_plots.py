@@ -48,12 +48,18 @@ def _render(key: str, width: float, height: float, draw: Callable[[Any], None], 
         if title:
             meta["Title"] = title
         fig.savefig(buf, format="svg", metadata=meta)
-    return svg_of(buf.getvalue())
+    return svg_of(buf.getvalue(), key)
 
 
-def svg_of(svg: str) -> str:
-    """Strip the XML prologue of a matplotlib SVG and make it scale with its container."""
+def svg_of(svg: str, key: str = "") -> str:
+    """Strip the XML prologue of a matplotlib SVG, make it scale with its container and prefix every
+    element id (and every reference to one) with ``key``, so several inline SVGs never share an id."""
     svg = svg[svg.index("<svg"):]
+    if key:
+        prefix = re.sub(r"[^A-Za-z0-9_-]", "-", key) + "-"
+        svg = re.sub(r'(\sid=")([^"]+)"', lambda m: f'{m.group(1)}{prefix}{m.group(2)}"', svg)
+        svg = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}{m.group(1)})", svg)
+        svg = re.sub(r'(href=")#([^"]+)"', lambda m: f'{m.group(1)}#{prefix}{m.group(2)}"', svg)
     svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, count=1, flags=re.S)
     svg = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r"<svg\1", svg, count=1)
     return svg.replace("<svg", '<svg role="img" class="plot"', 1)
