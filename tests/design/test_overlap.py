@@ -45,7 +45,11 @@ def test_hand_checked_counts() -> None:
     fr = res.eligible_frame()
     assert fr.below_min.all() and list(fr.columns) == ["human", "judge", "eligible_items", "n_pairs", "below_min"]
     assert len(res.to_frame()) == 6 and "ratio" in res.to_frame()
-    assert res.to_dict()["primary"] == "p"
+    assert res.to_dict()["primary"] == "p" and "eligible_mask" not in res.to_dict()
+    assert res.eligible_items("p", "j").tolist() == ["1", "2", "3"]
+    assert res.eligible_items("s2", "j").tolist() == ["2", "3"]
+    with pytest.raises(InvalidParameterError, match="not a human"):
+        res.eligible_items("j", "j")
 
 
 def test_min_eligible_zero_does_not_warn() -> None:

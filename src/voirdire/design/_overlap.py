@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .._checks import check_positive_int
-from .._results import Result
+from .._results import Result, to_jsonable
 from ..data import AnnotationTable
 from ..exceptions import InvalidParameterError, SmallSampleWarning
 
@@ -84,6 +84,9 @@ class OverlapResult(Result):
         The threshold below which a warning was issued.
     below_min : tuple of tuple of str
         (human, judge) comparisons with fewer than ``min_eligible`` eligible items.
+    items, eligible_mask : numpy.ndarray
+        Item ids and the (humans x judges x items) eligibility mask behind ``eligible``; use
+        :meth:`eligible_items`.
     """
 
     raters: tuple[str, ...]
@@ -105,6 +108,29 @@ class OverlapResult(Result):
     n_pairs: np.ndarray
     min_eligible: int
     below_min: tuple[tuple[str, str], ...]
+    items: np.ndarray = dataclasses.field(default_factory=lambda: np.array([], dtype=object), repr=False)
+    eligible_mask: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0, 0), bool), repr=False)
+
+    def eligible_items(self, human: str, judge: str) -> np.ndarray:
+        """Ids of the items eligible for held-out ``human`` against ``judge``.
+
+        Examples
+        --------
+        >>> from voirdire.datasets import load_hanna
+        >>> res = overlap(load_hanna(criterion="Surprise"), judges=["ChatGPT"])
+        >>> len(res.eligible_items("human_1", "ChatGPT")) == int(res.eligible[0, 0])
+        True
+        """
+        if human not in self.humans:
+            raise InvalidParameterError(f"{human!r} is not a human of this table. Humans: {list(self.humans)}.")
+        if judge not in self.judges:
+            raise InvalidParameterError(f"{judge!r} is not among the judges of this result: {list(self.judges)}.")
+        return self.items[self.eligible_mask[self.humans.index(human), self.judges.index(judge)]]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe fields (the per-item eligibility mask is left out; see :meth:`eligible_items`)."""
+        return {f.name: to_jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)
+                if f.name not in ("items", "eligible_mask")}
 
     def to_frame(self) -> pd.DataFrame:
         """One row per rater pair (a < b): observed and expected overlap and their ratio."""
@@ -235,11 +261,13 @@ def overlap(table: AnnotationTable, *, judges: list[str] | tuple[str, ...] | Non
     n_h = ph.sum(axis=1)
     eligible = np.zeros((hidx.size, jidx.size), dtype=np.int64)
     n_pairs = np.zeros_like(eligible)
+    mask = np.zeros((hidx.size, jidx.size, n), dtype=bool)
     for a in range(hidx.size):
         pool = n_h - ph[:, a]
         base = (ph[:, a] > 0) & (pool > 0)
         for b, ji in enumerate(jidx):
             e = base & p[:, ji]
+            mask[a, b] = e
             eligible[a, b] = int(e.sum())
             n_pairs[a, b] = int(pool[e].sum())
     below = tuple((humans[a], judge_names[b]) for a in range(hidx.size) for b in range(jidx.size)
@@ -258,5 +286,5 @@ def overlap(table: AnnotationTable, *, judges: list[str] | tuple[str, ...] | Non
         observed=observed, expected=expected, primary=primary, secondaries=secondaries,
         shared_panel=shared_panel, panel_share=panel_share, global_overlap_rate=global_rate,
         humans=humans, judges=judge_names, eligible=eligible, n_pairs=n_pairs,
-        min_eligible=min_eligible, below_min=below,
+        min_eligible=min_eligible, below_min=below, items=table.items, eligible_mask=mask,
     )
