@@ -256,3 +256,21 @@ def test_html_ids_are_unique(written):
     # SVG element ids (clip paths, glyphs) live inside inline SVGs: they must not collide across figures either
     dupes = sorted({i for i in ids if ids.count(i) > 1})
     assert dupes == []
+
+
+@pytest.mark.parametrize("judges", [[], ["a", "b", "c"]])
+def test_no_judge_or_no_human(judges):
+    """Humans only, or judges only: the sections that need both say why, the rest still run."""
+    from voirdire.data import AnnotationTable
+
+    items = [i for i in range(12) for _ in range(3)]
+    raters = ["a", "b", "c"] * 12
+    labels = [(i + r) % 2 for i in range(12) for r in range(3)]
+    t = AnnotationTable.from_arrays(items, raters, labels, judges=judges)
+    rep = build_report(t, n_resamples=20)
+    jsonschema.validate(rep.to_dict(), report_schema())
+    assert [s.key for s in rep.sections if s.status == "error"] == []
+    assert rep.section("validation").status == "not available"
+    if not judges:
+        assert rep.section("agreement").status == "ok"
+    render_html(rep)
