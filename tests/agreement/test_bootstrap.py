@@ -142,3 +142,20 @@ def test_bootstrap_coverage(name, sim):
     cov = _coverage(fn, truth, reps, n=160, seed=10_000, **sim)
     print(f"coverage {name}: {cov:.3f} over {reps} runs")
     assert abs(cov - 0.95) <= _tolerance(0.95, reps), (name, cov)
+
+
+def test_type_compressed_bootstrap_has_the_same_distribution():
+    # 600 items of 3 complete raters and 3 categories: at most 10 count patterns, so the bootstrap
+    # draws the multiplicity of each pattern from Multinomial(n, n_t / n). Its distribution must match
+    # the plain index bootstrap (means and SDs of 3000 resamples within Monte Carlo error).
+    t, _ = _sim(600, R=3, miss=0.0, seed=11)
+    prep = prepare(t, raters=None, policy="exclude", func="test")
+    spec = _make_spec("fleiss_kappa", prep)
+    unit, n_units, _ = _core._units(prep, spec.unit_mask())
+    S = _core._aggregate(spec.stats(), unit, n_units)
+    assert _core._unit_types([S], n_units) is not None
+    a = _core.bootstrap([spec], [S], unit, n_units, 3000, 1)[0]
+    b = _core.bootstrap([spec], [S], unit, n_units, 3000, 2, compress=False)[0]
+    se = a.std()
+    assert abs(a.mean() - b.mean()) < 4 * se * np.sqrt(2 / 3000)
+    assert abs(a.std() / b.std() - 1) < 4 * np.sqrt(1 / 3000)

@@ -42,7 +42,7 @@ def _counts(prep: Prepared, mask: np.ndarray | None = None) -> Any:
     return sp.csr_matrix((np.ones(item.shape[0]), (item, code)), shape=(nI, q))
 
 
-def _rowdot(N: Any, M: np.ndarray) -> np.ndarray:
+def _rowdot(N: Any, M: np.ndarray, r: np.ndarray | None = None) -> np.ndarray:
     """``diag(N M N^T)`` for a dense or sparse N and a dense square M.
 
     ``M = a I + b 1 1^T`` (identity weights, nominal distances) takes a fast path:
@@ -56,7 +56,8 @@ def _rowdot(N: Any, M: np.ndarray) -> np.ndarray:
             sq = N.multiply(N).sum(axis=1) if sp.issparse(N) else np.einsum("ik,ik->i", N, N)
             out = a * np.asarray(sq).ravel()
             if b:
-                r = np.asarray(N.sum(axis=1)).ravel()
+                if r is None:
+                    r = np.asarray(N.sum(axis=1)).ravel()
                 out += b * r * r
             return out
     NM = N @ M
@@ -225,8 +226,12 @@ class _AlphaMatrix(_Spec):
         self.N = _counts(prep)
         r = self.r
         self.pair = r >= 2
-        within = _rowdot(self.N, self.D) - np.asarray(self.N @ np.diag(self.D)).ravel()
+        within = _rowdot(self.N, self.D, r)
+        if np.any(np.diag(self.D)):
+            within -= np.asarray(self.N @ np.diag(self.D)).ravel()
         self.d = np.where(self.pair, within / np.where(self.pair, r - 1, 1.0), 0.0)
+        self.pf = self.pair.astype(np.float64)
+        self.c_pair = np.asarray(self.N.T @ self.pf).ravel()  # pooled counts of the pairable values
 
     def unit_mask(self) -> np.ndarray:
         return self.pair
@@ -239,8 +244,7 @@ class _AlphaMatrix(_Spec):
         return _hstack([self.r * p, self.d, Np])
 
     def totals(self) -> np.ndarray:
-        p = self.pair.astype(float)
-        return np.concatenate([[float(self.r @ p), self.d.sum()], np.asarray(self.N.T @ p).ravel()])
+        return np.concatenate([[float(self.r @ self.pf), self.d.sum()], self.c_pair])
 
     def estimate(self, sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = sums[:, 0]
@@ -264,14 +268,13 @@ class _AlphaMatrix(_Spec):
         n = int(np.count_nonzero(m))
         if n < 2:
             return None
-        r, d = self.r, self.d  # both 0 off the pairable items
-        mf = m.astype(float)
-        rsum = float(r @ mf)
+        r, d = self.r, self.d  # d is 0 off the pairable items
+        rsum = float(r @ self.pf)
         rbar = rsum / n
         eps = 1.0 / rsum
-        pa1 = float(np.sum((r - d) * mf)) / (n * rbar)
+        pa1 = (rsum - float(d.sum())) / (n * rbar)
         pa = (1 - eps) * pa1 + eps
-        pi = np.asarray(self.N.T @ mf).ravel() / (n * rbar)
+        pi = self.c_pair / (n * rbar)
         Dpi = self.D @ pi
         pe = 1.0 - float(pi @ Dpi)
         if pe >= 1:
@@ -652,19 +655,61 @@ def _draw_block(gen: np.random.Generator, b: int, n_units: int) -> np.ndarray:
     return W
 
 
+def _unit_types(stats_list: Sequence[Any], n_units: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Group units whose statistics rows are identical in every spec.
+
+    Returns ``(type_of_unit, n_per_type)`` when there are at most a quarter as many types as
+    units (categorical data: items with the same label counts are interchangeable), else None.
+    """
+    mats = [st for st in stats_list if st is not None]
+    if n_units < 64 or not mats or any(sp.issparse(m) for m in mats):
+        return None
+    M = np.hstack([np.asarray(m, dtype=np.float64).reshape(n_units, -1) for m in mats])
+    if M.shape[1] > 256:
+        return None
+    h = M @ np.random.default_rng(12345).standard_normal(M.shape[1])  # fixed projection: a row hash
+    keys, first, inv = np.unique(h, return_index=True, return_inverse=True)
+    if keys.size * 4 > n_units:
+        return None
+    if not np.array_equal(M, M[first][inv]):  # a hash collision: do not compress
+        return None
+    return inv.ravel(), np.bincount(inv.ravel(), minlength=keys.size)
+
+
 def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarray, n_units: int, B: int,
-              rng: Any) -> list[np.ndarray]:
+              rng: Any, *, compress: bool = True) -> list[np.ndarray]:
     """``B`` resampled estimates of each spec (``nan`` where undefined or where ``stats`` is None).
 
-    Resample ``b`` draws ``n_units`` unit indices uniformly with replacement; its weight vector
-    (multiplicity of each unit) multiplies the per-unit statistics. Blocks of resamples keep
-    the weight matrix near ``_BLOCK_CELLS`` entries. The stream of draws depends only on ``rng``,
-    ``B`` and ``n_units``.
+    A resample draws ``n_units`` units uniformly with replacement; its weight vector (the
+    multiplicity of each unit) multiplies the per-unit statistics, blocks of resamples at a time
+    (one matrix product per block). When many units have identical statistics (categorical
+    labels), the multiplicities of each *type* of unit are drawn directly from their exact joint
+    law, ``Multinomial(n_units, n_type / n_units)``, which costs O(types) instead of O(units) per
+    resample and gives the same bootstrap distribution. The draws depend only on ``rng`` and the
+    data.
     """
     boots = [np.full(B, np.nan) for _ in specs]
     if not B or n_units < 2 or all(st is None for st in stats_list):
         return boots
     gen = as_generator(rng)
+    # (ordinal alpha needs each unit's own label counts, which its statistics rows do not identify)
+    compress = compress and not any(isinstance(s, _AlphaOrdinal) for s in specs)
+    types = _unit_types(stats_list, n_units) if compress else None
+    if types is not None:
+        type_of_unit, n_per_type = types
+        first = np.zeros(n_per_type.size, dtype=np.int64)
+        first[type_of_unit[::-1]] = np.arange(n_units)[::-1]
+        reduced = [None if st is None else np.asarray(st)[first] for st in stats_list]
+        pvals = n_per_type / n_units
+        block = max(1, min(B, _BLOCK_CELLS // max(n_per_type.size, 1)))
+        for start in range(0, B, block):
+            b = min(block, B - start)
+            Wt = gen.multinomial(n_units, pvals, size=b).astype(np.float64)
+            for j, (s, st) in enumerate(zip(specs, reduced)):
+                if st is None:
+                    continue
+                boots[j][start:start + b] = s.from_weights(Wt, st)
+        return boots
     block = max(1, min(B, _BLOCK_CELLS // max(n_units, 1)))
     for start in range(0, B, block):
         b = min(block, B - start)
