@@ -589,10 +589,22 @@ def pairwise_section(ctx: Context, w: Writer) -> None:
                                    title="Position bias per judge"),
                  caption="An interval clear of 0 is evidence of position bias; β is identified only for judges "
                          "asked in both orders.")
+        # which judges were asked in both orders (only there is beta identified by the swap)
+        both = []
+        for j in judges:
+            o = pt.orders[pt.rater_idx == pt.rater_index(j)]
+            both.append(bool(np.isin(0, o) and np.isin(1, o)))
+        w.put("judge_both_orders", both)
         rows = [[j, w.num(f"posterior/bias_mean/{k}"), w.num(f"posterior/bias_sd/{k}"),
-                 w.ci(f"posterior/bias_low/{k}", f"posterior/bias_high/{k}")] for k, j in enumerate(judges)]
-        w.table("bias", "Position bias per judge", ["judge", "β (mean)", "sd", f"{ctx.cl_pct} credible interval"],
-                rows)
+                 w.ci(f"posterior/bias_low/{k}", f"posterior/bias_high/{k}"), "yes" if both[k] else "no"]
+                for k, j in enumerate(judges)]
+        w.table("bias", "Position bias per judge", ["judge", "β (mean)", "sd", f"{ctx.cl_pct} credible interval",
+                                                    "asked in both orders"], rows)
+        one = [j for j, b in zip(judges, both) if not b]
+        if one:
+            w.text(f"{', '.join(one)} {'was' if len(one) == 1 else 'were'} asked in one order only: β is then "
+                   "confounded with the pairs' quality difference and must not be read as position bias.",
+                   "warning")
     humans = d["humans"]
     if humans:
         order = list(range(len(humans)))
