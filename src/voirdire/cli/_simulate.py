@@ -164,35 +164,32 @@ def simulate_command(
 
 
 def _render(res: Any) -> None:
+    from rich import box
     from rich.table import Table
 
     from ..report._format import fmt_int, fmt_num
 
-    t3 = res.table3()
-    t = Table(title=f"Decisions vs the full matrix ({res.n_repetitions} runs per cell, "
-                    f"{res.n_validations:,} validations, {res.elapsed_s:.1f} s on {res.executor})",
-              title_justify="left")
-    for c in ("group", "coverage", "design", "cells SP/BP/R", "mean FR", "mean FA", "mean WDR", "boundary WDR"):
-        t.add_column(c, justify="left" if c in ("group", "design") else "right", no_wrap=True)
-    for r in t3.itertuples():
-        t.add_row(str(r.group), f"{r.coverage:g}", str(r.design),
-                  f"{fmt_int(r.n_strong_pass)}/{fmt_int(r.n_boundary_pass)}/{fmt_int(r.n_reject)}",
-                  fmt_num(r.mean_fr), fmt_num(r.mean_fa), fmt_num(r.mean_wdr), fmt_num(r.boundary_wdr))
-    console.print(t)
-    t2 = res.table2()
-    k = Table(title="Ranking", title_justify="left")
-    for c in ("group", "coverage", "design", "mean rank error", "mean top-1 error"):
-        k.add_column(c, justify="left" if c in ("group", "design") else "right", no_wrap=True)
-    for r in t2.itertuples():
-        k.add_row(str(r.group), f"{r.coverage:g}", str(r.design), fmt_num(r.mean_rank_error), fmt_num(r.mean_top1_error))
-    console.print(k)
-    t1 = res.table1()
-    g = t1.groupby(["group", "coverage", "design"], sort=False).agg(
+    console.print(f"{res.n_validations:,} sparse validations ({res.n_repetitions} runs per cell, design and "
+                  f"coverage) in {res.elapsed_s:.1f} s on {res.executor} ({res.n_workers} worker(s)); seed {res.seed}.",
+                  highlight=False, soft_wrap=True)
+    t3, t2, t1 = res.table3(), res.table2(), res.table1()
+    a1 = t1.groupby(["group", "coverage", "design"], sort=False).agg(
         abs_bias=("abs_bias", "mean"), std=("std", "mean"), reliability=("reliability", "mean")).reset_index()
-    a = Table(title="Human-pool alpha (mean over settings)", title_justify="left")
-    for c in ("group", "coverage", "design", "abs bias", "std", "reliability"):
-        a.add_column(c, justify="left" if c in ("group", "design") else "right", no_wrap=True)
-    for r in g.itertuples():
-        a.add_row(str(r.group), f"{r.coverage:g}", str(r.design), fmt_num(r.abs_bias), fmt_num(r.std),
-                  fmt_num(r.reliability, 2))
-    console.print(a)
+    for g, d3 in t3.groupby("group", sort=False):
+        d2 = t2[t2.group == g].set_index(["coverage", "design"])
+        da = a1[a1.group == g].set_index(["coverage", "design"])
+        r0 = d3.iloc[0]
+        t = Table(title=f"{g}: {fmt_int(r0.n_strong_pass)} strong-pass, {fmt_int(r0.n_boundary_pass)} boundary-pass, "
+                        f"{fmt_int(r0.n_reject)} reject cells", title_justify="left", box=box.SIMPLE_HEAD)
+        for c in ("rho", "design", "FR", "FA", "WDR", "bound.", "rank", "top-1", "alpha"):
+            t.add_column(c, justify="left" if c == "design" else "right", no_wrap=True)
+        for r in d3.itertuples():
+            k = (r.coverage, r.design)
+            t.add_row(f"{r.coverage:g}", str(r.design), fmt_num(r.mean_fr), fmt_num(r.mean_fa), fmt_num(r.mean_wdr),
+                      fmt_num(r.boundary_wdr), fmt_num(d2.loc[k, "mean_rank_error"]),
+                      fmt_num(d2.loc[k, "mean_top1_error"]), fmt_num(da.loc[k, "reliability"], 2))
+        console.print(t)
+    console.print("[dim]rho: per-secondary coverage. FR: share of runs rejecting a strong-pass cell; FA: accepting a "
+                  "reject cell; WDR: any wrong decision; bound.: WDR on boundary-pass cells (means over cells). "
+                  "rank / top-1: rank error and top-1 error against the full matrix; alpha: share of runs with the "
+                  "human-pool alpha within 0.05 of the full matrix's.[/]", highlight=False, soft_wrap=True)
