@@ -216,6 +216,26 @@ class _GwetFamily(_Spec):
         return np.where(m, x - est, 0.0), n, m
 
 
+def _alpha_influence(r: np.ndarray, d: np.ndarray, nDpi: np.ndarray, m: np.ndarray, rbar: float, pa: float,
+                     pe: float, a1: float) -> np.ndarray:
+    """Gwet's (2014) linearised contributions of Krippendorff's alpha, minus their mean ``a1``.
+
+    With ``pa_i = r_i (1 - pa)/rbar - d_i/rbar + pa`` and ``pe_i = r_i (1 - pe)/rbar - (n_i D pi)/rbar + pe``,
+    ``x_i = [pa_i - pe - 2 (1 - a1)(pe_i - pe)] / (1 - pe)`` is affine in ``(r_i, d_i, n_i D pi)``.
+    """
+    den = 1 - pe
+    c0 = (pa - pe) / den - a1
+    cr = ((1 - pa) - 2 * (1 - a1) * (1 - pe)) / (rbar * den)
+    cd = -1.0 / (rbar * den)
+    cn = 2 * (1 - a1) / (rbar * den)
+    e = cr * r
+    e += cd * d
+    e += cn * nDpi
+    e += c0
+    e *= m
+    return e
+
+
 class _AlphaMatrix(_Spec):
     """Krippendorff's alpha with a q x q distance matrix (nominal; ratio on few values)."""
 
@@ -280,11 +300,8 @@ class _AlphaMatrix(_Spec):
         if pe >= 1:
             return None
         a1 = (pa1 - pe) / (1 - pe)
-        pa_i = (r - d) / rbar - pa * (r - rbar) / rbar
-        k_i = (pa_i - pe) / (1 - pe)
-        pe_i = (r * pi.sum() - np.asarray(self.N @ Dpi).ravel()) / rbar - pe * (r - rbar) / rbar
-        x = k_i - 2 * (1 - a1) * (pe_i - pe) / (1 - pe)
-        return np.where(m, x - a1, 0.0), n, m
+        nDpi = np.asarray(self.N @ Dpi).ravel()
+        return _alpha_influence(r, d, nDpi, m, rbar, pa, pe, a1), n, m
 
 
 class _AlphaMoments(_Spec):
@@ -323,26 +340,30 @@ class _AlphaMoments(_Spec):
             m = r
         s1 = np.bincount(prep.item, weights=vv, minlength=nI)
         s2 = np.bincount(prep.item, weights=vv * vv, minlength=nI)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ss = np.where(m > 0, s2 - s1 * s1 / np.where(m > 0, m, 1.0), 0.0)
-        ss = np.maximum(ss, 0.0)
+        ss = s2 - s1 * s1 / np.maximum(m, 1.0)  # within-item sum of squares (0 when m <= 1)
+        np.maximum(ss, 0.0, out=ss)
         # the abstention class (disagree policy) sits at the squared range, 1 after scaling
         self.delta = 1.0 if has_abst else 0.0
-        pf = pair.astype(np.float64)
-        self.m, self.s1, self.s2, self.a = m * pf, s1 * pf, s2 * pf, a * pf
-        within = 2 * self.m * ss + self.delta * (2 * self.a * self.m + self.a * (self.a - 1))
-        self.d = np.where(pair, within / np.where(pair, r - 1, 1.0), 0.0)
+        within = 2 * m * ss
+        if has_abst:
+            within += 2 * a * m + a * (a - 1)
+        # within is 0 on items with fewer than two labels, so no mask is needed here
+        self.d = within / np.maximum(r - 1, 1.0)
+        # m, s1, s2, a are NOT masked to the pairable items: sums use the mask pf
+        self.m, self.s1, self.s2, self.a = m, s1, s2, a
+        self.pf = pair.astype(np.float64)
 
     def unit_mask(self) -> np.ndarray:
         return self.pair
 
     def stats(self) -> Any:
-        p = self.pair.astype(float)
-        return np.column_stack([self.r * p, self.d, self.m, self.s1, self.s2, self.a])
+        p = self.pf
+        return np.column_stack([self.r * p, self.d, self.m * p, self.s1 * p, self.s2 * p, self.a * p])
 
     def totals(self) -> np.ndarray:
-        p = self.pair.astype(float)
-        return np.array([float(self.r @ p), self.d.sum(), self.m.sum(), self.s1.sum(), self.s2.sum(), self.a.sum()])
+        p = self.pf
+        return np.array([float(self.r @ p), self.d.sum(), float(self.m @ p), float(self.s1 @ p), float(self.s2 @ p),
+                         float(self.a @ p)])
 
     def estimate(self, sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n, sd, M, S1, S2, A = (sums[:, j] for j in range(6))
@@ -367,27 +388,26 @@ class _AlphaMoments(_Spec):
         n = int(np.count_nonzero(m))
         if n < 2:
             return None
-        r, d = self.r, self.d  # mi, s1, s2, a, d are 0 off the pairable items
-        mf = m.astype(np.float64)
-        rsum = float(r @ mf)
+        r, d = self.r, self.d  # d is 0 off the pairable items
+        rsum = float(r @ self.pf)
         rbar = rsum / n
         eps = 1.0 / rsum
         pa1 = (rsum - d.sum()) / (n * rbar)
         pa = (1 - eps) * pa1 + eps
-        mi, s1, s2, a = self.m, self.s1, self.s2, self.a
-        P, M1, M2, PA = mi.sum() / rsum, s1.sum() / rsum, s2.sum() / rsum, a.sum() / rsum
+        mi, s1, s2, a = self.m, self.s1, self.s2, self.a  # unmasked: the result is masked below
+        pf = self.pf
+        P, M1, M2, PA = (float(mi @ pf) / rsum, float(s1 @ pf) / rsum, float(s2 @ pf) / rsum,
+                         float(a @ pf) / rsum)
         dl = self.delta
         piDpi = 2 * (P * M2 - M1 * M1) + dl * PA * (P + 1)
         pe = 1.0 - piDpi
         if piDpi <= 0:
             return None
         a1 = (pa1 - pe) / (1 - pe)
-        nDpi = s2 * P - 2 * s1 * M1 + mi * M2 + mi * PA * dl + a * dl
-        pa_i = (r - d) / rbar - pa * (r - rbar) / rbar
-        k_i = (pa_i - pe) / (1 - pe)
-        pe_i = (r - nDpi) / rbar - pe * (r - rbar) / rbar
-        x = k_i - 2 * (1 - a1) * (pe_i - pe) / (1 - pe)
-        return np.where(m, x - a1, 0.0), n, m
+        nDpi = s2 * P - 2 * M1 * s1 + M2 * mi
+        if dl:
+            nDpi += (PA * dl) * mi + dl * a
+        return _alpha_influence(r, d, nDpi, m, rbar, pa, pe, a1), n, m
 
 
 class _AlphaOrdinal(_AlphaMoments):
@@ -434,7 +454,7 @@ class _AlphaOrdinal(_AlphaMoments):
         M = c.sum(axis=1)
         S1 = np.sum(c * mid, axis=1)
         S2 = np.sum(c * mid * mid, axis=1)
-        A = Wi @ self.a
+        A = Wi @ (self.a * self.pf)
         de_num = 2 * (M * S2 - S1 * S1) + dl * (2 * A * M + A * (A - 1))
         de_num = np.where(de_num > 1e-12 * np.maximum(n * n, 1.0), de_num, 0.0)
         est = 1 - _safe_div(sd / n, _safe_div(de_num, n * (n - 1)))
@@ -755,15 +775,17 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
             inf = s.influence(est)
             if inf is not None:
                 e, n_an, m_an = inf
-                ok = unit >= 0
-                tot = np.bincount(unit[ok], weights=e[ok], minlength=n_units)
-                C = int(np.count_nonzero(np.bincount(unit[m_an & ok], minlength=n_units)))
-                if s.fce:
-                    var = float(np.sum(tot ** 2)) / n_an ** 2
-                elif unit_kind == "item":
-                    var = float(np.sum(e ** 2)) / (n_an * (n_an - 1))
+                if unit_kind == "item":  # one item per unit: the unit totals are the e_i
+                    ee = float(e @ e)
+                    var = ee / n_an ** 2 if s.fce else ee / (n_an * (n_an - 1))
                 else:
-                    var = (C / (C - 1)) * float(np.sum(tot ** 2)) / n_an ** 2 if C > 1 else float("nan")
+                    ok = unit >= 0
+                    tot = np.bincount(unit[ok], weights=e[ok], minlength=n_units)
+                    C = int(np.count_nonzero(np.bincount(unit[m_an & ok], minlength=n_units)))
+                    if s.fce:
+                        var = float(tot @ tot) / n_an ** 2
+                    else:
+                        var = (C / (C - 1)) * float(tot @ tot) / n_an ** 2 if C > 1 else float("nan")
                 a_se = math.sqrt(var) if var >= 0 else float("nan")
         if good.size >= 2 and math.isfinite(est):
             low, high = (float(v) for v in np.quantile(good, [lo_q, hi_q]))
