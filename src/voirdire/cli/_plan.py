@@ -267,17 +267,17 @@ def _progress_bar(show: bool) -> Any:
 
 
 def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: list[str]) -> None:
+    from rich import box
     from rich.table import Table
 
     from ..report._format import fmt_int, fmt_num, fmt_pct
 
     for j, r in out["certification"].items():
         t = Table(title=f"Certify {j}: m*_cert = {fmt_int(r.m_star)} eligible items per held-out human",
-                  title_justify="left")
+                  title_justify="left", box=box.SIMPLE_HEAD)
         if r.humans:
-            for c in ("held-out human", "d_k", "sigma0", "eligible now", "m* (this human)", "more needed",
-                      "P(false reject) now"):
-                t.add_column(c, justify="left" if c == "held-out human" else "right", no_wrap=True)
+            for c in ("held-out", "d_k", "sigma0", "eligible", "m*", "more", "P(FR) now"):
+                t.add_column(c, justify="left" if c == "held-out" else "right", no_wrap=True)
             fr = r.to_frame()
             for row in fr.itertuples():
                 need = "" if not np.isfinite(row.m_star) else fmt_int(max(0, row.m_star - row.eligible_items))
@@ -292,7 +292,16 @@ def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: li
             f"z = {fmt_num(r.z)} (a = {r.significance_level:g}); design effect from clusters "
             f"{fmt_num(r.design_effect, 2)}.", highlight=False, soft_wrap=True)
     for j, msg in errors.items():
-        console.print(f"[red]{j}:[/] {msg}", highlight=False, soft_wrap=True)
+        short = msg.split(": the judge")[0] if j != "ranking" else msg
+        console.print(f"[red]{j}:[/] {short}" + (": no budget certifies it." if j != "ranking" else ""),
+                      highlight=False, soft_wrap=True)
+    if any(j != "ranking" for j in errors):
+        console.print("[dim]mu_d + epsilon <= 0: the judge falls short of the human baseline by more than the "
+                      "tolerance; more overlap only makes the rejection more certain.[/]", highlight=False, soft_wrap=True)
+    if out["certification"]:
+        console.print("[dim]d_k: judge minus held-out human agreement with the other humans; eligible: items the "
+                      "comparison uses now; m*: what this comparison needs; more: m* - eligible; P(FR) now: "
+                      "approximate false-reject probability today.[/]", highlight=False, soft_wrap=True)
     rk = out["ranking"]
     if rk is not None:
         console.print(
@@ -307,8 +316,8 @@ def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: li
     sim = out["simulation"]
     if sim is not None:
         t = Table(title=f"Simulated decision ({sim.design} design, {sim.n_repetitions} runs per budget, "
-                        f"{sim.n_humans} humans, {fmt_int(sim.n_items)} items)", title_justify="left")
-        for c in ("items per secondary", "coverage", "FR (judge = human)", f"FA (d = {sim.reject_d:.3f})", "meets targets"):
+                        f"{sim.n_humans} humans, {fmt_int(sim.n_items)} items)", title_justify="left", box=box.SIMPLE_HEAD)
+        for c in ("per secondary", "coverage", "FR (d = 0)", f"FA (d = {sim.reject_d:.3f})", "meets targets"):
             t.add_column(c, justify="right", no_wrap=True)
         for row in sim.to_frame().itertuples():
             t.add_row(fmt_int(row.budget), fmt_pct(row.coverage), fmt_pct(row.false_reject), fmt_pct(row.false_accept),
