@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from voirdire.exceptions import InvalidParameterError
+from voirdire.exceptions import InfeasiblePlanError, InvalidParameterError
 from voirdire.simulate import (ExperimentSetting, LatentClassModel, run_experiment, simulate_annotations,
                                sparse_overlap_settings)
 from voirdire.simulate._alpha import alpha_dense
@@ -101,6 +101,10 @@ def test_errors(settings) -> None:
         run_experiment(settings, scheduler=3.5, n_repetitions=1)
     with pytest.raises(InvalidParameterError, match="exactly one of table= or model="):
         ExperimentSetting(name="x")
+    t = settings[0].table
+    short = t.select(label_mask=~((t.rater_idx == 1) & (t.label_item < 10)))
+    with pytest.raises(InfeasiblePlanError, match="Lower the coverage"):
+        run_experiment([short], coverages=[1.0], n_repetitions=1)
     sim = simulate_annotations(n_items=20, n_humans=2, judge_accuracies=[], rng=0)
     with pytest.raises(InvalidParameterError, match="no judge"):
         run_experiment([sim], n_repetitions=1)

@@ -17,7 +17,7 @@ from .._checks import check_choice, check_positive_int
 from .._results import Result
 from ..data import AnnotationTable
 from ..design._core import DESIGNS
-from ..exceptions import InvalidParameterError, VoirdireError
+from ..exceptions import InfeasiblePlanError, InvalidParameterError, VoirdireError
 from ..validation import loo_core, rank_error, top1_error
 from ._alpha import alpha_dense
 from ._generators import LatentClassModel, SimulatedAnnotations
@@ -519,6 +519,14 @@ def run_experiment(
         pr, cl = _prepare(st, score, float(epsilon), rank_by)
         prepared.append(pr)
         cells.append(cl)
+    for pr in prepared:
+        if pr.model is None:
+            have = (pr.codes[:, pr.secondary_cols] >= 0).sum(axis=0)
+            m = budget_for(max(covs), pr.codes.shape[0])
+            if have.size and have.min() < m:
+                raise InfeasiblePlanError(
+                    f"Setting {pr.name!r}: coverage {max(covs):g} needs {m} labels per secondary, but a secondary "
+                    f"has only {int(have.min())} in the full matrix. Lower the coverage.")
     payload = _Payload(settings=tuple(prepared), designs=designs, coverages=tuple(covs),
                        n_repetitions=n_repetitions, epsilon=float(epsilon), score=score, rank_by=rank_by,
                        entropy=seed)
