@@ -98,3 +98,17 @@ def test_expected_overlap_matches_observed_in_simulation() -> None:
     assert np.allclose(prim, 1.0)
     se = np.sqrt(4.06) / 5 / np.sqrt(len(ratios))
     assert abs(np.mean(ratios) - 1.0) < 4 * se
+
+
+def test_rater_order_does_not_matter() -> None:
+    t = subsample(simulate_annotations(n_items=80, n_humans=4, judge_accuracies=[0.8, 0.7], rng=3).table,
+                  "random", 0.3, rng=2)
+    a = overlap(t, min_eligible=0)
+    order = list(reversed(t.raters.tolist()))
+    b = overlap(t.select(raters=order), min_eligible=0)
+    ia = [a.raters.index(r) for r in order]
+    np.testing.assert_array_equal(a.observed[np.ix_(ia, ia)], b.observed)
+    ha = [a.humans.index(h) for h in b.humans]
+    ja = [a.judges.index(j) for j in b.judges]
+    np.testing.assert_array_equal(a.eligible[np.ix_(ha, ja)], b.eligible)
+    assert a.primary == b.primary

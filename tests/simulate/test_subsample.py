@@ -74,3 +74,8 @@ def test_summeval_and_lesion_subsample() -> None:
     n = (sp.dense() >= 0).sum(axis=0)
     assert n[prim] == (d[:, prim] >= 0).sum()
     assert sorted(n[les.human_idx].tolist())[:5] == [125] * 5
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_full_coverage_returns_the_full_table(full, design: str) -> None:
+    assert subsample(full, design, 1.0, rng=0).fingerprint() == full.fingerprint()
