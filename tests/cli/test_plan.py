@@ -61,6 +61,17 @@ def test_plan_json_matches_library(pilot_csv) -> None:
     assert d["simulation"] is None
 
 
+def test_plan_with_kappa(pilot_csv) -> None:
+    p, table = pilot_csv
+    r = runner.invoke(app, ["plan", str(p), "-j", "judge_1", "--score", "kappa", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)["certification"]["judge_1"]
+    lib = plan_certification(table, judge="judge_1", score="kappa")
+    # same d_k; sigma0 is a bootstrap figure (the file's row order changes the draws)
+    assert d["score"] == "kappa" and d["mu_d"] == pytest.approx(lib.mu_d)
+    assert 0.7 < d["m_star"] / lib.m_star < 1.4
+
+
 def test_plan_table_with_simulation(pilot_csv) -> None:
     p, _ = pilot_csv
     r = runner.invoke(app, ["plan", str(p), "-j", "judge_1", "--budget", "20,60", "--repetitions", "10"])

@@ -15,7 +15,7 @@ from voirdire.design import (false_reject_probability, plan_by_simulation, plan_
                              plan_ranking)
 from voirdire.design._simplan import fit_latent_class
 from voirdire.exceptions import InfeasiblePlanError, InvalidParameterError
-from voirdire.simulate import LatentClassModel, simulate_annotations
+from voirdire.simulate import LatentClassModel, simulate_annotations, subsample
 from voirdire.validation import loo_core
 
 
@@ -253,3 +253,22 @@ def test_plan_by_simulation_moves_an_unreachable_reject_probe() -> None:
     assert res.reject_d == pytest.approx(0.5 * (0.1625 - 0.228125 - 0.05))
     with pytest.raises(InvalidParameterError, match="cannot reject anyone"):
         plan_by_simulation(model=m, budgets=[50], n_repetitions=3, epsilon=0.07)
+
+
+def test_ratio_scores_plan_by_bootstrap() -> None:
+    from voirdire.design._planning import _bootstrap_moments
+
+    t = subsample(simulate_annotations(n_items=600, n_humans=3, n_categories=3, judge_accuracies=[0.85], rng=1).table,
+                  "random", 0.3, rng=0)
+    closed = plan_certification(t)
+    # the bootstrap route, applied to observed agreement, agrees with the closed-form linearisation
+    d, s, e, _ = _bootstrap_moments(t, "judge_1", score="agreement", n_resamples=300, rng=0)
+    np.testing.assert_allclose(d, closed.mu_d_by_human)
+    np.testing.assert_allclose(s, closed.sigma0_by_human, rtol=0.12)
+    k = plan_certification(t, score="kappa", n_resamples=100)
+    la = loo_core(t.dense(), t.human_idx, np.array([t.rater_index("judge_1")]), n_categories=3, score="kappa")
+    np.testing.assert_allclose(k.mu_d_by_human, la.d[0])
+    assert k.score == "kappa" and any("delta method" in a for a in k.assumptions)
+    assert k.m_star == math.ceil(k.z**2 * k.sigma0**2 / (k.mu_d + 0.05) ** 2)
+    with pytest.raises(InvalidParameterError, match="'score' parameter of plan_certification"):
+        plan_certification(t, score="f1")

@@ -23,6 +23,13 @@ class TableOrJson(str, Enum):
     json = "json"
 
 
+class ScoreName(str, Enum):
+    agreement = "agreement"
+    alpha = "alpha"
+    kappa = "kappa"
+    ac1 = "ac1"
+
+
 class DesignName(str, Enum):
     random = "random"
     strat = "strat"
@@ -162,6 +169,8 @@ def plan_command(
     epsilon: float = typer.Option(0.05, "--epsilon", help="Tolerance of the leave-one-out rule (d_k >= -epsilon)."),
     significance_level: float = typer.Option(0.05, "--significance-level",
                                              help="One comparison may falsely reject with probability a/2."),
+    score: ScoreName = typer.Option(ScoreName.agreement, "--score",
+                                    help="Score of the rule: agreement (closed form) or alpha/kappa/ac1 (bootstrap sigma0)."),
     mu_d: float | None = typer.Option(None, "--mu-d", help="Mean per-item difference judge - human (no pilot)."),
     sigma0: float | None = typer.Option(None, "--sigma0", help="Its per-item standard deviation (no pilot)."),
     delta_min: float | None = typer.Option(None, "--delta-min", help="Smallest gap between the best judge and a rival (no pilot)."),
@@ -226,7 +235,8 @@ def plan_command(
         for j in judges:
             try:
                 out["certification"][j] = plan_certification(table, judge=j, epsilon=epsilon,
-                                                              significance_level=significance_level)
+                                                              significance_level=significance_level,
+                                                              score=score.value, rng=seed)
             except InfeasiblePlanError as exc:
                 errors[j] = str(exc)
         if len(judges) >= 2:

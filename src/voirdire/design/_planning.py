@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._checks import check_probability
+from .._checks import as_generator, check_choice, check_positive_int, check_probability
 from .._results import Result
 from ..data import AnnotationTable
 from ..exceptions import InfeasiblePlanError, InvalidParameterError
@@ -23,6 +23,15 @@ _CERT_ASSUMPTIONS = (
     "asymptotic normal approximation of the leave-one-out difference d_k (CLT over items)",
     "independent items (with clusters in the pilot, sigma0 is inflated by the estimated design effect)",
     "observed agreement as the score; the per-item difference D_i has mean mu_d and variance sigma0^2",
+    "targets one leave-one-out comparison's false-reject probability (<= significance_level / 2), "
+    "not the whole vote over humans and not false accepts of weak judges",
+    "a planning aid, not an error certificate: the pilot's mu_d and sigma0 are themselves estimates",
+)
+_CERT_ASSUMPTIONS_RATIO = (
+    "asymptotic normal approximation of the leave-one-out difference d_k (delta method for a ratio score)",
+    "independent items, or independent clusters when the pilot has them (the bootstrap resamples clusters)",
+    "sigma0_k^2 = eligible items x bootstrap variance of d_k: the O(1/m) variance of a ratio with a fixed, "
+    "non-degenerate denominator (unstable under strong label skew)",
     "targets one leave-one-out comparison's false-reject probability (<= significance_level / 2), "
     "not the whole vote over humans and not false accepts of weak judges",
     "a planning aid, not an error certificate: the pilot's mu_d and sigma0 are themselves estimates",
@@ -105,6 +114,7 @@ class CertificationPlanResult(Result):
     m_star_by_human: np.ndarray
     false_reject_now: np.ndarray
     assumptions: tuple[str, ...]
+    score: str = "agreement"
 
     def false_reject_at(self, m: Any) -> Any:
         """Approximate false-reject probability of one comparison with ``m`` eligible items."""
@@ -203,6 +213,9 @@ def plan_certification(
     sigma0: float | None = None,
     epsilon: float = 0.05,
     significance_level: float = 0.05,
+    score: str = "agreement",
+    n_resamples: int = 200,
+    rng: int | np.random.Generator | None = 0,
 ) -> CertificationPlanResult:
     """Eligible items per leave-one-out comparison needed to certify a judge (m*_cert).
 
@@ -229,6 +242,16 @@ def plan_certification(
         Tolerance of the rule ``T_k = 1[d_k >= -epsilon]``.
     significance_level : float, default 0.05
         ``a``: the target false-reject probability of one comparison is ``a / 2``.
+    score : {"agreement", "alpha", "kappa", "ac1"}, default "agreement"
+        The rule's score S (pilot only). Observed agreement uses the closed-form per-item
+        linearisation above. The chance-corrected scores are ratios (METHODS §2: same planning
+        form by the delta method); their ``d_k`` comes from :func:`voirdire.validation.loo_core` and
+        ``sigma0_k^2 = m_k * Var_boot(d_k)`` from a bootstrap of items (of clusters when the pilot
+        has them, so no separate design effect is applied).
+    n_resamples : int, default 200
+        Bootstrap resamples for the chance-corrected scores.
+    rng : int, numpy.random.Generator or None, default 0
+        Seed of that bootstrap.
 
     Returns
     -------
@@ -265,6 +288,8 @@ def plan_certification(
         raise InvalidParameterError(f"The 'epsilon' parameter of {func} must be a float >= 0. Got {epsilon!r} instead.")
     sig = check_probability(significance_level, "significance_level", func)
     z = float(stats.norm.ppf(1 - sig / 2))
+    score = check_choice(score, "score", func, ("agreement", "alpha", "kappa", "ac1"))
+    n_resamples = check_positive_int(n_resamples, "n_resamples", func, minimum=20)
     if pilot is None:
         if mu_d is None or sigma0 is None:
             raise InvalidParameterError(f"{func} needs a pilot table, or both mu_d= and sigma0=.")
@@ -288,6 +313,9 @@ def plan_certification(
         hidx = pilot.human_idx
         if hidx.size < 2:
             raise InvalidParameterError(f"{func} needs a pilot with at least two humans; {pilot.source} has {hidx.size}.")
+    if pilot is not None and score != "agreement":
+        mu_k, s_k, e_k, deff_k = _bootstrap_moments(pilot, jname, score=score, n_resamples=n_resamples, rng=rng)
+    elif pilot is not None:
         g = codes[:, pilot.rater_index(jname)]
         vg = present[:, pilot.rater_index(jname)]
         H = codes[:, hidx]
@@ -314,6 +342,7 @@ def plan_certification(
             est = float((a - b).sum() / ww.sum())
             s2, de = _lin_var(D, ww, est, None if pilot.clusters is None else pilot.clusters[el])
             mu_k[k], s_k[k], deff_k[k] = est, math.sqrt(s2 * de), de
+    if pilot is not None:
         ok = np.isfinite(mu_k) & np.isfinite(s_k) & (s_k > 0)
         if not ok.any():
             raise InvalidParameterError(
@@ -337,8 +366,48 @@ def plan_certification(
         m_star=_m_cert(margin, s0, z), mu_d=mu, sigma0=s0, epsilon=epsilon, significance_level=sig, z=z,
         margin=margin, source="moments" if pilot is None else "pilot", judge=jname, design_effect=deff,
         humans=humans, mu_d_by_human=arrs[0], sigma0_by_human=arrs[1], eligible_by_human=arrs[2],
-        m_star_by_human=arrs[3], false_reject_now=arrs[4], assumptions=_CERT_ASSUMPTIONS,
+        m_star_by_human=arrs[3], false_reject_now=arrs[4], score=score,
+        assumptions=_CERT_ASSUMPTIONS if score == "agreement" else _CERT_ASSUMPTIONS_RATIO,
     )
+
+
+def _bootstrap_moments(pilot: AnnotationTable, judge: str, *, score: str, n_resamples: int,
+                       rng: int | np.random.Generator | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """d_k, sigma0_k, eligible items and design effect (1) for a ratio score, by the item/cluster bootstrap."""
+    from ..validation import loo_core
+
+    codes = pilot.dense()
+    hidx = pilot.human_idx
+    jcol = np.array([pilot.rater_index(judge)])
+    L = pilot.n_categories
+    cv = np.asarray([float(c) for c in pilot.scale.categories], dtype=float) if pilot.scale.is_numeric else None
+    kw = dict(n_categories=L, score=score, category_values=cv, level=pilot.scale.level)
+    la = loo_core(codes, hidx, jcol, **kw)  # type: ignore[arg-type]
+    d = la.d[0].astype(float)
+    e = la.n_items_judge[0].astype(float)
+    gen = as_generator(rng)
+    if pilot.clusters is None:
+        groups = [np.array([i]) for i in range(pilot.n_items)]
+        unit_items = np.arange(pilot.n_items)[:, None]
+        starts = None
+    else:
+        _, inv = np.unique(pilot.clusters, return_inverse=True)
+        order = np.argsort(inv, kind="stable")
+        sizes = np.bincount(inv)
+        starts = np.concatenate([[0], np.cumsum(sizes)])
+        groups = [order[starts[c]:starts[c + 1]] for c in range(sizes.size)]
+        unit_items = None
+    n_units = len(groups)
+    boot = np.full((n_resamples, hidx.size), np.nan)
+    for b in range(n_resamples):
+        pick = gen.integers(0, n_units, size=n_units)
+        idx = unit_items[pick, 0] if unit_items is not None else np.concatenate([groups[u] for u in pick])
+        boot[b] = loo_core(codes[idx], hidx, jcol, **kw).d[0]  # type: ignore[arg-type]
+    with np.errstate(invalid="ignore"):
+        ok = np.isfinite(boot).sum(axis=0) >= 2
+        var = np.where(ok, np.nanvar(np.where(np.isfinite(boot), boot, np.nan), axis=0, ddof=1), np.nan)
+    s = np.sqrt(var * e)
+    return d, s, e, np.ones_like(d)
 
 
 def _one_judge(table: AnnotationTable, judge: str | None, func: str) -> str:
