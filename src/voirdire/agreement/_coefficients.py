@@ -18,6 +18,7 @@ LEVEL_NAMES = ("nominal", "ordinal", "interval", "ratio")
 COEFFICIENTS = ("observed_agreement", "cohen_kappa", "scott_pi", "fleiss_kappa", "conger_kappa",
                 "krippendorff_alpha", "gwet_ac1", "gwet_ac2", "bennett_s")
 _RATIO_MATRIX_LIMIT = 2000
+_WEIGHTED = ("observed_agreement", "fleiss_kappa", "bennett_s", "cohen_kappa", "scott_pi", "conger_kappa", "gwet_ac2")
 
 
 def _check_common(func: str, confidence_level: Any, n_resamples: Any, on_undefined: Any,
@@ -546,12 +547,5 @@ def agreement(table: AnnotationTable, *, coefficients: Sequence[str] | None = No
             raise InvalidParameterError(
                 f"The 'coefficients' parameter of agreement must hold names from {list(COEFFICIENTS)}. Got {n!r}.")
     prep = prepare(table, raters=raters, policy=abstain_policy, func=func)
-    specs = []
-    for n in names:
-        w = weights if n in ("observed_agreement", "fleiss_kappa", "bennett_s", "cohen_kappa", "scott_pi",
-                             "conger_kappa", "gwet_ac2") else None
-        if n in ("observed_agreement", "fleiss_kappa", "bennett_s", "cohen_kappa", "scott_pi", "conger_kappa") \
-                and weights is None:
-            w = None
-        specs.append(_make_spec(n, prep, level=level, weights=w))
+    specs = [_make_spec(n, prep, level=level, weights=weights if n in _WEIGHTED else None) for n in names]
     return AgreementTable(results=tuple(_core.run(specs, prep, opts, func=func)), raters=prep.raters, label=label)

@@ -58,6 +58,13 @@ class Prepared:
         return out
 
 
+def _label_item(indptr: np.ndarray) -> np.ndarray:
+    """Item index of every label of a CSR table (a cumulative sum of item boundaries)."""
+    n_lab = int(indptr[-1])
+    inner = indptr[1:-1]
+    return np.cumsum(np.bincount(inner[inner < n_lab], minlength=n_lab))
+
+
 def check_raters(table: AnnotationTable, raters: Sequence[str] | None, func: str) -> tuple[str, ...] | None:
     if raters is None:
         return None
@@ -79,7 +86,7 @@ def prepare(table: AnnotationTable, *, raters: Sequence[str] | None, policy: str
             f"Got {type(table).__name__} instead.")
     check_choice(policy, "abstain_policy", func, ABSTAIN_POLICIES)
     names = check_raters(table, raters, func)
-    item = table.label_item
+    item = _label_item(table.indptr)
     rater = np.asarray(table.rater_idx)
     code = np.asarray(table.codes)
     if names is not None:
@@ -91,15 +98,19 @@ def prepare(table: AnnotationTable, *, raters: Sequence[str] | None, policy: str
         rater_names = tuple(str(r) for r in table.raters)
         ridx = np.arange(table.n_raters, dtype=np.int64)
     L = table.n_categories
-    abst = code >= L
     n_lab = int(code.shape[0])
-    n_abst = int(np.count_nonzero(abst))
+    if n_lab and int(code.max()) >= L:
+        abst = code >= L
+        n_abst = int(np.count_nonzero(abst))
+    else:
+        abst = None
+        n_abst = 0
     if names is None:
         r_all = np.diff(table.indptr)
     else:
         r_all = np.bincount(item, minlength=table.n_items)
     n_with = int(np.count_nonzero(r_all))
-    if n_abst:
+    if abst is not None and n_abst:
         item_abst = np.bincount(item[abst], minlength=table.n_items) > 0
         item_cov = 1.0 - int(np.count_nonzero(item_abst)) / n_with
     else:
@@ -112,14 +123,15 @@ def prepare(table: AnnotationTable, *, raters: Sequence[str] | None, policy: str
     cats = tuple(table.scale.categories or ())
     if policy == "exclude" or not table.scale.abstain:
         # no abstention class unless the scale declares abstention values
-        if n_abst:
+        if abst is not None and n_abst:
             keep = ~abst
             item, rater, code = item[keep], rater[keep], code[keep]
             r_all = np.bincount(item, minlength=table.n_items)
         q, abst_code = L, None
         categories = cats
     else:
-        code = np.where(abst, L, code)
+        if abst is not None:
+            code = np.where(abst, L, code)
         q, abst_code = L + 1, L
         categories = cats + (ABSTAIN_LABEL,)
     numeric = table.scale.is_numeric
