@@ -63,7 +63,7 @@ def test_plan_json_matches_library(pilot_csv) -> None:
 
 def test_plan_with_kappa(pilot_csv) -> None:
     p, table = pilot_csv
-    r = runner.invoke(app, ["plan", str(p), "-j", "judge_1", "--score", "kappa", "--format", "json"])
+    r = runner.invoke(app, ["plan", str(p), "-j", "judge_1", "-j", "judge_2", "--score", "kappa", "--format", "json"])
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)["certification"]["judge_1"]
     lib = plan_certification(table, judge="judge_1", score="kappa")
