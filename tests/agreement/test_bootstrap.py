@@ -18,10 +18,13 @@ krippendorff = pytest.importorskip("krippendorff")
 
 def _sim(n, R=4, q=3, acc=0.7, miss=0.3, seed=0, cluster_size=1, interval=False):
     """Latent-class data: each rater copies the item's class w.p. ``acc``, else a uniform class.
-    With ``cluster_size > 1`` the items of a cluster share their class (dependent items)."""
+    With ``cluster_size > 1`` the items of a cluster share their class and their difficulty
+    (``acc`` drawn per cluster from U(0.2, 1)): dependent items."""
     rng = np.random.default_rng(seed)
     n_cl = n // cluster_size
     truth = np.repeat(rng.integers(0, q, n_cl), cluster_size)
+    if cluster_size > 1:  # items of a cluster also share their difficulty
+        acc = np.repeat(rng.uniform(0.2, 1.0, n_cl), cluster_size)[:, None]
     X = np.where(rng.random((n, R)) < acc, truth[:, None], rng.integers(0, q, (n, R))).astype(float)
     if interval:
         X = X + rng.normal(0, 0.5, X.shape)
@@ -159,3 +162,22 @@ def test_type_compressed_bootstrap_has_the_same_distribution():
     se = a.std()
     assert abs(a.mean() - b.mean()) < 4 * se * np.sqrt(2 / 3000)
     assert abs(a.std() / b.std() - 1) < 4 * np.sqrt(1 / 3000)
+
+
+@pytest.mark.statistical
+def test_ignoring_clusters_undercovers():
+    # Items in clusters of 4 share class and difficulty. The cluster bootstrap covers (checked above);
+    # resampling items as if independent gives intervals that are too narrow.
+    big, _ = _sim(200_000, seed=999, cluster_size=4)
+    truth = A.krippendorff_alpha(big, level="nominal", n_resamples=0).estimate
+    reps, hits_cluster, hits_item = 200, 0, 0
+    for k in range(reps):
+        t, _ = _sim(160, seed=20_000 + k, cluster_size=4)
+        flat = AnnotationTable.from_frame(t.to_frame().drop(columns="cluster"), scale="ordinal")
+        rc = A.krippendorff_alpha(t, level="nominal", n_resamples=300, rng=0)
+        ri = A.krippendorff_alpha(flat, level="nominal", n_resamples=300, rng=0)
+        hits_cluster += rc.ci.low <= truth <= rc.ci.high
+        hits_item += ri.ci.low <= truth <= ri.ci.high
+    print(f"clustered data: cluster bootstrap {hits_cluster / reps:.3f}, item bootstrap {hits_item / reps:.3f}")
+    assert abs(hits_cluster / reps - 0.95) <= _tolerance(0.95, reps)
+    assert hits_item / reps < 0.90
