@@ -272,6 +272,10 @@ def plan_certification(
     false accepts). It is a planning aid, not an error certificate; check a plan with
     :func:`plan_by_simulation`.
 
+    Validated against: the closed form (hand-computed cases), an independent per-item loop and
+    :func:`voirdire.validation.loo_core` (same ``d_k``), and simulation (at ``m*`` the realised
+    false-reject rate of one comparison matches ``Phi(-(mu_d + epsilon) sqrt(m) / sigma0)``).
+
     References
     ----------
     *LLM Judge Validation Under Sparse Overlap: From Inference to Design*, arXiv 2609.31857, §3.
