@@ -109,6 +109,8 @@ def simulate_command(
     coverage: list[float] = typer.Option(None, "--coverage", help="Per-secondary coverages (default 0.05, 0.25, 0.5)."),
     n_items: int = typer.Option(500, "--n-items", help="Items of the synthetic matrices."),
     clustered: bool = typer.Option(False, "--clustered", help="Also run the clustered synthetic variant."),
+    n_clusters: int | None = typer.Option(None, "--n-clusters", help="Clusters of the clustered variant (default n/10)."),
+    cluster_sd: float = typer.Option(1.0, "--cluster-sd", help="Cluster difficulty sd (logit scale) of the clustered variant."),
     no_synthetic: bool = typer.Option(False, "--no-synthetic", help="Only the --full real data sets."),
     epsilon: float = typer.Option(0.05, "--epsilon", help="Tolerance of the leave-one-out rule."),
     fmt: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json (the summaries)."),
@@ -134,7 +136,10 @@ def simulate_command(
         fail("--no-synthetic needs at least one --full data set.")
     settings = [] if no_synthetic else sparse_overlap_settings(n_items=n_items, rng=seed)
     if clustered and not no_synthetic:
-        settings += sparse_overlap_settings(n_items=n_items, n_clusters=max(2, n_items // 10), cluster_sd=1.0, rng=seed)
+        nc = n_clusters if n_clusters is not None else max(2, n_items // 10)
+        if not 1 <= nc <= n_items:
+            fail(f"--n-clusters must be between 1 and --n-items ({n_items}). Got {nc}.")
+        settings += sparse_overlap_settings(n_items=n_items, n_clusters=nc, cluster_sd=cluster_sd, rng=seed)
     from ..simulate import ExperimentSetting
 
     settings += [ExperimentSetting(name=k, table=v, group="real") for k, v in real.items()]
