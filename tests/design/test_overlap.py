@@ -112,3 +112,22 @@ def test_rater_order_does_not_matter() -> None:
     ja = [a.judges.index(j) for j in b.judges]
     np.testing.assert_array_equal(a.eligible[np.ix_(ha, ja)], b.eligible)
     assert a.primary == b.primary
+
+
+@pytest.mark.statistical
+def test_strat_overlap_matches_its_own_expectation() -> None:
+    # With stratum quotas q_h of N_h items, two independent stratified draws share
+    # sum_h q_h^2 / N_h items in expectation (= m^2 / n when quotas are exactly proportional).
+    from voirdire.design._core import proportional_quota
+
+    full = simulate_annotations(n_items=500, n_humans=3, n_categories=3, judge_accuracies=[0.8],
+                                prevalence=[0.6, 0.3, 0.1], rng=1).table
+    prim = full.dense()[:, 0]
+    sizes = np.bincount(prim, minlength=3)
+    q = proportional_quota(sizes, 50)
+    expected = float(np.sum(q**2 / sizes))
+    gen = np.random.default_rng(5)
+    obs = [overlap(subsample(full, "strat", 0.1, rng=gen), min_eligible=0).observed[1, 2] for _ in range(300)]
+    se = np.std(obs, ddof=1) / np.sqrt(len(obs))
+    assert abs(np.mean(obs) - expected) < 4 * se
+    assert expected == pytest.approx(50**2 / 500, rel=0.05)
