@@ -201,9 +201,9 @@ def overlap(table: AnnotationTable, *, judges: list[str] | tuple[str, ...] | Non
     Notes
     -----
     The expected overlap is exact in expectation when every partial rater's items are a uniform
-    draw of fixed size independent of the others (design ``random``). Stratified and panel
-    designs raise secondary-secondary overlap above it; a ratio far from 1 says the masks are
-    not independent. The *global* overlap rate (mean pairwise overlap / n) is reported for
+    draw of fixed size independent of the others (design ``random``; proportional stratified
+    draws share about as much). A shared panel raises secondary-secondary overlap above it and
+    ``seq-coverage`` lowers it: a ratio far from 1 says the masks are not independent. The *global* overlap rate (mean pairwise overlap / n) is reported for
     completeness; never turn it into an item count with ``m = rho * n``.
 
     Examples
