@@ -238,6 +238,33 @@ def test_alttest_datasets_against_peers(name):
             assert r.analytic_se == pytest.approx(ref["se"], abs=TOL)
 
 
+@pytest.mark.parametrize("name", ["summeval", "framing", "cebab_aspects", "lesion", "mtbench", "wax"])
+def test_alttest_statsmodels_and_sklearn(name):
+    t = read_annotations(shared_data("alttest", name))
+    hum = t.select(raters=list(t.humans))
+    Xc = _dense_codes(hum)
+    r_i = (~np.isnan(Xc)).sum(axis=1)
+    # statsmodels fleiss_kappa needs the same number of labels per item: keep the items with the modal count
+    k = int(np.bincount(r_i).argmax())
+    keep = np.flatnonzero(r_i == k)
+    sub = hum.select(items=keep)
+    counts = np.stack([np.bincount(row[~np.isnan(row)].astype(int), minlength=t.n_categories) for row in Xc[keep]])
+    assert A.fleiss_kappa(sub, n_resamples=0).estimate == pytest.approx(sm_ir.fleiss_kappa(counts), abs=TOL)
+    # scikit-learn cohen_kappa_score on the two humans who share the most items, and the first judge
+    D = hum.dense()
+    R = D.shape[1]
+    shared = [((D[:, a] >= 0) & (D[:, b] >= 0)).sum() if a != b else -1 for a in range(R) for b in range(R)]
+    a, b = divmod(int(np.argmax(shared)), R)
+    both = (D[:, a] >= 0) & (D[:, b] >= 0)
+    ours = A.cohen_kappa(hum, raters=[hum.raters[a], hum.raters[b]], n_resamples=0).estimate
+    assert ours == pytest.approx(skm.cohen_kappa_score(D[both, a], D[both, b]), abs=TOL)
+    j = t.judges[0]
+    Dj = t.dense()[:, t.rater_index(j)]
+    bj = (D[:, a] >= 0) & (Dj >= 0)
+    ours = A.cohen_kappa(t, raters=[hum.raters[a], j], n_resamples=0).estimate
+    assert ours == pytest.approx(skm.cohen_kappa_score(D[bj, a], Dj[bj]), abs=TOL)
+
+
 def test_alttest_conger_on_mtbench_and_wax():
     for name in ("mtbench", "wax"):
         t = read_annotations(shared_data("alttest", name))

@@ -38,7 +38,9 @@ def _counts(prep: Prepared, mask: np.ndarray | None = None) -> Any:
     item, code = (prep.item, prep.code) if mask is None else (prep.item[mask], prep.code[mask])
     nI, q = prep.n_items, prep.q
     if nI * q <= _DENSE_CELLS:
-        return np.bincount(item * q + code, minlength=nI * q).reshape(nI, q).astype(np.float64)
+        key = item * q
+        key += code
+        return np.bincount(key, minlength=nI * q).reshape(nI, q).astype(np.float64)
     return sp.csr_matrix((np.ones(item.shape[0]), (item, code)), shape=(nI, q))
 
 
