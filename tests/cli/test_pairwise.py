@@ -81,6 +81,14 @@ def test_judge_ties_option(sim_csv):
     assert d["model"]["judge_ties"] is True and "tie_offset_mean" in d["judges"][0]
 
 
+def test_mode_option(sim_csv):
+    d = json.loads(_run(sim_csv, "-j", "judge_1", "-j", "judge_2", "--particles", "30", "--mode", "per-judge",
+                        "--format", "json").stdout)
+    assert d["model"]["particles"] == "per_judge"
+    d = json.loads(_run(sim_csv, "-j", "judge_1", "-j", "judge_2", "--particles", "30", "--format", "json").stdout)
+    assert d["model"]["particles"] == "joint"  # auto: 2 judges
+
+
 def test_role_column_and_presented(tmp_path):
     p = tmp_path / "v.csv"
     p.write_text("pair,rater,role,verdict,order\n1,h,human,A,\n1,g,judge,A,AB\n1,g,judge,A,BA\n2,h,human,B,\n"
@@ -95,6 +103,7 @@ def test_role_column_and_presented(tmp_path):
     (("--update", "mean"), "--update must be 'soft' or 'hard'"),
     (("--group", "nobody=x", "--evaluate"), "matches no human"),
     (("--format", "csv"), "--format csv is not available"),
+    (("--mode", "both"), "--mode must be auto, joint or per-judge"),
 ])
 def test_bad_options(sim_csv, args, message):
     r = _run(sim_csv, "-j", "judge_1", *args)

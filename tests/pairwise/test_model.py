@@ -294,3 +294,48 @@ def test_bias_interval_coverage():
         post = PairwiseBayesModel(n_particles=100, rng=s).fit(table).posterior()
         hits.extend(((post.bias_low <= truth.biases) & (truth.biases <= post.bias_high)).tolist())
     assert sum(hits) >= 51, sum(hits)
+
+
+def _sparse_judges(n_judges, n_pairs, seed):
+    """Many judges, each labelling a block of 40% of the stream that starts at a random point."""
+    gen = np.random.default_rng(seed)
+    b = gen.normal(0, 0.7, n_judges)
+    t, _ = simulate_pairwise(n_pairs, biases=b, rng=seed)
+    start = gen.integers(0, int(n_pairs * 0.6), n_judges)
+    lp, r = t.label_pair, t.rater_idx
+    jidx = np.maximum(r - 3, 0)
+    keep = (t.roles[r] == "human") | ((lp >= start[jidx]) & (lp < start[jidx] + int(n_pairs * 0.4)))
+    return t.select(label_mask=keep), b
+
+
+@pytest.mark.statistical
+@pytest.mark.filterwarnings("ignore:PairwiseBayesModel. 24 judges:voirdire.exceptions.ConvergenceWarning")
+def test_per_judge_particles_with_many_judges():
+    table, b = _sparse_judges(24, 600, 24)
+    res = {}
+    for mode in ("joint", "per_judge"):
+        post = PairwiseBayesModel(n_particles=100, particles=mode, rng=0).fit(table).posterior()
+        truth = b[[int(j.split("_")[1]) - 1 for j in post.judges]]
+        res[mode] = (np.abs(post.bias_mean - truth).max(),
+                     ((post.bias_low <= truth) & (truth <= post.bias_high)).mean())
+    assert res["per_judge"][0] < 0.2 and res["per_judge"][1] >= 0.9
+    assert res["joint"][0] > 2 * res["per_judge"][0]  # the joint filter degenerates here
+
+
+def test_per_judge_agrees_with_joint_for_two_judges(tmp_path):
+    table, truth = simulate_pairwise(400, biases=[0.8, -0.3], rng=9)
+    joint = PairwiseBayesModel(n_particles=100, rng=0).fit(table)
+    per = PairwiseBayesModel(n_particles=100, particles="per_judge", rng=0).fit(table)
+    assert np.abs(joint.bias_mean_ - per.bias_mean_).max() < 0.1
+    assert (joint.predict_proba(table).argmax(1) == per.predict_proba(table).argmax(1)).mean() > 0.95
+    assert per.particles_[1].shape == (100, 2) and np.allclose(per.particles_[1].sum(0), 1.0)
+    # exact resume in per-judge mode too
+    kw = dict(n_particles=50, batch_size=50, particles="per_judge", rng=4)
+    full = PairwiseBayesModel(**kw).fit(table)
+    a = PairwiseBayesModel(**kw).partial_fit(table.select(pairs=slice(0, 200)))
+    a.save(tmp_path / "s.npz")
+    b = PairwiseBayesModel.load(tmp_path / "s.npz").partial_fit(table.select(pairs=slice(200, 400)))
+    np.testing.assert_array_equal(b.predict_proba(), full.predict_proba())
+    np.testing.assert_array_equal(b.bias_mean_, full.bias_mean_)
+    s1, s2 = full.score_samples(table), b.score_samples(table)
+    np.testing.assert_array_equal(s1, s2)

@@ -89,6 +89,7 @@ def pairwise_command(
     update: str = typer.Option("soft", "--update", help="Dirichlet update of the humans' counts: soft or hard."),
     laplace: bool = typer.Option(True, "--laplace/--profile", help="Laplace-corrected or profile-likelihood weights."),
     judge_ties: bool = typer.Option(False, "--judge-ties", help="Also learn each judge's tie offset (extension)."),
+    mode: str = typer.Option("auto", "--mode", help="Particles: joint, per-judge, or auto (per-judge above 16 judges)."),
     seed: int = typer.Option(0, "--seed", help="Random seed (reproducible results)."),
     top: int = typer.Option(10, "--top", help="How many of the most uncertain pairs to list."),
     max_humans: int = typer.Option(8, "--max-humans", help="Confusion matrices shown in the table output."),
@@ -112,6 +113,8 @@ def pairwise_command(
         fail(f"--particles must be an integer >= 1. Got {particles}.")
     if update not in ("soft", "hard"):
         fail(f"--update must be 'soft' or 'hard'. Got {update!r}.")
+    if mode not in ("auto", "joint", "per-judge"):
+        fail(f"--mode must be auto, joint or per-judge. Got {mode!r}.")
     if missing not in ("error", "drop"):
         fail(f"--missing must be 'error' or 'drop'. Got {missing!r}.")
     vmap: dict[str, str] | None = None
@@ -128,8 +131,12 @@ def pairwise_command(
         model = PairwiseBayesModel.load(resume)
         model.partial_fit(table)
     else:
+        from ..pairwise._model import MAX_JOINT_JUDGES
+
+        per_judge = mode == "per-judge" or (mode == "auto" and len(table.judges) > MAX_JOINT_JUDGES)
         model = PairwiseBayesModel(n_particles=particles, update=update, laplace=laplace,  # type: ignore[arg-type]
-                                   judge_ties=judge_ties, rng=seed)
+                                   judge_ties=judge_ties, particles="per_judge" if per_judge else "joint",
+                                   rng=seed)
         model.fit(table)
     if save_state is not None:
         model.save(save_state)
@@ -148,7 +155,7 @@ def pairwise_command(
         emit_json({
             "file": str(file), "table": summ.to_dict(),
             "model": {"n_particles": model.n_particles, "update": model.update, "laplace": model.laplace,
-                      "judge_ties": model.judge_ties,
+                      "judge_ties": model.judge_ties, "particles": model.particles,
                       "n_items_seen": post.n_items_seen, "n_resamples": post.n_resamples, "final_ess": ess,
                       "seed": seed, "resumed_from": str(resume) if resume else None},
             "judges": post.to_frame("judges").to_dict("records"),
@@ -168,7 +175,8 @@ def pairwise_command(
     console.print(f"BayesJudge: {model.n_particles} particles, {post.n_items_seen} pairs seen, "
                   f"{post.n_resamples} resamplings, final ESS {_num(ess, 1)}; update={model.update}, "
                   f"{'Laplace' if model.laplace else 'profile'} weights"
-                  f"{', judge tie offsets' if model.judge_ties else ''}, seed {seed}", highlight=False)
+                  f"{', judge tie offsets' if model.judge_ties else ''}"
+                  f"{', particles per judge' if model.particles == 'per_judge' else ''}, seed {seed}", highlight=False)
     if post.judges:
         jt = Table(title="Judges' position bias beta (> 0: favours the response shown first)", title_justify="left")
         cols = ["judge", "beta", "sd", f"{100 * post.credible_level:.0f}% interval", "orders seen"]

@@ -185,6 +185,13 @@ class PairwiseBayesModel:
         (its tie logit is ``tau + delta_j``; prior N(0, 1), carried by the particles with
         ``beta_j``), so a judge that rarely (or often) says "tie" does not drag every pair's
         tie propensity with it. Identified through the humans' ties.
+    particles : {"joint", "per_judge"}, default "joint"
+        ``"joint"`` (the paper's filter): one particle system carries every judge's bias.
+        ``"per_judge"``: each judge has its own particles and weights; when one judge's
+        particles are weighted, the other judges sit at their posterior means (a mean-field
+        approximation across judges). It stays reliable with many judges (the joint filter
+        degenerates beyond about 16, see docs/pairwise.md) and costs about (judges on a pair)
+        times more per pair.
     store_items : bool, default True
         Keep every pair's posterior (memory grows by ~40 bytes a pair); ``False`` keeps only
         the global state, so memory stays flat in the stream length.
@@ -231,7 +238,8 @@ class PairwiseBayesModel:
     def __init__(self, *, n_particles: int = 300, ess_threshold: float = 0.5, jitter: float = 0.5,
                  update: Literal["hard", "soft"] = "soft", laplace: bool = True, lambda_diag: float = 1.0,
                  lambda_off: float = 0.05, batch_size: int = 64, learn_bias: bool = True,
-                 learn_confusion: bool = True, judge_ties: bool = False, store_items: bool = True,
+                 learn_confusion: bool = True, judge_ties: bool = False,
+                 particles: Literal["joint", "per_judge"] = "joint", store_items: bool = True,
                  tol: float = 1e-4, rng: int | np.random.Generator | None = None) -> None:
         name = "PairwiseBayesModel"
         self.n_particles = check_positive_int(n_particles, "n_particles", name)
@@ -252,6 +260,7 @@ class PairwiseBayesModel:
         self.learn_bias = bool(learn_bias)
         self.learn_confusion = bool(learn_confusion)
         self.judge_ties = bool(judge_ties)
+        self.particles = check_choice(particles, "particles", name, ("joint", "per_judge"))
         self.store_items = bool(store_items)
         self._rng = as_generator(rng)
         self._reset()
@@ -267,7 +276,7 @@ class PairwiseBayesModel:
         self._beta = np.zeros((m, 0))
         self._delta = np.zeros((m, 0))
         self._jcount = np.zeros(0, dtype=np.int64)   # pairs each judge has labelled so far
-        self._logw = np.full(m, -np.log(m))
+        self._logw = np.full(m, -np.log(m)) if self.particles == "joint" else np.zeros((m, 0))
         self.n_items_seen_ = 0
         self.n_resamples_ = 0
         self._chunk_len = min(8, self.batch_size)
@@ -307,12 +316,14 @@ class PairwiseBayesModel:
                      else np.zeros((m, len(new_j))))
             self._delta = np.concatenate([self._delta, tdraw], axis=1)
             self._jcount = np.concatenate([self._jcount, np.zeros(len(new_j), dtype=np.int64)])
-            if self.learn_bias and len(self.judges_) > MAX_JOINT_JUDGES >= len(self.judges_) - len(new_j):
+            if self.particles == "per_judge":
+                self._logw = np.concatenate([self._logw, np.full((m, len(new_j)), -np.log(m))], axis=1)
+            if self.particles == "joint" and self.learn_bias and len(self.judges_) > MAX_JOINT_JUDGES >= len(self.judges_) - len(new_j):
                 warnings.warn(
                     f"PairwiseBayesModel: {len(self.judges_)} judges share one system of {self._beta.shape[0]} "
                     f"particles. Beyond about {MAX_JOINT_JUDGES} judges the joint particle filter degenerates "
                     f"and the biases become unreliable (docs/pairwise.md, 'Many judges'); fit the judges in "
-                    f"smaller groups (each with the humans) instead.", ConvergenceWarning, stacklevel=4)
+                    f"smaller groups or use particles='per_judge'.", ConvergenceWarning, stacklevel=4)
 
     @property
     def _weights(self) -> np.ndarray:
@@ -387,17 +398,16 @@ class PairwiseBayesModel:
         """The fitted state as a frozen result (biases, confusion matrices, per-pair posteriors)."""
         credible_level = check_probability(credible_level, "credible_level", "PairwiseBayesModel.posterior")
         pairs, out = self._stored()
-        w = self._weights
+        wm = self._wmat()
         b = self._beta
-        mean = w @ b if b.shape[1] else np.zeros(0)
-        sd = np.sqrt(np.maximum(w @ (b - mean) ** 2, 0.0)) if b.shape[1] else np.zeros(0)
+        mean, sd = self.bias_mean_, self.bias_sd_
         lo_q, hi_q = (1 - credible_level) / 2, 1 - (1 - credible_level) / 2
-        low = np.array([_wquantile(b[:, j], w, lo_q) for j in range(b.shape[1])])
-        high = np.array([_wquantile(b[:, j], w, hi_q) for j in range(b.shape[1])])
+        low = np.array([_wquantile(b[:, j], wm[:, j], lo_q) for j in range(b.shape[1])])
+        high = np.array([_wquantile(b[:, j], wm[:, j], hi_q) for j in range(b.shape[1])])
         proba = out[:, :3]
         dl = self._delta
-        dmean = w @ dl if dl.shape[1] else np.zeros(0)
-        dsd = np.sqrt(np.maximum(w @ (dl - dmean) ** 2, 0.0)) if dl.shape[1] else np.zeros(0)
+        dmean = (wm * dl).sum(0) if dl.shape[1] else np.zeros(0)
+        dsd = np.sqrt(np.maximum((wm * (dl - dmean) ** 2).sum(0), 0.0)) if dl.shape[1] else np.zeros(0)
         return PairwisePosterior(
             n_items_seen=self.n_items_seen_, n_particles=self.n_particles, n_resamples=self.n_resamples_,
             update=self.update, pairs=pairs, verdict_proba=proba, entropy=entropy(proba),
@@ -410,13 +420,13 @@ class PairwiseBayesModel:
 
     @property
     def bias_mean_(self) -> np.ndarray:
-        return self._weights @ self._beta if self._beta.shape[1] else np.zeros(0)
+        return (self._wmat() * self._beta).sum(0) if self._beta.shape[1] else np.zeros(0)
 
     @property
     def bias_sd_(self) -> np.ndarray:
         if not self._beta.shape[1]:
             return np.zeros(0)
-        return np.sqrt(np.maximum(self._weights @ (self._beta - self.bias_mean_) ** 2, 0.0))
+        return np.sqrt(np.maximum((self._wmat() * (self._beta - self.bias_mean_) ** 2).sum(0), 0.0))
 
     @property
     def confusion_(self) -> np.ndarray:
@@ -436,8 +446,10 @@ class PairwiseBayesModel:
 
     @property
     def particles_(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(beta (n_particles, n_judges), normalised weights)``."""
-        return self._beta.copy(), self._weights
+        """``(beta (n_particles, n_judges), normalised weights (n_particles, n_judges))``.
+
+        In joint mode every column of the weights is the same."""
+        return self._beta.copy(), self._wmat()
 
     def _stored(self) -> tuple[np.ndarray, np.ndarray]:
         if self._out:
@@ -501,54 +513,54 @@ class PairwiseBayesModel:
             d = np.bincount(flat, weights=(jy == 0).astype(float) - (jy == 2), minlength=B * K).reshape(B, K)
             nt = np.bincount(flat, weights=(jy == 1).astype(float), minlength=B * K).reshape(B, K)
             sign = np.where(chans % 2 == 0, 1.0, -1.0)
-            shift = np.where(chans >= 0, sign * self._beta[:, np.maximum(chans, 0) // 2] if self._beta.shape[1]
-                             else 0.0, 0.0)
-            shift = np.clip(np.broadcast_to(shift, (self._beta.shape[0], K)), -_BOUND, _BOUND)
-            tshift = None
-            if self.judge_ties:
-                tshift = np.where(chans >= 0, self._delta[:, np.maximum(chans, 0) // 2] if self._delta.shape[1]
-                                  else 0.0, 0.0)
-                tshift = np.clip(np.broadcast_to(tshift, shift.shape), -_BOUND, _BOUND)
-            w = self._weights
-            th0, ta0 = warm_start(shift, w, n, d, nt, logL, tol=self.tol * 1e-2, tshift=tshift)
+            cj = np.where(chans >= 0, chans // 2, -1)                 # judge of each channel (-1 unknown)
+            shift, tshift, blocks, lw0 = self._columns(sign, cj)
+            G = len(blocks)
+            M = shift.shape[0] // G
+            wcol = np.exp(lw0 - _lse(lw0, 1)[:, None]).reshape(-1) / G
+            th0, ta0 = warm_start(shift, wcol, n, d, nt, logL, tol=self.tol * 1e-2, tshift=tshift)
             th, ta, f, logdet, q, _, conv = local_map(th0, ta0, shift, n, d, nt, logL, tol=self.tol,
                                                       tshift=tshift)
             if not conv:
                 logger.warning("local MAP did not reach tol=%g in 30 Newton steps for some pairs", self.tol)
-            lap = f - 0.5 * logdet
-            F = lap if self.laplace else f
+            lap = (f - 0.5 * logdet).reshape(B, G, M)
+            F = lap if self.laplace else f.reshape(B, G, M)
+            q = q.reshape(B, G, M, 3)
             if not commit:
-                lw = self._logw[None, :] + F
-                W = np.exp(lw - _lse(lw, 1)[:, None])
-                proba[s:e] = np.einsum("bm,bmk->bk", W, q)
-                logpred[s:e] = _lse(self._logw[None, :] + lap, 1) - _lse(self._logw, 0)
+                lw = lw0[None] + F
+                W = np.exp(lw - _lse(lw, 2)[:, :, None])
+                proba[s:e] = np.einsum("bgm,bgmk->bk", W, q) / G
+                logpred[s:e] = (_lse(lw0[None] + lap, 2) - _lse(lw0, 1)[None]).mean(1)
                 s = e
                 continue
-            logW = self._logw[None, :] + np.cumsum(F, axis=0)
-            lwn = logW - _lse(logW, 1)[:, None]
-            ess = 1.0 / np.exp(2.0 * lwn).sum(1)
-            below = np.flatnonzero(ess < self.ess_threshold * len(self._logw))
+            logW = lw0[None] + np.cumsum(F, axis=0)                      # (B, G, M)
+            lwn = logW - _lse(logW, 2)[:, :, None]
+            ess = 1.0 / np.exp(2.0 * lwn).sum(2)                         # (B, G)
+            low = ess < self.ess_threshold * M
+            below = np.flatnonzero(low.any(1))
             cut = int(below[0]) if len(below) else B - 1
             acc = cut + 1
             W = np.exp(lwn[:acc])
-            rho = np.einsum("bm,bmk->bk", W, q[:acc])
+            rho = np.einsum("bgm,bgmk->bk", W, q[:acc]) / G
             rho /= rho.sum(1, keepdims=True)
             proba[s:s + acc] = rho
-            self._logw = lwn[cut].copy()
+            self._set_logw(blocks, lwn[cut])
             self.n_items_seen_ += acc
-            self._ess.append((self.n_items_seen_, float(ess[cut])))
+            self._ess.append((self.n_items_seen_, float(ess[cut].min())))
             if len(self._jcount):
                 seen = (jp < acc) & (ch >= 0)
                 jj = np.unique(jp[seen] * len(self._jcount) + ch[seen] // 2) % len(self._jcount)
                 self._jcount = self._jcount + np.bincount(jj, minlength=len(self._jcount))
             if self.store_items:
-                out = np.column_stack([rho, (W * th[:acc]).sum(1), (W * ta[:acc]).sum(1)])
+                th_r, ta_r = th.reshape(B, G, M)[:acc], ta.reshape(B, G, M)[:acc]
+                out = np.column_stack([rho, (W * th_r).sum((1, 2)) / G, (W * ta_r).sum((1, 2)) / G])
                 self._out.append(out)
                 self._out_pairs.append(np.asarray(table.pairs[s:s + acc], dtype=object))
             if self.learn_confusion and len(self.humans_):
                 self._update_counts(rho, hp, hr, hy, acc)
             if len(below):
-                self._resample()
+                for g in np.flatnonzero(low[cut]):
+                    self._resample(blocks[g])
                 self._chunk_len = max(1, min(self.batch_size, 2 * acc))
             else:
                 self._chunk_len = min(self.batch_size, 2 * self._chunk_len)
@@ -568,24 +580,107 @@ class PairwiseBayesModel:
                 add[:, k, :] += np.bincount(hr * 3 + hy, weights=rho[hp, k], minlength=R * 3).reshape(R, 3)
         self._alpha = self._alpha + add
 
-    def _resample(self) -> None:
-        w = self._weights
+    def _columns(self, sign: np.ndarray, cj: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray | None, list[int | None], np.ndarray]:
+        """Particle columns of one pass: ``shift`` (G*M, K), ``tshift``, the blocks and their log weights (G, M).
+
+        Joint mode: one block (every judge moves with the particle). Per-judge mode: one block per
+        judge present, in which that judge's particles move and the other judges sit at their
+        posterior means."""
+        beta, delta = self._beta, self._delta
+        known = cj >= 0
+        jc = np.maximum(cj, 0)
+
+        def cols(b: np.ndarray, tie: bool) -> np.ndarray:
+            if not b.shape[1]:
+                return np.zeros((b.shape[0], len(cj)))
+            v = b[:, jc] * (sign if not tie else 1.0)
+            return np.where(known, v, 0.0)
+
+        if self.particles == "joint":
+            blocks: list[int | None] = [None]
+            shift = cols(beta, False)
+            tshift = cols(delta, True) if self.judge_ties else None
+            lw0 = self._logw.reshape(1, -1)
+        else:
+            present = sorted(set(cj[known].tolist()))
+            wm = self._wmat()
+            mean_b = (wm * beta).sum(0, keepdims=True) if beta.shape[1] else np.zeros((1, 0))
+            mean_d = (wm * delta).sum(0, keepdims=True) if delta.shape[1] else np.zeros((1, 0))
+            if not present:
+                blocks = [None]
+                shift = cols(mean_b, False)
+                tshift = cols(mean_d, True) if self.judge_ties else None
+                lw0 = np.zeros((1, 1))
+            else:
+                blocks = list(present)
+                sh, ts = [], []
+                for j in present:
+                    b = np.repeat(mean_b, beta.shape[0], 0)
+                    b[:, j] = beta[:, j]
+                    sh.append(cols(b, False))
+                    if self.judge_ties:
+                        dd = np.repeat(mean_d, delta.shape[0], 0)
+                        dd[:, j] = delta[:, j]
+                        ts.append(cols(dd, True))
+                shift = np.concatenate(sh)
+                tshift = np.concatenate(ts) if self.judge_ties else None
+                lw0 = self._logw[:, present].T
+        shift = np.clip(shift, -_BOUND, _BOUND)
+        if tshift is not None:
+            tshift = np.clip(tshift, -_BOUND, _BOUND)
+        return shift, tshift, blocks, lw0
+
+    def _set_logw(self, blocks: list[int | None], lw: np.ndarray) -> None:
+        if self.particles == "joint":
+            self._logw = lw[0].copy()
+        elif blocks != [None]:
+            self._logw = self._logw.copy()
+            self._logw[:, blocks] = lw.T
+
+    def _wmat(self) -> np.ndarray:
+        """Normalised particle weights per judge, (M, J)."""
+        J = self._beta.shape[1]
+        if self.particles == "joint":
+            return np.repeat(self._weights[:, None], J, axis=1)
+        lw = self._logw
+        w = np.exp(lw - _lse(lw, 0)[None, :]) if J else np.zeros((lw.shape[0], 0))
+        return w / np.maximum(w.sum(0, keepdims=True), 1e-300)
+
+    def _resample(self, block: int | None) -> None:
+        """Systematic resampling (and jitter) of one block: every judge (joint) or judge ``block``."""
+        if block is None:
+            if self.particles != "joint":
+                return
+            w = self._weights
+            cols = np.arange(self._beta.shape[1])
+        else:
+            w = self._wmat()[:, block]
+            cols = np.array([block])
         M = len(w)
         u = (self._rng.random() + np.arange(M)) / M
         idx = np.minimum(np.searchsorted(np.cumsum(w), u), M - 1)
-        beta = self._beta[idx]
         # per judge: jitter / sqrt(pairs this judge has labelled), so that a judge joining late in
         # the stream is still explored (equal to the paper's jitter / sqrt(t) when every judge
         # labels every pair)
-        step = self.jitter / np.sqrt(np.maximum(self._jcount, 1))[None, :]
-        if self.learn_bias and self.jitter > 0 and beta.shape[1]:
-            beta = beta + self._rng.normal(0.0, 1.0, beta.shape) * step
-        self._beta = beta
-        delta = self._delta[idx]
-        if self.judge_ties and self.jitter > 0 and delta.shape[1]:
-            delta = delta + self._rng.normal(0.0, 1.0, delta.shape) * step
-        self._delta = delta
-        self._logw = np.full(M, -np.log(M))
+        step = self.jitter / np.sqrt(np.maximum(self._jcount[cols], 1))[None, :]
+        beta = self._beta.copy()
+        delta = self._delta.copy()
+        if block is None:
+            beta, delta = beta[idx], delta[idx]
+        else:
+            beta[:, block] = beta[idx, block]
+            delta[:, block] = delta[idx, block]
+        if self.learn_bias and self.jitter > 0 and len(cols):
+            beta[:, cols] = beta[:, cols] + self._rng.normal(0.0, 1.0, (M, len(cols))) * step
+        if self.judge_ties and self.jitter > 0 and len(cols):
+            delta[:, cols] = delta[:, cols] + self._rng.normal(0.0, 1.0, (M, len(cols))) * step
+        self._beta, self._delta = beta, delta
+        if block is None:
+            self._logw = np.full(M, -np.log(M))
+        else:
+            self._logw = self._logw.copy()
+            self._logw[:, block] = -np.log(M)
         self.n_resamples_ += 1
 
     # ---------------------------------------------------------------- persist
@@ -599,7 +694,8 @@ class PairwiseBayesModel:
             "format": _FORMAT,
             "params": {k: getattr(self, k) for k in ("n_particles", "ess_threshold", "jitter", "update", "laplace",
                                                      "lambda_diag", "lambda_off", "batch_size", "learn_bias",
-                                                     "learn_confusion", "judge_ties", "store_items", "tol")},
+                                                     "learn_confusion", "judge_ties", "particles", "store_items",
+                                                     "tol")},
             "humans": self.humans_, "judges": self.judges_, "n_items_seen": self.n_items_seen_,
             "n_resamples": self.n_resamples_, "chunk_len": self._chunk_len,
             "judge_counts": self._jcount.tolist(),
