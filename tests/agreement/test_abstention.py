@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import voirdire.agreement as A
 from voirdire.exceptions import InvalidParameterError
@@ -79,3 +82,23 @@ def test_policies_with_bootstrap_run(t):
     for pol in ("exclude", "category", "disagree"):
         tab = A.agreement(t, abstain_policy=pol, n_resamples=100, rng=3, on_undefined="nan")
         assert {r.abstention.policy for r in tab} == {pol}
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31), st.integers(4, 30), st.integers(2, 5))
+def test_category_policy_equals_abstention_as_a_plain_label(seed, n, R):
+    # Under "category", every coefficient must equal the same coefficient on a table where
+    # "?" is an ordinary nominal category.
+    rng = np.random.default_rng(seed)
+    X = rng.choice(np.array(["y", "n", "?"], dtype=object), size=(n, R), p=[0.45, 0.4, 0.15])
+    X[rng.random((n, R)) < 0.3] = None
+    X[:, :2] = np.where(X[:, :2] == None, "y", X[:, :2])  # noqa: E711 - two labels per item
+    with_abst = table_from_wide(X, abstain=["?"], categories=["n", "y"])
+    plain = table_from_wide(X, categories=["n", "y", "?"])
+    for name in ("fleiss_kappa", "krippendorff_alpha", "gwet_ac1", "bennett_s", "observed_agreement",
+                 "conger_kappa"):
+        a = getattr(A, name)(with_abst, abstain_policy="category", n_resamples=0, on_undefined="nan")
+        b = getattr(A, name)(plain, n_resamples=0, on_undefined="nan")
+        assert (np.isnan(a.estimate) and np.isnan(b.estimate)) or a.estimate == pytest.approx(b.estimate, abs=1e-12)
+        if a.analytic_se is not None and b.analytic_se is not None and np.isfinite(b.analytic_se):
+            assert a.analytic_se == pytest.approx(b.analytic_se, abs=1e-12)

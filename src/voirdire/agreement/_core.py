@@ -607,24 +607,18 @@ class _Conger(_Spec):
         pe = float(self._pe(C.reshape(1, -1))[0])
         if not np.isfinite(pe) or pe == 1:
             return None
-        pbar_k = pgk.mean(axis=0)
-        # delta_igl: rater g put item i in l; eps_ig: rater g labelled item i
+        # Gwet's lambda_i = sum_g sum_k A_gk [sum_l W_kl delta_igl - (eps_ig - n_g/n) (W p_g)_k] with
+        # A_gk = (n/n_g)(sum_h p_hk - p_gk): one term per label plus a constant, so O(labels).
+        A_ = (n / ng)[:, None] * (pgk.sum(axis=0)[None, :] - pgk)
+        Wp = pgk @ W.T
+        T = A_ @ W
+        U = np.sum(A_ * Wp, axis=1)
         idx = np.flatnonzero(m)
         item_pos = np.full(self.prep.n_items, -1)
         item_pos[idx] = np.arange(n)
-        delta = np.zeros((n, r, q))
-        delta[item_pos[self.prep.item], self.rpos, self.prep.code] = 1.0
-        eps = delta.sum(axis=2)
-        lam = np.zeros((n, r))
-        for k in range(q):
-            inner = np.zeros((n, r))
-            for l_ in range(q):
-                if W[k, l_] == 0:
-                    continue
-                inner += W[k, l_] * (delta[:, :, l_] - (eps - ng[None, :] / n) * pgk[None, :, l_])
-            inner *= n / ng[None, :]
-            lam += inner * (r * pgk[:, k].mean() - pgk[None, :, k])
-        pe_i = lam.sum(axis=1) / (r * (r - 1))
+        g, lab = self.rpos, self.prep.code
+        lam = np.bincount(item_pos[self.prep.item], weights=T[g, lab] - U[g], minlength=n) + float(ng @ U) / n
+        pe_i = lam / (r * (r - 1))
         pa_i = f.pa_i[m]
         e2 = f.e2[m]
         k_i = (n / n2) * (pa_i - pe * e2) / (1 - pe)
