@@ -334,7 +334,7 @@ class _AlphaMoments(_Spec):
         v = (cv - self.center) / self.scale
         if has_abst:
             vv = np.append(v, 0.0)[prep.code]
-            a = np.bincount(prep.item, weights=(prep.code == L).astype(np.float64), minlength=nI)
+            a: np.ndarray = np.bincount(prep.item, weights=(prep.code == L).astype(np.float64), minlength=nI)
             m = r - a
         else:
             vv = v[prep.code]
