@@ -167,6 +167,7 @@ def test_from_codes_checks():
 # ------------------------------------------------------------------------ real data sets
 EXPECTED = {  # pairs, humans, judges, pairs with a judge in both orders
     "summeval_h2h": (4400, 3, 1, 4400),
+    "summeval_h2h_8": (4400, 8, 1, 4400),
     "pandalm": (999, 3, 2, 0),
     "llmfao": (2139, 124, 2, 0),
     "llmbar": (885, 1, 6, 885),
@@ -176,7 +177,9 @@ EXPECTED = {  # pairs, humans, judges, pairs with a judge in both orders
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_real_sets_read_through_csv(name, tmp_path):
-    root = shared_data("pairwise", name).parent
+    root = shared_data("pairwise", name.removesuffix("_8")).parent
+    if name.endswith("_8"):
+        shared_data("grading", "summeval")
     df = LOADERS[name](root)
     path = tmp_path / f"{name}.csv"
     df.to_csv(path, index=False)
@@ -184,6 +187,18 @@ def test_real_sets_read_through_csv(name, tmp_path):
     s = t.summary()
     assert (s.n_pairs, s.n_humans, s.n_judges, s.n_swapped_judge_pairs) == EXPECTED[name]
     assert s.n_labels + sum(v for k, v in s.dropped.items() if k == "empty verdict") == len(df)
+
+
+def test_summeval_8_humans_reproduce_the_expert_preferences():
+    # the 3 experts derived from ../grading/summeval scores equal the file's expert_pref columns
+    root = shared_data("pairwise", "summeval_h2h").parent
+    shared_data("grading", "summeval")
+    f8 = LOADERS["summeval_h2h_8"](root)
+    f3 = LOADERS["summeval_h2h"](root)
+    m = f8[f8["rater"].str.startswith("expert")].merge(f3[f3["role"] == "human"], on=["pair", "rater"])
+    assert len(m) == 13200 and (m["verdict_x"] == m["verdict_y"]).all()
+    assert sorted(f8.loc[f8["role"] == "human", "rater"].unique()) == [
+        "crowd_1", "crowd_2", "crowd_3", "crowd_4", "crowd_5", "expert_1", "expert_2", "expert_3"]
 
 
 def test_summeval_judge_in_original_coordinates():

@@ -30,6 +30,33 @@ def summeval_h2h_frame(root: Path) -> pd.DataFrame:
     return pd.concat(hum + [judge], ignore_index=True)[COLUMNS]
 
 
+def summeval_h2h_8_frame(root: Path) -> pd.DataFrame:
+    """SummEval head-to-head with the paper's 8 humans: 3 experts + 5 crowd workers (MTurk).
+
+    The pairs and the judge (gpt-3.5-turbo-0301, both orders) are those of
+    :func:`summeval_h2h_frame`; each human's verdict is derived from their own 1-5 scores of the
+    two summaries (higher score wins, equal scores = tie) in ``../grading/summeval``. Raters are
+    ``expert_1..3`` and ``crowd_1..5`` by their position in SummEval's lists (SummEval does not
+    publish rater identities, so a position is not guaranteed to be one person)."""
+    root = Path(root)
+    d = pd.read_json(root / "summeval_h2h" / "summeval_h2h_gpt35_both_orders.jsonl", lines=True)
+    d["pair"] = d["doc_id"] + "|" + d["model_1"] + "-" + d["model_2"] + "|" + d["dimension"]
+    judge = pd.DataFrame({"pair": d["pair"], "rater": d["evaluator"], "role": "judge",
+                          "verdict": d["winner"].map(_WIN), "order": d["order"]})
+    h = pd.read_csv(root.parent / "grading" / "summeval" / "summeval_human_ratings_long.csv")
+    h["rater"] = h["rater_type"].map({"expert": "expert_", "turker": "crowd_"}) + (h["rater_index"] + 1).astype(str)
+    ab = d.loc[d["order"] == "AB", ["pair", "doc_id", "model_1", "model_2", "dimension"]]
+    s1 = ab.merge(h.rename(columns={"model_id": "model_1", "score": "s1"}), on=["doc_id", "model_1", "dimension"])
+    both = s1.merge(h.rename(columns={"model_id": "model_2", "score": "s2"})[
+        ["doc_id", "model_2", "dimension", "rater", "s2"]], on=["doc_id", "model_2", "dimension", "rater"])
+    verdict = pd.Series("T", index=both.index)
+    verdict[both["s1"] > both["s2"]] = "A"
+    verdict[both["s1"] < both["s2"]] = "B"
+    hum = pd.DataFrame({"pair": both["pair"], "rater": both["rater"], "role": "human", "verdict": verdict,
+                        "order": ""})
+    return pd.concat([hum, judge], ignore_index=True)[COLUMNS]
+
+
 def pandalm_frame(root: Path) -> pd.DataFrame:
     """PandaLM test set: 3 annotators, gpt-3.5-turbo and PandaLM-7B in one order (AB); 999 pairs.
 
@@ -100,5 +127,5 @@ def autoj_frame(root: Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-LOADERS = {"summeval_h2h": summeval_h2h_frame, "pandalm": pandalm_frame, "llmfao": llmfao_frame,
+LOADERS = {"summeval_h2h": summeval_h2h_frame, "summeval_h2h_8": summeval_h2h_8_frame, "pandalm": pandalm_frame, "llmfao": llmfao_frame,
            "llmbar": llmbar_frame, "autoj": autoj_frame}

@@ -83,6 +83,23 @@ def test_loho_default_methods_and_best():
         res.best("nll", group="crowd")
 
 
+def test_group_aware_forecast_uses_the_groups_confusion():
+    """Two experts who tie a lot and three crowd workers who never tie: a held-out expert is
+    forecast through the other expert's confusion matrix, so ties get much more mass."""
+    conf = np.array([[[0.5, 0.5, 0.0], [0.0, 1.0, 0.0], [0.0, 0.5, 0.5]]] * 2
+                    + [[[0.9, 0.0, 0.1], [0.45, 0.1, 0.45], [0.1, 0.0, 0.9]]] * 3)
+    t, _ = simulate_pairwise(300, confusions=conf, rng=3)
+    groups = {"human_1": "expert", "human_2": "expert", "human_3": "crowd", "human_4": "crowd",
+              "human_5": "crowd"}
+    methods = {"bayes": lambda: PairwiseBayesModel(n_particles=50, rng=0)}
+    g = leave_one_human_out(t, methods=methods, groups=groups).table.set_index("group")
+    n = leave_one_human_out(t, methods=methods).per_human.set_index("human")
+    pg = leave_one_human_out(t, methods=methods, groups=groups).per_human.set_index("human")
+    # experts: the group-aware forecast is much better than the all-humans one
+    assert pg.loc["human_1", "nll"] < n.loc["human_1", "nll"] - 0.1
+    assert g.loc["expert", "n_labels"] == 600
+
+
 @pytest.mark.statistical
 def test_bayes_beats_majority_vote_on_synthetic_loho():
     """Noisy humans and a biased judge: the model's forecast of a held-out human beats vote shares."""

@@ -9,6 +9,7 @@ humans are one worker each. Verdicts are in the original response order througho
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -216,12 +217,18 @@ class DawidSkene(_Base):
         return self
 
 
-    def predict_human_proba(self) -> np.ndarray:
+    def predict_human_proba(self, *, like: Sequence[str] | None = None) -> np.ndarray:
         """Predictive distribution of one more human verdict per pair: ``proba_ @ C``, with ``C`` the
-        human workers' confusion matrices averaged with their label counts as weights."""
+        confusion matrices of the human workers (or of the workers named in ``like``) averaged
+        with their label counts as weights."""
         if not hasattr(self, "proba_"):
             raise InvalidParameterError("DawidSkene is not fitted yet; call fit(table) first.")
         hum = np.array([not ("@AB" in n or "@BA" in n) for n in self.workers_]) & (self._n_labels > 0)
+        if like is not None:
+            want = {str(h) for h in like}
+            sel = hum & np.array([n in want for n in self.workers_])
+            if sel.any():
+                hum = sel
         if not hum.any():
             hum = self._n_labels > 0
         wts = self._n_labels[hum] / self._n_labels[hum].sum()

@@ -139,7 +139,9 @@ def leave_one_human_out(
     target : {"human", "latent"}, default "human"
         What a method forecasts. ``"human"``: methods with a model of human noise
         (``predict_human_proba``: BayesJudge, Dawid-Skene) forecast a typical human's verdict
-        (the latent posterior pushed through the humans' average confusion matrix); the others
+        (the latent posterior pushed through the average confusion matrix of the training
+        humans *of the held-out human's group* when ``groups`` are given, of all training humans
+        otherwise; with folds of several humans, of the folds' groups); the others
         (majority vote, BTD, MACE, GLAD) have none and use their latent posterior. ``"latent"``:
         every method's latent posterior is scored directly.
     rng : int, Generator or None
@@ -202,8 +204,12 @@ def leave_one_human_out(
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 est.fit(rest)
             if target == "human" and hasattr(est, "predict_human_proba"):
-                proba = (est.predict_human_proba(rest) if isinstance(est, PairwiseBayesModel)
-                         else est.predict_human_proba())
+                # a typical human of the held-out human's group (every training human if no groups)
+                fg = {groups.get(h, "") for h in fold}
+                like = ([h for h in humans if h not in fold and groups.get(h, "") in fg]
+                        if groups and fg != {""} else None)
+                proba = (est.predict_human_proba(rest, like=like) if isinstance(est, PairwiseBayesModel)
+                         else est.predict_human_proba(like=like))
             else:
                 proba = est.predict_proba(rest) if isinstance(est, PairwiseBayesModel) else est.predict_proba()
             preds[m].append(np.asarray(proba)[rows[ok]])

@@ -7,7 +7,7 @@ import json
 import logging
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -355,31 +355,37 @@ class PairwiseBayesModel:
             return self._stored()[1][:, :3].copy()
         return self._run(_as_table(table, "predict_proba"), commit=False)[0]
 
-    def mean_confusion(self) -> np.ndarray:
-        """Confusion matrix of a typical human: the humans' posterior means weighted by their label counts.
+    def mean_confusion(self, humans: Sequence[str] | None = None) -> np.ndarray:
+        """Confusion matrix of a typical human: posterior means weighted by the humans' label counts.
 
-        The prior mean when no human has been seen."""
-        if not len(self.humans_):
+        Over every fitted human, or over ``humans`` (e.g. the fitted humans of one group). The
+        prior mean when there is no such human."""
+        if humans is None:
+            idx = np.arange(len(self.humans_))
+        else:
+            idx = np.array([self._hpos[str(h)] for h in humans if str(h) in self._hpos], dtype=np.int64)
+        if not len(idx):
             return self._prior / self._prior.sum(-1, keepdims=True)
-        n = (self._alpha - self._prior[None]).sum((1, 2))
+        n = (self._alpha[idx] - self._prior[None]).sum((1, 2))
         wts = n / n.sum() if n.sum() > 0 else np.full(len(n), 1.0 / len(n))
-        return np.einsum("r,rkl->kl", wts, self.confusion_)
+        return np.einsum("r,rkl->kl", wts, self.confusion_[idx])
 
     def predict_human_proba(self, table: PairwiseTable | Mapping[str, Any] | None = None, *,
-                            human: str | None = None) -> np.ndarray:
+                            human: str | None = None, like: Sequence[str] | None = None) -> np.ndarray:
         """Predictive distribution (n_pairs, 3) of one more human verdict on each pair.
 
         ``rho @ C``: the posterior verdict distribution pushed through the confusion matrix of
-        ``human`` (a fitted human's) or, by default, of a typical human (:meth:`mean_confusion`).
-        This is the model's forecast of what a (new) human annotator will say, the quantity
-        scored by :func:`leave_one_human_out`.
+        ``human`` (a fitted human's), or of a typical human among ``like`` (e.g. the fitted
+        humans of the same group), or by default among every fitted human
+        (:meth:`mean_confusion`). This is the model's forecast of what a (new) human annotator
+        will say, the quantity scored by :func:`leave_one_human_out`.
         """
-        if human is None:
-            C = self.mean_confusion()
-        else:
+        if human is not None:
             if str(human) not in self._hpos:
                 raise InvalidParameterError(f"Unknown human {human!r}. Fitted humans: {self.humans_[:12]}.")
             C = self.confusion_[self._hpos[str(human)]]
+        else:
+            C = self.mean_confusion(like)
         return self.predict_proba(table) @ C
 
     def score_samples(self, table: PairwiseTable | Mapping[str, Any]) -> np.ndarray:
