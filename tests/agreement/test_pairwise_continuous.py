@@ -85,3 +85,30 @@ def test_agreement_table_frame_has_one_row_per_coefficient():
     f = tab.to_frame()
     assert list(f["coefficient"]) == list(A.default_coefficients(t)) and (f["group"] == "both").all()
     assert "cohen_kappa" in A.default_coefficients(t)
+
+
+@pytest.mark.parametrize("zeros, policy", [(False, "exclude"), (True, "exclude"), (False, "disagree")])
+def test_ratio_alpha_without_a_value_matrix(monkeypatch, zeros, policy):
+    # The quadrature path (used above 2,000 distinct values) against krippendorff and against the
+    # exact matrix path on the same data: estimate, analytic SE and bootstrap interval.
+    from voirdire.agreement import _coefficients
+
+    rng = np.random.default_rng(3)
+    n, R = 120, 4
+    X = rng.lognormal(size=n)[:, None] * rng.lognormal(sigma=0.3, size=(n, R))
+    if zeros:
+        X[rng.random(X.shape) < 0.1] = 0.0
+    X[rng.random(X.shape) < 0.3] = np.nan
+    labels = X.astype(object)
+    if policy == "disagree":
+        labels[rng.random(X.shape) < 0.1] = -1.0
+    ii, rr = np.nonzero(~pd.isna(labels))
+    t = AnnotationTable.from_arrays(ii, rr, labels[ii, rr], scale="ratio", abstain=[-1.0] if policy == "disagree" else ())
+    exact = A.krippendorff_alpha(t, level="ratio", n_resamples=200, rng=1, abstain_policy=policy)
+    monkeypatch.setattr(_coefficients, "_RATIO_MATRIX_LIMIT", 0)
+    quad = A.krippendorff_alpha(t, level="ratio", n_resamples=200, rng=1, abstain_policy=policy)
+    assert quad.estimate == pytest.approx(exact.estimate, abs=1e-9)
+    assert quad.analytic_se == pytest.approx(exact.analytic_se, abs=1e-9)
+    assert quad.ci.low == pytest.approx(exact.ci.low, abs=1e-9) and quad.ci.high == pytest.approx(exact.ci.high, abs=1e-9)
+    if policy == "exclude":
+        assert quad.estimate == pytest.approx(krippendorff.alpha(X.T, level_of_measurement="ratio"), abs=1e-9)

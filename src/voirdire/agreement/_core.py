@@ -463,6 +463,161 @@ class _AlphaOrdinal(_AlphaMoments):
         return np.where(n >= 2, est, np.nan)
 
 
+def _ratio_nodes(xpos: np.ndarray, step: float = 0.3) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes ``s_j`` and weights ``w_j`` of ``int_0^inf s G(s) ds`` by the trapezoidal rule in ``log s``.
+
+    The integrands ``s exp(-s (x + y))`` are analytic in the strip ``|Im log s| < pi/2``, so the
+    trapezoidal rule in ``tau = log s`` converges like ``exp(-pi^2 / step)`` (about 5e-15 at 0.3).
+    """
+    lo, hi = float(xpos.min()), float(xpos.max())
+    tau = np.arange(np.log(1.0 / hi) - 19.0, np.log(40.0 / lo) + step, step)
+    s_ = np.exp(tau)
+    return s_, step * s_ * s_  # ds = s dtau, and the integrand carries one more factor s
+
+
+class _AlphaRatio(_Spec):
+    """Krippendorff's ratio alpha on many distinct values, without a value-by-value matrix.
+
+    With ``g(x, y) = ((x - y)/(x + y))^2 = 1 - 4 x y / (x + y)^2`` and
+    ``1/(x + y)^2 = int_0^inf s exp(-s (x + y)) ds``, the pooled sum over all pairs is
+    ``sum_ab g = N^2 - 4 int_0^inf s F(s)^2 ds - z^2`` with ``F(s) = sum_a x_a exp(-s x_a)`` and ``z``
+    zeros (a pair of zeros has distance 0). The integral is a 1-D quadrature (``_ratio_nodes``), so
+    the cost is O(values x nodes), about 80-120 nodes. ``F`` is linear in the labels, so the
+    bootstrap re-sums per-item ``F_i(s_j)`` like every other statistic. Within-item distances are
+    exact (pairs inside each item).
+    """
+
+    MAX_BOOT_CELLS = 40_000_000
+
+    def __init__(self, prep: Prepared, func: str) -> None:
+        super().__init__(prep)
+        self.name, self.level = func, "ratio"
+        r = self.r
+        pair = self.pair = r >= 2
+        self.pf = pair.astype(np.float64)
+        L, nI = prep.n_sub, prep.n_items
+        cv = prep.cat_values
+        has_abst = prep.abst_code is not None
+        lab_p = pair[prep.item]
+        sub = prep.code < L
+        x_all = np.where(sub, np.append(cv, 0.0)[np.minimum(prep.code, L)], np.nan)
+        xs = x_all[lab_p & sub]
+        pos = xs[xs > 0]
+        lo, hi = (float(pos.min()), float(pos.max())) if pos.size else (1.0, 1.0)
+        zmin = float(cv.min()) if L else 0.0
+        hi_all, lo_all = float(cv.max()) if L else 1.0, zmin
+        gmax = ((hi_all - lo_all) / (hi_all + lo_all)) ** 2 if hi_all + lo_all > 0 else 1.0
+        self.gmax = gmax if gmax > 0 else 1.0
+        self.delta = 1.0 if has_abst else 0.0  # abstention distance, in units of gmax
+        self.s_nodes, self.w_nodes = _ratio_nodes(np.array([lo, hi]))
+        # within-item pairs (exact), in units of gmax
+        item = prep.item
+        xa = np.where(sub, x_all, np.nan)
+        within = np.zeros(nI)
+        maxr = int(r.max()) if r.size else 0
+        nlab = item.shape[0]
+        for k in range(1, maxr):
+            a_idx = np.arange(nlab - k)
+            same = item[a_idx] == item[a_idx + k]
+            if not same.any():
+                continue
+            i0 = a_idx[same]
+            u, v = xa[i0], xa[i0 + k]
+            both = ~np.isnan(u) & ~np.isnan(v)
+            gsum = np.zeros(i0.size)
+            su = u[both] + v[both]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gsum[both] = np.where(su > 0, ((u[both] - v[both]) / np.where(su > 0, su, 1.0)) ** 2, 0.0) / self.gmax
+            gsum[~both] = self.delta  # a pair with an abstention
+            within += 2 * np.bincount(item[i0], weights=gsum, minlength=nI)
+        self.d = np.where(pair, within / np.where(pair, r - 1, 1.0), 0.0)
+        # per-item counts and F_i(s_j) of the pairable substantive labels
+        lp = lab_p & sub
+        it, xv = item[lp], x_all[lp]
+        self.m = np.bincount(it, minlength=nI).astype(np.float64)
+        self.z = np.bincount(it[xv == 0], minlength=nI).astype(np.float64)
+        self.a = np.bincount(item[lab_p & ~sub], minlength=nI).astype(np.float64)
+        self._it, self._xv = it, xv
+        # pooled F(s_j), and the distinct values with their counts (for the SE)
+        self.xu, self.cu = np.unique(xv, return_counts=True)
+        self.F = self._F(self.xu, self.cu.astype(np.float64))
+
+    def _F(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        out = np.empty(self.s_nodes.size)
+        for j, sj in enumerate(self.s_nodes):
+            out[j] = float(np.dot(w * x, np.exp(-sj * x)))
+        return out
+
+    def _pair_sum(self, M: Any, Z: Any, F: np.ndarray, A: Any) -> Any:
+        """Sum of distances over ordered pairs of distinct pooled labels (units of gmax)."""
+        quad = F ** 2 @ self.w_nodes if F.ndim == 1 else (F ** 2) @ self.w_nodes
+        sub_pairs = (M * M - 4 * quad - Z * Z) / self.gmax
+        return sub_pairs + self.delta * (2 * A * M + A * (A - 1))
+
+    def unit_mask(self) -> np.ndarray:
+        return self.pair
+
+    def totals(self) -> np.ndarray:
+        p = self.pf
+        return np.concatenate([[float(self.r @ p), self.d.sum(), self.m.sum(), self.z.sum(), self.a.sum()], self.F])
+
+    def stats(self) -> Any:
+        nI = self.prep.n_items
+        if nI * (5 + self.s_nodes.size) > self.MAX_BOOT_CELLS:
+            return None
+        Fi = np.empty((nI, self.s_nodes.size))
+        for j, sj in enumerate(self.s_nodes):
+            Fi[:, j] = np.bincount(self._it, weights=self._xv * np.exp(-sj * self._xv), minlength=nI)
+        p = self.pf
+        return np.column_stack([self.r * p, self.d, self.m, self.z, self.a * p, Fi])
+
+    def estimate(self, sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        n, sd, M, Z, A = (sums[:, j] for j in range(5))
+        F = sums[:, 5:]
+        de_num = self._pair_sum(M, Z, F, A)
+        de_num = np.where(de_num > 1e-12 * np.maximum(n * n, 1.0), de_num, 0.0)
+        do = _safe_div(sd, n)
+        de = _safe_div(de_num, n * (n - 1))
+        est = np.where(n >= 2, 1 - _safe_div(do, de), np.nan)
+        return est, do * self.gmax, de * self.gmax
+
+    def undefined_reason(self, sums: np.ndarray) -> str:
+        if sums[0, 0] < 2:
+            return f"{self.name} is undefined: no item has two or more labels"
+        return f"{self.name} is undefined: expected disagreement is 0 (every pairable label has the same value)"
+
+    def influence(self, est: float) -> tuple[np.ndarray, int, np.ndarray] | None:
+        m = self.pair
+        n = int(np.count_nonzero(m))
+        if n < 2:
+            return None
+        r, d = self.r, self.d
+        rsum = float(r @ self.pf)
+        rbar = rsum / n
+        eps = 1.0 / rsum
+        pa1 = (rsum - float(d.sum())) / (n * rbar)
+        pa = (1 - eps) * pa1 + eps
+        de_num = float(self._pair_sum(self.m.sum(), self.z.sum(), self.F, self.a.sum()))
+        piDpi = de_num / rsum ** 2 + float(self.delta * self.a.sum()) / rsum ** 2  # pi^T D pi incl. self-pairs
+        pe = 1.0 - piDpi
+        if piDpi <= 0:
+            return None
+        a1 = (pa1 - pe) / (1 - pe)
+        # (D pi)(x) for each pooled value: sum_l c_l g(x, x_l) / (gmax rsum), by the same quadrature
+        xu, cu = self.xu, self.cu.astype(np.float64)
+        Mtot, Ztot, Atot = self.m.sum(), self.z.sum(), self.a.sum()
+        acc = np.zeros(xu.size)
+        for j, sj in enumerate(self.s_nodes):
+            acc += self.w_nodes[j] * np.exp(-sj * xu) * self.F[j]
+        npos = Mtot - Ztot
+        h = np.where(xu > 0, npos - 4 * xu * acc + Ztot, npos) / self.gmax + self.delta * Atot
+        hab = self.delta * (Mtot + Atot)  # an abstention's distance to every pooled label
+        hx = np.zeros(self._xv.size)
+        hx[:] = h[np.searchsorted(xu, self._xv)]
+        nDpi = (np.bincount(self._it, weights=hx, minlength=self.prep.n_items) + self.a * hab) / rsum
+        return _alpha_influence(r, d, nDpi, m, rbar, pa, pe, a1), n, m
+
+
 class _TwoRater(_Spec):
     """Cohen's kappa and Scott's pi (weighted or not) on the items both raters labelled."""
 
@@ -756,7 +911,8 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
         if not math.isfinite(est):
             est = undefined(s.undefined_reason(tot), opts.on_undefined, stacklevel=4)
         point.append((est, float(o[0]), float(x[0])))
-        stats_list.append(_aggregate(s.stats(), unit, n_units) if opts.n_resamples and math.isfinite(est) else None)
+        S = s.stats() if opts.n_resamples and math.isfinite(est) else None
+        stats_list.append(None if S is None else _aggregate(S, unit, n_units))
 
     B = opts.n_resamples
     boots = bootstrap(specs, stats_list, unit, n_units, B, opts.rng)
