@@ -82,6 +82,7 @@ def test_disagree_policy_counts_judge_abstention_as_error():
                                     judges=["j"], abstain=["?"], categories=["n", "y"])
     r = A.binary_agreement(t, "j", reference="h", abstain_policy="disagree", n_resamples=0)
     assert (r.tp, r.fn, r.fp, r.tn) == (1, 1, 1, 1)
+    assert (r.n_judge_labels, r.n_judge_abstentions, r.judge_coverage) == (4, 2, 0.5)
     r = A.binary_agreement(t, "j", reference="h", abstain_policy="exclude", n_resamples=0)
     assert (r.tp, r.fn, r.fp, r.tn) == (1, 0, 0, 1) and r.abstention.label_coverage == pytest.approx(6 / 8)
     r = A.binary_agreement(t, "j", reference="h", abstain_policy="category", n_resamples=0)

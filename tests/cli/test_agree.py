@@ -43,6 +43,7 @@ def test_table_output_with_judge_and_binary_block(binary_csv):
     assert "Binary family" in out and "phi = MCC = Pearson r = Spearman rho = Kendall tau-b" in out
     assert "kappa/phi" in out
     assert "Abstention policy: exclude" in out and "4 abstentions" in out  # items 0, 17, 34, 51
+    assert "gpt-x: 4 of 60 answers are abstentions" in out
 
 
 def test_json_output_is_complete_and_reproducible(binary_csv):
@@ -108,3 +109,15 @@ def test_alttest_folder_with_clusters():
     doc = json.loads(res.stdout)
     r = doc["groups"][0]["results"][0]
     assert r["resampling_unit"] == "cluster" and r["n_units"] < doc["table"]["n_items"]
+
+
+def test_binary_notes_explain_the_kappa_phi_gap():
+    from types import SimpleNamespace
+
+    from voirdire.cli._agree import binary_notes
+
+    b = SimpleNamespace(judge="gpt-x", positive="pass", kappa_phi_ratio=0.9, judge_rate=0.7, prevalence=0.5,
+                        n_judge_abstentions=0, n_judge_labels=10, judge_coverage=1.0,
+                        abstention=SimpleNamespace(policy="exclude"))
+    (line,) = binary_notes(b)
+    assert "says 'pass' more often than the humans" in line and "kappa/phi = 0.900" in line

@@ -96,8 +96,16 @@ def binary_agreement(table: AnnotationTable, judge: str, *, reference: str = "ma
     """
     func = "binary_agreement"
     opts = _check_common(func, confidence_level, n_resamples, on_undefined, abstain_policy, rng)
+    j_codes = table.codes[table.rater_idx == table.rater_index(judge)]
+    n_jl = int(j_codes.size)
+    n_ja = int(np.count_nonzero(j_codes >= table.n_categories))
     j_idx = table.rater_index(judge)
-    prep = prepare(table, raters=None, policy=abstain_policy, func=func)
+    if reference == "majority":
+        ref_raters = [str(table.raters[i]) for i in table.human_idx if int(i) != j_idx]
+    else:
+        ref_raters = [str(reference)] if str(reference) != str(judge) else []
+    prep = prepare(table, raters=[str(judge)] + [r for r in ref_raters if r != str(judge)], policy=abstain_policy,
+                   func=func)
     L, q = prep.n_sub, prep.q
     cats = list(table.scale.categories or ())
     if positive is None:
@@ -226,7 +234,9 @@ def binary_agreement(table: AnnotationTable, judge: str, *, reference: str = "ma
         spearman=spearman, kendall_tau_b=kendall, coincide=coincide, note=note, kappa=kappa,
         kappa_ci=kappa_ci, phi_ci=phi_ci, prevalence=_div(tp + fn, n), judge_rate=_div(tp + fp, n),
         kappa_phi_ratio=(kappa / phi) if (math.isfinite(kappa) and math.isfinite(phi) and phi != 0) else float("nan"),
-        n_ties=n_ties, abstention=prep.abstention, resampling_unit=unit_kind,
+        n_ties=n_ties, n_judge_labels=n_jl, n_judge_abstentions=n_ja,
+        judge_coverage=(1 - n_ja / n_jl) if n_jl else float("nan"), abstention=prep.abstention,
+        resampling_unit=unit_kind,
     )
 
 

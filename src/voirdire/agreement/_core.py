@@ -919,9 +919,10 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
 
     out = []
     lo_q, hi_q = (1 - cl) / 2, 1 - (1 - cl) / 2
-    for s, (est, obs, exp_), bt in zip(specs, point, boots):
-        good = bt[np.isfinite(bt)] if B else bt[:0]
-        n_fail = int(B - good.size) if B and math.isfinite(est) else 0
+    for s, (est, obs, exp_), bt, st in zip(specs, point, boots, stats_list):
+        B_s = B if st is not None else 0  # no statistics: the bootstrap was not run for this spec
+        good = bt[np.isfinite(bt)] if B_s else bt[:0]
+        n_fail = int(B_s - good.size) if B_s and math.isfinite(est) else 0
         a_se: float | None = None
         if math.isfinite(est):
             inf = s.influence(est)
@@ -943,7 +944,7 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
             low, high = (float(v) for v in np.quantile(good, [lo_q, hi_q]))
             se = float(np.std(good, ddof=1))
             ci_method = "percentile bootstrap"
-            method = (f"percentile bootstrap over {unit_kind}s ({B} resamples)"
+            method = (f"percentile bootstrap over {unit_kind}s ({B_s} resamples)"
                       + (f"; analytic SE: {_an_name(s)}" if a_se is not None else ""))
         elif a_se is not None and math.isfinite(a_se):
             z = float(_st.norm.ppf(hi_q))
@@ -961,7 +962,7 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
             confidence_level=cl, se=se, analytic_se=a_se, method=method, level=s.level,
             observed=obs, expected=exp_, n_items=s.n_items_used(), n_pairs=s.n_pairs(),
             n_raters=len(prep.raters), n_labels=prep.n_labels, resampling_unit=unit_kind,
-            n_units=n_units, n_resamples=B, n_failed_resamples=n_fail, abstention=prep.abstention,
+            n_units=n_units, n_resamples=B_s, n_failed_resamples=n_fail, abstention=prep.abstention,
             raters=prep.raters,
         ))
     return out

@@ -256,7 +256,12 @@ class BinaryAgreementResult(Result):
         ``kappa / phi = 2 sqrt(AB) / (A+B) <= 1``; equals 1 iff ``pi == pi_hat``.
     n_ties : int
         Items left out because the human majority was tied (``reference="majority"``).
+    n_judge_labels, n_judge_abstentions : int
+        The judge's labels, and how many of them are abstentions.
+    judge_coverage : float
+        Share of the judge's labels that are not abstentions.
     abstention : AbstentionInfo
+        Policy and coverage over the judge and the reference raters.
     resampling_unit : str
     """
 
@@ -288,6 +293,9 @@ class BinaryAgreementResult(Result):
     judge_rate: float
     kappa_phi_ratio: float
     n_ties: int
+    n_judge_labels: int
+    n_judge_abstentions: int
+    judge_coverage: float
     abstention: AbstentionInfo
     resampling_unit: str
 

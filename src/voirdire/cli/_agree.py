@@ -144,17 +144,31 @@ def binary_tables(results: list[Any]) -> list[Table]:
     b0 = results[0]
     t1 = Table(title=f"Binary family: each judge against the human majority (positive = {b0.positive!r})",
                title_justify="left")
-    for col in ("judge", "n items", "accuracy", "precision", "recall", "F1"):
+    for col in ("judge", "n items", "judge coverage", "accuracy", "precision", "recall", "F1"):
         t1.add_column(col, justify="left" if col == "judge" else "right")
     t2 = Table(title="phi (= MCC = Pearson = Spearman = Kendall tau-b), kappa and the positive rates",
                title_justify="left")
     for col in ("judge", "phi", "kappa", "kappa CI", "pi humans", "pi judge", "kappa/phi"):
         t2.add_column(col, justify="left" if col == "judge" else "right")
     for b in results:
-        t1.add_row(b.judge, str(b.n_items), _num(b.accuracy), _num(b.precision), _num(b.recall), _num(b.f1))
+        t1.add_row(b.judge, str(b.n_items), _pct(b.judge_coverage), _num(b.accuracy), _num(b.precision),
+                   _num(b.recall), _num(b.f1))
         t2.add_row(b.judge, _num(b.phi), _num(b.kappa), _ci(b.kappa_ci), _num(b.prevalence), _num(b.judge_rate),
                    _num(b.kappa_phi_ratio))
     return [t1, t2]
+
+
+def binary_notes(b: Any) -> list[str]:
+    """Plain sentences on one judge's binary result: the kappa/phi gap and the judge's abstentions."""
+    out = []
+    if math.isfinite(b.kappa_phi_ratio) and b.kappa_phi_ratio < 0.995:
+        more = "more" if b.judge_rate > b.prevalence else "less"
+        out.append(f"{b.judge}: says {b.positive!r} {more} often than the humans (pi-hat {_num(b.judge_rate)} vs "
+                   f"pi {_num(b.prevalence)}), so kappa is below phi (kappa/phi = {_num(b.kappa_phi_ratio)}).")
+    if b.n_judge_abstentions:
+        out.append(f"{b.judge}: {b.n_judge_abstentions} of {b.n_judge_labels} answers are abstentions (coverage "
+                   f"{_pct(b.judge_coverage)}); policy {b.abstention.policy}.")
+    return out
 
 
 def render(table: Any, results: list[Any], binary: list[Any], notes: list[str], *, title: str | None = None) -> None:
@@ -180,6 +194,9 @@ def render(table: Any, results: list[Any], binary: list[Any], notes: list[str], 
         for bt in binary_tables(binary):
             console.print(bt)
         console.print(binary[0].note, highlight=False, soft_wrap=True, style="italic")
+        for b in binary:
+            for line in binary_notes(b):
+                console.print(line, highlight=False, soft_wrap=True)
         if any(b.n_ties for b in binary):
             console.print(f"Items with a tied human majority were left out ({binary[0].n_ties}).", highlight=False)
     for n in notes:
