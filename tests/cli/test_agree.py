@@ -121,3 +121,14 @@ def test_binary_notes_explain_the_kappa_phi_gap():
                         abstention=SimpleNamespace(policy="exclude"))
     (line,) = binary_notes(b)
     assert "says 'pass' more often than the humans" in line and "kappa/phi = 0.900" in line
+
+
+def test_matrix_option(binary_csv):
+    res = runner.invoke(app, ["agree", str(binary_csv), "-j", "gpt-x", "--abstain", "cannot assess", "--matrix",
+                              "--resamples", "0", "-c", "fleiss_kappa"])
+    assert res.exit_code == 0, res.output
+    assert "Cohen kappa for each pair of raters" in res.stdout
+    res = runner.invoke(app, ["agree", str(binary_csv), "-j", "gpt-x", "--abstain", "cannot assess", "--matrix",
+                              "--resamples", "0", "--format", "json"])
+    doc = json.loads(res.stdout)
+    assert doc["matrix"]["raters"] == ["ann", "bob", "cat", "gpt-x"] and doc["matrix"]["n_items"][0][1] == 60

@@ -158,6 +158,27 @@ def binary_tables(results: list[Any]) -> list[Table]:
     return [t1, t2]
 
 
+def matrix_table(m: Any) -> Table:
+    """Rich table of a pairwise matrix: the coefficient above the diagonal, shared items below."""
+    t = Table(title=f"{DISPLAY.get(m.coefficient, m.coefficient)} for each pair of raters (upper) and items "
+                    f"they share (lower)", title_justify="left")
+    t.add_column("", style="bold")
+    for r in m.raters:
+        t.add_column(str(r), justify="right")
+    k = len(m.raters)
+    for a in range(k):
+        cells = []
+        for b in range(k):
+            if a == b:
+                cells.append(str(int(m.n_items[a, a])))
+            elif a < b:
+                cells.append(_num(m.estimate[a, b]))
+            else:
+                cells.append(f"({int(m.n_items[a, b])})")
+        t.add_row(str(m.raters[a]), *cells)
+    return t
+
+
 def binary_notes(b: Any) -> list[str]:
     """Plain sentences on one judge's binary result: the kappa/phi gap and the judge's abstentions."""
     out = []
@@ -235,6 +256,7 @@ def agree_command(
     resamples: int = typer.Option(2000, "--resamples", "--n-resamples",
                                   help="Bootstrap resamples (0 = analytic intervals only)."),
     confidence_level: float = typer.Option(0.95, "--confidence-level", help="Level of the intervals."),
+    matrix: bool = typer.Option(False, "--matrix", help="Also print the rater-by-rater Cohen's kappa matrix."),
 ) -> None:
     """Agreement coefficients with bootstrap intervals: humans among themselves and each judge with them."""
     table = load_table(file, judges=judge, scale=scale, categories=categories, abstain=abstain, item=item,
@@ -266,9 +288,22 @@ def agree_command(
                                         n_resamples=resamples, seed=seed, abstain_policy=abstain_policy.value,
                                         positive=positive)
         notes += bnotes
+    mat = None
+    if matrix:
+        from ..agreement import pairwise_matrix
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            who = list(table.humans) + [j for j in (judge or table.judges) if j not in table.humans]
+            mat = pairwise_matrix(table, coefficient="cohen_kappa", raters=who, weights=weights,
+                                  abstain_policy=abstain_policy.value)
+        notes += [str(w.message) for w in caught]
     if output_format == OutputFormat.json:
-        emit_json({"table": table.summary(), "groups": [g.to_dict() for g in results],
-                   "binary": [b.to_dict() for b in binary], "notes": notes})
+        doc = {"table": table.summary(), "groups": [g.to_dict() for g in results],
+               "binary": [b.to_dict() for b in binary], "notes": notes}
+        if mat is not None:
+            doc["matrix"] = mat.to_dict()
+        emit_json(doc)
         return
     if output_format == OutputFormat.csv:
         import pandas as pd
@@ -278,3 +313,5 @@ def agree_command(
         typer.echo(df.to_csv(index=False), nl=False)
         return
     render(table, results, binary, notes)
+    if mat is not None:
+        console.print(matrix_table(mat))
