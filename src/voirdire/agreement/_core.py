@@ -838,7 +838,18 @@ def _unit_types(stats_list: Sequence[Any], n_units: int) -> tuple[np.ndarray, np
     M = np.hstack([np.asarray(m, dtype=np.float64).reshape(n_units, -1) for m in mats])
     if M.shape[1] > 256:
         return None
-    h = M @ np.random.default_rng(12345).standard_normal(M.shape[1])  # fixed projection: a row hash
+    # An exact, platform-independent row hash: the rows' bit patterns times fixed odd constants,
+    # summed with uint64 wrap-around (equal rows -> equal hashes; collisions are checked below).
+    bits = np.ascontiguousarray(M).view(np.uint64)
+    h = np.zeros(n_units, dtype=np.uint64)
+    c1, c2, c3 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)
+    for j in range(bits.shape[1]):  # splitmix64 finaliser of each column, combined in order
+        x = bits[:, j] ^ (bits[:, j] >> np.uint64(30))
+        x *= c1
+        x ^= x >> np.uint64(27)
+        x *= c2
+        x ^= x >> np.uint64(31)
+        h = (h ^ x) * c3 + np.uint64(j + 1)
     keys, first, inv = np.unique(h, return_index=True, return_inverse=True)
     if keys.size * 4 > n_units:
         return None
