@@ -243,14 +243,14 @@ def figures_real(root) -> None:
     from voirdire.pairwise import leave_one_human_out
 
     tables = {}
-    for name in ("summeval_h2h", "pandalm", "llmfao", "llmbar", "autoj"):
+    for name in ("summeval_h2h", "summeval_h2h_8", "pandalm", "llmfao", "llmbar", "autoj"):
         df = LOADERS[name](root)
         df = df[df["verdict"].fillna("") != ""]
         tables[name] = PairwiseTable.from_frame(df, role="role")
     print("## Posterior entropy vs the humans' vote entropy (Spearman)\n")
     print("| data | pairs (>= 2 human votes) | model sees humans + judges | model sees judges only |")
     print("|---|---:|---:|---:|")
-    for name in ("summeval_h2h", "pandalm", "llmfao"):
+    for name in ("summeval_h2h", "summeval_h2h_8", "pandalm", "llmfao"):
         t = tables[name]
         ve, nv = _vote_entropy(t)
         ok = nv >= 2
@@ -266,8 +266,9 @@ def figures_real(root) -> None:
         print(f"| {name} | {ok.sum():,} | {r1:.3f} (p={p1:.1g}) | {r2:.3f} (p={p2:.1g}) |")
     print("\n(paper, SummEval: 0.404)\n")
     print("## Leave-one-human-out on the real data sets\n")
-    for name, groups in (("summeval_h2h", None), ("pandalm", None), ("llmfao", None), ("autoj", None),
-                         ("llmbar", None)):
+    g8 = {h: ("expert" if h.startswith("expert") else "crowd") for h in tables["summeval_h2h_8"].humans}
+    for name, groups in (("summeval_h2h", None), ("summeval_h2h_8", g8), ("pandalm", None), ("llmfao", None),
+                         ("autoj", None), ("llmbar", None)):
         t = tables[name]
         t0 = time.perf_counter()
         from voirdire.pairwise import default_methods
@@ -278,11 +279,11 @@ def figures_real(root) -> None:
         dt = time.perf_counter() - t0
         print(f"### {name}: {t.n_pairs:,} pairs, {len(t.humans)} humans, {len(t.judges)} judges, "
               f"{res.n_folds} folds, {dt:.0f} s\n")
-        print("| method | labels | accuracy | NLL | Brier | ECE |")
-        print("|---|---:|---:|---:|---:|---:|")
-        for r in res.table[res.table["group"] == "all"].itertuples(index=False):
-            print(f"| {r.method} | {r.n_labels:,} | {100 * r.accuracy:.1f}% | {r.nll:.3f} | {r.brier:.3f} | "
-                  f"{r.ece:.3f} |")
+        print("| method | group | labels | accuracy | NLL | Brier | ECE |")
+        print("|---|---|---:|---:|---:|---:|---:|")
+        for r in res.table.itertuples(index=False):
+            print(f"| {r.method} | {r.group} | {r.n_labels:,} | {100 * r.accuracy:.1f}% | {r.nll:.3f} | "
+                  f"{r.brier:.3f} | {r.ece:.3f} |")
         print()
 
 
