@@ -76,9 +76,11 @@ def demo_agreement(*, seed: int = 0, n_resamples: int = 1000, quiet: bool = Fals
             console.print(f"Each value has a 95% interval of about +-{min(halves):.2f} to +-{max(halves):.2f} "
                           f"(bootstrap over stories; --format json in `voirdire agree` lists them).", highlight=False)
         console.print(
-            "How to read it: the humans' alpha is the ceiling a judge is measured against. A judge that behaves "
-            "like one more human keeps alpha where the humans have it; a judge that disagrees pulls it down. "
-            "Low human alpha (as on several HANNA criteria) means the reference itself is noisy.",
+            "How to read it: the humans' alpha is the reference. A judge that behaves like one more human leaves "
+            "alpha where the humans have it; a judge that disagrees with them pulls it down (Llama-13B here); a "
+            "judge that raises it agrees with the humans more than they agree with each other (LLM scores here are "
+            "means of several samples, which smooths them). Human alpha near 0 (Coherence, Surprise) means the "
+            "reference itself is noise: no judge can be validated against it.",
             highlight=False, soft_wrap=True, style="italic")
         for n in notes:
             err_console.print(f"[yellow]note:[/] {n}", highlight=False, soft_wrap=True)
