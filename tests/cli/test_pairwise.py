@@ -119,3 +119,26 @@ def test_schema_errors_are_one_line(tmp_path):
     assert "Traceback" not in r.output
     r = _run(tmp_path / "missing.csv")
     assert r.exit_code == 1 and "file not found" in r.output
+
+
+def test_honest_summary_sentences():
+    import pandas as pd
+
+    from voirdire.cli._pairwise import _honest_summary
+    from voirdire.pairwise import LOHOResult
+
+    table = pd.DataFrame([
+        {"method": "BayesJudge", "group": "all", "n_labels": 10, "accuracy": 0.6, "nll": 0.9, "brier": 0.5,
+         "ece": 0.05},
+        {"method": "majority vote", "group": "all", "n_labels": 10, "accuracy": 0.6, "nll": 1.0, "brier": 0.4,
+         "ece": 0.10},
+    ])
+    res = LOHOResult(table=table, per_human=pd.DataFrame(), methods=("BayesJudge", "majority vote"), n_humans=2,
+                     n_folds=2, n_labels_unscored=0, target="human")
+    lines = _honest_summary(res)
+    assert lines == [
+        "[all] accuracy: BayesJudge tied best with majority vote (0.600).",
+        "[all] nll: BayesJudge best (0.900; next majority vote 1.000).",
+        "[all] brier: majority vote beats BayesJudge (0.400 vs 0.500).",
+        "[all] ece: BayesJudge best (0.050; next majority vote 0.100).",
+    ]

@@ -60,10 +60,14 @@ def _honest_summary(loho: Any) -> list[str]:
                 continue
             best = better(col.index, key=lambda m: col[m])
             ours = col["BayesJudge"]
-            if best == "BayesJudge":
-                runner = col.drop("BayesJudge")
-                if len(runner):
-                    rb = better(runner.index, key=lambda m: runner[m])
+            runner = col.drop("BayesJudge")
+            if not len(runner):
+                continue
+            rb = better(runner.index, key=lambda m: runner[m])
+            if abs(ours - col[best]) < 5e-4:
+                if abs(runner[rb] - ours) < 5e-4:
+                    lines.append(f"[{g}] {metric}: BayesJudge tied best with {rb} ({_num(ours)}).")
+                else:
                     lines.append(f"[{g}] {metric}: BayesJudge best ({_num(ours)}; next {rb} {_num(runner[rb])}).")
             else:
                 lines.append(f"[{g}] {metric}: {best} beats BayesJudge ({_num(col[best])} vs {_num(ours)}).")
