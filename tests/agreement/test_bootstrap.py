@@ -181,3 +181,17 @@ def test_ignoring_clusters_undercovers():
     print(f"clustered data: cluster bootstrap {hits_cluster / reps:.3f}, item bootstrap {hits_item / reps:.3f}")
     assert abs(hits_cluster / reps - 0.95) <= _tolerance(0.95, reps)
     assert hits_item / reps < 0.90
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("name", ["fleiss_kappa", "gwet_ac1", "krippendorff_alpha"])
+def test_analytic_wald_coverage(name):
+    # n_resamples=0: the interval is estimate +- z * Gwet's linearised SE.
+    big, _ = _sim(200_000, seed=999)
+    kw = {"level": "nominal"} if name == "krippendorff_alpha" else {}
+    fn = getattr(A, name)
+    truth = fn(big, n_resamples=0, **kw).estimate
+    reps = 400
+    cov = _coverage(lambda t: fn(t, n_resamples=0, **kw), truth, reps, n=160, seed=30_000)
+    print(f"Wald coverage {name}: {cov:.3f} over {reps} runs")
+    assert abs(cov - 0.95) <= _tolerance(0.95, reps)
