@@ -72,7 +72,8 @@ class PairwisePosterior(Result):
     dirichlet_counts : ndarray (n_humans, 3, 3)
         Dirichlet pseudo-counts (prior plus updates) behind ``confusion``.
     ess_history : ndarray (n_steps, 2)
-        ``(items seen, effective sample size)`` at the end of every processing step.
+        ``(items seen, effective sample size)`` at the end of every processing step (with
+        ``particles="per_judge"``: the smallest ESS over the judges of the step).
     """
 
     n_items_seen: int
@@ -392,7 +393,9 @@ class PairwiseBayesModel:
         """Log predictive probability of all labels of each pair under the current state (read-only).
 
         ``log p(D_t | past) ~ log sum_m w_m exp(f_m(eta_hat) - log det(-H_m) / 2)``: the Laplace
-        approximation of the integral over the pair's (theta, tau), averaged over the particles.
+        approximation of the integral over the pair's (theta, tau), averaged over the particles
+        (with ``particles="per_judge"``: the mean over the judges on the pair of this quantity
+        for each judge's particles, the other judges at their posterior means).
         """
         return self._run(_as_table(table, "score_samples"), commit=False)[1]
 
