@@ -195,3 +195,36 @@ def test_analytic_wald_coverage(name):
     cov = _coverage(lambda t: fn(t, n_resamples=0, **kw), truth, reps, n=160, seed=30_000)
     print(f"Wald coverage {name}: {cov:.3f} over {reps} runs")
     assert abs(cov - 0.95) <= _tolerance(0.95, reps)
+
+
+@pytest.mark.parametrize("level", ["ordinal", "nominal"])
+def test_cluster_bootstrap_equals_naive_recomputation(level):
+    t, _ = _sim(60, seed=6, cluster_size=3)
+    prep = prepare(t, raters=None, policy="exclude", func="test")
+    spec = _make_spec("krippendorff_alpha", prep, level=level)
+    unit, n_units, kind = _core._units(prep, spec.unit_mask())
+    assert kind == "cluster"
+    S = _core._aggregate(spec.stats(), unit, n_units)
+    B = 15
+    boots = _core.bootstrap([spec], [S], unit, n_units, B, 7, compress=False)[0]
+    Xt = t.dense_values()
+    gen = np.random.default_rng(7)
+    idx = gen.integers(0, n_units, size=(B, n_units), dtype=np.int32)
+    for b in range(B):
+        rows = np.concatenate([np.flatnonzero(unit == u) for u in idx[b]])
+        ref = krippendorff.alpha(Xt[rows].T, level_of_measurement=level,
+                                 value_domain=sorted(map(float, t.scale.categories)))
+        assert boots[b] == pytest.approx(ref, abs=1e-9)
+
+
+def test_ordinal_bootstrap_groups_identical_items():
+    t, _ = _sim(3000, R=3, miss=0.0, seed=12)
+    prep = prepare(t, raters=None, policy="exclude", func="test")
+    spec = _make_spec("krippendorff_alpha", prep, level="ordinal")
+    unit, n_units, _ = _core._units(prep, spec.unit_mask())
+    S = _core._aggregate(spec.stats(), unit, n_units)
+    assert _core._unit_types([S], n_units) is not None
+    a = _core.bootstrap([spec], [S], unit, n_units, 2000, 1)[0]
+    b = _core.bootstrap([spec], [S], unit, n_units, 2000, 2, compress=False)[0]
+    assert abs(a.mean() - b.mean()) < 4 * a.std() * np.sqrt(2 / 2000)
+    assert abs(a.std() / b.std() - 1) < 4 * np.sqrt(1 / 2000)

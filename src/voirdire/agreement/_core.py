@@ -435,31 +435,53 @@ class _AlphaOrdinal(_AlphaMoments):
                                   shape=(prep.n_items, L))
         self.Nsub = sp.diags(pair.astype(float)) @ self.Nsub
 
+    def stats(self) -> Any:
+        """Item rows ``(r, m, a, n_i1..n_iL)`` of the pairable items (the bootstrap re-sums them)."""
+        p = self.pf
+        if self.prep.n_items * (3 + self.prep.n_sub) <= _DENSE_CELLS:
+            return np.column_stack([self.r * p, self.m * p, self.a * p, self.Nsub.toarray()])
+        return sp.hstack([sp.csr_matrix(np.column_stack([self.r * p, self.m * p, self.a * p])), self.Nsub],
+                         format="csr")
+
     def from_weights(self, W: np.ndarray, unit_stats: Any, unit_of_item: np.ndarray | None = None) -> np.ndarray:
-        # W: (B, n_units) multiplicities; unit_of_item maps items to units (-1: none)
-        assert unit_of_item is not None
+        """Resampled ordinal alpha: the rows are items (or groups of identical items).
+
+        With clusters (``unit_of_item`` given) each cluster's weight is spread to its items, since
+        the mid-ranks make within-item sums quadratic in the counts.
+        """
+        if unit_of_item is None:
+            return self._from_rows(W, unit_stats)
         ok = unit_of_item >= 0
         Wi = np.zeros((W.shape[0], self.prep.n_items))
         Wi[:, ok] = W[:, unit_of_item[ok]]
-        c = np.asarray((self.Nsub.T @ Wi.T).T)  # (B, L)
+        return self._from_rows(Wi, self.stats())
+
+    def _from_rows(self, W: np.ndarray, rows: Any) -> np.ndarray:
+        if sp.issparse(rows):
+            head = rows[:, :3].toarray()
+            N: Any = rows[:, 3:]
+            c = np.asarray((N.T @ W.T).T)
+        else:
+            head, N = rows[:, :3], rows[:, 3:]
+            c = W @ N  # (B, L) pooled counts of each resample
+        r, m, a = head[:, 0:1], head[:, 1:2], head[:, 2:3]
         mid = np.cumsum(c, axis=1) - c / 2
-        S1i = np.asarray(self.Nsub @ mid.T)  # (items, B)
-        S2i = np.asarray(self.Nsub @ (mid * mid).T)
-        m, a, r = self.m[:, None], self.a[:, None], self.r[:, None]
+        S1i = np.asarray(N @ mid.T)  # (rows, B)
+        S2i = np.asarray(N @ (mid * mid).T)
         rng_ = mid.max(axis=1) - mid.min(axis=1)
         dl = rng_ ** 2 if self.prep.abst_code is not None else np.zeros_like(rng_)
         within = 2 * (m * S2i - S1i * S1i) + dl[None, :] * (2 * a * m + a * (a - 1))
-        pair = self.pair[:, None]
-        d = np.where(pair, within / np.where(pair, r - 1, 1.0), 0.0)  # (items, B)
-        sd = np.einsum("bi,ib->b", Wi, d)
-        n = Wi @ (self.r * self.pair)
+        pair = r >= 2
+        d = np.where(pair, within / np.where(pair, r - 1, 1.0), 0.0)
+        sd = np.einsum("bi,ib->b", W, d)
+        n = W @ r[:, 0]
         M = c.sum(axis=1)
         S1 = np.sum(c * mid, axis=1)
         S2 = np.sum(c * mid * mid, axis=1)
-        A = Wi @ (self.a * self.pf)
+        A = W @ a[:, 0]
         de_num = 2 * (M * S2 - S1 * S1) + dl * (2 * A * M + A * (A - 1))
         de_num = np.where(de_num > 1e-12 * np.maximum(n * n, 1.0), de_num, 0.0)
-        est = 1 - _safe_div(sd / n, _safe_div(de_num, n * (n - 1)))
+        est = 1 - _safe_div(sd / np.where(n > 0, n, np.nan), _safe_div(de_num, n * (n - 1)))
         return np.where(n >= 2, est, np.nan)
 
 
@@ -874,8 +896,11 @@ def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarra
     if not B or n_units < 2 or all(st is None for st in stats_list):
         return boots
     gen = as_generator(rng)
-    # (ordinal alpha needs each unit's own label counts, which its statistics rows do not identify)
-    compress = compress and not any(isinstance(s, _AlphaOrdinal) for s in specs)
+    ok = unit >= 0
+    item_units = bool(np.array_equal(unit[ok], np.arange(n_units)))
+    has_ordinal = any(isinstance(s, _AlphaOrdinal) for s in specs)
+    # with clusters, ordinal alpha needs each item's own counts: no grouping, weights spread to items
+    compress = compress and (item_units or not has_ordinal)
     types = _unit_types(stats_list, n_units) if compress else None
     if types is not None:
         type_of_unit, n_per_type = types
@@ -899,7 +924,7 @@ def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarra
         for j, (s, st) in enumerate(zip(specs, stats_list)):
             if st is None:
                 continue
-            if isinstance(s, _AlphaOrdinal):
+            if isinstance(s, _AlphaOrdinal) and not item_units:
                 boots[j][start:start + b] = s.from_weights(W, st, unit)
             else:
                 boots[j][start:start + b] = s.from_weights(W, st)
