@@ -42,6 +42,13 @@ def read_long_frame(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, np.ndar
             raise SchemaError("the file is empty. Expected a header row and one row per label.", source=src) from None
         except (pd.errors.ParserError, UnicodeDecodeError) as exc:
             raise SchemaError(f"cannot be parsed as {'CSV' if ext == '.csv' else 'TSV'}: {exc}", source=src) from None
+        if not isinstance(df.index, pd.RangeIndex):
+            # pandas silently turns the first field(s) into the index when the first data row has more
+            # fields than the header (a trailing delimiter, an unnamed column): every column would shift.
+            raise SchemaError(
+                f"the row has {df.index.nlevels + len(df.columns)} fields but the header names "
+                f"{len(df.columns)} columns {list(df.columns)}. Remove the extra field(s) (a trailing "
+                f"delimiter?) or name every column in the header.", source=src, row=2)
         return df, np.arange(2, len(df) + 2), src
     if ext in (".jsonl", ".ndjson"):
         records: list[dict[str, Any]] = []
