@@ -158,6 +158,20 @@ def ranking_table(r: Any) -> Table:
     return t
 
 
+def _check_alt_options(table: Any, epsilon: float, q: float, scoring: str, min_items_per_human: int,
+                       min_humans_per_item: int) -> None:
+    """Raise InvalidParameterError for alt-test options no data could make valid."""
+    from .._checks import check_probability
+    from ..validation._alt_test import _check_min, _check_scoring
+    from ..validation._common import check_epsilon
+
+    check_epsilon(epsilon, "alt_test")
+    check_probability(q, "q", "alt_test")
+    _check_min(min_humans_per_item, "min_humans_per_item", "alt_test")
+    _check_min(min_items_per_human, "min_items_per_human", "alt_test")
+    _check_scoring(scoring, table, "alt_test")
+
+
 @app.command("validate")
 @handle_errors
 def validate_command(
@@ -210,6 +224,10 @@ def validate_command(
     loo_eps = 0.05 if epsilon is None or not run_loo else epsilon
     alt_eps = alt_epsilon if alt_epsilon is not None else (epsilon if epsilon is not None and not run_loo else 0.2)
     alt_scoring = scoring.value if scoring is not None else default_scoring(table)
+    if run_alt:
+        # A bad alt-test option is the user's error (exit 1), not an inconclusive test: check the
+        # options before the loop below turns the alt-test's errors into "INCONCLUSIVE" notes.
+        _check_alt_options(table, alt_eps, q, alt_scoring, min_items_per_human, min_humans_per_item)
     notes: list[str] = []
     entries: list[dict[str, Any]] = []
     for i, name in enumerate(judges):
