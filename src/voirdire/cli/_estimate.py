@@ -359,10 +359,16 @@ def plan_estimate_command(
         pilot_info = {"file": str(pilot), "judge": judge, "model": model.value, "r2": r2_p, "sd": sd_p, "n_pairs": n_p}
         from ..exceptions import InfeasiblePlanError
 
+        if not np.isfinite(r2_p) and not sd_p > 0:
+            raise InfeasiblePlanError(
+                f"the pilot's R\u00b2 is undefined: the human scores in {pilot} do not vary (sd {sd_p:.3g} over "
+                f"{n_p} item(s)), so there is nothing to predict and nothing to plan. Use a pilot whose human "
+                "scores vary, or give --r2 and --sd.")
         if not np.isfinite(r2_p) or r2_p < 0:
+            other = "isotonic" if model.value == "linear" else "linear"
             raise InfeasiblePlanError(
                 f"the pilot's R\u00b2 for model {model.value!r} is {r2_p:.3g}: the judge predicts the human scores "
-                "no better than a constant, so LLM scores cannot replace human labels. Try --model linear or plan "
+                f"no better than a constant, so LLM scores cannot replace human labels. Try --model {other} or plan "
                 "a human-only study.")
         r2 = min(r2_p, 1 - 1e-12)
         if sd is None:
@@ -458,7 +464,7 @@ def _draw(items: Any, inclusion_prob: Any, out: Any, seed: int, output: TableOrJ
 def _plan_allocation(strata_file: Path, budget: float | None, min_prob: float, output: TableOrJson | None) -> Any:
     from ..data import read_long_frame
     from ..estimation import plan_allocation
-    from ..exceptions import SchemaError
+    from ..exceptions import SchemaError, VoirdireWarning
 
     if budget is None:
         fail("--strata needs --budget (the expected cost of the human labels; with unit costs, the number of labels).")
@@ -475,7 +481,24 @@ def _plan_allocation(strata_file: Path, budget: float | None, min_prob: float, o
                 except (TypeError, ValueError):
                     raise SchemaError(f"{v!r} is not a number.", source=src, row=int(rows[k]), column=col) from None
             df[col] = df[col].astype(float)
-    res = plan_allocation(df, budget=float(budget), min_inclusion_prob=min_prob)
+    if "stratum" in df.columns:
+        names = df["stratum"].astype(str).to_numpy()
+        _, first, counts = np.unique(names, return_index=True, return_counts=True)
+        if (counts > 1).any():
+            k = int(first[counts > 1][0])
+            again = int(np.flatnonzero(names == names[k])[1])
+            raise SchemaError(f"stratum {names[k]!r} appears twice (rows {int(rows[k])} and {int(rows[again])}); "
+                              "give each stratum one row.", source=src, row=int(rows[again]), column="stratum")
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", VoirdireWarning)
+        res = plan_allocation(df, budget=float(budget), min_inclusion_prob=min_prob)
+    for w in caught:  # one line each on stderr, never a raw Python warning with a source path
+        if issubclass(w.category, VoirdireWarning):
+            err_console.print(f"[yellow]warning:[/] {w.message}", highlight=False, soft_wrap=True)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if output is None:
         return res
     if output == TableOrJson.json:
