@@ -26,7 +26,6 @@ import voirdire.agreement as A
 from voirdire.data import AnnotationTable, read_annotations
 
 from ..conftest import shared_data
-from ._helpers import table_from_wide
 
 krippendorff = pytest.importorskip("krippendorff")
 irr_raw = pytest.importorskip("irrCAC.raw")

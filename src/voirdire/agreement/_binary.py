@@ -130,7 +130,7 @@ def binary_agreement(table: AnnotationTable, judge: str, *, reference: str = "ma
         if not hum:
             raise InvalidParameterError(f"{func}: reference='majority' needs human raters besides {judge!r}; the table has none.")
         m = np.isin(prep.rater, hum)
-        cand = prep.code[m] if prep.policy == "category" else prep.code[m]
+        cand = prep.code[m]  # under "category" an abstention is one more vote
         keep_lab = np.ones(cand.size, bool) if prep.policy == "category" else cand < L
         it, cd = prep.item[m][keep_lab], cand[keep_lab]
         C = np.zeros((nI, q))

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_choice, check_confidence_level, check_on_undefined, check_positive_int
+from .._checks import check_choice, check_confidence_level, check_on_undefined
 from ..data import AnnotationTable
 from ..exceptions import InvalidParameterError
 from . import _core

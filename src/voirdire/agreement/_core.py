@@ -626,7 +626,7 @@ class _AlphaRatio(_Spec):
             return None
         a1 = (pa1 - pe) / (1 - pe)
         # (D pi)(x) for each pooled value: sum_l c_l g(x, x_l) / (gmax rsum), by the same quadrature
-        xu, cu = self.xu, self.cu.astype(np.float64)
+        xu = self.xu
         Mtot, Ztot, Atot = self.m.sum(), self.z.sum(), self.a.sum()
         acc = np.zeros(xu.size)
         for j, sj in enumerate(self.s_nodes):
