@@ -129,7 +129,8 @@ def alt_table(r: Any) -> Table:
         _add_column(t, col, r.humans)
     for k, h in enumerate(r.humans):
         if not r.tested[k]:
-            t.add_row(h, fmt_int(r.n_items[k]), "—", "—", "—", "—", "—", f"[dim]skipped: {r.reason[k]}[/]")
+            # the reason goes below the table (alt_summary): in the cell it squeezed every other column
+            t.add_row(f"[dim]{h}[/]", fmt_int(r.n_items[k]), "—", "—", "—", "—", "—", "[dim]skipped[/]")
             continue
         stat = fmt_num(r.statistic[k], 2) + (" (degenerate)" if r.degenerate[k] else "")
         t.add_row(h, fmt_int(r.n_items[k]), fmt_num(r.rho_f[k]), fmt_num(r.rho_h[k]), fmt_num(r.mean_d[k]), stat,
@@ -138,7 +139,8 @@ def alt_table(r: Any) -> Table:
 
 
 def alt_summary(r: Any) -> str:
-    s = (f"  omega = {fmt_num(r.omega)} ({r.n_rejected} of {r.n_tested} tested humans beaten"
+    s = "".join(f"  {h}: skipped ({r.reason[k]})\n" for k, h in enumerate(r.humans) if not r.tested[k])
+    s += (f"  omega = {fmt_num(r.omega)} ({r.n_rejected} of {r.n_tested} tested humans beaten"
          + (f"; {len(r.humans) - r.n_tested} skipped" if r.n_tested < len(r.humans) else "")
          + f"), rho = {fmt_num(r.rho)} -> {_DECISION_STYLE[r.decision]}")
     if r.n_resamples:
