@@ -133,8 +133,7 @@ def binary_agreement(table: AnnotationTable, judge: str, *, reference: str = "ma
         cand = prep.code[m]  # under "category" an abstention is one more vote
         keep_lab = np.ones(cand.size, bool) if prep.policy == "category" else cand < L
         it, cd = prep.item[m][keep_lab], cand[keep_lab]
-        C = np.zeros((nI, q))
-        np.add.at(C, (it, cd), 1.0)
+        C = np.bincount(it * q + cd, minlength=nI * q).reshape(nI, q)
         mx = C.max(axis=1)
         has = mx > 0
         top = (C == mx[:, None]).sum(axis=1)
@@ -152,8 +151,7 @@ def binary_agreement(table: AnnotationTable, judge: str, *, reference: str = "ma
         ref_name = str(reference)
     both = (jc >= 0) & (rc >= 0)
     labels = tuple(cats) + ((ABSTAIN_LABEL,) if q > L else ())
-    cm = np.zeros((q, q), dtype=np.int64)
-    np.add.at(cm, (rc[both], jc[both]), 1)
+    cm = np.bincount(rc[both] * q + jc[both], minlength=q * q).reshape(q, q).astype(np.int64)
     # the 2x2 table
     if prep.policy == "disagree":
         use = both & (rc < L)
