@@ -602,3 +602,43 @@ def test_validate_skipped_human_keeps_the_table_readable(files):
     rows = [ln for ln in res.stdout.splitlines() if ln.startswith("│")]
     assert [ln.split("│")[1].strip() for ln in rows] == ["h1", "h2", "h3", "h9"]
     assert "h9: skipped (only 0 kept items" in _norm(res.stdout)
+
+
+# --------------------------------------------------------------------------------------------
+# One human-scored item: the human-only SE is undefined (it read 0.0 with a [y, y] interval).
+
+
+def test_classical_mean_one_label_se_is_nan():
+    import warnings
+
+    from voirdire.estimation import classical_mean
+    from voirdire.exceptions import DegenerateDataWarning, UndefinedStatisticError
+
+    y = np.full(50, np.nan)
+    y[0] = 3.0
+    with pytest.warns(DegenerateDataWarning, match="only one item has a human score"):
+        r = classical_mean(y, 0.5)
+    assert r.estimate == 3.0 and np.isnan(r.se) and np.isnan(r.ci.low) and np.isnan(r.ci.high)
+    with pytest.warns(DegenerateDataWarning, match="only one cluster"):
+        r = classical_mean(np.array([3.0, 4.0, np.nan]), clusters=[0, 0, 1])
+    assert r.estimate == 3.5 and np.isnan(r.se)
+    with pytest.raises(UndefinedStatisticError):
+        classical_mean(y, 0.5, on_undefined="raise")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isnan(classical_mean(y, 0.5, on_undefined="nan").se)
+    assert json.loads(json.dumps(r.to_dict(), allow_nan=False))["se"] is None
+
+
+def test_estimate_one_human_label(tmp_path):
+    p = tmp_path / "one.csv"
+    p.write_text(H + "\n" + "\n".join(f"i{i},llm,{i % 5}" for i in range(20)) + "\ni0,h1,3\n")
+    res = runner.invoke(app, ["estimate", str(p), "-j", "llm", "-p", "0.5", "-f", "json"])
+    check_ok(res)
+    d = json.loads(res.stdout)
+    ho = next(v for k, v in d["estimates"].items() if k != "dr" and v["method"].startswith("classical"))
+    assert ho["estimate"] == 3.0 and ho["se"] is None
+    assert any("standard error is undefined" in w for w in d["warnings"])
+    table = runner.invoke(app, ["estimate", str(p), "-j", "llm", "-p", "0.5"])
+    check_ok(table)
+    assert "at least two human-scored items" in _norm(table.stdout)

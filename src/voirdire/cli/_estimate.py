@@ -223,16 +223,18 @@ def estimate_command(
              "Check the judge name and the role of the raters.")
     import warnings
 
-    from ..exceptions import SmallSampleWarning
+    from ..exceptions import DegenerateDataWarning, SmallSampleWarning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SmallSampleWarning)
+        warnings.simplefilter("always", DegenerateDataWarning)
         dr = dr_mean(x, y, pi, model=model.value, cross_fit=cross_fit, strata=st, clusters=cl,
                      confidence_level=confidence_level, target=target.value, rng=seed, on_undefined="raise")
         results: dict[str, Any] = {"DR": dr}
         if compare:
+            # a comparison row: undefined (one labelled unit) shows as nan with the reason, not an error
             results["human-only"] = classical_mean(y, pi, strata=st, clusters=cl, confidence_level=confidence_level,
-                                                   target=target.value, on_undefined="raise")
+                                                   target=target.value, on_undefined="warn")
             uniform = bool(np.nanmax(pi[np.isfinite(y)]) == np.nanmin(pi[np.isfinite(y)]))
             if uniform and n_lab >= 2 and n_lab < y.size:
                 results["PPI++"] = ppi_mean(x, y, confidence_level=confidence_level, on_undefined="nan")
@@ -260,7 +262,12 @@ def estimate_command(
         notes.append(f"R\u00b2 < 0: the judge's raw scores predict the human scores worse than a constant (another "
                      "scale, or a bias); the estimate stays valid but is imprecise. --model linear calibrates them.")
     if compare and "PPI++" not in results:
-        notes.append("PPI++ not shown: it assumes a uniform random human subsample, and the probabilities differ.")
+        if not uniform:
+            notes.append("PPI++ not shown: it assumes a uniform random human subsample, and the probabilities differ.")
+        elif n_lab < 2:
+            notes.append("PPI++ not shown: it needs at least two human-scored items.")
+        else:
+            notes.append("PPI++ not shown: every item is human-scored, so there is nothing for the judge to add.")
     notes += [f"[yellow]warning:[/] {m}" for m in warn_msgs]
     cl_pct = f"{confidence_level * 100:g}%"
     _render_estimates(list(results.items()),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
@@ -421,6 +423,8 @@ def classical_mean(human_scores: Any, inclusion_prob: Any = None, *, strata: Any
     and the Hajek linearisation ``phi_i = theta + (N/N_hat) delta_i/pi_i (Y_i - theta)``,
     ``N_hat = sum delta/pi``. With equal probabilities and ``target="superpopulation"`` it is
     ``std(Y)/sqrt(n)`` (ddof 0): exactly ``ppi_py.classical_mean_ci`` (validated in the tests).
+    With a single labelled item (or cluster) the standard error is undefined: the estimate is that
+    value, ``se`` and the interval are ``nan`` (``on_undefined`` decides warn/raise/nan).
 
     Examples
     --------
@@ -445,6 +449,15 @@ def classical_mean(human_scores: Any, inclusion_prob: Any = None, *, strata: Any
     yz = np.where(lab, y, 0.0)
     n_hat = float(w.sum())
     theta = float(_dot(w, yz)) / n_hat
+    n_units = n_lab if cl is None else int(np.unique(cl[lab]).size)
+    if n_units == 1:
+        # the Hajek residuals of a single unit are 0 by construction: its SE would read 0, not unknown
+        unit = "item" if cl is None else "cluster"
+        undefined(f"classical_mean: only one {unit} has a human score; the standard error is undefined "
+                  "(no spread to estimate it from).", on_undefined)
+        res = _nan_result(n_lab, y.size, confidence_level, "constant", "classical (hajek)", target, 0)
+        return dataclasses.replace(res, estimate=theta, n_clusters=None if cl is None else int(cl.max()) + 1,
+                                   n_strata=None if st is None else int(st.max()) + 1)
     m = np.full(y.size, theta)
     return _core(yz, m, pi, lab, scale=y.size / n_hat, clusters=cl, strata=st, target=target,
                  confidence_level=confidence_level, model="constant", method="classical (hajek)", cross_fit=0)
