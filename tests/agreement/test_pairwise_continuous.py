@@ -112,3 +112,13 @@ def test_ratio_alpha_without_a_value_matrix(monkeypatch, zeros, policy):
     assert quad.ci.low == pytest.approx(exact.ci.low, abs=1e-9) and quad.ci.high == pytest.approx(exact.ci.high, abs=1e-9)
     if policy == "exclude":
         assert quad.estimate == pytest.approx(krippendorff.alpha(X.T, level_of_measurement="ratio"), abs=1e-9)
+
+
+def test_default_coefficients_for_continuous_scores():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 3))
+    ii, rr = np.nonzero(~np.isnan(X))
+    t = AnnotationTable.from_arrays(ii, rr, X[ii, rr], scale="interval")
+    assert A.default_coefficients(t) == ("krippendorff_alpha",)
+    tab = A.agreement(t, n_resamples=0)
+    assert [r.coefficient for r in tab] == ["krippendorff_alpha"] and tab["krippendorff_alpha"].level == "interval"

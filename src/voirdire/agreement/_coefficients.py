@@ -486,6 +486,9 @@ def bennett_s(table: AnnotationTable, *, raters: Sequence[str] | None = None, we
 def default_coefficients(table: AnnotationTable, raters: Sequence[str] | None = None) -> tuple[str, ...]:
     """The coefficients :func:`agreement` reports by default for this table and selection."""
     k = len(raters) if raters is not None else table.n_raters
+    if table.scale.level in ("interval", "ratio") and table.n_categories > 20:
+        # continuous scores: exact-match agreement and category-based chance terms mean little
+        return ("krippendorff_alpha",)
     base = ["observed_agreement"]
     if k == 2:
         base += ["cohen_kappa"]
@@ -508,7 +511,8 @@ def agreement(table: AnnotationTable, *, coefficients: Sequence[str] | None = No
     coefficients : sequence of str, optional
         Names from ``voirdire.agreement.COEFFICIENTS``; default: observed agreement, Cohen's
         kappa (two raters only), Fleiss' kappa, Krippendorff's alpha, Gwet's AC1, and AC2 on
-        ordered numeric scales.
+        ordered numeric scales; on interval/ratio scales with more than 20 distinct values
+        (continuous scores), Krippendorff's alpha only.
     raters : sequence of str, optional
         Restrict to these raters (e.g. ``table.humans``, or the humans plus one judge).
     level : str, optional
@@ -529,10 +533,12 @@ def agreement(table: AnnotationTable, *, coefficients: Sequence[str] | None = No
     Examples
     --------
     >>> from voirdire.datasets import load_hanna
-    >>> t = load_hanna(criterion="Coherence")
+    >>> t = load_hanna(criterion="Coherence", scale="ordinal")
     >>> tab = agreement(t, raters=t.humans, n_resamples=0)
     >>> [r.coefficient for r in tab]
     ['observed_agreement', 'fleiss_kappa', 'krippendorff_alpha', 'gwet_ac1', 'gwet_ac2']
+    >>> round(tab["krippendorff_alpha"].estimate, 3)  # ordinal metric
+    -0.054
     """
     func = "agreement"
     opts = _check_common(func, confidence_level, n_resamples, on_undefined, abstain_policy, rng)
