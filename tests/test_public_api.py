@@ -257,3 +257,23 @@ def test_report_to_json(table) -> None:
 
 def test_table_summary_to_json(table) -> None:
     _strict_json(table.summary())
+
+
+def test_from_arrays_misaligned_is_our_error() -> None:
+    # regression: pandas' "All arrays must be of the same length" leaked as a bare ValueError
+    from voirdire.data import AnnotationTable
+    from voirdire.exceptions import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="aligned"):
+        AnnotationTable.from_arrays(["a", "b"], ["r"], [1, 2])
+
+
+@pytest.mark.xfail(strict=True, raises=AttributeError, reason="report: build_report('file.csv') raises "
+                   "AttributeError: 'str' object has no attribute 'judges' (report/_build.py) instead of a "
+                   "VoirdireError saying it takes an AnnotationTable (read_annotations first)")
+def test_build_report_given_a_path() -> None:
+    from voirdire.exceptions import VoirdireError
+    from voirdire.report import build_report
+
+    with pytest.raises(VoirdireError):
+        build_report("annotations.csv", n_resamples=20)

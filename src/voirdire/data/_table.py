@@ -259,8 +259,14 @@ class AnnotationTable:
     def from_arrays(cls, item: Sequence[Any] | np.ndarray, rater: Sequence[Any] | np.ndarray,
                     label: Sequence[Any] | np.ndarray, **kwargs: Any) -> AnnotationTable:
         """Build a table from three aligned arrays (see :meth:`from_frame` for the options)."""
-        df = pd.DataFrame({"item": np.asarray(item, dtype=object), "rater": np.asarray(rater, dtype=object),
-                           "label": np.asarray(label, dtype=object)})
+        cols = {"item": np.asarray(item, dtype=object), "rater": np.asarray(rater, dtype=object),
+                "label": np.asarray(label, dtype=object)}
+        sizes = {k: v.size for k, v in cols.items()}
+        if len(set(sizes.values())) != 1 or any(v.ndim != 1 for v in cols.values()):
+            raise InvalidParameterError(
+                f"The 'item', 'rater' and 'label' parameters of AnnotationTable.from_arrays must be 1-d and "
+                f"aligned (one entry per label). Got lengths {sizes}.")
+        df = pd.DataFrame(cols)
         return cls.from_frame(df, **kwargs)
 
     @classmethod
