@@ -154,3 +154,23 @@ def test_alpha_without_pairable_units_hand():
     # pairable values (x, y): D_o = 2/2 = 1, D_e = 2/(2*1) = 1 -> alpha = 0.
     assert r.estimate == pytest.approx(0.0, abs=1e-12)
     assert r.n_items == 1
+
+
+@pytest.mark.parametrize("weights", [None, "quadratic"])
+def test_scott_pi_analytic_se_matches_the_jackknife(weights):
+    # Scott's pi has no peer with an SE here: check the delta-method SE against the jackknife.
+    rng = np.random.default_rng(0)
+    n = 150
+    truth = rng.integers(0, 4, n)
+    a = np.where(rng.random(n) < 0.7, truth, rng.integers(0, 4, n))
+    b = np.where(rng.random(n) < 0.6, truth, rng.integers(0, 4, n))
+
+    def table(idx):
+        return AnnotationTable.from_arrays(list(idx) * 2, ["a"] * len(idx) + ["b"] * len(idx),
+                                           list(a[idx]) + list(b[idx]), scale="ordinal", categories=[0, 1, 2, 3])
+
+    r = scott_pi(table(np.arange(n)), weights=weights, n_resamples=0)
+    loo = np.array([scott_pi(table(np.delete(np.arange(n), i)), weights=weights, n_resamples=0).estimate
+                    for i in range(n)])
+    jack = np.sqrt((n - 1) / n * np.sum((loo - loo.mean()) ** 2))
+    assert r.analytic_se == pytest.approx(jack, rel=0.03)
