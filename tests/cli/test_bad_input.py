@@ -91,6 +91,20 @@ def check_error(res, *needles: str, code: int = 1) -> str:
     return err
 
 
+def _options(cmd: str) -> set[str]:
+    import typer.main
+
+    command = typer.main.get_command(app).commands[cmd]  # type: ignore[attr-defined]
+    return {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
+
+
+def check_hinted_flags_exist(cmd: str, err: str) -> None:
+    """Every --flag an error message suggests is an option of the command that printed it."""
+    hinted = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", err))
+    missing = hinted - _options(cmd)
+    assert not missing, f"`voirdire {cmd}` suggests {sorted(missing)}, which it does not have: {err!r}"
+
+
 def check_ok(res) -> None:
     assert res.exit_code == 0, res.output
     assert res.exception is None, repr(res.exception)
@@ -158,7 +172,31 @@ def test_non_numeric_label_on_interval_scale(cmd, files):
 
 @pytest.mark.parametrize("cmd", COMMANDS)
 def test_conflicting_duplicate(cmd, files):
-    check_error(_run(cmd, files["dup"]), files["dup"], "row 162", "column 'label'", "'h1'", "'i0'", "row 2")
+    # regression: the hint named a --duplicates option no command has
+    err = check_error(_run(cmd, files["dup"]), files["dup"], "row 162", "column 'label'", "'h1'", "'i0'", "row 2")
+    check_hinted_flags_exist(cmd, err)
+
+
+@pytest.mark.parametrize("cmd", COMMANDS)
+def test_blank_label(cmd, files):
+    # regression: the hint named a --missing option only `pairwise` has
+    p = Path(files["dir"]) / "blank.csv"
+    p.write_text(Path(files["good"]).read_text().replace("i3,h2,", "i3,h2,#", 1).replace("#0", "").replace(
+        "#1", "").replace("#2", ""))
+    err = check_error(_run(cmd, str(p)), str(p), "row 15", "column 'label'", "empty label")
+    check_hinted_flags_exist(cmd, err)
+
+
+@pytest.mark.parametrize("cmd", [
+    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="simulate --full FILE: the missing-column error says "
+                                            "'Name the columns with --item/--rater/--label', options simulate lacks"))
+    if c == "simulate" else c for c in sorted(COMMANDS)])
+def test_hints_name_real_flags(cmd, files):
+    for case in ("nocol", "nonnum", "outside"):
+        extra = {"nonnum": ["--scale", "interval"], "outside": ["--categories", "0,1,2"]}.get(case, [])
+        if (case == "outside" and cmd in NO_CATEGORIES) or (case == "nonnum" and cmd in NO_SCALE):
+            continue
+        check_hinted_flags_exist(cmd, _run(cmd, files[case], *extra).stderr)
 
 
 @pytest.mark.parametrize("cmd", COMMANDS)
@@ -642,3 +680,12 @@ def test_estimate_one_human_label(tmp_path):
     table = runner.invoke(app, ["estimate", str(p), "-j", "llm", "-p", "0.5"])
     check_ok(table)
     assert "at least two human-scored items" in _norm(table.stdout)
+
+
+@pytest.mark.xfail(strict=True, reason="report --pairwise FILE with an unknown verdict says 'map other spellings "
+                   "with verdict_map (--verdict-map)', an option report lacks (only `pairwise` has it)")
+def test_report_pairwise_hint_names_real_flags(files, pw_files, tmp_path):
+    res = runner.invoke(app, ["report", files["good"], "-j", "llm", "--out", str(tmp_path), "--n-resamples", "20",
+                              "-q", "--pairwise", pw_files["outside"]])
+    err = check_error(res, pw_files["outside"], "row 7", "column 'verdict'")
+    check_hinted_flags_exist("report", err)
