@@ -489,6 +489,9 @@ def default_coefficients(table: AnnotationTable, raters: Sequence[str] | None = 
     if table.scale.level in ("interval", "ratio") and table.n_categories > 20:
         # continuous scores: exact-match agreement and category-based chance terms mean little
         return ("krippendorff_alpha",)
+    if table.n_categories > 2000:
+        # free-text labels (thousands of categories): the weight-matrix coefficients are refused
+        return ("krippendorff_alpha",)
     base = ["observed_agreement"]
     if k == 2:
         base += ["cohen_kappa"]

@@ -68,6 +68,13 @@ def _rowdot(N: Any, M: np.ndarray, r: np.ndarray | None = None) -> np.ndarray:
     return np.einsum("ik,ik->i", NM, N)
 
 
+def _sumsq(N: Any) -> np.ndarray:
+    """Per-row sum of squared counts."""
+    if sp.issparse(N):
+        return np.asarray(N.multiply(N).sum(axis=1)).ravel()
+    return np.einsum("ik,ik->i", N, N)
+
+
 def _scale_rows(N: Any, v: np.ndarray) -> Any:
     return sp.diags(v) @ N if sp.issparse(N) else N * v[:, None]
 
@@ -244,13 +251,18 @@ class _AlphaMatrix(_Spec):
     def __init__(self, prep: Prepared, level: str, func: str) -> None:
         super().__init__(prep)
         self.name, self.level = func, level
-        self.D = distance_matrix(level, prep)
+        # nominal distances without the disagree class are 1 - I: no q x q matrix is built
+        self.plain_nominal = level == "nominal" and not (prep.abst_code is not None and prep.policy == "disagree")
+        self.D = None if self.plain_nominal else distance_matrix(level, prep)
         self.N = _counts(prep)
         r = self.r
         self.pair = r >= 2
-        within = _rowdot(self.N, self.D, r)
-        if np.any(np.diag(self.D)):
-            within -= np.asarray(self.N @ np.diag(self.D)).ravel()
+        if self.D is None:
+            within = r * r - _sumsq(self.N)
+        else:
+            within = _rowdot(self.N, self.D, r)
+            if np.any(np.diag(self.D)):
+                within -= np.asarray(self.N @ np.diag(self.D)).ravel()
         self.d = np.where(self.pair, within / np.where(self.pair, r - 1, 1.0), 0.0)
         self.pf = self.pair.astype(np.float64)
         self.c_pair = np.asarray(self.N.T @ self.pf).ravel()  # pooled counts of the pairable values
@@ -271,7 +283,10 @@ class _AlphaMatrix(_Spec):
     def estimate(self, sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = sums[:, 0]
         c = sums[:, 2:]
-        de_num = np.einsum("bk,kl,bl->b", c, self.D, c) - c @ np.diag(self.D)
+        if self.D is None:
+            de_num = n * n - np.einsum("bk,bk->b", c, c)
+        else:
+            de_num = np.einsum("bk,kl,bl->b", c, self.D, c) - c @ np.diag(self.D)
         do = _safe_div(sums[:, 1], n)
         de = _safe_div(de_num, n * (n - 1))
         est = 1 - _safe_div(do, de)
@@ -297,7 +312,7 @@ class _AlphaMatrix(_Spec):
         pa1 = (rsum - float(d.sum())) / (n * rbar)
         pa = (1 - eps) * pa1 + eps
         pi = self.c_pair / (n * rbar)
-        Dpi = self.D @ pi
+        Dpi = (pi.sum() - pi) if self.D is None else self.D @ pi
         pe = 1.0 - float(pi @ Dpi)
         if pe >= 1:
             return None
