@@ -490,8 +490,8 @@ def default_coefficients(table: AnnotationTable, raters: Sequence[str] | None = 
         # continuous scores: exact-match agreement and category-based chance terms mean little
         return ("krippendorff_alpha",)
     if table.n_categories > 2000:
-        # free-text labels (thousands of categories): the weight-matrix coefficients are refused
-        return ("krippendorff_alpha",)
+        # free-text labels (thousands of categories): only the coefficients that need no weight matrix
+        return ("observed_agreement", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1")
     base = ["observed_agreement"]
     if k == 2:
         base += ["cohen_kappa"]

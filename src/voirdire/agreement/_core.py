@@ -145,16 +145,26 @@ class _GwetFamily(_Spec):
         super().__init__(prep)
         self.kind = kind
         self.name = func
-        self.W, self.level = weight_matrix(weights, prep, func)
+        # identity weights (unless abstentions get no self-credit under "disagree") need no q x q
+        # matrix: this keeps free-text labels with thousands of categories cheap
+        self.identity = (weights is None or (isinstance(weights, str) and weights == "identity")) and not (
+            prep.abst_code is not None and prep.policy == "disagree")
+        if self.identity:
+            self.W, self.level = None, "identity"
+        else:
+            self.W, self.level = weight_matrix(weights, prep, func)
         self.N = _counts(prep)
         r = self.r
-        self.sum_q = _rowdot(self.N, self.W) - np.asarray(self.N @ np.diag(self.W)).ravel()
+        if self.W is None:
+            self.sum_q = _sumsq(self.N) - r
+        else:
+            self.sum_q = _rowdot(self.N, self.W) - np.asarray(self.N @ np.diag(self.W)).ravel()
         self.inv_r = np.where(self.r > 0, 1.0 / np.where(self.r > 0, self.r, 1.0), 0.0)
         self.e2 = (r >= 2).astype(float)
         self.e1 = (r >= 1).astype(float)
         self.pa_i = np.where(r >= 2, self.sum_q / np.where(r >= 2, r * (r - 1), 1.0), 0.0)
         self.q = prep.q
-        self.Tw = float(self.W.sum())
+        self.Tw = float(prep.q) if self.W is None else float(self.W.sum())
 
     def stats(self) -> Any:
         Nr = _scale_rows(self.N, self.inv_r)
@@ -170,6 +180,8 @@ class _GwetFamily(_Spec):
         if self.kind == "pa":
             return np.zeros(pi.shape[0])
         if self.kind == "fleiss":
+            if self.W is None:
+                return np.einsum("bk,bk->b", pi, pi)
             return np.einsum("bk,kl,bl->b", pi, self.W, pi)
         if self.kind == "ac":
             if self.q < 2:
@@ -217,7 +229,7 @@ class _GwetFamily(_Spec):
         if self.kind == "bp":
             return np.where(m, k_i - est, 0.0), n, m
         if self.kind == "fleiss":
-            piw = (self.W @ pi + self.W.T @ pi) / 2
+            piw = pi if self.W is None else (self.W @ pi + self.W.T @ pi) / 2
             pe_i = np.asarray(self.N @ piw).ravel() / r
         else:  # ac
             pe_i = (self.Tw / (self.q * (self.q - 1))) * np.asarray(self.N @ (1 - pi)).ravel() / r
