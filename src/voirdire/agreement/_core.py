@@ -923,6 +923,8 @@ def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarra
     if not B or n_units < 2 or all(st is None for st in stats_list):
         return boots
     gen = as_generator(rng)
+    # widest statistics matrix: the (resamples x columns) sums must also fit in a block
+    k_max = max((st.shape[1] for st in stats_list if st is not None), default=1)
     ok = unit >= 0
     item_units = bool(np.array_equal(unit[ok], np.arange(n_units)))
     has_ordinal = any(isinstance(s, _AlphaOrdinal) for s in specs)
@@ -935,7 +937,7 @@ def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarra
         first[type_of_unit[::-1]] = np.arange(n_units)[::-1]
         reduced = [None if st is None else np.asarray(st)[first] for st in stats_list]
         pvals = n_per_type / n_units
-        block = max(1, min(B, _BLOCK_CELLS // max(n_per_type.size, 1)))
+        block = max(1, min(B, _BLOCK_CELLS // max(n_per_type.size, k_max, 1)))
         for start in range(0, B, block):
             b = min(block, B - start)
             Wt = gen.multinomial(n_units, pvals, size=b).astype(np.float64)
@@ -944,7 +946,7 @@ def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarra
                     continue
                 boots[j][start:start + b] = s.from_weights(Wt, st)
         return boots
-    block = max(1, min(B, _BLOCK_CELLS // max(n_units, 1)))
+    block = max(1, min(B, _BLOCK_CELLS // max(n_units, k_max, 1)))
     for start in range(0, B, block):
         b = min(block, B - start)
         W = _draw_block(gen, b, n_units)
