@@ -517,6 +517,14 @@ READER_CASES = {
     "bad-role": ("item,rater,label,role\ni1,a,1,human\ni1,b,1,robot\n", "x.csv",
                  ["row 3", "column 'role'", "'robot'"]),
     "all-abstain": ("item,rater,label\ni1,a,NA\ni1,b,NA\n", "x.csv", ["every label is an abstention"]),
+    # regressions: 'nan'/'inf' read as numbers became a category nan (AC1 over 4 categories, a false
+    # "expected disagreement is 0", and NaN, invalid JSON, in --format json)
+    "nan-label": ("item,rater,label\ni1,a,1\ni1,b,nan\ni2,a,2\ni2,b,2\n", "x.csv",
+                  ["row 3", "column 'label'", "'nan' is not a finite number"]),
+    "inf-label": ("item,rater,label\ni1,a,1\ni1,b,-inf\ni2,a,2\ni2,b,2\n", "x.csv",
+                  ["row 3", "column 'label'", "'-inf' is not a finite number"]),
+    "overflow-label": ("item,rater,label\ni1,a,1\ni1,b,1e400\ni2,a,2\ni2,b,2\n", "x.csv",
+                       ["row 3", "'1e400' is not a finite number"]),
 }
 
 

@@ -393,6 +393,14 @@ class AnnotationTable:
         is_abst = np.array([c in abst for c in canon], dtype=bool) if abst else np.zeros(canon.size, bool)
         subst = canon[~is_abst]
         numeric = np.array([isinstance(c, float) for c in subst], dtype=bool)
+        finite = np.array([not isinstance(c, float) or np.isfinite(c) for c in subst], dtype=bool)
+        if not finite.all():
+            # 'nan'/'inf' read as numbers became a category of their own (and broke every coefficient)
+            j = np.flatnonzero(~is_abst)[np.flatnonzero(~finite)[0]]
+            raise SchemaError(
+                f"label {labels_raw[j]!r} is not a finite number. Leave the cell empty for a missing label "
+                f"(a 'nan' written by pandas means missing), or fix the row.",
+                source=source, row=_row(rows[j]), column=label)
 
         if scale.level in ("interval", "ratio"):
             if not numeric.all():
