@@ -40,3 +40,17 @@ def test_run_demo_returns_the_results():
     # same seed, same numbers
     again = run_demo(quiet=True, n_resamples=50, seed=1)
     assert again["overall"][2]["krippendorff_alpha"].ci == overall[2]["krippendorff_alpha"].ci
+
+
+def test_demo_out_folder(tmp_path):
+    import json
+
+    out = tmp_path / "demo"
+    res = runner.invoke(app, ["demo", "--resamples", "20", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((out / "agreement.json").read_text())
+    assert doc["overall"][0]["label"] == "humans" and len(doc["per_criterion"]) == 6
+    f = tmp_path / "file.txt"
+    f.write_text("x")
+    res = runner.invoke(app, ["demo", "--resamples", "20", "--out", str(f)])
+    assert res.exit_code == 1 and "is not a folder" in res.stderr

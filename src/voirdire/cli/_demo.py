@@ -96,22 +96,42 @@ def run_demo(output_dir: Path | str | None = None, *, seed: int = 0, n_resamples
     Parameters
     ----------
     output_dir : path, optional
-        Where the report step writes its files (unused by the agreement part).
+        A folder (created when missing) for the demo's files: ``agreement.json`` now, the HTML
+        report once the report step is added. An existing file is refused.
     seed, n_resamples : int
         Bootstrap seed and resamples.
     quiet : bool
         Compute without printing.
     """
+    from ..exceptions import InvalidParameterError
+
+    out = None if output_dir is None else Path(output_dir)
+    if out is not None and out.exists() and not out.is_dir():
+        raise InvalidParameterError(f"--out {out} is not a folder. Give a folder (created when missing).")
     results = demo_agreement(seed=seed, n_resamples=n_resamples, quiet=quiet)
+    if out is not None:
+        import json
+
+        from .._results import to_jsonable
+
+        out.mkdir(parents=True, exist_ok=True)
+        doc = {"data": "HANNA (bundled, MIT)", "seed": seed, "n_resamples": n_resamples,
+               "overall": [g.to_dict() for g in results["overall"]],
+               "per_criterion": {c: [r.to_dict() for r in row] for c, row in results["per_criterion"]}}
+        path = out / "agreement.json"
+        path.write_text(json.dumps(to_jsonable(doc), indent=2) + "\n", encoding="utf-8")
+        results["paths"] = {"agreement_json": path}
+        if not quiet:
+            console.print(f"Agreement results: {path}", highlight=False, soft_wrap=True)
     # --- report step: the report engineer appends the HTML report call here, e.g.
-    # build_report(results["table"], ...) and write_report(..., output_dir or "voirdire-demo").
+    # build_report(results["table"], ...) and write_report(..., out or "voirdire-demo").
     return results
 
 
 @app.command("demo")
 @handle_errors
 def demo_command(
-    out: Path | None = typer.Option(None, "--out", "-o", help="Folder for the demo's report files."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Folder for the demo's files (agreement.json, report)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
     resamples: int = typer.Option(1000, "--resamples", help="Bootstrap resamples."),
 ) -> None:
