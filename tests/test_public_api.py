@@ -277,3 +277,18 @@ def test_build_report_given_a_path() -> None:
 
     with pytest.raises(VoirdireError):
         build_report("annotations.csv", n_resamples=20)
+
+
+def test_to_jsonable_cleans_custom_to_dict() -> None:
+    # regression: to_jsonable returned a dataclass's own to_dict() as is, so nan from a custom
+    # to_dict (Scale with a nan category, ExperimentResult tables) reached `--format json` as NaN
+    from voirdire._results import to_jsonable
+
+    @dataclasses.dataclass(frozen=True)
+    class Custom:
+        x: float
+
+        def to_dict(self) -> dict[str, Any]:
+            return {"x": self.x, "y": np.float64("nan"), "z": [np.inf, np.int64(3)]}
+
+    assert json.dumps(to_jsonable(Custom(x=float("nan"))), allow_nan=False) == '{"x": null, "y": null, "z": [null, 3]}'

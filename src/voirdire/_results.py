@@ -23,7 +23,7 @@ def to_jsonable(value: Any) -> Any:
     """
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         if hasattr(value, "to_dict"):
-            return value.to_dict()
+            return to_jsonable(value.to_dict())  # a custom to_dict may still hold nan or numpy scalars
         return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, dict):
         return {str(k): to_jsonable(v) for k, v in value.items()}
