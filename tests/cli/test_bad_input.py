@@ -704,3 +704,25 @@ def test_report_pairwise_hint_names_real_flags(files, pw_files, tmp_path):
                    "lines with a source path on stderr) before the one-line error")
 def test_plan_kappa_one_category_clean_error(files):
     check_error(_run("plan", files["onecat"], "--score", "kappa"), files["onecat"], "non-zero variance")
+
+
+# --------------------------------------------------------------------------------------------
+# --format json is strict JSON (no NaN/Infinity) on degenerate data too.
+
+
+def _strict_loads(text: str):
+    def no_constant(name: str):
+        raise AssertionError(f"{name} in JSON output")
+
+    return json.loads(text, parse_constant=no_constant)
+
+
+@pytest.mark.parametrize("case", ["onecat", "nooverlap", "good"])
+@pytest.mark.parametrize("cmd", ["agree", "validate", "overlap", "plan", "estimate", "plan-estimate"])
+def test_json_output_is_strict(cmd, case, files):
+    res = _run(cmd, files[case], "-f", "json")
+    if res.exit_code == 1:  # a clean error is fine (plan on one category, estimate on unscored items)
+        check_error(res)
+        return
+    check_ok(res)
+    _strict_loads(res.stdout)
