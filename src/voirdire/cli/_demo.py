@@ -63,7 +63,7 @@ def demo_agreement(*, seed: int = 0, n_resamples: int = 1000, quiet: bool = Fals
         r0 = overall[0].results[0]
         console.print(f"95% intervals: percentile bootstrap over {r0.n_units} stories ({n_resamples} resamples, seed {seed}).",
                       highlight=False)
-        ct = Table(title="Krippendorff's alpha (interval) per criterion ; "
+        ct = Table(title="Krippendorff's alpha (interval) per criterion; "
                          "rows: the humans, then the humans with each judge", title_justify="left")
         ct.add_column("raters", style="bold", no_wrap=True)
         for c, _ in crit_rows:
