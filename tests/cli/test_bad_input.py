@@ -523,6 +523,17 @@ READER_CASES = {
                   ["row 3", "column 'label'", "'nan' is not a finite number"]),
     "inf-label": ("item,rater,label\ni1,a,1\ni1,b,-inf\ni2,a,2\ni2,b,2\n", "x.csv",
                   ["row 3", "column 'label'", "'-inf' is not a finite number"]),
+    # regressions: a null label or an empty item id in the nested {rater: {item: label}} JSON hit
+    # int("rater 'a', item 'i2'") and crashed with a ValueError traceback
+    "nested-null": ('{"a": {"i1": 1, "i2": null}, "b": {"i1": 1, "i2": 2}}', "x.json",
+                    ["rater 'a', item 'i2'", "column 'label'", "empty label"]),
+    "nested-blank-item": ('{"a": {"i1": 1}, "b": {"i1": 1, "": 2}}', "x.json",
+                          ["rater 'b', item ''", "column 'item'", "empty item id"]),
+    # regression: a list/dict label was silently turned into a category "[1, 2]"
+    "nested-list": ('{"a": {"i1": 1, "i2": [1, 2]}, "b": {"i1": 1, "i2": 2}}', "x.json",
+                    ["rater 'a', item 'i2'", "column 'label'", "is a list, not a single value"]),
+    "jsonl-dict": ('{"item":"i1","rater":"a","label":{"x":1}}\n{"item":"i1","rater":"b","label":1}\n', "x.jsonl",
+                   ["row 1", "column 'label'", "is a dict"]),
     "overflow-label": ("item,rater,label\ni1,a,1\ni1,b,1e400\ni2,a,2\ni2,b,2\n", "x.csv",
                        ["row 3", "'1e400' is not a finite number"]),
 }

@@ -369,12 +369,12 @@ class AnnotationTable:
         for col in (item, rater):
             bad = _blank(df[col])
             if bad.any():
-                r = int(rows[np.flatnonzero(bad)[0]])
+                r = _row(rows[np.flatnonzero(bad)[0]])  # nested JSON rows are 'rater .., item ..'
                 raise SchemaError(f"empty {col} id. Every row needs an item and a rater.", source=source, row=r, column=col)
         blank_label = _blank(df[label])
         if blank_label.any():
             if missing == "error":
-                r = int(rows[np.flatnonzero(blank_label)[0]])
+                r = _row(rows[np.flatnonzero(blank_label)[0]])
                 raise SchemaError(
                     f"empty label ({int(blank_label.sum())} empty label(s) in all). Fill it in, or (Python) "
                     f"pass missing='drop' to read_annotations to drop such rows (they are counted in the summary).",
@@ -385,6 +385,11 @@ class AnnotationTable:
         raters_raw = df[rater].to_numpy(dtype=object)[keep]
         labels_raw = df[label].to_numpy(dtype=object)[keep]
         rows = rows[keep]
+        nested = [k for k, x in enumerate(labels_raw) if isinstance(x, (list, tuple, dict, set, np.ndarray))]
+        if nested:
+            k = nested[0]
+            raise SchemaError(f"label {labels_raw[k]!r} is a {type(labels_raw[k]).__name__}, not a single value. "
+                              "Give one label per item and rater.", source=source, row=_row(rows[k]), column=label)
         items_s = np.array([_id_str(x) for x in items_raw], dtype=object)
         raters_s = np.array([_id_str(x) for x in raters_raw], dtype=object)
         canon = np.array([_canon(x) for x in labels_raw], dtype=object)
