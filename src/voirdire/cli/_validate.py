@@ -218,7 +218,7 @@ def validate_command(
 
     table = load_table(file, judges=judge, scale=scale, categories=categories, abstain=abstain, item=item,
                        rater=rater, label=label, role=role, cluster=cluster, cluster_sep=cluster_sep)
-    judges = list(judge) if judge else list(table.judges)
+    judges = list(dict.fromkeys(judge)) if judge else list(table.judges)  # -j X -j X: once
     if not judges:
         raise VoirdireError(f"{table.source} marks no rater as a judge. Name the judge with --judge NAME.")
     run_loo = method in (Method.loo, Method.both)
