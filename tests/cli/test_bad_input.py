@@ -757,3 +757,22 @@ def test_agree_repeated_judge_once(files):
     res = runner.invoke(app, ["agree", files["good"], "-j", "llm", "-j", "llm", "--resamples", "0", "-f", "json"])
     check_ok(res)
     assert [g["label"] for g in json.loads(res.stdout)["groups"]] == ["humans", "+ llm"]
+
+
+def test_estimate_negative_r2_note_fits_the_model(tmp_path):
+    # regression: with --model linear the note still said "--model linear calibrates them"
+    rng = np.random.default_rng(1)
+    rows = [H]
+    for i in range(40):
+        rows.append(f"i{i},llm,{rng.integers(5)}")
+        if i % 2 == 0:
+            rows.append(f"i{i},h1,{rng.integers(5)}")  # unrelated to the judge
+    p = tmp_path / "noise.csv"
+    p.write_text("\n".join(rows) + "\n")
+    lin = runner.invoke(app, ["estimate", str(p), "-j", "llm", "-p", "0.5", "--model", "linear"])
+    check_ok(lin)
+    out = _norm(lin.stdout)
+    assert "R² < 0" in out and "--model linear calibrates" not in out
+    ident = runner.invoke(app, ["estimate", str(p), "-j", "llm", "-p", "0.5"])
+    check_ok(ident)
+    assert "--model linear calibrates" in _norm(ident.stdout)

@@ -259,8 +259,14 @@ def estimate_command(
         "because they are known.",
     ]
     if np.isfinite(dr.r2) and dr.r2 < 0:
-        notes.append(f"R\u00b2 < 0: the judge's raw scores predict the human scores worse than a constant (another "
-                     "scale, or a bias); the estimate stays valid but is imprecise. --model linear calibrates them.")
+        if model.value == "identity":
+            notes.append(f"R\u00b2 < 0: the judge's raw scores predict the human scores worse than a constant "
+                         "(another scale, or a bias); the estimate stays valid but is imprecise. --model linear "
+                         "calibrates them.")
+        else:
+            notes.append(f"R\u00b2 < 0: even the {model.value} model of the judge's scores predicts the human scores "
+                         "worse than a constant (out of fold); the estimate stays valid but is imprecise: the judge "
+                         "adds nothing here.")
     if compare and "PPI++" not in results:
         if not uniform:
             notes.append("PPI++ not shown: it assumes a uniform random human subsample, and the probabilities differ.")
