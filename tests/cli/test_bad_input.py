@@ -463,9 +463,8 @@ def test_simulate_epsilon_out_of_range():
     check_error(runner.invoke(app, ["simulate", "-r", "2", "--n-items", "50", "--epsilon", "1.5"]), "epsilon")
 
 
-@pytest.mark.xfail(strict=True, reason="demo: --out is accepted and silently ignored (run_demo never writes the "
-                   "report); `voirdire demo --resamples 20 --out EXISTING_FILE` exits 0 with nothing written")
 def test_demo_out_is_a_file(files):
+    # was xfail: --out was accepted and silently ignored (fixed in 3fa2812)
     check_error(runner.invoke(app, ["demo", "--resamples", "20", "--out", files["good"]]), "not a folder")
 
 
