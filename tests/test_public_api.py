@@ -199,10 +199,8 @@ def test_simulate_results_to_json(sim, table) -> None:
     _strict_json(sub.summary())
 
 
-@pytest.mark.xfail(strict=True, reason="simulate: ExperimentResult.to_dict() writes its tables with "
-                   "DataFrame.to_dict(orient='records'), bypassing to_jsonable, so nan (mean_fa, boundary_wdr "
-                   "when no cell is a reject/boundary cell) reaches json.dumps (not strict JSON)")
 def test_run_experiment_to_json(table) -> None:
+    # was xfail: to_dict() wrote its tables with DataFrame.to_dict(orient="records"), nan and all
     from voirdire.simulate import run_experiment
 
     _strict_json(run_experiment([table], designs=["random"], coverages=[0.5], n_repetitions=2, rng=0))

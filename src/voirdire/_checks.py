@@ -14,6 +14,30 @@ OnUndefined = Literal["warn", "raise", "nan"]
 ON_UNDEFINED = ("warn", "raise", "nan")
 
 
+def fraction_hint(value: Any, *, low: float = 0.0, high: float = 1.0, open_low: bool = True,
+                  open_high: bool = True) -> str:
+    """``" Did you mean X?"`` for a value that looks like a misplaced fraction, else ``""``.
+
+    A whole number in (1, 100] reads as a percentage (95 -> 0.95, 5 -> 0.05); a non-whole number
+    in (1, 10) as a misplaced decimal point (1.5 -> 0.15); any other non-whole number in
+    [10, 100] as a percentage (97.5 -> 0.975). The guess is offered only when it is itself a
+    valid value (between ``low`` and ``high``, bounds open or closed as given).
+
+    Examples
+    --------
+    >>> fraction_hint(95), fraction_hint(1.5), fraction_hint(100), fraction_hint(-0.1)
+    (' Did you mean 0.95?', ' Did you mean 0.15?', '', '')
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return ""
+    v = float(value)
+    if not (np.isfinite(v) and 1 < v <= 100):
+        return ""
+    guess = v / 10 if (v < 10 and not v.is_integer()) else v / 100
+    ok = (guess > low if open_low else guess >= low) and (guess < high if open_high else guess <= high)
+    return f" Did you mean {guess:g}?" if ok else ""
+
+
 def check_probability(value: Any, name: str, func: str, *, open_low: bool = True,
                       open_high: bool = True) -> float:
     """Return ``value`` as a float in (0, 1) (bounds open or closed), else raise."""
@@ -23,9 +47,7 @@ def check_probability(value: Any, name: str, func: str, *, open_low: bool = True
         v = float(value)
         ok = (v > 0 if open_low else v >= 0) and (v < 1 if open_high else v <= 1)
     if not ok:
-        hint = ""
-        if isinstance(value, (int, float)) and 1 < float(value) <= 100:
-            hint = f" Did you mean {float(value) / 100:g}?"
+        hint = fraction_hint(value, open_low=open_low, open_high=open_high)
         raise InvalidParameterError(
             f"The '{name}' parameter of {func} must be a float in {lo}0, 1{hi}. "
             f"Got {value!r} instead.{hint}"

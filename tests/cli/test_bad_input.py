@@ -187,11 +187,9 @@ def test_blank_label(cmd, files):
     check_hinted_flags_exist(cmd, err)
 
 
-@pytest.mark.parametrize("cmd", [
-    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="simulate --full FILE: the missing-column error says "
-                                            "'Name the columns with --item/--rater/--label', options simulate lacks"))
-    if c == "simulate" else c for c in sorted(COMMANDS)])
+@pytest.mark.parametrize("cmd", sorted(COMMANDS))
 def test_hints_name_real_flags(cmd, files):
+    # was xfail for simulate: the missing-column hint named --item/--rater/--label, which simulate now has
     for case in ("nocol", "nonnum", "outside"):
         extra = {"nonnum": ["--scale", "interval"], "outside": ["--categories", "0,1,2"]}.get(case, [])
         if (case == "outside" and cmd in NO_CATEGORIES) or (case == "nonnum" and cmd in NO_SCALE):
@@ -258,7 +256,9 @@ def test_plan_no_overlap_rater_is_infeasible(files):
     check_ok(res)
     line = next(ln for ln in res.stdout.splitlines() if ln.strip().startswith("h9"))
     assert "infeasible" in line
-    assert "h9 vs llm (0)" in _norm(res.output)  # a warning line (on stdout in the table output)
+    # the warning goes to stderr (it was on stdout, among the tables)
+    assert "h9 vs llm (0)" in _norm(res.stderr) and "warning" in res.stderr
+    assert "warning" not in res.stdout
 
 
 def test_estimate_no_overlap_items_unscored_by_judge(files):
@@ -325,9 +325,8 @@ def test_report_one_category(files, tmp_path):
     assert fleiss["estimate"] is None
 
 
-@pytest.mark.xfail(strict=True, reason="simulate CLI: _render() in cli/_simulate.py looks up "
-                   "d2.loc[(0.5, 'random'), 'mean_rank_error'], absent when every label is one category -> KeyError")
 def test_simulate_one_category(files):
+    # was xfail: a KeyError in _render (table2 dropped the rows of a one-judge setting)
     res = _run("simulate", files["onecat"])
     assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
     assert res.exit_code in (0, 1)
@@ -451,15 +450,28 @@ def test_nonsense_option(case, strata_files):
     check_error(res, *needles)
 
 
-@pytest.mark.xfail(strict=True, reason="plan (design): plan_certification accepts epsilon >= 1 (leave_one_out rejects "
-                   "it: [0, 1)); `voirdire plan FILE -j llm --epsilon 1.5` prints m*_cert = 1 and exits 0")
 def test_plan_epsilon_out_of_range(files):
+    # was xfail: plan_certification accepted epsilon >= 1 and printed m*_cert = 1
     check_error(runner.invoke(app, ["plan", files["good"], "-j", "llm", "--epsilon", "1.5"]), "epsilon")
 
 
-@pytest.mark.xfail(strict=True, reason="simulate: run_experiment does not check epsilon; `voirdire simulate -r 2 "
-                   "--n-items 50 --epsilon 1.5` runs and reports 40 strong-pass cells, exit 0")
+def test_simulate_full_column_options(files):
+    # simulate --full FILE names its columns like every other command (the reader's hint names them)
+    p = Path(files["dir"]) / "renamed.csv"
+    p.write_text(Path(files["good"]).read_text().replace("item,rater,label", "id,who,grade", 1))
+    res = runner.invoke(app, ["simulate", "--no-synthetic", "--full", str(p), "-j", "llm", "-r", "2", "--coverage",
+                              "0.5", "--design", "random", "--item", "id", "--rater", "who", "--label", "grade"])
+    check_ok(res)
+    assert "real:" in res.stdout
+
+
+def test_simulate_epsilon_hint():
+    err = check_error(runner.invoke(app, ["simulate", "-r", "2", "--n-items", "50", "--epsilon", "1.5"]), "epsilon")
+    assert "Did you mean 0.15?" in err  # was 0.015
+
+
 def test_simulate_epsilon_out_of_range():
+    # was xfail: run_experiment did not check epsilon and reported 40 strong-pass cells
     check_error(runner.invoke(app, ["simulate", "-r", "2", "--n-items", "50", "--epsilon", "1.5"]), "epsilon")
 
 
@@ -643,10 +655,19 @@ def test_pairwise_degenerate_runs(case, pw_files):
     assert all(np.isfinite(j["bias_mean"]) for j in d["judges"])
 
 
-@pytest.mark.xfail(strict=True, reason="pairwise CLI: --top -1 is accepted and passed to DataFrame.head(-1), so the "
-                   "'most uncertain pairs' table silently lists every pair but one (exit 0)")
 def test_pairwise_negative_top(pw_files):
+    # was xfail: --top -1 reached DataFrame.head(-1) and listed every pair but one
     check_error(_pw(pw_files["good"], "--top", "-1"), "--top")
+    check_error(_pw(pw_files["good"], "--max-humans", "-1"), "--max-humans")
+
+
+def test_pairwise_top_zero_lists_no_pair(pw_files):
+    res = _pw(pw_files["good"], "--top", "0")
+    check_ok(res)
+    assert "Most uncertain pairs" not in res.stdout
+    res = _pw(pw_files["good"], "--top", "0", "-f", "json")
+    check_ok(res)
+    assert json.loads(res.stdout)["most_uncertain"] == []
 
 
 def test_validate_skipped_human_keeps_the_table_readable(files):
@@ -709,10 +730,8 @@ def test_report_pairwise_hint_names_real_flags(files, pw_files, tmp_path):
     check_hinted_flags_exist("report", err)
 
 
-@pytest.mark.xfail(strict=True, reason="plan --score kappa on a one-category pilot: design/_planning.py:412 "
-                   "np.nanvar(..., ddof=1) emits a raw 'RuntimeWarning: Degrees of freedom <= 0 for slice' (two "
-                   "lines with a source path on stderr) before the one-line error")
 def test_plan_kappa_one_category_clean_error(files):
+    # was xfail: np.nanvar(..., ddof=1) printed a raw "Degrees of freedom <= 0" RuntimeWarning first
     check_error(_run("plan", files["onecat"], "--score", "kappa"), files["onecat"], "non-zero variance")
 
 
@@ -751,8 +770,8 @@ def test_validate_repeated_judge_runs_once(files):
     assert [e["judge"] for e in d["judges"]] == ["llm"] and not d["notes"]
 
 
-@pytest.mark.xfail(strict=True, reason="agree CLI: `-j llm -j llm` computes and lists the '+ llm' group twice")
 def test_agree_repeated_judge_once(files):
+    # was xfail: `-j llm -j llm` listed the '+ llm' group twice
     res = runner.invoke(app, ["agree", files["good"], "-j", "llm", "-j", "llm", "--resamples", "0", "-f", "json"])
     check_ok(res)
     assert [g["label"] for g in json.loads(res.stdout)["groups"]] == ["humans", "+ llm"]
@@ -777,16 +796,26 @@ def test_estimate_negative_r2_note_fits_the_model(tmp_path):
     assert "--model linear calibrates" in _norm(ident.stdout)
 
 
-@pytest.mark.xfail(strict=True, reason="agree: a judge that shares no item with any human gets a '+ judge' row equal "
-                   "to the humans' own figures (nooverlap.csv -j h9: agreement 0.654, kappa 0.480, same n pairs), "
-                   "with no note; it reads as the judge's agreement. Expected nan with a reason, or a warning")
 def test_agree_judge_without_overlap_is_not_the_humans_figure(files):
+    # was xfail: the '+ h9' row repeated the humans' own figures (agreement 0.654, kappa 0.480) with no note
     res = runner.invoke(app, ["agree", files["nooverlap"], "-j", "h9", "--resamples", "0", "-f", "json"])
     check_ok(res)
     d = json.loads(res.stdout)
     plus = next(g for g in d["groups"] if g["label"] == "+ h9")
     obs = next(r for r in plus["results"] if r["coefficient"] == "observed_agreement")
     assert obs["estimate"] is None or any("h9" in n for n in d["notes"])
+    # nan throughout, with the reason; the humans' own row is untouched
+    assert all(r["estimate"] is None and r["ci"]["low"] is None for r in plus["results"])
+    assert any("h9 shares no item with the humans" in n for n in d["notes"])
+    humans = next(g for g in d["groups"] if g["label"] == "humans")
+    assert next(r for r in humans["results"] if r["coefficient"] == "observed_agreement")["estimate"] > 0
+    table = runner.invoke(app, ["agree", files["nooverlap"], "-j", "h9", "--resamples", "0"])
+    check_ok(table)
+    assert "h9 shares no item with the humans" in _norm(table.stderr)
+    # a judge that does share items is not touched
+    good = runner.invoke(app, ["agree", files["good"], "-j", "llm", "--resamples", "0", "-f", "json"])
+    plus = next(g for g in json.loads(good.stdout)["groups"] if g["label"] == "+ llm")
+    assert all(r["estimate"] is not None for r in plus["results"])
 
 
 @pytest.mark.xfail(strict=True, reason="report: when the judge shares no item with the humans, the 'At a glance' "

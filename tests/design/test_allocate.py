@@ -119,6 +119,9 @@ def test_errors() -> None:
         allocate(t, n_per_rater={"x": 3}, raters=["x", "y"])
     with pytest.raises(InfeasiblePlanError, match="only 150 are available"):
         allocate(t, design="random", n_per_rater=160, raters=["sec"])
+    # regression: the message said "rater #1" rather than the rater's name
+    with pytest.raises(InfeasiblePlanError, match="^rater 'sec' needs 160 items"):
+        allocate(t, design="strat", n_per_rater=160, raters=["sec"])
     with pytest.raises(InvalidParameterError, match="is a judge"):
         allocate(t, n_per_rater=5, raters=["llm"])
     with pytest.raises(InvalidParameterError, match="repeats"):

@@ -47,11 +47,55 @@ def test_certification_infeasible_and_bad_input() -> None:
         plan_certification(mu_d=0.0)
     with pytest.raises(InvalidParameterError, match="epsilon"):
         plan_certification(mu_d=0.0, sigma0=0.3, epsilon=-0.1)
+    # regression: epsilon >= 1 was accepted (m*_cert = 1); the rule needs epsilon in [0, 1)
+    with pytest.raises(InvalidParameterError, match=r"'epsilon' parameter of plan_certification.*\[0, 1\)"):
+        plan_certification(mu_d=0.0, sigma0=0.3, epsilon=1.5)
+    with pytest.raises(InvalidParameterError, match=r"Did you mean 0\.05\?"):
+        plan_certification(mu_d=0.0, sigma0=0.3, epsilon=5)
 
 
 def test_false_reject_probability_formula() -> None:
     # Phi(-(0 + 0.05) * sqrt(100) / 0.5) = Phi(-1)
     assert false_reject_probability(100, mu_d=0.0, sigma0=0.5) == pytest.approx(stats.norm.cdf(-1.0))
+
+
+@pytest.mark.parametrize(("kw", "needle"), [
+    ({"sigma0": -0.5}, "'sigma0' parameter of false_reject_probability must be a float > 0"),  # was nan
+    ({"sigma0": 0.0}, "sigma0"),
+    ({"sigma0": float("nan")}, "sigma0"),
+    ({"mu_d": float("inf")}, "mu_d"),
+    ({"epsilon": 1.5}, "epsilon"),
+    ({"m": -4}, "'m' parameter"),
+    ({"m": "many"}, "'m' parameter"),
+])
+def test_false_reject_probability_bad_input(kw, needle) -> None:
+    args = {"m": 100, "mu_d": 0.0, "sigma0": 0.5} | kw
+    m = args.pop("m")
+    with pytest.raises(InvalidParameterError, match=needle):
+        false_reject_probability(m, **args)
+
+
+def test_ratio_score_one_category_pilot_is_a_clean_error() -> None:
+    """Every label in one category: no variance, one error and no numpy RuntimeWarning (filterwarnings=error)."""
+    rows = [(f"i{i}", r, "x") for i in range(30) for r in ("h1", "h2", "h3", "llm")]
+    t = AnnotationTable.from_frame(pd.DataFrame(rows, columns=["item", "rater", "label"]), judges=["llm"])
+    with pytest.raises(InvalidParameterError, match="non-zero variance"):
+        plan_certification(t, score="kappa", n_resamples=20, rng=0)
+
+
+def test_bootstrap_variance_matches_numpy() -> None:
+    from voirdire.design._planning import _bootstrap_moments
+
+    t = _pilot(seed=3)
+    d, s, e, _ = _bootstrap_moments(t, "judge_1", score="kappa", n_resamples=40, rng=5)
+    # the same resamples by hand, with numpy's ddof=1 variance
+    gen = np.random.default_rng(5)
+    hidx, jcol = t.human_idx, np.array([t.rater_index("judge_1")])
+    codes = t.dense()
+    boot = np.array([loo_core(codes[gen.integers(0, t.n_items, size=t.n_items)], hidx, jcol, n_categories=3,
+                              score="kappa").d[0] for _ in range(40)])
+    assert np.isfinite(boot).all()
+    np.testing.assert_allclose(s, np.sqrt(np.var(boot, axis=0, ddof=1) * e), rtol=1e-10)
 
 
 def _pilot(seed: int = 0, n: int = 120) -> AnnotationTable:

@@ -39,6 +39,19 @@ def test_ece_hand_checked():
     assert np.isnan(score_predictions(np.zeros((0, 3)), np.zeros(0, int))["accuracy"])
 
 
+@pytest.mark.parametrize(("proba", "y", "needle"), [
+    (np.full((2, 3), 1 / 3), np.array([0, 3]), r"labels 0 \(A\), 1 \(tie\) and 2 \(B\)\. Got \[3\]"),  # was IndexError
+    (np.full((2, 3), 1 / 3), np.array([-1, 0]), r"Got \[-1\]"),  # was a silent wrap-around to B
+    (np.full((2, 3), 1 / 3), np.array([0.5, 1.0]), r"Got \[0\.5\]"),
+    (np.full((2, 3), 1 / 3), np.array(["A", "B"]), "'y' parameter"),
+    (np.full((2, 3), 1 / 3), np.array([0, 1, 2]), "one label per row"),
+    (np.full((2, 2), 0.5), np.array([0, 1]), r"\(n, 3\) array"),
+])
+def test_score_predictions_bad_input(proba, y, needle):
+    with pytest.raises(InvalidParameterError, match=needle):
+        score_predictions(proba, y)
+
+
 def test_loho_hand_checked_majority_vote():
     # two humans + one judge on two pairs; holding out "a" leaves b and the judge
     t = PairwiseTable.from_arrays(pair=[1, 1, 1, 2, 2, 2], rater=["a", "b", "g", "a", "b", "g"],

@@ -103,6 +103,9 @@ def test_shapes_and_posterior_contract():
     assert set(post.to_frame().columns) == {"pair", "p_A", "p_T", "p_B", "entropy", "theta", "tau"}
     assert len(post.to_frame("judges")) == 2 and len(post.to_frame("humans")) == 27
     assert post.most_uncertain(5)["entropy"].is_monotonic_decreasing
+    assert post.most_uncertain(0).empty
+    with pytest.raises(InvalidParameterError, match="'k' parameter"):
+        post.most_uncertain(-1)  # was DataFrame.head(-1): every pair but one
     d = post.to_dict()
     assert d["judges"] == ["judge_1", "judge_2"] and len(d["verdict_proba"]) == 120
     # dirichlet counts: prior + one unit of mass per human label (soft update)

@@ -93,6 +93,11 @@ def test_errors(settings) -> None:
         run_experiment(settings, designs=["bogus"], n_repetitions=1)
     with pytest.raises(InvalidParameterError, match="coverages"):
         run_experiment(settings, coverages=[5], n_repetitions=1)
+    # regression: epsilon >= 1 ran and made every cell a strong pass; the rule needs [0, 1)
+    with pytest.raises(InvalidParameterError, match=r"'epsilon' parameter of run_experiment.*\[0, 1\)"):
+        run_experiment(settings, epsilon=1.5, n_repetitions=1)
+    with pytest.raises(InvalidParameterError, match="epsilon"):
+        run_experiment(settings, epsilon=-0.1, n_repetitions=1)
     with pytest.raises(InvalidParameterError, match="n_jobs"):
         run_experiment(settings, n_jobs=0, n_repetitions=1)
     with pytest.raises(InvalidParameterError, match="distinct"):
@@ -169,3 +174,29 @@ def test_other_rankings_at_full_coverage(settings, rank_by: str) -> None:
         h, j = t.human_idx, t.judge_idx
         pool = (codes[:, j][:, :, None] == codes[:, h][:, None, :]).mean(axis=(0, 2))
         np.testing.assert_allclose(res.cells.rank_score_full.iloc[: j.size], pool)
+
+
+def test_one_judge_keeps_its_rows_and_strict_json() -> None:
+    """One judge: no ranking (nan), but table2 keeps the (coverage, design) row and to_dict() is strict JSON."""
+    import json
+
+    sim = simulate_annotations(n_items=60, n_humans=3, judge_accuracies=[0.9], rng=0)
+    res = run_experiment([sim], designs=["random", "strat"], coverages=[0.5], n_repetitions=2, rng=0)
+    t2 = res.table2()
+    assert len(t2) == 2 and list(t2["design"]) == ["random", "strat"]  # were dropped by pivot_table
+    assert t2["mean_rank_error"].isna().all() and t2["mean_top1_error"].isna().all()
+    d = json.loads(json.dumps(res.to_dict(), allow_nan=False))
+    assert d["table2"][0]["mean_rank_error"] is None
+    t3 = d["table3"][0]
+    assert t3["n_reject"] == 0 and t3["mean_fa"] is None  # nan -> null
+
+
+def test_reliability_undefined_without_a_full_alpha() -> None:
+    """Every label in one category: alpha_full is undefined, so is the reliability (never 0)."""
+    from voirdire.data import AnnotationTable
+
+    rows = [(f"i{i}", r, "x") for i in range(40) for r in ("h1", "h2", "h3", "llm")]
+    t = AnnotationTable.from_frame(pd.DataFrame(rows, columns=["item", "rater", "label"]), judges=["llm"])
+    res = run_experiment([t], designs=["random"], coverages=[0.5], n_repetitions=2, rng=0)
+    t1 = res.table1()
+    assert t1["alpha_full"].isna().all() and t1["reliability"].isna().all()

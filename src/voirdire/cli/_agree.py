@@ -71,10 +71,48 @@ def rater_groups(table: Any, judges: Sequence[str] | None = None) -> list[tuple[
     return groups
 
 
+def isolated_judges(table: Any, raters: Sequence[str], abstain_policy: str) -> list[str]:
+    """Judges among ``raters`` that share no labelled item with any other rater of the selection.
+
+    Under the ``exclude`` policy an abstention is no label. Such a judge adds nothing to the
+    group's coefficients, which then equal those of the other raters alone.
+    """
+    dense = table.dense()
+    L = table.n_categories
+    has = (dense >= 0) & (dense < L) if abstain_policy == "exclude" else dense >= 0
+    cols = [table.rater_index(r) for r in raters]
+    out = []
+    for r, c in zip(raters, cols):
+        if table.roles[c] != "judge":
+            continue
+        others = [o for o in cols if o != c]
+        if not others or not (has[:, c] & has[:, others].any(axis=1)).any():
+            out.append(str(r))
+    return out
+
+
+def _undefined(res: Any) -> Any:
+    """The same AgreementTable with every estimate, interval and standard error set to nan."""
+    import dataclasses
+
+    from .._results import ConfidenceInterval
+
+    nan = float("nan")
+    rows = tuple(dataclasses.replace(
+        r, estimate=nan, se=nan, analytic_se=None if r.analytic_se is None else nan, observed=nan, expected=nan,
+        ci=ConfidenceInterval(low=nan, high=nan, confidence_level=r.ci.confidence_level, method=r.ci.method))
+        for r in res.results)
+    return dataclasses.replace(res, results=rows)
+
+
 def compute_groups(table: Any, groups: list[tuple[str, tuple[str, ...]]], *, coefficients: Sequence[str] | None,
                    level: str | None, weights: str | None, confidence_level: float, n_resamples: int, seed: int,
                    abstain_policy: str, progress: Any = None) -> tuple[list[Any], list[str]]:
-    """One AgreementTable per group (same seed for each group), and the warnings raised."""
+    """One AgreementTable per group (same seed for each group), and the warnings raised.
+
+    A group with a judge that shares no item with the other raters gets nan throughout and a
+    note: its figures would be the other raters' own, not the judge's.
+    """
     from ..agreement import agreement
 
     out, notes = [], []
@@ -86,10 +124,17 @@ def compute_groups(table: Any, groups: list[tuple[str, tuple[str, ...]]], *, coe
             res = agreement(table, coefficients=coefficients, raters=list(raters), level=level, weights=weights,
                             confidence_level=confidence_level, n_resamples=n_resamples, rng=seed,
                             abstain_policy=abstain_policy, label=label)
-        for w in caught:
-            msg = f"{label}: {w.message}"
-            if msg not in notes:
-                notes.append(msg)
+        alone = isolated_judges(table, raters, abstain_policy) if len(raters) >= 2 else []
+        if alone:
+            res = _undefined(res)
+            who = ", ".join(alone)
+            notes.append(f"{label}: {who} share{'s' if len(alone) == 1 else ''} no item with the humans, so "
+                         f"this row is undefined (nan); it would only repeat the humans' own figures.")
+        else:
+            for w in caught:
+                msg = f"{label}: {w.message}"
+                if msg not in notes:
+                    notes.append(msg)
         out.append(res)
     return out, notes
 
@@ -259,6 +304,7 @@ def agree_command(
     matrix: bool = typer.Option(False, "--matrix", help="Also print the rater-by-rater Cohen's kappa matrix."),
 ) -> None:
     """Agreement coefficients with bootstrap intervals: humans among themselves and each judge with them."""
+    judge = list(dict.fromkeys(judge)) if judge else judge  # `-j X -j X` is one judge
     table = load_table(file, judges=judge, scale=scale, categories=categories, abstain=abstain, item=item,
                        rater=rater, label=label, role=role, cluster=cluster, cluster_sep=cluster_sep)
     from ..agreement import COEFFICIENTS

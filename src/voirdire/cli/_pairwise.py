@@ -95,7 +95,7 @@ def pairwise_command(
     judge_ties: bool = typer.Option(False, "--judge-ties", help="Also learn each judge's tie offset (extension)."),
     mode: str = typer.Option("auto", "--mode", help="Particles: joint, per-judge, or auto (per-judge above 16 judges)."),
     seed: int = typer.Option(0, "--seed", help="Random seed (reproducible results)."),
-    top: int = typer.Option(10, "--top", help="How many of the most uncertain pairs to list."),
+    top: int = typer.Option(10, "--top", help="How many of the most uncertain pairs to list (0: none)."),
     max_humans: int = typer.Option(8, "--max-humans", help="Confusion matrices shown in the table output."),
     save_state: Path = typer.Option(None, "--save-state", help="Save the model state (.npz) to resume the stream."),
     resume: Path = typer.Option(None, "--resume", help="Continue the stream from a saved state (model options come from the state)."),
@@ -115,6 +115,10 @@ def pairwise_command(
         fail("--format csv is not available for pairwise; use table or json.")
     if particles < 1:
         fail(f"--particles must be an integer >= 1. Got {particles}.")
+    if top < 0:
+        fail(f"--top must be an integer >= 0 (0 lists no pair). Got {top}.")
+    if max_humans < 0:
+        fail(f"--max-humans must be an integer >= 0. Got {max_humans}.")
     if update not in ("soft", "hard"):
         fail(f"--update must be 'soft' or 'hard'. Got {update!r}.")
     if mode not in ("auto", "joint", "per-judge"):
@@ -219,12 +223,13 @@ def pairwise_command(
         console.print(ht)
         if len(post.humans) > len(shown):
             console.print(f"({len(post.humans) - len(shown)} more humans; --max-humans or --format json shows all)")
-    ut = Table(title=f"Most uncertain pairs (entropy in nats; max {math.log(3):.3f})", title_justify="left")
-    for c in ("pair", "P(A)", "P(tie)", "P(B)", "entropy"):
-        ut.add_column(c, justify="left" if c == "pair" else "right")
-    for r in uncertain.itertuples(index=False):
-        ut.add_row(str(r.pair), _num(r.p_A), _num(r.p_T), _num(r.p_B), _num(r.entropy))
-    console.print(ut)
+    if len(uncertain):  # --top 0 lists none
+        ut = Table(title=f"Most uncertain pairs (entropy in nats; max {math.log(3):.3f})", title_justify="left")
+        for c in ("pair", "P(A)", "P(tie)", "P(B)", "entropy"):
+            ut.add_column(c, justify="left" if c == "pair" else "right")
+        for r in uncertain.itertuples(index=False):
+            ut.add_row(str(r.pair), _num(r.p_A), _num(r.p_T), _num(r.p_B), _num(r.entropy))
+        console.print(ut)
     if loho is not None:
         lt = Table(title=f"Leave-one-human-out: predicting each held-out human's verdict ({loho.n_folds} folds)",
                    title_justify="left")

@@ -104,8 +104,8 @@ def _render_overlap(res: Any, notes: list[str], *, matrix: bool = True) -> None:
             f"(mean overlap / smaller set = {fmt_num(res.panel_share, 2)}). Global pairwise overlap rate "
             f"{fmt_num(res.global_overlap_rate)}: a mean over pairs, not a per-rater coverage; do not turn it "
             "into an item count.", highlight=False, soft_wrap=True)
-    for n in notes:
-        console.print(f"[yellow]warning:[/] {n}", highlight=False, soft_wrap=True)
+    for n in notes:  # warnings go to stderr, the tables to stdout
+        err_console.print(f"[yellow]warning:[/] {n}", highlight=False, soft_wrap=True)
 
 
 @app.command("overlap")
@@ -343,5 +343,5 @@ def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: li
     if ov is not None and out["certification"]:
         console.print("[dim]Next: voirdire assign FILE --design strat --n-per-rater N -o next_batch.csv[/]",
                       highlight=False)
-    for n in notes:
-        console.print(f"[yellow]warning:[/] {n}", highlight=False, soft_wrap=True)
+    for n in notes:  # warnings go to stderr, the tables to stdout
+        err_console.print(f"[yellow]warning:[/] {n}", highlight=False, soft_wrap=True)

@@ -105,6 +105,9 @@ def simulate_command(
     full: list[Path] = typer.Option(None, "--full", help="A fully crossed real data set to subsample as well "
                                                           "(repeatable; e.g. an AltTest directory)."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="Judges in --full long files (repeatable)."),
+    item: str = typer.Option("item", "--item", help="Item id column of --full long files."),
+    rater: str = typer.Option("rater", "--rater", help="Rater column of --full long files."),
+    label: str = typer.Option("label", "--label", help="Label column of --full long files."),
     design: list[DesignName] = typer.Option(None, "--design", help="Designs (default: random, strat, seq-refined, seq-coverage)."),
     coverage: list[float] = typer.Option(None, "--coverage", help="Per-secondary coverages (default 0.05, 0.25, 0.5)."),
     n_items: int = typer.Option(500, "--n-items", help="Items of the synthetic matrices."),
@@ -123,11 +126,15 @@ def simulate_command(
     """
     from ..simulate import PAPER_COVERAGES, PAPER_DESIGNS, run_experiment, sparse_overlap_settings
 
+    from .._checks import fraction_hint
+
     if repetitions < 1:
         fail(f"--repetitions must be >= 1. Got {repetitions}.")
+    if not 0 <= epsilon < 1:  # checked again by run_experiment; here before any file is read
+        fail(f"--epsilon must be in [0, 1). Got {epsilon:g}.{fraction_hint(epsilon, open_low=False)}")
     real = {}
     for p in full or []:
-        t = load_table(p, judges=judge)
+        t = load_table(p, judges=judge, item=item, rater=rater, label=label)
         name = p.name if p.name else str(p)
         if not t.judges:
             fail(f"{p}: no judge to validate; name them with --judge.")
@@ -188,11 +195,15 @@ def _render(res: Any) -> None:
                         f"{fmt_int(r0.n_reject)} reject cells", title_justify="left", box=box.SIMPLE_HEAD)
         for c in ("rho", "design", "FR", "FA", "WDR", "bound.", "rank", "top-1", "alpha"):
             t.add_column(c, justify="left" if c == "design" else "right", no_wrap=True)
+        def cell(df: Any, k: tuple[float, str], col: str) -> float:
+            # a (coverage, design) row missing from a summary reads as undefined, never a KeyError
+            return float(df.loc[k, col]) if k in df.index else float("nan")
+
         for r in d3.itertuples():
             k = (r.coverage, r.design)
             t.add_row(f"{r.coverage:g}", str(r.design), fmt_num(r.mean_fr), fmt_num(r.mean_fa), fmt_num(r.mean_wdr),
-                      fmt_num(r.boundary_wdr), fmt_num(d2.loc[k, "mean_rank_error"]),
-                      fmt_num(d2.loc[k, "mean_top1_error"]), fmt_num(da.loc[k, "reliability"], 2))
+                      fmt_num(r.boundary_wdr), fmt_num(cell(d2, k, "mean_rank_error")),
+                      fmt_num(cell(d2, k, "mean_top1_error")), fmt_num(cell(da, k, "reliability"), 2))
         console.print(t)
     console.print("[dim]rho: per-secondary coverage. FR: share of runs rejecting a strong-pass cell; FA: accepting a "
                   "reject cell; WDR: any wrong decision; bound.: WDR on boundary-pass cells (means over cells). "

@@ -219,7 +219,7 @@ def allocate(
             col = present[:, table.rater_index(r)]
             exclude[t] = col >= 0
     chosen = draw_design(design, n_items=table.n_items, sizes=sizes, strata=strata, known=hcodes,
-                         n_categories=L, exclude=exclude if exclude.any() else None, rng=gen)
+                         n_categories=L, exclude=exclude if exclude.any() else None, rng=gen, names=raters)
     # the stratum each item was drawn from, under the design's own stratification signal
     if design in ("seq-refined", "seq-coverage"):
         st_label = item_modes(hcodes, L, prefer=strata)

@@ -98,6 +98,7 @@ def draw_design(
     exclude: np.ndarray | None = None,
     reveal: Callable[[int, np.ndarray], np.ndarray] | None = None,
     rng: np.random.Generator,
+    names: Sequence[str] | None = None,
 ) -> list[np.ndarray]:
     """Items for each of ``len(sizes)`` raters under ``design`` (METHODS §2).
 
@@ -124,6 +125,8 @@ def draw_design(
         but the strata only with labels known before the round.
     rng : numpy.random.Generator
         Source of randomness.
+    names : sequence of str, optional
+        The raters' names, for error messages (default: ``rater #1``, ``rater #2``, ...).
     """
     n_r = len(sizes)
     all_items = np.arange(n_items)
@@ -135,8 +138,9 @@ def draw_design(
 
     def check(t: int, cand: np.ndarray) -> None:
         if sizes[t] > cand.size:
+            who = f"rater {names[t]!r}" if names is not None else f"rater #{t + 1}"
             raise InfeasiblePlanError(
-                f"rater #{t + 1} needs {sizes[t]} items but only {cand.size} are available to them "
+                f"{who} needs {sizes[t]} items but only {cand.size} are available to them "
                 f"(items they already labelled are excluded). Lower n_per_rater.")
 
     out: list[np.ndarray] = []

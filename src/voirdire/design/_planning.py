@@ -15,6 +15,7 @@ from .._checks import as_generator, check_choice, check_positive_int, check_prob
 from .._results import Result
 from ..data import AnnotationTable
 from ..exceptions import InfeasiblePlanError, InvalidParameterError
+from ..validation._common import check_epsilon
 
 __all__ = ["CertificationPlanResult", "RankingPlanResult", "plan_certification", "plan_ranking",
            "false_reject_probability"]
@@ -54,7 +55,21 @@ def false_reject_probability(m: Any, *, mu_d: float, sigma0: float, epsilon: flo
     >>> round(false_reject_probability(100, mu_d=0.0, sigma0=0.5, epsilon=0.05), 4)
     0.1587
     """
-    z = (mu_d + epsilon) * np.sqrt(np.asarray(m, dtype=float)) / sigma0
+    func = "false_reject_probability"
+    epsilon = check_epsilon(epsilon, func)
+    for name, v in (("mu_d", mu_d), ("sigma0", sigma0)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not np.isfinite(v):
+            raise InvalidParameterError(f"The '{name}' parameter of {func} must be a finite float. Got {v!r} instead.")
+    if sigma0 <= 0:
+        raise InvalidParameterError(f"The 'sigma0' parameter of {func} must be a float > 0. Got {sigma0!r} instead.")
+    try:
+        mm = np.asarray(m, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(f"The 'm' parameter of {func} must be a number of items or an array of them. "
+                                    f"Got {m!r} instead.") from None
+    if np.any(mm < 0):
+        raise InvalidParameterError(f"The 'm' parameter of {func} must hold numbers >= 0. Got {m!r} instead.")
+    z = (mu_d + epsilon) * np.sqrt(mm) / sigma0
     out = stats.norm.cdf(-z)
     return float(out) if np.ndim(out) == 0 else out
 
@@ -287,9 +302,7 @@ def plan_certification(
     385
     """
     func = "plan_certification"
-    epsilon = float(epsilon)
-    if not np.isfinite(epsilon) or epsilon < 0:
-        raise InvalidParameterError(f"The 'epsilon' parameter of {func} must be a float >= 0. Got {epsilon!r} instead.")
+    epsilon = check_epsilon(epsilon, func)
     sig = check_probability(significance_level, "significance_level", func)
     z = float(stats.norm.ppf(1 - sig / 2))
     score = check_choice(score, "score", func, ("agreement", "alpha", "kappa", "ac1"))
@@ -407,9 +420,14 @@ def _bootstrap_moments(pilot: AnnotationTable, judge: str, *, score: str, n_resa
         pick = gen.integers(0, n_units, size=n_units)
         idx = unit_items[pick, 0] if unit_items is not None else np.concatenate([groups[u] for u in pick])
         boot[b] = loo_core(codes[idx], hidx, jcol, **kw).d[0]  # type: ignore[arg-type]
-    with np.errstate(invalid="ignore"):
-        ok = np.isfinite(boot).sum(axis=0) >= 2
-        var = np.where(ok, np.nanvar(np.where(np.isfinite(boot), boot, np.nan), axis=0, ddof=1), np.nan)
+    # sample variance over the finite resamples of each human, nan below two (np.nanvar would warn
+    # "Degrees of freedom <= 0" on a column with fewer, e.g. a one-category pilot)
+    fin = np.isfinite(boot)
+    n_fin = fin.sum(axis=0)
+    x = np.where(fin, boot, 0.0)
+    mean = x.sum(axis=0) / np.maximum(n_fin, 1)
+    ss = (np.where(fin, boot - mean, 0.0) ** 2).sum(axis=0)
+    var = np.where(n_fin >= 2, ss / np.maximum(n_fin - 1, 1), np.nan)
     s = np.sqrt(var * e)
     return d, s, e, np.ones_like(d)
 

@@ -14,6 +14,7 @@ from .._checks import check_choice, check_positive_int, check_probability
 from .._results import Result
 from ..data import AnnotationTable
 from ..exceptions import InvalidParameterError
+from ..validation._common import check_epsilon
 from ._core import DESIGNS
 
 __all__ = ["SimulationPlanResult", "plan_by_simulation", "fit_latent_class"]
@@ -250,8 +251,7 @@ def plan_by_simulation(
     fr_t = check_probability(fr_target, "fr_target", func, open_low=False)
     fa_t = check_probability(fa_target, "fa_target", func, open_low=False)
     n_repetitions = check_positive_int(n_repetitions, "n_repetitions", func)
-    if not (isinstance(epsilon, (int, float)) and np.isfinite(epsilon) and epsilon >= 0):
-        raise InvalidParameterError(f"The 'epsilon' parameter of {func} must be a float >= 0. Got {epsilon!r}.")
+    epsilon = check_epsilon(epsilon, func)
     rej_d = -2.0 * float(epsilon) if reject_d is None else float(reject_d)
     if not (rej_d < -epsilon <= pass_d):
         raise InvalidParameterError(

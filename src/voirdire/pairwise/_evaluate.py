@@ -34,8 +34,25 @@ def score_predictions(proba: np.ndarray, y: np.ndarray, *, n_bins: int = 10) -> 
     >>> round(s["accuracy"], 3), round(s["nll"], 4), round(s["brier"], 3), round(s["ece"], 3)
     (0.5, 0.7136, 0.42, 0.35)
     """
-    proba = np.asarray(proba, dtype=float)
-    y = np.asarray(y, dtype=np.int64)
+    func = "score_predictions"
+    try:
+        proba = np.asarray(proba, dtype=float)
+        y_raw = np.asarray(y)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(f"{func} needs a numeric (n, 3) 'proba' array and integer labels 'y'.") from None
+    if proba.ndim != 2 or proba.shape[1] != 3:
+        raise InvalidParameterError(
+            f"The 'proba' parameter of {func} must be an (n, 3) array of P(A), P(tie), P(B). Got shape {proba.shape}.")
+    if y_raw.ndim != 1 or y_raw.shape[0] != proba.shape[0]:
+        raise InvalidParameterError(
+            f"The 'y' parameter of {func} must hold one label per row of 'proba' ({proba.shape[0]}). "
+            f"Got shape {y_raw.shape}.")
+    if y_raw.size and (not np.issubdtype(y_raw.dtype, np.number) or np.issubdtype(y_raw.dtype, np.complexfloating)
+                       or not np.all(np.isin(y_raw, (0, 1, 2)))):
+        bad = [v for v in y_raw.tolist() if v not in (0, 1, 2)][:3]
+        raise InvalidParameterError(
+            f"The 'y' parameter of {func} must hold the labels 0 (A), 1 (tie) and 2 (B). Got {bad} among them.")
+    y = y_raw.astype(np.int64)
     n = len(y)
     if n == 0:
         return {"n_labels": 0, "accuracy": float("nan"), "nll": float("nan"), "brier": float("nan"),

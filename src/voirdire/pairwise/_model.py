@@ -126,9 +126,10 @@ class PairwisePosterior(Result):
             f"Got {kind!r} instead.")
 
     def most_uncertain(self, k: int = 10) -> pd.DataFrame:
-        """The ``k`` pairs with the highest posterior entropy (candidates for another look)."""
+        """The ``k`` pairs with the highest posterior entropy (candidates for another look; ``k >= 0``)."""
+        k = check_positive_int(k, "k", "PairwisePosterior.most_uncertain", minimum=0)
         df = self.to_frame("items")
-        return df.sort_values("entropy", ascending=False, kind="stable").head(int(k)).reset_index(drop=True)
+        return df.sort_values("entropy", ascending=False, kind="stable").head(k).reset_index(drop=True)
 
 
 class PairwiseBayesModel:

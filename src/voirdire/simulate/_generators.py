@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .._checks import as_generator, check_positive_int, check_probability
-from .._results import Result
+from .._results import Result, to_jsonable
 from ..data import HUMAN, JUDGE, AnnotationTable, Scale
 from ..exceptions import InvalidParameterError
 
@@ -182,8 +182,9 @@ class SimulatedAnnotations(Result):
         return df
 
     def to_dict(self) -> dict[str, object]:
-        return {"summary": self.table.summary().to_dict(), "accuracies": dict(self.accuracies),
-                "prevalence": self.prevalence.tolist(), "n_categories": self.n_categories, "seed": self.seed}
+        return to_jsonable({"summary": self.table.summary().to_dict(), "accuracies": dict(self.accuracies),
+                            "prevalence": self.prevalence.tolist(), "n_categories": self.n_categories,
+                            "seed": self.seed})
 
 
 def simulate_annotations(

@@ -13,12 +13,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._checks import check_choice, check_positive_int
-from .._results import Result
+from .._checks import check_choice, check_positive_int, fraction_hint
+from .._results import Result, to_jsonable
 from ..data import AnnotationTable
 from ..design._core import DESIGNS
 from ..exceptions import InfeasiblePlanError, InvalidParameterError, VoirdireError
 from ..validation import loo_core, rank_error, top1_error
+from ..validation._common import check_epsilon
 from ._alpha import alpha_dense
 from ._generators import LatentClassModel, SimulatedAnnotations
 from ._subsample import budget_for, sparse_codes
@@ -70,9 +71,10 @@ class ExperimentSetting(Result):
     def to_dict(self) -> dict[str, Any]:
         if self.table is None:
             assert self.model is not None
-            return {"name": self.name, "group": self.group, "model": self.model.to_dict()}
-        return {"name": self.name, "group": self.group, "primary": self.primary, "level": self.level,
-                "n_items": self.table.n_items, "humans": list(self.table.humans), "judges": list(self.table.judges)}
+            return to_jsonable({"name": self.name, "group": self.group, "model": self.model.to_dict()})
+        return to_jsonable({"name": self.name, "group": self.group, "primary": self.primary, "level": self.level,
+                            "n_items": self.table.n_items, "humans": list(self.table.humans),
+                            "judges": list(self.table.judges)})
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -314,20 +316,22 @@ class ExperimentResult(Result):
         return self.runs
 
     def to_dict(self) -> dict[str, Any]:
-        return {"designs": list(self.designs), "coverages": list(self.coverages),
-                "n_repetitions": self.n_repetitions, "epsilon": self.epsilon, "score": self.score,
-                "rank_by": self.rank_by, "seed": self.seed, "executor": self.executor,
-                "n_workers": self.n_workers, "elapsed_s": self.elapsed_s, "busy_s": self.busy_s, "cpu_s": self.cpu_s,
-                "n_validations": self.n_validations,
-                "table1": self.table1().to_dict(orient="records"),
-                "table2": self.table2().to_dict(orient="records"),
-                "table3": self.table3().to_dict(orient="records")}
+        """The settings and Tables 1-3 as JSON-safe Python objects (nan becomes None)."""
+        return to_jsonable({
+            "designs": list(self.designs), "coverages": list(self.coverages), "n_repetitions": self.n_repetitions,
+            "epsilon": self.epsilon, "score": self.score, "rank_by": self.rank_by, "seed": self.seed,
+            "executor": self.executor, "n_workers": self.n_workers, "elapsed_s": self.elapsed_s,
+            "busy_s": self.busy_s, "cpu_s": self.cpu_s, "n_validations": self.n_validations,
+            "table1": self.table1().to_dict(orient="records"),
+            "table2": self.table2().to_dict(orient="records"),
+            "table3": self.table3().to_dict(orient="records")})
 
     def table1(self, *, tolerance: float = 0.05) -> pd.DataFrame:
         """Human-pool alpha per (setting, coverage, design): full value, absolute bias, std, reliability.
 
         ``abs_bias = |mean(alpha_sparse) - alpha_full|``; ``reliability`` = share of runs with
-        ``|alpha_sparse - alpha_full| <= tolerance`` (an undefined sparse alpha counts as a miss);
+        ``|alpha_sparse - alpha_full| <= tolerance`` (an undefined sparse alpha counts as a miss; nan
+        when the full-matrix alpha itself is undefined, e.g. every label in one category);
         ``n_undefined`` counts runs where the sparse alpha was undefined.
         """
         t = self.tasks.copy()
@@ -338,6 +342,8 @@ class ExperimentResult(Result):
                     std=("alpha_sparse", "std"), reliability=("ok", "mean"),
                     mean_abs_error=("err", lambda e: float(np.nanmean(np.abs(e))) if e.notna().any() else np.nan),
                     n_undefined=("alpha_sparse", lambda a: int(a.isna().sum())), n_runs=("ok", "size")).reset_index()
+        # no reference (alpha undefined on the full matrix, e.g. one category): reliability is undefined too
+        out.loc[out["alpha_full"].isna(), "reliability"] = np.nan
         out.insert(out.columns.get_loc("mean_alpha") + 1, "abs_bias", (out["mean_alpha"] - out["alpha_full"]).abs())
         return out.sort_values(["group", "setting", "coverage"], kind="stable").reset_index(drop=True)
 
@@ -346,8 +352,9 @@ class ExperimentResult(Result):
         t = self.tasks
         per = t.groupby(["group", "coverage", "design", "setting"], sort=False).agg(
             rank_error=("rank_error", "mean"), top1_error=("top1_error", "mean")).reset_index()
+        # dropna=False: a setting with one judge has no ranking (nan), but its rows must stay
         wide = per.pivot_table(index=["group", "coverage", "design"], columns="setting", values="top1_error",
-                               sort=False)
+                               sort=False, dropna=False)
         wide.columns = [f"top1_{c}" for c in wide.columns]
         mean = per.groupby(["group", "coverage", "design"], sort=False).agg(
             mean_rank_error=("rank_error", "mean"), mean_top1_error=("top1_error", "mean"))
@@ -494,15 +501,15 @@ def run_experiment(
     covs = []
     for c in coverages:
         if isinstance(c, bool) or not isinstance(c, (int, float, np.floating)) or not (0 < c <= 1):
-            raise InvalidParameterError(f"The 'coverages' parameter of {func} must hold floats in (0, 1]. Got {c!r}.")
+            raise InvalidParameterError(f"The 'coverages' parameter of {func} must hold floats in (0, 1]. Got {c!r}."
+                                        + fraction_hint(c, open_high=False))
         covs.append(float(c))
     if not designs or not covs:
         raise InvalidParameterError(f"{func} needs at least one design and one coverage.")
     n_repetitions = check_positive_int(n_repetitions, "n_repetitions", func)
     score = check_choice(score, "score", func, _SCORES)
     rank_by = check_choice(rank_by, "rank_by", func, _RANK_BY)
-    if not (isinstance(epsilon, (int, float)) and np.isfinite(epsilon) and epsilon >= 0):
-        raise InvalidParameterError(f"The 'epsilon' parameter of {func} must be a float >= 0. Got {epsilon!r}.")
+    epsilon = check_epsilon(epsilon, func)
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0 or n_jobs < -1:
         raise InvalidParameterError(f"The 'n_jobs' parameter of {func} must be a positive int or -1. Got {n_jobs!r}.")
     if chunk_size is not None:

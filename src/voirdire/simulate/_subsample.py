@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import as_generator, check_choice
+from .._checks import as_generator, check_choice, fraction_hint
 from ..data import AnnotationTable
 from ..design._core import DESIGNS, draw_design
 from ..exceptions import InfeasiblePlanError, InvalidParameterError
@@ -90,7 +90,7 @@ def subsample(full_table: AnnotationTable, design: str, coverage: float, *, prim
             f"The 'full_table' parameter of {func} must be an AnnotationTable. Got {type(full_table).__name__} instead.")
     design = check_choice(design, "design", func, DESIGNS)
     if isinstance(coverage, bool) or not isinstance(coverage, (int, float, np.floating)) or not (0 < coverage <= 1):
-        hint = f" Did you mean {coverage / 100:g}?" if isinstance(coverage, (int, float)) and 1 < coverage <= 100 else ""
+        hint = fraction_hint(coverage, open_high=False)
         raise InvalidParameterError(f"The 'coverage' parameter of {func} must be a float in (0, 1]. Got {coverage!r} instead.{hint}")
     gen = as_generator(rng)
     codes = full_table.dense()

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .._checks import fraction_hint
 from ..data import AnnotationTable
 from ..exceptions import InvalidParameterError
 
@@ -56,9 +57,7 @@ def check_epsilon(epsilon: Any, func: str) -> float:
     ok = isinstance(epsilon, (int, float, np.integer, np.floating)) and not isinstance(epsilon, bool)
     if ok and 0.0 <= float(epsilon) < 1.0:
         return float(epsilon)
-    hint = ""
-    if ok and 1.0 <= float(epsilon) <= 100.0:
-        hint = f" Did you mean {float(epsilon) / 100:g}?"
+    hint = fraction_hint(epsilon, open_low=False) if ok else ""
     raise InvalidParameterError(
         f"The 'epsilon' parameter of {func} must be a float in [0, 1). Got {epsilon!r} instead.{hint}")
 
