@@ -770,6 +770,14 @@ def test_validate_repeated_judge_runs_once(files):
     assert [e["judge"] for e in d["judges"]] == ["llm"] and not d["notes"]
 
 
+def test_plan_repeated_judge_once(files):
+    # regression: `-j llm -j llm` tried to rank llm against itself ("the best judges tie (llm and llm)")
+    res = runner.invoke(app, ["plan", files["good"], "-j", "llm", "-j", "llm", "-f", "json"])
+    check_ok(res)
+    d = json.loads(res.stdout)
+    assert list(d["certification"]) == ["llm"] and d["ranking"] is None and d["infeasible"] == {}
+
+
 def test_agree_repeated_judge_once(files):
     # was xfail: `-j llm -j llm` listed the '+ llm' group twice
     res = runner.invoke(app, ["agree", files["good"], "-j", "llm", "-j", "llm", "--resamples", "0", "-f", "json"])

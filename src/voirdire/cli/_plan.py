@@ -41,8 +41,14 @@ class DesignName(str, Enum):
 def _read(file: Path, judge: list[str] | None, scale: Level | None, categories: list[str] | None,
           abstain: list[str] | None, item: str, rater: str, label: str, cluster: str | None,
           cluster_sep: str | None, judge_file: Path | None) -> Any:
+    judge = _unique(judge)
     return load_table(file, judges=judge, scale=scale, categories=categories, abstain=abstain, item=item,
                       rater=rater, label=label, cluster=cluster, cluster_sep=cluster_sep, judge_file=judge_file)
+
+
+def _unique(names: list[str] | None) -> list[str] | None:
+    """Names in order, each once (`-j X -j X` is one judge)."""
+    return list(dict.fromkeys(names)) if names else names
 
 
 def _overlap_quiet(table: Any, **kw: Any) -> tuple[Any, list[str]]:
@@ -226,7 +232,7 @@ def plan_command(
         ov = None
     else:
         table = _read(file, judge, scale, categories, abstain, item, rater, label, cluster, cluster_sep, judge_file)
-        judges = list(judge) if judge else list(table.judges)
+        judges = _unique(list(judge)) if judge else list(table.judges)
         if not judges:
             fail(f"{file}: no judge. Name it with --judge.")
         if len(table.humans) < 2:
