@@ -34,7 +34,7 @@ test-fast: $(VENV)/.test
 	@$(PY) -m pytest -q -m "not statistical and not slow and not browser"
 
 bench: $(VENV)/.test
-	@$(PY) bench/run_all.py
+	@for s in bench/bench_*.py; do echo "== $$s"; $(PY) $$s || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
