@@ -1,7 +1,8 @@
-"""The `voirdire demo` command (registered on import): agreement on the bundled HANNA data.
+"""The `voirdire demo` command (registered on import): agreement on the bundled HANNA data, then
+the validation report.
 
-``run_demo`` is self-contained for its agreement part; the report step is appended at the marked
-place (the HTML report writer lives in ``voirdire.report``).
+``run_demo`` prints the agreement part itself; its last step, :func:`demo_report`, builds the HTML
+validation report with :mod:`voirdire.report` and prints where it is.
 """
 
 from __future__ import annotations
@@ -91,13 +92,14 @@ def demo_agreement(*, seed: int = 0, n_resamples: int = 1000, quiet: bool = Fals
 
 def run_demo(output_dir: Path | str | None = None, *, seed: int = 0, n_resamples: int = 1000,
              quiet: bool = False) -> dict[str, Any]:
-    """Run the demo: agreement on the bundled HANNA data (then, later, the HTML report).
+    """Run the demo: agreement on the bundled HANNA data, then the HTML validation report.
 
     Parameters
     ----------
     output_dir : path, optional
-        A folder (created when missing) for the demo's files: ``agreement.json`` now, the HTML
-        report once the report step is added. An existing file is refused.
+        A folder (created when missing) for the demo's files: ``agreement.json``, ``report.html``
+        and ``report.json``. Default: the report goes to ``voirdire-report/`` (no agreement.json).
+        An existing file is refused.
     seed, n_resamples : int
         Bootstrap seed and resamples.
     quiet : bool
@@ -123,9 +125,42 @@ def run_demo(output_dir: Path | str | None = None, *, seed: int = 0, n_resamples
         results["paths"] = {"agreement_json": path}
         if not quiet:
             console.print(f"Agreement results: {path}", highlight=False, soft_wrap=True)
-    # --- report step: the report engineer appends the HTML report call here, e.g.
-    # build_report(results["table"], ...) and write_report(..., out or "voirdire-demo").
+    # --- report step: the validation report on the same table (one HTML page with plots + report.json)
+    results.update(demo_report(results["table"], out if out is not None else Path(DEMO_REPORT_DIR),
+                               seed=seed, n_resamples=n_resamples, quiet=quiet))
     return results
+
+
+#: Where ``voirdire demo`` writes its report without ``--out`` (git-ignored).
+DEMO_REPORT_DIR = "voirdire-report"
+
+
+def demo_report(table: Any, out: Path, *, seed: int, n_resamples: int, quiet: bool) -> dict[str, Any]:
+    """Build and write the validation report of the demo's table; print where it is."""
+    from rich.markup import escape
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..datasets import hanna_path
+    from ..report import build_report, write_report
+
+    t0 = time.perf_counter()
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), TimeElapsedColumn(),
+                  console=err_console, transient=True, disable=quiet) as bar:
+        task = bar.add_task("Validation report", total=1)
+
+        def progress(step: str, done: int, total: int) -> None:
+            bar.update(task, description=escape(f"Validation report: {step}"), completed=done, total=total)
+
+        rep = build_report(table, seed=seed, n_resamples=n_resamples, input_path=hanna_path(),
+                           title="voirdire demo: HANNA story ratings, 3 humans and 5 LLM judges", progress=progress)
+        paths = write_report(rep, out)
+    elapsed = time.perf_counter() - t0
+    if not quiet:
+        console.print(f"Validation report written in {elapsed:.1f} s. Open it in a browser:", highlight=False)
+        console.print(f"  {paths.html.resolve()}", highlight=False, soft_wrap=True, markup=False)
+        console.print(f"  every number behind it: {paths.json.resolve()}", highlight=False, soft_wrap=True,
+                      markup=False)
+    return {"report": rep, "report_paths": paths, "report_elapsed_s": elapsed}
 
 
 @app.command("demo")
@@ -135,5 +170,6 @@ def demo_command(
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
     resamples: int = typer.Option(1000, "--resamples", help="Bootstrap resamples."),
 ) -> None:
-    """Agreement on the bundled HANNA story ratings: 3 humans and 5 LLM judges side by side."""
+    """Agreement on the bundled HANNA story ratings (3 humans, 5 LLM judges side by side), then the
+    self-contained HTML validation report (default folder: voirdire-report/)."""
     run_demo(out, seed=seed, n_resamples=resamples)
