@@ -112,3 +112,23 @@ def test_bad_pairwise_file_is_a_one_line_error(labels_csv, tmp_path):
     res = runner.invoke(app, ["report", str(labels_csv), "-j", "gpt-x", "--abstain", "cannot assess",
                               "--pairwise", str(pf), "-o", str(tmp_path / "r")])
     assert res.exit_code == 1 and "votes.csv" in res.output and "Traceback" not in res.output
+
+
+def test_demo_ends_with_the_report(tmp_path):
+    out = tmp_path / "demo"
+    res = runner.invoke(app, ["demo", "--resamples", "20", "--seed", "1", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    html, js = out / "report.html", out / "report.json"
+    assert html.exists() and js.exists()
+    assert str(html.resolve()) in res.stdout.replace("\n", "")
+    doc = json.loads(js.read_text())
+    jsonschema.validate(doc, report_schema())
+    from voirdire.datasets import hanna_path
+
+    import hashlib
+
+    assert doc["meta"]["input"]["sha256"] == hashlib.sha256(hanna_path().read_bytes()).hexdigest()
+    assert doc["summary"]["n_items"] == 6336 and doc["meta"]["seed"] == 1
+    status = {k: v["status"] for k, v in doc["sections"].items()}
+    for key in ("glance", "data", "agreement", "validation", "design"):
+        assert status[key] == "ok", (key, doc["sections"][key]["reason"])
