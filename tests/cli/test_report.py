@@ -132,3 +132,27 @@ def test_demo_ends_with_the_report(tmp_path):
     status = {k: v["status"] for k, v in doc["sections"].items()}
     for key in ("glance", "data", "agreement", "validation", "design"):
         assert status[key] == "ok", (key, doc["sections"][key]["reason"])
+
+
+def test_pairwise_reading_options(labels_csv, tmp_path):
+    """Spellings and columns of the pairwise file: --verdict-map, --pair, --verdict (the hints errors give)."""
+    from voirdire.pairwise import simulate_pairwise
+
+    pt, _ = simulate_pairwise(40, rng=3)
+    df = pt.to_frame().rename(columns={"pair": "pid", "verdict": "winner"})
+    df["winner"] = df["winner"].map({"A": "model_1", "B": "model_2", "T": "tie"})
+    pf = tmp_path / "votes.csv"
+    df.to_csv(pf, index=False)
+    base = ["report", str(labels_csv), "-j", "gpt-x", "--abstain", "cannot assess", "--pairwise", str(pf),
+            "--n-resamples", "20", "-q", "-o", str(tmp_path / "r")]
+    bad = runner.invoke(app, base + ["--pair", "pid", "--verdict", "winner"])
+    assert bad.exit_code == 1 and "--verdict-map" in bad.output
+    ok = runner.invoke(app, base + ["--pair", "pid", "--verdict", "winner", "--verdict-map", "model_1=A",
+                                    "--verdict-map", "model_2=B"])
+    assert ok.exit_code == 0, ok.output
+    doc = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert doc["sections"]["pairwise"]["status"] == "ok"
+    res = runner.invoke(app, base + ["--verdict-map", "nonsense"])
+    assert res.exit_code == 1 and "RAW=A|T|B" in res.output
+    res = runner.invoke(app, base + ["--missing", "maybe"])
+    assert res.exit_code == 1 and "--missing" in res.output

@@ -274,3 +274,23 @@ def test_no_judge_or_no_human(judges):
     if not judges:
         assert rep.section("agreement").status == "ok"
     render_html(rep)
+
+
+def test_judge_sharing_no_item_with_the_humans():
+    """The judge labels other items than the humans: validation says so per judge; nothing crashes."""
+    import pandas as pd
+
+    from voirdire.data import AnnotationTable
+
+    rows = [(f"i{i}", h, (i + k) % 3) for i in range(40) for k, h in enumerate(("h1", "h2", "h3"))]
+    rows += [(f"j{i}", "llm", i % 3) for i in range(40)]
+    t = AnnotationTable.from_frame(pd.DataFrame(rows, columns=["item", "rater", "label"]), judges=["llm"])
+    rep = build_report(t, n_resamples=20)
+    assert [(s.key, s.reason) for s in rep.sections if s.status == "error"] == []
+    val = rep.section("validation")
+    assert val.results["judges"][0]["judge"] == "llm"
+    assert "leave_one_out_error" in val.results["judges"][0]
+    glance = rep.section("glance")
+    assert glance.status == "ok"
+    render_html(rep)
+    jsonschema.validate(rep.to_dict(), report_schema())

@@ -77,11 +77,21 @@ def report_command(
     categories: list[str] = typer.Option(None, "--categories", help="Categories in order (comma-separated or repeated)."),
     abstain: list[str] = typer.Option(None, "--abstain", help="A label value meaning 'cannot assess' (repeatable)."),
     item: str = typer.Option("item", "--item", help="Item id column."),
-    rater: str = typer.Option("rater", "--rater", help="Rater column."),
+    rater: str = typer.Option("rater", "--rater", help="Rater column (of both files)."),
     label: str = typer.Option("label", "--label", help="Label column."),
     role: str | None = typer.Option(None, "--role", help="Column with human/judge per row (instead of --judge)."),
     cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters."),
     cluster_sep: str | None = typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator."),
+    duplicates: str = typer.Option("error", "--duplicates",
+                                   help="A rater labelling an item twice differently: error, first or last."),
+    missing: str = typer.Option("error", "--missing", help="Empty labels or verdicts (both files): error or drop."),
+    pair: str = typer.Option("pair", "--pair", help="Pairwise file: column with the pair id."),
+    verdict: str = typer.Option("verdict", "--verdict", help="Pairwise file: column with the verdict (A, T or B)."),
+    order: str = typer.Option("order", "--order", help="Pairwise file: column with the presented order AB/BA."),
+    presented: bool = typer.Option(False, "--presented",
+                                   help="Pairwise verdicts are in the presented order (A = shown first)."),
+    verdict_map: list[str] = typer.Option(None, "--verdict-map",
+                                          help="Pairwise file: extra verdict spelling, e.g. model_1=A (repeatable)."),
     title: str | None = typer.Option(None, "--title", help="Page title."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
@@ -91,8 +101,21 @@ def report_command(
 
     from ..report import build_report, write_report
 
+    if duplicates not in ("error", "first", "last"):
+        fail(f"--duplicates must be error, first or last. Got {duplicates!r}.")
+    if missing not in ("error", "drop"):
+        fail(f"--missing must be 'error' or 'drop'. Got {missing!r}.")
+    vmap: dict[str, str] | None = None
+    if verdict_map:
+        vmap = {}
+        for spec in verdict_map:
+            if "=" not in spec:
+                fail(f"--verdict-map expects RAW=A|T|B, e.g. model_1=A. Got {spec!r}.")
+            k, v = spec.split("=", 1)
+            vmap[k.strip()] = v.strip()
     table = load_table(file, judges=judge, scale=scale, categories=categories, abstain=abstain, item=item,
-                       rater=rater, label=label, role=role, cluster=cluster, cluster_sep=cluster_sep)
+                       rater=rater, label=label, role=role, cluster=cluster, cluster_sep=cluster_sep,
+                       duplicates=duplicates, missing=missing)
     if not table.judges:
         fail("no LLM judge: name one with --judge NAME (or mark judges in a --role column).")
     pi = None if inclusion_prob is None else _inclusion_prob(inclusion_prob, file, table, item)
@@ -106,10 +129,12 @@ def report_command(
             head, _, _ = read_long_frame(pairwise)
             if "role" in head.columns:
                 prole = "role"
-            elif "rater" in head.columns:
-                present = set(head["rater"].astype(str).str.strip())
+            elif rater in head.columns:
+                present = set(head[rater].astype(str).str.strip())
                 pj = [j for j in (judge or table.judges) if j in present]
-        ptable = read_pairwise(pairwise, judges=pj, role=prole)
+        ptable = read_pairwise(pairwise, pair=pair, rater=rater, verdict=verdict, order=order, judges=pj,
+                               role=prole, verdict_map=vmap, presented=presented,
+                               missing=missing)  # type: ignore[arg-type]
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), TimeElapsedColumn(),
                   console=err_console, transient=True, disable=quiet) as bar:
         task = bar.add_task("Reading", total=1)

@@ -403,10 +403,11 @@ def _run_section(key: str, title: str, builder: Callable[[Context, Writer], None
     except NotAvailable as exc:
         return Section(key=key, title=title, status="not available", reason=str(exc))
     except VoirdireError as exc:
-        logger.warning("report section %s: %s", key, exc)
+        logger.info("report section %s: %s", key, exc)
         return Section(key=key, title=title, status="error", reason=str(exc), warnings=tuple(w.warnings))
     except Exception as exc:  # an analysis bug must not cost the user the rest of the report
-        logger.exception("report section %s failed", key)
+        # the section says so on the page; the traceback is for debugging (logging at DEBUG), not for users
+        logger.debug("report section %s failed", key, exc_info=True)
         return Section(key=key, title=title, status="error",
                        reason=f"internal error ({type(exc).__name__}: {exc}); please report it",
                        warnings=tuple(w.warnings))

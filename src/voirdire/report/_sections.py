@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from . import _plots as plots
+from .._results import to_jsonable
 from ._build import Context, NotAvailable, Writer, require
 from ._format import DASH, fmt_int, fmt_num, fmt_pct, is_missing
 from ._model import Cell, ChecklistItem, Section
@@ -192,8 +193,9 @@ def _confusion_block(ctx: Context, w: Writer, binary_agreement: Any, judges: lis
     w.put("confusion", out)
     for judge in judges:
         kw: dict[str, Any] = dict(confidence_level=ctx.confidence_level, n_resamples=ctx.n_resamples, rng=ctx.seed)
-        if L > 2:
+        if L > 2:  # only the full L x L matrix is kept: no warning about the one-vs-rest phi
             kw["positive"] = t.scale.categories[-1]
+            kw["on_undefined"] = "nan"
         res = w.call(binary_agreement, t, judge, **kw)
         d = res.to_dict()
         if L > 2:  # one-vs-rest numbers would mislead: keep the full L x L matrix only
@@ -309,6 +311,7 @@ def validation_section(ctx: Context, w: Writer) -> None:
         if alt_test is not None:
             _alt_test_block(ctx, w, alt_test, judge, jn, entry)
         summary_rows.append(jn)
+    w.results["judges"] = to_jsonable(judges_out)  # every judge, including those whose test failed
     if summary_rows:
         rows = []
         for jn in summary_rows:
@@ -732,19 +735,21 @@ def build_glance(ctx: Context, w: Writer, sections: list[Section]) -> None:
                 pos = None if si is None else _alpha_pos(si)
                 row.append(Cell(text=DASH) if pos is None else w.ref(agr, f"selections/{si}/results/{pos}/estimate"))
         if val is not None:
-            e = val.results["judges"][jn]
+            vlist = val.results.get("judges", [])
+            vj = next((i for i, x in enumerate(vlist) if x.get("judge") == judge), None)
+            e = vlist[vj] if vj is not None else {}
             if "leave_one_out" in e:
-                row += [Cell(text=e["leave_one_out"]["decision"]), w.ref(val, f"judges/{jn}/leave_one_out/omega"),
-                        w.ref(val, f"judges/{jn}/leave_one_out/decision_stability")]
+                row += [Cell(text=e["leave_one_out"]["decision"]), w.ref(val, f"judges/{vj}/leave_one_out/omega"),
+                        w.ref(val, f"judges/{vj}/leave_one_out/decision_stability")]
             else:
                 row += [Cell(text=DASH)] * 3
             if "alt_test" in e:
-                row += [Cell(text=e["alt_test"]["decision"]), w.ref(val, f"judges/{jn}/alt_test/rho")]
+                row += [Cell(text=e["alt_test"]["decision"]), w.ref(val, f"judges/{vj}/alt_test/rho")]
             else:
                 row += [Cell(text=DASH)] * 2
             if "ranking" in val.results:
-                k = val.results["ranking"]["judges"].index(judge)
-                row.append(w.ref(val, f"ranking/p_best/{k}"))
+                rj = val.results["ranking"]["judges"]
+                row.append(w.ref(val, f"ranking/p_best/{rj.index(judge)}") if judge in rj else Cell(text=DASH))
             loo = (e.get("leave_one_out") or {}).get("decision")
             alt = (e.get("alt_test") or {}).get("decision")
             if loo or alt:
