@@ -169,6 +169,7 @@ def test_judges_argument_sets_roles(hostile_table):
     ({"inclusion_prob": 50}, "percentage"),
     ({"alt_test_epsilon": 1.5}, "alt_test_epsilon"),
     ({"judges": ["nobody"]}, "nobody"),
+    ({"pairwise": "votes.csv"}, "read_pairwise"),
 ])
 def test_bad_parameters(hostile_table, kwargs, match):
     with pytest.raises(InvalidParameterError, match=match):
@@ -294,3 +295,8 @@ def test_judge_sharing_no_item_with_the_humans():
     assert glance.status == "ok"
     render_html(rep)
     jsonschema.validate(rep.to_dict(), report_schema())
+
+
+def test_a_path_instead_of_a_table():
+    with pytest.raises(InvalidParameterError, match="must be an AnnotationTable.*read_annotations"):
+        build_report("annotations.csv")

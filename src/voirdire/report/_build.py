@@ -276,7 +276,19 @@ def build_report(
     from .. import __version__
     from ._sections import SECTION_STEPS, SECTIONS, build_checklist, build_glance
 
+    from ..data import AnnotationTable, PairwiseTable
+
     func = "build_report"
+    if not isinstance(table, AnnotationTable):
+        hint = " Read the file first: table = voirdire.read_annotations(path, ...)." if isinstance(
+            table, (str, os.PathLike)) else ""
+        raise InvalidParameterError(
+            f"The 'table' parameter of {func} must be an AnnotationTable. Got {type(table).__name__} instead.{hint}")
+    if pairwise is not None and not isinstance(pairwise, PairwiseTable):
+        hint = " Read the file first: voirdire.data.read_pairwise(path, ...)." if isinstance(
+            pairwise, (str, os.PathLike)) else ""
+        raise InvalidParameterError(
+            f"The 'pairwise' parameter of {func} must be a PairwiseTable. Got {type(pairwise).__name__} instead.{hint}")
     confidence_level = check_confidence_level(confidence_level, func)
     n_resamples = check_positive_int(n_resamples, "n_resamples", func, minimum=10)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
