@@ -163,6 +163,7 @@ def test_judges_argument_sets_roles(hostile_table):
     ({"confidence_level": 95}, r"confidence_level.*Did you mean 0.95"),
     ({"n_resamples": 0}, "n_resamples"),
     ({"seed": 1.5}, "seed"),
+    ({"seed": -1}, "non-negative"),
     ({"epsilon": -0.1}, "epsilon"),
     ({"inclusion_prob": 0.0}, "inclusion_prob"),
     ({"inclusion_prob": [0.5, 0.5]}, "one per item"),
@@ -300,3 +301,22 @@ def test_judge_sharing_no_item_with_the_humans():
 def test_a_path_instead_of_a_table():
     with pytest.raises(InvalidParameterError, match="must be an AnnotationTable.*read_annotations"):
         build_report("annotations.csv")
+
+
+def test_hostile_category_labels_and_long_names():
+    """Markup and mathtext in labels and names are text everywhere; very long names do not break plots."""
+    from voirdire.data import AnnotationTable
+
+    rng = np.random.default_rng(0)
+    cats = ["<img src=x onerror=alert(1)>", "$\\frac{1}{2}$", "ok " * 30]
+    items, raters, labels = [], [], []
+    judge = "<svg onload=alert(2)>" + "x" * 80
+    for i in range(30):
+        for r in ["a", "b", "c", judge]:
+            items.append(f"<i{i}>"), raters.append(r), labels.append(cats[rng.integers(0, 3)])
+    t = AnnotationTable.from_arrays(items, raters, labels, judges=[judge])
+    rep = build_report(t, n_resamples=20)  # filterwarnings=error: no plotting warning may escape
+    assert [s.key for s in rep.sections if s.status == "error"] == []
+    html = render_html(rep)
+    assert "<img" not in html and "<svg onload" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html

@@ -291,8 +291,9 @@ def build_report(
             f"The 'pairwise' parameter of {func} must be a PairwiseTable. Got {type(pairwise).__name__} instead.{hint}")
     confidence_level = check_confidence_level(confidence_level, func)
     n_resamples = check_positive_int(n_resamples, "n_resamples", func, minimum=10)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise InvalidParameterError(f"The 'seed' parameter of {func} must be an integer. Got {seed!r} instead.")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InvalidParameterError(
+            f"The 'seed' parameter of {func} must be a non-negative integer. Got {seed!r} instead.")
     for name, eps in (("epsilon", epsilon), ("alt_test_epsilon", alt_test_epsilon)):
         if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 <= float(eps) < 1:
             raise InvalidParameterError(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import re
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -40,7 +41,10 @@ def _render(key: str, width: float, height: float, draw: Callable[[Any], None], 
     import matplotlib
     from matplotlib.figure import Figure
 
-    with matplotlib.rc_context({**_RC, "svg.hashsalt": f"vd-{key}"}):
+    with matplotlib.rc_context({**_RC, "svg.hashsalt": f"vd-{key}"}), warnings.catch_warnings():
+        # very long labels can leave constrained layout no room; the figure is still drawn (labels are
+        # shortened by _short first, so this is a last resort, local to this figure)
+        warnings.filterwarnings("ignore", message="constrained_layout not applied", category=UserWarning)
         fig = Figure(figsize=(width, height), layout="constrained")
         draw(fig)
         buf = io.StringIO()
@@ -63,6 +67,12 @@ def svg_of(svg: str, key: str = "") -> str:
     svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, count=1, flags=re.S)
     svg = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r"<svg\1", svg, count=1)
     return svg.replace("<svg", '<svg role="img" class="plot"', 1)
+
+
+def _short(label: Any, n: int = 32) -> str:
+    """A tick label of at most ``n`` characters (the full name is in the tables and the JSON)."""
+    text = str(label)
+    return text if len(text) <= n else text[: n - 1] + "\u2026"
 
 
 def _ink(rgba: Any) -> str:
@@ -101,7 +111,7 @@ def forest_plot(key: str, labels: Sequence[str], estimates: Sequence[float | Non
             ax.axvline(x, color=GREY, lw=1, ls="--")
             ax.text(x, 1.0, f" {lab}", transform=ax.get_xaxis_transform(), color=GREY, fontsize=8,
                     va="bottom", ha="left")
-        ax.set_yticks(y, [str(s) for s in labels])
+        ax.set_yticks(y, [_short(s, 48) for s in labels])
         ax.set_ylim(-0.7, n - 0.3)
         ax.set_xlabel(xlabel)
         ax.grid(axis="x", color="#e4e4e4", lw=0.6)
@@ -127,9 +137,9 @@ def heatmap(key: str, matrix: Any, row_labels: Sequence[str], col_labels: Sequen
         if hi <= lo:
             hi = lo + 1.0
         im = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, vmin=lo, vmax=hi, aspect="auto")
-        ax.set_xticks(np.arange(nc), [str(s) for s in col_labels], rotation=45 if nc > 3 else 0,
+        ax.set_xticks(np.arange(nc), [_short(s) for s in col_labels], rotation=45 if nc > 3 else 0,
                       ha="right" if nc > 3 else "center")
-        ax.set_yticks(np.arange(nr), [str(s) for s in row_labels])
+        ax.set_yticks(np.arange(nr), [_short(s) for s in row_labels])
         ax.spines[:].set_visible(False)
         if (nr * nc <= 144) if annotate is None else annotate:
             for i in range(nr):
@@ -166,7 +176,7 @@ def bar_chart(key: str, labels: Sequence[str], values: Sequence[float], *, group
             ax.axvline(ref[0], color=GREY, ls="--", lw=1)
             ax.text(ref[0], 1.0, f" {ref[1]}", transform=ax.get_xaxis_transform(), color=GREY, fontsize=8,
                     va="bottom")
-        ax.set_yticks(y, [str(s) for s in labels])
+        ax.set_yticks(y, [_short(s, 48) for s in labels])
         ax.set_xlabel(xlabel)
         ax.margins(x=0.12)
 
@@ -187,9 +197,9 @@ def stacked_shares(key: str, labels: Sequence[str], shares: Any, categories: Seq
         left = np.zeros(n)
         for j in range(k):
             color = cmap(j / max(1, k - 1)) if k > 10 else cmap(j)
-            ax.barh(y, s[:, j], left=left, color=color, height=0.6, label=str(categories[j]))
+            ax.barh(y, s[:, j], left=left, color=color, height=0.6, label=_short(categories[j]))
             left += s[:, j]
-        ax.set_yticks(y, [str(v) for v in labels])
+        ax.set_yticks(y, [_short(v) for v in labels])
         ax.set_xlim(0, 1)
         ax.set_xlabel(xlabel)
         ax.legend(ncol=min(k, 6), fontsize=7, loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False)
@@ -236,9 +246,10 @@ def small_heatmaps(key: str, matrices: Any, names: Sequence[str], labels: Sequen
                     if np.isfinite(m[i, j]):
                         txt = f"{int(round(m[i, j])):d}" if integer else f"{m[i, j]:.{digits}f}"
                         ax.text(j, i, txt, ha="center", va="center", fontsize=7, color=_ink(im.cmap(im.norm(m[i, j]))))
-            ax.set_xticks(np.arange(m.shape[1]), [str(s) for s in labels][: m.shape[1]])
-            ax.set_yticks(np.arange(m.shape[0]), [str(s) for s in labels][: m.shape[0]])
-            ax.set_title(str(names[idx]), fontsize=8)
+            ax.set_xticks(np.arange(m.shape[1]), [_short(s, 10) for s in labels][: m.shape[1]],
+                          rotation=45 if len(labels) > 3 else 0)
+            ax.set_yticks(np.arange(m.shape[0]), [_short(s, 10) for s in labels][: m.shape[0]])
+            ax.set_title(_short(names[idx], 24), fontsize=8)
             ax.spines[:].set_visible(False)
             if idx % ncols == 0:
                 ax.set_ylabel(ylabel)
@@ -263,12 +274,12 @@ def grouped_bars(key: str, groups: Sequence[str], series: Sequence[str], values:
         base = np.arange(ng)[::-1].astype(float)
         for s in range(ns):
             y = base + 0.4 - h * (s + 0.5)
-            ax.barh(y, np.nan_to_num(v[:, s]), height=h * 0.9, color=cmap(s % 10), label=str(series[s]))
+            ax.barh(y, np.nan_to_num(v[:, s]), height=h * 0.9, color=cmap(s % 10), label=_short(series[s]))
         if ref is not None:
             ax.axvline(ref[0], color=GREY, ls="--", lw=1)
             ax.text(ref[0], 1.0, f" {ref[1]}", transform=ax.get_xaxis_transform(), color=GREY, fontsize=8,
                     va="bottom")
-        ax.set_yticks(base, [str(g) for g in groups])
+        ax.set_yticks(base, [_short(g) for g in groups])
         ax.set_xlabel(xlabel)
         if ns > 1:
             ax.legend(fontsize=7, frameon=False, loc="lower left", bbox_to_anchor=(1.0, 0.0))
