@@ -85,6 +85,15 @@ def test_schema_rejects_broken_documents(written):
     bad["meta"]["input"]["sha256"] = "xyz"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, report_schema())
+    bad = json.loads(json.dumps(doc))
+    del bad["sections"]["validation"]["results"]["judges"]  # a section that ran must hold its results
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, report_schema())
+    bad = json.loads(json.dumps(doc))
+    bad["sections"]["pairwise"]["status"] = "not available"  # ... and one that did not, its reason
+    bad["sections"]["pairwise"]["reason"] = ""
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, report_schema())
 
 
 def test_json_has_no_nan(written):
