@@ -13,7 +13,8 @@ from voirdire.cli._demo import run_demo
 runner = CliRunner()
 
 
-def test_demo_command_prints_the_side_by_side_tables():
+def test_demo_command_prints_the_side_by_side_tables(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # without --out the report goes to ./voirdire-report/
     t0 = time.perf_counter()
     res = runner.invoke(app, ["demo", "--resamples", "100", "--seed", "2"])
     elapsed = time.perf_counter() - t0
@@ -27,7 +28,8 @@ def test_demo_command_prints_the_side_by_side_tables():
     assert elapsed < 60
 
 
-def test_run_demo_returns_the_results():
+def test_run_demo_returns_the_results(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     res = run_demo(quiet=True, n_resamples=50, seed=1)
     groups = [label for label, _ in res["groups"]]
     assert groups[0] == "humans" and len(groups) == 6
