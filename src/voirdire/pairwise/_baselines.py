@@ -55,6 +55,8 @@ def _check_tol(value: Any, cls: str) -> float:
 
 class _Base:
     proba_: np.ndarray
+    tol: float
+    _last_change: float
 
     def predict_proba(self) -> np.ndarray:
         """Posterior verdict probabilities (n_pairs, 3) of the fitted table's pairs."""
@@ -266,9 +268,9 @@ class MACE(_Base):
         gen = as_generator(self.rng)
         best: tuple[float, Any] | None = None
         for _ in range(self.n_restarts):
-            s = gen.uniform(1.0, 2.0, (W, 2))
+            s: np.ndarray = gen.uniform(1.0, 2.0, (W, 2))
             s = s[:, 0] / s.sum(1)                        # spamming probability
-            xi = gen.uniform(1.0, 2.0, (W, _K))
+            xi: np.ndarray = gen.uniform(1.0, 2.0, (W, _K))
             xi /= xi.sum(1, keepdims=True)
             hist: list[float] = []
             ll_old = -np.inf

@@ -15,6 +15,8 @@ solves all ``B * M`` two-dimensional problems at once. Judge labels are aggregat
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 _CLIP = 60.0
@@ -23,7 +25,7 @@ _BOUND = 50.0   # |theta|, |tau| (and the callers' |shift|) stay below this: exp
 
 def objective(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarray, d: np.ndarray,
               nt: np.ndarray, logL: np.ndarray, *, derivatives: bool = True, tshift: np.ndarray | None = None
-              ) -> tuple[np.ndarray, ...]:
+              ) -> tuple[Any, ...]:
     """Objective, gradient, Hessian (full and a safe negative-definite one), and class posteriors.
 
     Parameters

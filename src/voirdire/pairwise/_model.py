@@ -8,7 +8,7 @@ import logging
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -282,7 +282,7 @@ class PairwiseBayesModel:
         self.n_items_seen_ = 0
         self.n_resamples_ = 0
         self._chunk_len = min(8, self.batch_size)
-        self._ess: list[tuple[int, float]] = []
+        self._ess: list[tuple[float, float]] = []
         self._out_pairs: list[np.ndarray] = []
         self._out: list[np.ndarray] = []          # rows: p_A, p_T, p_B, theta, tau
 
@@ -583,7 +583,7 @@ class PairwiseBayesModel:
         R = len(self.humans_)
         if self.update == "hard":
             k = np.argmax(rho, axis=1)[hp]
-            add = np.bincount(hr * 9 + k * 3 + hy, minlength=R * 9).reshape(R, 3, 3)
+            add: np.ndarray = np.bincount(hr * 9 + k * 3 + hy, minlength=R * 9).reshape(R, 3, 3)
         else:
             add = np.zeros((R, 3, 3))
             for k in range(3):
@@ -646,7 +646,7 @@ class PairwiseBayesModel:
             self._logw = lw[0].copy()
         elif blocks != [None]:
             self._logw = self._logw.copy()
-            self._logw[:, blocks] = lw.T
+            self._logw[:, cast(list[int], blocks)] = lw.T  # not [None]: judge indices only
 
     def _wmat(self) -> np.ndarray:
         """Normalised particle weights per judge, (M, J)."""

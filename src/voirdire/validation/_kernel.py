@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..exceptions import VoirdireError
+
 SCORES = ("agreement", "alpha", "kappa", "ac1")
 
 
@@ -210,6 +212,8 @@ class PairStats:
                 add("conf", confj.reshape(b, J, K, L * L), confh.reshape(b, K, L * L))
             elif score == "alpha" and level != "nominal":
                 dm = self._dm
+                if dm is None:  # set in __init__ for exactly this score/level
+                    raise VoirdireError("internal error: no delta matrix for an interval/ratio alpha kernel")
                 D = Cx @ dm                                            # (n, L+1): sum_b C_b delta(a, b)
                 Dg = np.take_along_axis(D, Gx, axis=1)                  # (n, J)
                 dgh = dm[Gx[:, :, None], Hx[:, None, :]]                # (n, J, K)
