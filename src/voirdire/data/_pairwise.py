@@ -350,7 +350,7 @@ class PairwiseTable:
             if n_lost:
                 dropped["pairs with no label"] = n_lost
         codes = np.full(len(df), -1, dtype=np.int64)
-        for j in np.flatnonzero(keep):
+        for j in np.flatnonzero(keep).tolist():
             c = vmap.get(vkey[j])
             if c is None:
                 known = sorted({k for k in vmap})
@@ -364,7 +364,7 @@ class PairwiseTable:
         ocodes = np.full(len(df), -1, dtype=np.int64)
         if order is not None:
             oraw = df[order].to_numpy(dtype=object)
-            for j in np.flatnonzero(keep):
+            for j in np.flatnonzero(keep).tolist():
                 k = _vkey(oraw[j])
                 if k == "":
                     continue

@@ -146,7 +146,7 @@ def _variance(m: np.ndarray, li: np.ndarray, wce: np.ndarray, ce: np.ndarray, pi
     dev = m - theta
     dev[li] += wce
     if clusters is None:
-        units = dev
+        units: np.ndarray = dev
         unit_stratum = strata
     else:
         units = np.bincount(clusters, weights=dev, minlength=n_cl)
