@@ -9,7 +9,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -92,7 +92,7 @@ def _seed_from(rng: int | np.random.Generator | None) -> tuple[np.random.Generat
     if isinstance(rng, np.random.Generator):
         return rng, None
     if rng is None:
-        seed = int(np.random.SeedSequence().entropy % (2**63))
+        seed = int(cast(int, np.random.SeedSequence().entropy) % (2**63))
     elif isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
         seed = int(rng)
     else:

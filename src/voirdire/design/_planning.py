@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -331,10 +331,12 @@ def plan_certification(
         if hidx.size < 2:
             raise InvalidParameterError(f"{func} needs a pilot with at least two humans; {pilot.source} has {hidx.size}.")
     if pilot is not None and score != "agreement":
-        mu_k, s_k, e_k, deff_k = _bootstrap_moments(pilot, jname, score=score, n_resamples=n_resamples, rng=rng)
+        # jname is set by _one_judge whenever there is a pilot
+        mu_k, s_k, e_k, deff_k = _bootstrap_moments(pilot, cast(str, jname), score=score, n_resamples=n_resamples,
+                                                    rng=rng)
     elif pilot is not None:
-        g = codes[:, pilot.rater_index(jname)]
-        vg = present[:, pilot.rater_index(jname)]
+        g = codes[:, pilot.rater_index(cast(str, jname))]
+        vg = present[:, pilot.rater_index(cast(str, jname))]
         H = codes[:, hidx]
         vh = present[:, hidx]
         nh = vh.sum(axis=1)
@@ -397,7 +399,7 @@ def _bootstrap_moments(pilot: AnnotationTable, judge: str, *, score: str, n_resa
     hidx = pilot.human_idx
     jcol = np.array([pilot.rater_index(judge)])
     L = pilot.n_categories
-    cv = np.asarray([float(c) for c in pilot.scale.categories], dtype=float) if pilot.scale.is_numeric else None
+    cv = np.asarray([float(c) for c in (pilot.scale.categories or ())], dtype=float) if pilot.scale.is_numeric else None
     kw = dict(n_categories=L, score=score, category_values=cv, level=pilot.scale.level)
     la = loo_core(codes, hidx, jcol, **kw)  # type: ignore[arg-type]
     d = la.d[0].astype(float)

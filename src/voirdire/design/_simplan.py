@@ -273,7 +273,7 @@ def plan_by_simulation(
         L = int(fit["n_categories"])
         h_acc = np.full(K, fit["human_accuracy"])
         j_acc = dict(fit["judge_accuracies"])
-        prev = tuple(float(x) for x in fit["prevalence"])
+        prev: tuple[float, ...] | None = tuple(float(x) for x in fit["prevalence"])
         n = int(n_items or pilot.n_items)
         source = "pilot"
     else:

@@ -8,7 +8,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -247,7 +247,7 @@ def _prepare(st: ExperimentSetting, score: str, epsilon: float, rank_by: str) ->
     sec = np.array([h for h in hidx if h != pcol], dtype=np.intp)
     level = st.level or t.scale.level
     check_choice(level, "level", "ExperimentSetting", ("nominal", "ordinal", "interval", "ratio"))
-    cv = np.asarray([float(c) for c in t.scale.categories], dtype=float) if t.scale.is_numeric else None
+    cv = np.asarray([float(c) for c in (t.scale.categories or ())], dtype=float) if t.scale.is_numeric else None
     small = codes.astype(np.int16) if codes.max(initial=0) < 32767 else codes
     prep = _Prepared(name=st.name, group=st.group, codes=small, human_cols=hidx.astype(np.intp),
                      judge_cols=jidx.astype(np.intp), primary_col=pcol, secondary_cols=sec,
@@ -435,7 +435,7 @@ def _seed(rng: Any) -> int:
     if isinstance(rng, np.random.Generator):
         return int(rng.integers(0, 2**63 - 1))
     if rng is None:
-        return int(np.random.SeedSequence().entropy % (2**63))
+        return int(cast(int, np.random.SeedSequence().entropy) % (2**63))
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng >= 0:
         return int(rng)
     raise InvalidParameterError(
@@ -604,12 +604,12 @@ def run_experiment(
 
             assert client is not None
             pf = client.scatter(payload, broadcast=True)
-            futs = [client.submit(_run_chunk, pf, lo, hi, pure=False) for lo, hi in chunks]
-            index = {f.key: i for i, f in enumerate(futs)}
-            for f in dask_completed(futs):
-                i = index[f.key]
+            dfuts = [client.submit(_run_chunk, pf, lo, hi, pure=False) for lo, hi in chunks]
+            index = {df.key: i for i, df in enumerate(dfuts)}
+            for df in dask_completed(dfuts):
+                i = index[df.key]
                 try:
-                    results[i], sec = f.result()
+                    results[i], sec = df.result()
                 except Exception as exc:  # a worker-side failure: name it, do not leak a remote traceback
                     from .. import __version__
 
