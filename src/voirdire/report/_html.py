@@ -18,7 +18,7 @@ __all__ = ["render_html", "write_report", "report_schema", "ReportPaths"]
 
 
 def _template_text(name: str) -> str:
-    return resources.files("voirdire.report").joinpath("templates", name).read_text(encoding="utf-8")
+    return resources.files("voirdire.report").joinpath("templates").joinpath(name).read_text(encoding="utf-8")
 
 
 def report_schema() -> dict[str, Any]:

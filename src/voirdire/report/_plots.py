@@ -24,7 +24,7 @@ __all__ = ["forest_plot", "heatmap", "bar_chart", "stacked_shares", "histogram",
 HUMAN_COLOR = "#3b6ea5"
 JUDGE_COLOR = "#c8553d"
 GREY = "#7a7a7a"
-_RC = {
+_RC: dict[Any, Any] = {  # keys are matplotlib rc names (typed as a Literal there)
     "svg.fonttype": "none",
     "text.parse_math": False,
     "font.family": "sans-serif",

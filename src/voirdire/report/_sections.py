@@ -33,7 +33,7 @@ def data_section(ctx: Context, w: Writer) -> None:
     n_items = t.n_items
     counts = np.bincount(t.rater_idx, minlength=t.n_raters)
     abst = np.bincount(t.rater_idx[t.is_abstention], minlength=t.n_raters)
-    raters = []
+    raters: list[dict[str, Any]] = []
     for r in range(t.n_raters):
         raters.append({
             "rater": str(t.raters[r]), "role": str(t.roles[r]), "n_labels": int(counts[r]),
@@ -45,8 +45,8 @@ def data_section(ctx: Context, w: Writer) -> None:
     w.put("clustered", t.clusters is not None)
     w.put("n_clusters", None if t.clusters is None else int(np.unique(t.clusters).size))
     rows = []
-    for k, r in enumerate(raters):
-        rows.append([r["rater"], r["role"], w.int_(f"raters/{k}/n_labels"), w.num(f"raters/{k}/item_coverage"),
+    for k, rec in enumerate(raters):
+        rows.append([rec["rater"], rec["role"], w.int_(f"raters/{k}/n_labels"), w.num(f"raters/{k}/item_coverage"),
                      w.int_(f"raters/{k}/n_abstentions")])
     w.table("raters", "Labels per rater", ["rater", "role", "labels", "share of items labelled", "abstentions"], rows)
     order = list(range(t.n_raters))
@@ -228,7 +228,7 @@ def _confusion_block(ctx: Context, w: Writer, binary_agreement: Any, judges: lis
         w.table("binary", f"Binary family against the human majority (positive = {cats[1]})",
                 ["judge", "items", "accuracy", "κ", f"κ {ctx.cl_pct}", "φ = MCC = r", f"φ {ctx.cl_pct}", "κ/φ",
                  "π (humans)", "π̂ (judge)", "F1", "r = ρ = τb = φ here"], rows)
-        notes = sorted({d.get("note") for d in out if d.get("note")})
+        notes: list[str] = sorted({d["note"] for d in out if d.get("note")})
         for n in notes:
             w.text(n, "p")
 
@@ -467,7 +467,7 @@ def estimation_section(ctx: Context, w: Writer) -> None:
                                    groups=[groups[k] for k, _ in names],
                                    xlabel=f"mean human score ({ctx.cl_pct} intervals)",
                                    title=f"{judge}: mean human score"))
-        rows = []
+        rows: list[list[Any]] = []
         for k, lab in names:
             b = f"judges/{jn}/{k}"
             rows.append([lab, w.num(f"{b}/estimate"), w.num(f"{b}/se"), w.ci(f"{b}/ci/low", f"{b}/ci/high"),
@@ -529,7 +529,7 @@ def _plan_block(ctx: Context, w: Writer, plan: Any) -> None:
     w.heading("Planning the next round")
     plans: list[dict[str, Any]] = []
     w.put("plans", plans)
-    rows = []
+    rows: list[list[Any]] = []
     for judge in ctx.judges:
         try:
             res = w.call(plan, ctx.table, judge=judge, epsilon=ctx.epsilon)
@@ -709,6 +709,7 @@ def build_glance(ctx: Context, w: Writer, sections: list[Section]) -> None:
     cols = ["judge"]
     alpha_h = None
     sel_idx: dict[str, int] = {}
+    si: int | None
     if agr is not None:
         sels = agr.results.get("selections", [])
         for si, s_ in enumerate(sels):
