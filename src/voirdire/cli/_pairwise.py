@@ -131,8 +131,8 @@ def pairwise_command(
         for spec in verdict_map:
             if "=" not in spec:
                 fail(f"--verdict-map expects RAW=A|T|B, e.g. model_1=A. Got {spec!r}.")
-            k, v = spec.split("=", 1)
-            vmap[k.strip()] = v.strip()
+            raw, v = spec.split("=", 1)
+            vmap[raw.strip()] = v.strip()
     table = read_pairwise(file, pair=pair, rater=rater, verdict=verdict, order=order, judges=judge or (),
                           role=role, verdict_map=vmap, presented=presented, missing=missing)  # type: ignore[arg-type]
     if resume is not None:
@@ -227,8 +227,9 @@ def pairwise_command(
         ut = Table(title=f"Most uncertain pairs (entropy in nats; max {math.log(3):.3f})", title_justify="left")
         for c in ("pair", "P(A)", "P(tie)", "P(B)", "entropy"):
             ut.add_column(c, justify="left" if c == "pair" else "right")
-        for r in uncertain.itertuples(index=False):
-            ut.add_row(str(r.pair), _num(r.p_A), _num(r.p_T), _num(r.p_B), _num(r.entropy))
+        rec: Any  # itertuples rows; pandas-stubs types their fields as any Scalar
+        for rec in uncertain.itertuples(index=False):
+            ut.add_row(str(rec.pair), _num(rec.p_A), _num(rec.p_T), _num(rec.p_B), _num(rec.entropy))
         console.print(ut)
     if loho is not None:
         lt = Table(title=f"Leave-one-human-out: predicting each held-out human's verdict ({loho.n_folds} folds)",
@@ -241,8 +242,9 @@ def pairwise_command(
         if len(groups_given) == 1 and len(n_all) and (lt_rows.loc[lt_rows["group"] == groups_given[0], "n_labels"]
                                                         == n_all.iloc[0]).all():
             lt_rows = lt_rows[lt_rows["group"] != "all"]  # one group holding every human: show it once
-        for r in lt_rows.itertuples(index=False):
-            lt.add_row(r.method, r.group, str(r.n_labels), _pct(r.accuracy), _num(r.nll), _num(r.brier), _num(r.ece))
+        for rec in lt_rows.itertuples(index=False):
+            lt.add_row(rec.method, rec.group, str(rec.n_labels), _pct(rec.accuracy), _num(rec.nll), _num(rec.brier),
+                       _num(rec.ece))
         console.print(lt)
         for line in _honest_summary(loho):
             console.print(line, highlight=False, markup=False)

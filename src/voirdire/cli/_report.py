@@ -39,7 +39,7 @@ def _inclusion_prob(spec: str, file: Path, table: Any, item_col: str) -> Any:
                 raise SchemaError(f"inclusion probability {s!r} is not a number.", source=src, row=int(rows[k]),
                                   column=spec) from None
     per_item: dict[str, float] = {}
-    for k in np.flatnonzero(np.isfinite(vals)):
+    for k in np.flatnonzero(np.isfinite(vals)).tolist():
         i, v = ids[k], float(vals[k])
         if i in per_item and per_item[i] != v:
             raise SchemaError(f"item {i!r} has two inclusion probabilities ({per_item[i]} and {v}); "
