@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 UV     := $(VENV)/bin/uv pip install --python $(PY) -q
 
-.PHONY: demo test test-fast bench chromium clean
+.PHONY: demo test test-fast typecheck bench chromium clean
 
 $(VENV)/.base: pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,9 @@ test: $(VENV)/.test chromium
 
 test-fast: $(VENV)/.test
 	@$(PY) -m pytest -q -m "not statistical and not slow and not browser"
+
+typecheck: $(VENV)/.test
+	@$(PY) -m mypy src/voirdire
 
 bench: $(VENV)/.test
 	@for s in bench/bench_*.py; do echo "== $$s"; $(PY) $$s || exit 1; done
