@@ -13,7 +13,10 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from ._app import Level, OutputFormat, app, console, emit_json, err_console, handle_errors, load_table
+from ._app import (
+    Duplicates, Level, Missing, OutputFormat, app, console, duplicates_option, emit_json, err_console,
+    handle_errors, load_table, missing_option,
+)
 
 
 class AbstainPolicy(str, Enum):
@@ -296,6 +299,8 @@ def agree_command(
     role: str | None = typer.Option(None, "--role", help="Column with human/judge per row (instead of --judge)."),
     cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters (resampled together)."),
     cluster_sep: str | None = typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator (e.g. '__')."),
+    duplicates: Duplicates = duplicates_option(),
+    missing: Missing = missing_option(),
     output_format: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="table, json or csv."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap (same seed, same numbers)."),
     resamples: int = typer.Option(2000, "--resamples", "--n-resamples",
@@ -306,7 +311,8 @@ def agree_command(
     """Agreement coefficients with bootstrap intervals: humans among themselves and each judge with them."""
     judge = list(dict.fromkeys(judge)) if judge else judge  # `-j X -j X` is one judge
     table = load_table(file, judges=judge, scale=scale, categories=categories, abstain=abstain, item=item,
-                       rater=rater, label=label, role=role, cluster=cluster, cluster_sep=cluster_sep)
+                       rater=rater, label=label, role=role, cluster=cluster, cluster_sep=cluster_sep,
+                       duplicates=duplicates, missing=missing)
     from ..agreement import COEFFICIENTS
     from ..exceptions import InvalidParameterError
 

@@ -57,6 +57,35 @@ class Level(str, Enum):
     ratio = "ratio"
 
 
+class Duplicates(str, Enum):
+    """``--duplicates``: what to do when a rater labels an item twice with different labels."""
+
+    error = "error"
+    first = "first"
+    last = "last"
+
+
+class Missing(str, Enum):
+    """``--missing``: what to do with an empty label."""
+
+    error = "error"
+    drop = "drop"
+
+
+DUPLICATES_HELP = "A rater labelling an item twice differently: error, first or last."
+MISSING_HELP = "Empty labels: error or drop."
+
+
+def duplicates_option() -> Any:
+    """The ``--duplicates`` option every command that reads an annotation file shares."""
+    return typer.Option(Duplicates.error, "--duplicates", help=DUPLICATES_HELP)
+
+
+def missing_option() -> Any:
+    """The ``--missing`` option every command that reads an annotation file shares."""
+    return typer.Option(Missing.error, "--missing", help=MISSING_HELP)
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print a one-line error to stderr and exit with ``code``."""
     err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
@@ -83,7 +112,7 @@ def load_table(file: Path, *, judges: list[str] | None = None, scale: Level | st
                categories: list[str] | None = None, abstain: list[str] | None = None,
                item: str = "item", rater: str = "rater", label: str = "label", role: str | None = None,
                cluster: str | None = None, cluster_sep: str | None = None, judge_file: Path | None = None,
-               duplicates: str = "error", missing: str = "error") -> Any:
+               duplicates: Duplicates | str = "error", missing: Missing | str = "error") -> Any:
     """Read an annotation file with the options every command shares."""
     from ..data import read_annotations
 
@@ -94,7 +123,8 @@ def load_table(file: Path, *, judges: list[str] | None = None, scale: Level | st
         file, item=item, rater=rater, label=label, judges=judges or (), role=role,
         scale=scale.value if isinstance(scale, Enum) else scale, categories=cats, abstain=abstain or (),
         cluster=cluster, cluster_sep=cluster_sep, judge_path=judge_file,
-        duplicates=duplicates, missing=missing,  # type: ignore[arg-type]
+        duplicates=duplicates.value if isinstance(duplicates, Enum) else duplicates,  # type: ignore[arg-type]
+        missing=missing.value if isinstance(missing, Enum) else missing,  # type: ignore[arg-type]
     )
 
 

@@ -7,7 +7,10 @@ from pathlib import Path
 
 import typer
 
-from ._app import Level, app, console, emit_json, fail, handle_errors, load_table
+from ._app import (
+    Duplicates, Level, Missing, app, console, duplicates_option, emit_json, fail, handle_errors, load_table,
+    missing_option,
+)
 from ._plan import DesignName
 
 
@@ -40,6 +43,8 @@ def assign_command(
     rater_col: str = typer.Option("rater", "--rater-column", help="Rater column of FILE."),
     label: str = typer.Option("label", "--label", help="Label column."),
     judge_file: Path | None = typer.Option(None, "--judge-file", help="Nested JSON of judge labels."),
+    duplicates: Duplicates = duplicates_option(),
+    missing: Missing = missing_option(),
 ) -> None:
     """Write who labels which item next, with a manifest (design, seed, source table hash).
 
@@ -51,7 +56,7 @@ def assign_command(
     if n_per_rater < 1:
         fail(f"--n-per-rater must be >= 1. Got {n_per_rater}.")
     table = load_table(file, judges=judge, scale=scale, categories=categories, abstain=abstain, item=item,
-                       rater=rater_col, label=label, judge_file=judge_file)
+                       rater=rater_col, label=label, judge_file=judge_file, duplicates=duplicates, missing=missing)
     res = allocate(table, design=design.value, n_per_rater=n_per_rater, raters=assignee or None, primary=primary,
                    rng=seed)
     out, man = write_assignments(res, output, format=None if file_format is None else file_format.value)

@@ -16,7 +16,10 @@ from typing import Any
 import numpy as np
 import typer
 
-from ._app import Level, app, console, emit_json, err_console, fail, handle_errors, load_table
+from ._app import (
+    Duplicates, Level, Missing, app, console, duplicates_option, emit_json, err_console, fail, handle_errors,
+    load_table, missing_option,
+)
 
 
 class Model(str, Enum):
@@ -189,6 +192,8 @@ def estimate_command(
     label: str = typer.Option("label", "--label", help="Score column."),
     cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters."),
     cluster_sep: str | None = typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator."),
+    duplicates: Duplicates = duplicates_option(),
+    missing: Missing = missing_option(),
 ) -> None:
     """Estimate the mean human score from LLM scores on every item and human scores on a designed subsample.
 
@@ -200,7 +205,7 @@ def estimate_command(
     if scale == Level.nominal:
         fail("--scale nominal has no mean; use interval (default), ratio or ordinal with numeric scores.")
     table = load_table(file, judges=[judge], scale=scale, abstain=abstain, item=item, rater=rater, label=label,
-                       cluster=cluster, cluster_sep=cluster_sep)
+                       cluster=cluster, cluster_sep=cluster_sep, duplicates=duplicates, missing=missing)
     if not table.humans:
         fail(f"{file}: no human rater (every rater is a judge).")
     x, y, _ = item_scores(table, judge)
@@ -282,11 +287,13 @@ def estimate_command(
 
 # ------------------------------------------------------------------------------------ planning
 def _pilot(file: Path, judge: str, model: str, item: str, rater: str, label: str, scale: Level,
-           abstain: list[str] | None) -> tuple[float, float, int]:
+           abstain: list[str] | None, duplicates: Duplicates = Duplicates.error,
+           missing: Missing = Missing.error) -> tuple[float, float, int]:
     from ..estimation import item_scores
     from ..estimation._planning import pilot_r2
 
-    table = load_table(file, judges=[judge], scale=scale, abstain=abstain, item=item, rater=rater, label=label)
+    table = load_table(file, judges=[judge], scale=scale, abstain=abstain, item=item, rater=rater, label=label,
+                       duplicates=duplicates, missing=missing)
     x, y, _ = item_scores(table, judge)
     return pilot_r2(x, y, model=model)
 
@@ -325,6 +332,8 @@ def plan_estimate_command(
     label: str = typer.Option("label", "--label", help="Score column of the pilot."),
     scale: Level = typer.Option(Level.interval, "--scale", help="Level of the pilot's scores."),
     abstain: list[str] = typer.Option(None, "--abstain", help="A pilot score meaning 'cannot assess' (repeatable)."),
+    duplicates: Duplicates = duplicates_option(),
+    missing: Missing = missing_option(),
 ) -> None:
     """Plan a two-stage study: how many items the LLM and the humans must score, or where to put the human labels.
 
@@ -368,7 +377,7 @@ def plan_estimate_command(
             fail("give --r2 or --pilot, not both.")
         if judge is None:
             fail("--pilot needs --judge NAME (the judge whose scores predict the humans).")
-        r2_p, sd_p, n_p = _pilot(pilot, judge, model.value, item, rater, label, scale, abstain)
+        r2_p, sd_p, n_p = _pilot(pilot, judge, model.value, item, rater, label, scale, abstain, duplicates, missing)
         pilot_info = {"file": str(pilot), "judge": judge, "model": model.value, "r2": r2_p, "sd": sd_p, "n_pairs": n_p}
         from ..exceptions import InfeasiblePlanError
 

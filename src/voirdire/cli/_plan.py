@@ -15,7 +15,10 @@ from typing import Any
 import numpy as np
 import typer
 
-from ._app import Level, app, console, emit_json, err_console, fail, handle_errors, load_table
+from ._app import (
+    Duplicates, Level, Missing, app, console, duplicates_option, emit_json, err_console, fail, handle_errors,
+    load_table, missing_option,
+)
 
 
 class TableOrJson(str, Enum):
@@ -40,10 +43,12 @@ class DesignName(str, Enum):
 
 def _read(file: Path, judge: list[str] | None, scale: Level | None, categories: list[str] | None,
           abstain: list[str] | None, item: str, rater: str, label: str, cluster: str | None,
-          cluster_sep: str | None, judge_file: Path | None) -> Any:
+          cluster_sep: str | None, judge_file: Path | None, duplicates: Duplicates = Duplicates.error,
+          missing: Missing = Missing.error) -> Any:
     judge = _unique(judge)
     return load_table(file, judges=judge, scale=scale, categories=categories, abstain=abstain, item=item,
-                      rater=rater, label=label, cluster=cluster, cluster_sep=cluster_sep, judge_file=judge_file)
+                      rater=rater, label=label, cluster=cluster, cluster_sep=cluster_sep, judge_file=judge_file,
+                      duplicates=duplicates, missing=missing)
 
 
 def _unique(names: list[str] | None) -> list[str] | None:
@@ -131,13 +136,16 @@ def overlap_command(
     cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters."),
     cluster_sep: str | None = typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator."),
     judge_file: Path | None = typer.Option(None, "--judge-file", help="Nested JSON of judge labels."),
+    duplicates: Duplicates = duplicates_option(),
+    missing: Missing = missing_option(),
 ) -> None:
     """Who labelled what: per-rater coverage, shared items, and what the leave-one-out rule can use.
 
     Expected overlap assumes each partial rater's items were an independent random subset: with
     coverage rho that is rho*n items with the primary but only rho^2*n between two secondaries.
     """
-    table = _read(file, judge, scale, categories, abstain, item, rater, label, cluster, cluster_sep, judge_file)
+    table = _read(file, judge, scale, categories, abstain, item, rater, label, cluster, cluster_sep, judge_file,
+                  duplicates, missing)
     if min_eligible < 0:
         fail(f"--min-eligible must be >= 0. Got {min_eligible}.")
     res, notes = _overlap_quiet(table, primary=primary, min_eligible=min_eligible)
@@ -199,6 +207,8 @@ def plan_command(
     cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters."),
     cluster_sep: str | None = typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator."),
     judge_file: Path | None = typer.Option(None, "--judge-file", help="Nested JSON of judge labels."),
+    duplicates: Duplicates = duplicates_option(),
+    missing: Missing = missing_option(),
 ) -> None:
     """How many overlapping human labels you need to certify a judge, or to rank several.
 
@@ -231,7 +241,8 @@ def plan_command(
             fail("--budget simulates from a pilot: give the pilot FILE.")
         ov = None
     else:
-        table = _read(file, judge, scale, categories, abstain, item, rater, label, cluster, cluster_sep, judge_file)
+        table = _read(file, judge, scale, categories, abstain, item, rater, label, cluster, cluster_sep, judge_file,
+                  duplicates, missing)
         judges = _unique(list(judge)) if judge else list(table.judges)
         if not judges:
             fail(f"{file}: no judge. Name it with --judge.")

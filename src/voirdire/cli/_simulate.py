@@ -9,7 +9,10 @@ from typing import Any
 
 import typer
 
-from ._app import app, console, emit_json, err_console, fail, handle_errors, load_table
+from ._app import (
+    Duplicates, Missing, app, console, duplicates_option, emit_json, err_console, fail, handle_errors, load_table,
+    missing_option,
+)
 from ._plan import DesignName, TableOrJson
 
 
@@ -108,6 +111,8 @@ def simulate_command(
     item: str = typer.Option("item", "--item", help="Item id column of --full long files."),
     rater: str = typer.Option("rater", "--rater", help="Rater column of --full long files."),
     label: str = typer.Option("label", "--label", help="Label column of --full long files."),
+    duplicates: Duplicates = duplicates_option(),
+    missing: Missing = missing_option(),
     design: list[DesignName] = typer.Option(None, "--design", help="Designs (default: random, strat, seq-refined, seq-coverage)."),
     coverage: list[float] = typer.Option(None, "--coverage", help="Per-secondary coverages (default 0.05, 0.25, 0.5)."),
     n_items: int = typer.Option(500, "--n-items", help="Items of the synthetic matrices."),
@@ -134,7 +139,7 @@ def simulate_command(
         fail(f"--epsilon must be in [0, 1). Got {epsilon:g}.{fraction_hint(epsilon, open_low=False)}")
     real = {}
     for p in full or []:
-        t = load_table(p, judges=judge, item=item, rater=rater, label=label)
+        t = load_table(p, judges=judge, item=item, rater=rater, label=label, duplicates=duplicates, missing=missing)
         name = p.name if p.name else str(p)
         if not t.judges:
             fail(f"{p}: no judge to validate; name them with --judge.")

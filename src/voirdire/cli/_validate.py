@@ -15,7 +15,10 @@ from rich.table import Table
 
 from ..exceptions import VoirdireError
 from ..report._format import fmt_ci, fmt_int, fmt_num, fmt_p
-from ._app import Level, OutputFormat, app, console, emit_json, err_console, handle_errors, load_table
+from ._app import (
+    Duplicates, Level, Missing, OutputFormat, app, console, duplicates_option, emit_json, err_console,
+    handle_errors, load_table, missing_option,
+)
 
 
 class Method(str, Enum):
@@ -208,6 +211,8 @@ def validate_command(
     role: str | None = typer.Option(None, "--role", help="Column with human/judge per row (instead of --judge)."),
     cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters (resampled together)."),
     cluster_sep: str | None = typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator (e.g. '__')."),
+    duplicates: Duplicates = duplicates_option(),
+    missing: Missing = missing_option(),
     output_format: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="table, json or csv."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap (same seed, same numbers)."),
     resamples: int = typer.Option(2000, "--resamples", help="Bootstrap resamples (0 = none)."),
@@ -217,7 +222,8 @@ def validate_command(
     from ..validation import alt_test, leave_one_out, rank_judges
 
     table = load_table(file, judges=judge, scale=scale, categories=categories, abstain=abstain, item=item,
-                       rater=rater, label=label, role=role, cluster=cluster, cluster_sep=cluster_sep)
+                       rater=rater, label=label, role=role, cluster=cluster, cluster_sep=cluster_sep,
+                       duplicates=duplicates, missing=missing)
     judges = list(dict.fromkeys(judge)) if judge else list(table.judges)  # -j X -j X: once
     if not judges:
         raise VoirdireError(f"{table.source} marks no rater as a judge. Name the judge with --judge NAME.")

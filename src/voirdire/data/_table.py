@@ -376,8 +376,8 @@ class AnnotationTable:
             if missing == "error":
                 r = _row(rows[np.flatnonzero(blank_label)[0]])
                 raise SchemaError(
-                    f"empty label ({int(blank_label.sum())} empty label(s) in all). Fill it in, or (Python) "
-                    f"pass missing='drop' to read_annotations to drop such rows (they are counted in the summary).",
+                    f"empty label ({int(blank_label.sum())} empty label(s) in all). Fill it in, or drop such rows "
+                    f"with --missing drop (Python: missing='drop'); they are counted in the summary.",
                     source=source, row=r, column=label)
             dropped["empty label"] = int(blank_label.sum())
         keep = ~blank_label
@@ -533,7 +533,7 @@ class AnnotationTable:
                     raise SchemaError(
                         f"rater {raters_s[b]!r} labels item {items_s[b]!r} twice with different labels "
                         f"({labels_raw[a]!r} at {_row_text(rows[a])}, {labels_raw[b]!r} here). "
-                        f"Fix the file, or (Python) pass duplicates='first'|'last' to read_annotations.",
+                        f"Fix the file, or keep one with --duplicates first|last (Python: duplicates='first'|'last').",
                         source=source, row=_row(rows[b]), column=label)
                 dropped[f"conflicting duplicate ({duplicates} kept)"] = int(np.count_nonzero(differs))
             # keep first or last occurrence in file order within each key group
