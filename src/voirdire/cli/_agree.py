@@ -15,7 +15,7 @@ from rich.table import Table
 
 from ._app import (
     Duplicates, Level, Missing, OutputFormat, app, console, duplicates_option, emit_json, err_console,
-    handle_errors, load_table, missing_option,
+    handle_errors, load_table, missing_option, role_option,
 )
 
 
@@ -296,7 +296,7 @@ def agree_command(
     item: str = typer.Option("item", "--item", help="Item id column."),
     rater: str = typer.Option("rater", "--rater", help="Rater column."),
     label: str = typer.Option("label", "--label", help="Label column."),
-    role: str | None = typer.Option(None, "--role", help="Column with human/judge per row (instead of --judge)."),
+    role: str | None = role_option(),
     cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters (resampled together)."),
     cluster_sep: str | None = typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator (e.g. '__')."),
     duplicates: Duplicates = duplicates_option(),

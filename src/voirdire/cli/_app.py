@@ -86,6 +86,11 @@ def missing_option() -> Any:
     return typer.Option(Missing.error, "--missing", help=MISSING_HELP)
 
 
+def role_option() -> Any:
+    """The ``--role`` option: a column marking each row's rater as human or judge."""
+    return typer.Option(None, "--role", help="Column with human/judge per row (instead of --judge).")
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print a one-line error to stderr and exit with ``code``."""
     err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)

@@ -9,7 +9,7 @@ import typer
 
 from ._app import (
     Duplicates, Level, Missing, app, console, duplicates_option, emit_json, fail, handle_errors, load_table,
-    missing_option,
+    missing_option, role_option,
 )
 from ._plan import DesignName
 
@@ -42,6 +42,7 @@ def assign_command(
     item: str = typer.Option("item", "--item", help="Item id column."),
     rater_col: str = typer.Option("rater", "--rater-column", help="Rater column of FILE."),
     label: str = typer.Option("label", "--label", help="Label column."),
+    role: str | None = role_option(),
     judge_file: Path | None = typer.Option(None, "--judge-file", help="Nested JSON of judge labels."),
     duplicates: Duplicates = duplicates_option(),
     missing: Missing = missing_option(),
@@ -56,7 +57,8 @@ def assign_command(
     if n_per_rater < 1:
         fail(f"--n-per-rater must be >= 1. Got {n_per_rater}.")
     table = load_table(file, judges=judge, scale=scale, categories=categories, abstain=abstain, item=item,
-                       rater=rater_col, label=label, judge_file=judge_file, duplicates=duplicates, missing=missing)
+                       rater=rater_col, label=label, judge_file=judge_file, duplicates=duplicates, missing=missing,
+                       role=role)
     res = allocate(table, design=design.value, n_per_rater=n_per_rater, raters=assignee or None, primary=primary,
                    rng=seed)
     out, man = write_assignments(res, output, format=None if file_format is None else file_format.value)

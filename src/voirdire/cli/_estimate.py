@@ -18,7 +18,7 @@ import typer
 
 from ._app import (
     Duplicates, Level, Missing, app, console, duplicates_option, emit_json, err_console, fail, handle_errors,
-    load_table, missing_option,
+    load_table, missing_option, role_option,
 )
 
 
@@ -190,6 +190,7 @@ def estimate_command(
     item: str = typer.Option("item", "--item", help="Item id column."),
     rater: str = typer.Option("rater", "--rater", help="Rater column."),
     label: str = typer.Option("label", "--label", help="Score column."),
+    role: str | None = role_option(),
     cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters."),
     cluster_sep: str | None = typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator."),
     duplicates: Duplicates = duplicates_option(),
@@ -205,7 +206,7 @@ def estimate_command(
     if scale == Level.nominal:
         fail("--scale nominal has no mean; use interval (default), ratio or ordinal with numeric scores.")
     table = load_table(file, judges=[judge], scale=scale, abstain=abstain, item=item, rater=rater, label=label,
-                       cluster=cluster, cluster_sep=cluster_sep, duplicates=duplicates, missing=missing)
+                       role=role, cluster=cluster, cluster_sep=cluster_sep, duplicates=duplicates, missing=missing)
     if not table.humans:
         fail(f"{file}: no human rater (every rater is a judge).")
     x, y, _ = item_scores(table, judge)
@@ -288,12 +289,12 @@ def estimate_command(
 # ------------------------------------------------------------------------------------ planning
 def _pilot(file: Path, judge: str, model: str, item: str, rater: str, label: str, scale: Level,
            abstain: list[str] | None, duplicates: Duplicates = Duplicates.error,
-           missing: Missing = Missing.error) -> tuple[float, float, int]:
+           missing: Missing = Missing.error, role: str | None = None) -> tuple[float, float, int]:
     from ..estimation import item_scores
     from ..estimation._planning import pilot_r2
 
     table = load_table(file, judges=[judge], scale=scale, abstain=abstain, item=item, rater=rater, label=label,
-                       duplicates=duplicates, missing=missing)
+                       role=role, duplicates=duplicates, missing=missing)
     x, y, _ = item_scores(table, judge)
     return pilot_r2(x, y, model=model)
 
@@ -330,6 +331,7 @@ def plan_estimate_command(
     item: str = typer.Option("item", "--item", help="Item id column of the pilot and --draw files."),
     rater: str = typer.Option("rater", "--rater", help="Rater column of the pilot."),
     label: str = typer.Option("label", "--label", help="Score column of the pilot."),
+    role: str | None = typer.Option(None, "--role", help="Column with human/judge per row of the pilot (instead of --judge)."),
     scale: Level = typer.Option(Level.interval, "--scale", help="Level of the pilot's scores."),
     abstain: list[str] = typer.Option(None, "--abstain", help="A pilot score meaning 'cannot assess' (repeatable)."),
     duplicates: Duplicates = duplicates_option(),
@@ -377,7 +379,8 @@ def plan_estimate_command(
             fail("give --r2 or --pilot, not both.")
         if judge is None:
             fail("--pilot needs --judge NAME (the judge whose scores predict the humans).")
-        r2_p, sd_p, n_p = _pilot(pilot, judge, model.value, item, rater, label, scale, abstain, duplicates, missing)
+        r2_p, sd_p, n_p = _pilot(pilot, judge, model.value, item, rater, label, scale, abstain, duplicates, missing,
+                                 role)
         pilot_info = {"file": str(pilot), "judge": judge, "model": model.value, "r2": r2_p, "sd": sd_p, "n_pairs": n_p}
         from ..exceptions import InfeasiblePlanError
 

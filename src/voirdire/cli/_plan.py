@@ -17,7 +17,7 @@ import typer
 
 from ._app import (
     Duplicates, Level, Missing, app, console, duplicates_option, emit_json, err_console, fail, handle_errors,
-    load_table, missing_option,
+    load_table, missing_option, role_option,
 )
 
 
@@ -44,11 +44,11 @@ class DesignName(str, Enum):
 def _read(file: Path, judge: list[str] | None, scale: Level | None, categories: list[str] | None,
           abstain: list[str] | None, item: str, rater: str, label: str, cluster: str | None,
           cluster_sep: str | None, judge_file: Path | None, duplicates: Duplicates = Duplicates.error,
-          missing: Missing = Missing.error) -> Any:
+          missing: Missing = Missing.error, role: str | None = None) -> Any:
     judge = _unique(judge)
     return load_table(file, judges=judge, scale=scale, categories=categories, abstain=abstain, item=item,
                       rater=rater, label=label, cluster=cluster, cluster_sep=cluster_sep, judge_file=judge_file,
-                      duplicates=duplicates, missing=missing)
+                      duplicates=duplicates, missing=missing, role=role)
 
 
 def _unique(names: list[str] | None) -> list[str] | None:
@@ -133,6 +133,7 @@ def overlap_command(
     item: str = typer.Option("item", "--item", help="Item id column."),
     rater: str = typer.Option("rater", "--rater", help="Rater column."),
     label: str = typer.Option("label", "--label", help="Label column."),
+    role: str | None = role_option(),
     cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters."),
     cluster_sep: str | None = typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator."),
     judge_file: Path | None = typer.Option(None, "--judge-file", help="Nested JSON of judge labels."),
@@ -145,7 +146,7 @@ def overlap_command(
     coverage rho that is rho*n items with the primary but only rho^2*n between two secondaries.
     """
     table = _read(file, judge, scale, categories, abstain, item, rater, label, cluster, cluster_sep, judge_file,
-                  duplicates, missing)
+                  duplicates, missing, role)
     if min_eligible < 0:
         fail(f"--min-eligible must be >= 0. Got {min_eligible}.")
     res, notes = _overlap_quiet(table, primary=primary, min_eligible=min_eligible)
@@ -204,6 +205,7 @@ def plan_command(
     item: str = typer.Option("item", "--item", help="Item id column."),
     rater: str = typer.Option("rater", "--rater", help="Rater column."),
     label: str = typer.Option("label", "--label", help="Label column."),
+    role: str | None = role_option(),
     cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters."),
     cluster_sep: str | None = typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator."),
     judge_file: Path | None = typer.Option(None, "--judge-file", help="Nested JSON of judge labels."),
@@ -242,7 +244,7 @@ def plan_command(
         ov = None
     else:
         table = _read(file, judge, scale, categories, abstain, item, rater, label, cluster, cluster_sep, judge_file,
-                  duplicates, missing)
+                  duplicates, missing, role)
         judges = _unique(list(judge)) if judge else list(table.judges)
         if not judges:
             fail(f"{file}: no judge. Name it with --judge.")

@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from ._app import Level, app, console, err_console, fail, handle_errors, load_table
+from ._app import Level, app, console, err_console, fail, handle_errors, load_table, role_option
 
 
 def _inclusion_prob(spec: str, file: Path, table: Any, item_col: str) -> Any:
@@ -79,7 +79,7 @@ def report_command(
     item: str = typer.Option("item", "--item", help="Item id column."),
     rater: str = typer.Option("rater", "--rater", help="Rater column (of both files)."),
     label: str = typer.Option("label", "--label", help="Label column."),
-    role: str | None = typer.Option(None, "--role", help="Column with human/judge per row (instead of --judge)."),
+    role: str | None = role_option(),
     cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters."),
     cluster_sep: str | None = typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator."),
     duplicates: str = typer.Option("error", "--duplicates",
