@@ -234,17 +234,12 @@ def _vote_entropy(table) -> np.ndarray:
 
 
 def figures_real(root) -> None:
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from tests.pairwise.real_data import LOADERS
-    from voirdire.data import PairwiseTable
+    from voirdire.data import PairwiseTable, pairwise_set_frame
     from voirdire.pairwise import leave_one_human_out
 
     tables = {}
     for name in ("summeval_h2h", "summeval_h2h_8", "pandalm", "llmfao", "llmbar", "autoj"):
-        df = LOADERS[name](root)
+        df = pairwise_set_frame(name, root)
         df = df[df["verdict"].fillna("") != ""]
         tables[name] = PairwiseTable.from_frame(df, role="role")
     print("## Posterior entropy vs the humans' vote entropy (Spearman)\n")

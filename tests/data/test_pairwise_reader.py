@@ -8,11 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from voirdire.data import PairwiseTable, read_pairwise
+from voirdire.data import PairwiseTable, pairwise_set_frame, read_pairwise
 from voirdire.exceptions import InvalidParameterError, SchemaError
 
 from ..conftest import shared_data
-from ..pairwise.real_data import LOADERS
 
 CSV = (
     "pair,rater,verdict,order\n"
@@ -172,15 +171,17 @@ EXPECTED = {  # pairs, humans, judges, pairs with a judge in both orders
     "llmfao": (2139, 124, 2, 0),
     "llmbar": (885, 1, 6, 885),
     "autoj": (1392, 1, 1, 1392),
+    "chatbot_arena": (26919, 1, 3, 0),
 }
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_real_sets_read_through_csv(name, tmp_path):
-    root = shared_data("pairwise", name.removesuffix("_8")).parent
+    folder = {"summeval_h2h_8": "summeval_h2h", "chatbot_arena": "chatbot_arena_ppr"}.get(name, name)
+    root = shared_data("pairwise", folder).parent
     if name.endswith("_8"):
         shared_data("grading", "summeval")
-    df = LOADERS[name](root)
+    df = pairwise_set_frame(name, root)
     path = tmp_path / f"{name}.csv"
     df.to_csv(path, index=False)
     t = read_pairwise(path, role="role", missing="drop")
@@ -193,8 +194,8 @@ def test_summeval_8_humans_reproduce_the_expert_preferences():
     # the 3 experts derived from ../grading/summeval scores equal the file's expert_pref columns
     root = shared_data("pairwise", "summeval_h2h").parent
     shared_data("grading", "summeval")
-    f8 = LOADERS["summeval_h2h_8"](root)
-    f3 = LOADERS["summeval_h2h"](root)
+    f8 = pairwise_set_frame("summeval_h2h_8", root)
+    f3 = pairwise_set_frame("summeval_h2h", root)
     m = f8[f8["rater"].str.startswith("expert")].merge(f3[f3["role"] == "human"], on=["pair", "rater"])
     assert len(m) == 13200 and (m["verdict_x"] == m["verdict_y"]).all()
     assert sorted(f8.loc[f8["role"] == "human", "rater"].unique()) == [
@@ -204,7 +205,7 @@ def test_summeval_8_humans_reproduce_the_expert_preferences():
 def test_summeval_judge_in_original_coordinates():
     root = shared_data("pairwise", "summeval_h2h").parent
     raw = pd.read_json(root / "summeval_h2h" / "summeval_h2h_gpt35_both_orders.jsonl", lines=True)
-    t = PairwiseTable.from_frame(LOADERS["summeval_h2h"](root), role="role")
+    t = PairwiseTable.from_frame(pairwise_set_frame("summeval_h2h", root), role="role")
     judge = t.select(raters=["gpt-3.5-turbo-0301"])
     # the source's winner column is already mapped back: its counts must survive
     want = raw["winner"].map({"model_1": "A", "tie": "T", "model_2": "B"}).value_counts().to_dict()
@@ -250,3 +251,28 @@ def test_roundtrip_and_presented_mapping(rows):
                                    presented=True)
     flip = tp.orders == 1
     np.testing.assert_array_equal(np.where(flip, 2 - tp.verdicts, tp.verdicts), t.verdicts)
+
+
+def test_pairwise_sets_model_and_length_columns():
+    root = shared_data("pairwise", "llmfao").parent
+    f = pairwise_set_frame("llmfao", root)
+    raw = pd.read_csv(root / "llmfao" / "crowd-comparisons.csv", dtype=str).drop_duplicates("id").set_index("id")
+    h = f[f["role"] == "human"].drop_duplicates("pair").set_index("pair")
+    # the systems named by the reader are those the crowd saw left (A) and right (B)
+    assert (h["model_a"] == raw.loc[h.index, "left"]).all() and (h["model_b"] == raw.loc[h.index, "right"]).all()
+    assert (f["len_a"] >= 0).all() and f["len_a"].dtype.kind == "i"
+    p = pairwise_set_frame("pandalm", shared_data("pairwise", "pandalm").parent)
+    assert {"model_a", "model_b", "len_a", "len_b"} <= set(p.columns)
+    assert p.groupby("pair")["len_a"].nunique().max() == 1
+
+
+def test_read_pairwise_set_and_unknown_name(tmp_path):
+    from voirdire.data import PAIRWISE_SETS, read_pairwise_set
+
+    assert "summeval_h2h" in PAIRWISE_SETS
+    with pytest.raises(InvalidParameterError, match="must be one of"):
+        pairwise_set_frame("nope", tmp_path)
+    with pytest.raises(SchemaError, match="file not found"):
+        read_pairwise_set("pandalm", tmp_path)
+    t = read_pairwise_set("pandalm", shared_data("pairwise", "pandalm").parent)
+    assert t.summary().dropped == {"empty verdict": 25}
