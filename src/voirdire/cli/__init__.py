@@ -12,5 +12,7 @@ __all__ = ["app", "main"]
 
 
 def main() -> None:
-    """Entry point of the ``voirdire`` console script."""
-    app()
+    """Entry point of the ``voirdire`` console script (``--debug`` anywhere shows tracebacks)."""
+    from ._errors import guard_main
+
+    guard_main(lambda args: app(args=args, prog_name="voirdire"))

@@ -17,6 +17,7 @@ from ._app import (
     Duplicates, Level, Missing, OutputFormat, app, console, duplicates_option, emit_json, err_console,
     handle_errors, load_table, missing_option, role_option,
 )
+from ._console import styled
 
 
 class AbstainPolicy(str, Enum):
@@ -269,7 +270,7 @@ def render(table: Any, results: list[Any], binary: list[Any], notes: list[str], 
         if any(b.n_ties for b in binary):
             console.print(f"Items with a tied human majority were left out ({binary[0].n_ties}).", highlight=False)
     for n in notes:
-        err_console.print(f"[yellow]note:[/] {n}", highlight=False, soft_wrap=True)
+        err_console.print(styled(("note:", "yellow"), " ", n), highlight=False, soft_wrap=True)
 
 
 def _is_binary(table: Any) -> bool:
@@ -322,9 +323,12 @@ def agree_command(
             raise InvalidParameterError(f"--coefficient {c!r} is not one of {list(COEFFICIENTS)}.")
     groups = rater_groups(table, judge or None)
     quiet = output_format != OutputFormat.table
-    from rich.progress import Progress
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TimeRemainingColumn
 
-    with Progress(console=err_console, transient=True, disable=quiet) as bar:
+    from ._console import description_column
+
+    with Progress(description_column(), BarColumn(), TaskProgressColumn(), TimeRemainingColumn(),
+                  console=err_console, transient=True, disable=quiet) as bar:
         task = bar.add_task("agreement", total=len(groups))
 
         def progress(step: str, done: int, total: int) -> None:

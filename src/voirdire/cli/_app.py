@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import typer
-from rich.console import Console
 
-from ..exceptions import VoirdireError
+from ._console import console, err_console, styled
+from ._errors import one_line, report_exception, set_debug
 
 app = typer.Typer(
     name="voirdire",
@@ -22,7 +22,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console()
 
 
 def _version_callback(value: bool) -> None:
@@ -37,9 +36,12 @@ def _version_callback(value: bool) -> None:
 def _root(
     version: bool = typer.Option(False, "--version", help="Print the version and exit.",
                                  callback=_version_callback, is_eager=True),
+    debug: bool = typer.Option(False, "--debug", help="Show the traceback of an internal error."),
 ) -> None:
     """Examine an LLM judge before it may serve: agreement, validation, design, estimation, pairwise."""
-err_console = Console(stderr=True)
+    if debug:
+        set_debug(True)
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -93,22 +95,22 @@ def role_option() -> Any:
 
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print a one-line error to stderr and exit with ``code``."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    err_console.print(styled(("error:", "bold red"), " ", one_line(message)), highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
 def handle_errors(func: F) -> F:
-    """Turn our errors (and file-system errors) into a one-line message and exit code 1."""
+    """Turn any exception into a one-line message and exit code 1 (see :mod:`voirdire.cli._errors`)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except VoirdireError as exc:
-            fail(str(exc))
-        except (OSError, UnicodeDecodeError) as exc:
-            fail(f"{exc}")
-        return None
+        except Exception as exc:  # noqa: BLE001 - our errors, OS errors and bugs alike end in one line
+            message = report_exception(exc)
+            if message is None:
+                raise
+            fail(message)
 
     return wrapper  # type: ignore[return-value]
 

@@ -61,7 +61,8 @@ def assign_command(
                        role=role)
     res = allocate(table, design=design.value, n_per_rater=n_per_rater, raters=assignee or None, primary=primary,
                    rng=seed)
-    out, man = write_assignments(res, output, format=None if file_format is None else file_format.value)
+    out, man = write_assignments(res, output, format=None if file_format is None else file_format.value,
+                                 inputs=[file, judge_file])
     if json_out:
         emit_json(res.manifest() | {"file": str(out), "manifest": str(man)})
         return
@@ -80,6 +81,6 @@ def assign_command(
                   highlight=False, soft_wrap=True)
     console.print(f"Wrote {out} and {man} (seed {res.seed}).", highlight=False, soft_wrap=True)
     if res.label_dependent:
-        console.print("[dim]This design picks items using labels: the masks depend on the labels, which the "
-                      "independent-mask variance results do not cover. Say so when you report.[/]",
+        console.print("This design picks items using labels: the masks depend on the labels, which the "
+                      "independent-mask variance results do not cover. Say so when you report.", style="dim",
                       highlight=False, soft_wrap=True)

@@ -17,6 +17,7 @@ from rich.table import Table
 
 from ._agree import _num, agreement_table, compute_groups, rater_groups
 from ._app import app, console, err_console, handle_errors
+from ._console import styled
 
 DEMO_COEFFICIENTS = ("krippendorff_alpha",)
 
@@ -84,7 +85,7 @@ def demo_agreement(*, seed: int = 0, n_resamples: int = 1000, quiet: bool = Fals
             "reference itself is noise: no judge can be validated against it.",
             highlight=False, soft_wrap=True, style="italic")
         for n in notes:
-            err_console.print(f"[yellow]note:[/] {n}", highlight=False, soft_wrap=True)
+            err_console.print(styled(("note:", "yellow"), " ", n), highlight=False, soft_wrap=True)
         console.print(f"Agreement part done in {elapsed:.1f} s.", highlight=False)
     return {"table": table, "groups": groups, "overall": overall, "per_criterion": crit_rows, "notes": notes,
             "elapsed_s": elapsed}
@@ -137,19 +138,20 @@ DEMO_REPORT_DIR = "voirdire-report"
 
 def demo_report(table: Any, out: Path, *, seed: int, n_resamples: int, quiet: bool) -> dict[str, Any]:
     """Build and write the validation report of the demo's table; print where it is."""
-    from rich.markup import escape
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, Progress, TimeElapsedColumn
+
+    from ._console import description_column
 
     from ..datasets import hanna_path
     from ..report import build_report, write_report
 
     t0 = time.perf_counter()
-    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), TimeElapsedColumn(),
+    with Progress(description_column(), BarColumn(), TimeElapsedColumn(),
                   console=err_console, transient=True, disable=quiet) as bar:
         task = bar.add_task("Validation report", total=1)
 
         def progress(step: str, done: int, total: int) -> None:
-            bar.update(task, description=escape(f"Validation report: {step}"), completed=done, total=total)
+            bar.update(task, description=f"Validation report: {step}", completed=done, total=total)
 
         rep = build_report(table, seed=seed, n_resamples=n_resamples, input_path=hanna_path(),
                            title="voirdire demo: HANNA story ratings, 3 humans and 5 LLM judges", progress=progress)

@@ -20,6 +20,7 @@ from ._app import (
     Duplicates, Level, Missing, app, console, duplicates_option, emit_json, err_console, fail, handle_errors,
     load_table, missing_option, role_option,
 )
+from ._console import styled
 
 
 class Model(str, Enum):
@@ -150,7 +151,7 @@ def _strata_from_file(column: str, file: Path, table: Any, item_col: str) -> np.
 
 
 # ------------------------------------------------------------------------------------ rendering
-def _render_estimates(rows: list[tuple[str, Any]], *, title: str, notes: list[str]) -> None:
+def _render_estimates(rows: list[tuple[str, Any]], *, title: str, notes: list[Any]) -> None:
     from rich.table import Table
 
     from ..report._format import fmt_int, fmt_num
@@ -255,7 +256,7 @@ def estimate_command(
         return
     from ..report._format import fmt_num
 
-    notes = [
+    notes: list[Any] = [
         "n: human-scored items; N: all items (the judge scores every one).",
         f"Variance of the DR estimate: human-variance term {fmt_num(dr.var_human, 6)} + residual penalty "
         f"{fmt_num(dr.var_residual, 6)} (target: {dr.target}); model {dr.model}, R\u00b2 of the model "
@@ -280,7 +281,7 @@ def estimate_command(
             notes.append("PPI++ not shown: it needs at least two human-scored items.")
         else:
             notes.append("PPI++ not shown: every item is human-scored, so there is nothing for the judge to add.")
-    notes += [f"[yellow]warning:[/] {m}" for m in warn_msgs]
+    notes += [styled(("warning:", "yellow"), f" {m}") for m in warn_msgs]
     cl_pct = f"{confidence_level * 100:g}%"
     _render_estimates(list(results.items()),
                       title=f"Mean human score, {judge} as the predictor ({cl_pct} intervals)", notes=notes)
@@ -360,8 +361,8 @@ def plan_estimate_command(
             off = [f"{h!r}: {int(planned[h])} planned, {found.get(h, 0)} in the file"
                    for h in planned if int(planned[h]) != found.get(h, 0)]
             if off:
-                err_console.print(f"[yellow]warning:[/] the strata sizes of {strata_file} differ from {draw} "
-                                  f"({'; '.join(off[:3])}): the expected number of labels will differ from the budget.",
+                err_console.print(styled(("warning:", "yellow"), f" the strata sizes of {strata_file} differ from {draw} "
+                                  f"({'; '.join(off[:3])}): the expected number of labels will differ from the budget."),
                                   highlight=False, soft_wrap=True)
             _draw(draw_items, alloc, draw_out, seed, output, strata=draw_strata, plan=alloc.to_dict())
         return
@@ -521,7 +522,7 @@ def _plan_allocation(strata_file: Path, budget: float | None, min_prob: float, o
         res = plan_allocation(df, budget=float(budget), min_inclusion_prob=min_prob)
     for w in caught:  # one line each on stderr, never a raw Python warning with a source path
         if issubclass(w.category, VoirdireWarning):
-            err_console.print(f"[yellow]warning:[/] {w.message}", highlight=False, soft_wrap=True)
+            err_console.print(styled(("warning:", "yellow"), f" {w.message}"), highlight=False, soft_wrap=True)
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if output is None:

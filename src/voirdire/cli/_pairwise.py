@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from ._app import OutputFormat, app, console, emit_json, err_console, fail, handle_errors
+from ._console import styled
 
 
 def _num(x: Any, digits: int = 3) -> str:
@@ -177,8 +178,8 @@ def pairwise_command(
                 "notes": _honest_summary(loho)},
         })
         return
-    console.print(f"[bold]{file}[/]: {summ.n_pairs} pairs, {summ.n_humans} humans, {summ.n_judges} judges, "
-                  f"{summ.n_labels} verdicts ({summ.n_swapped_judge_pairs} pairs with a judge in both orders)",
+    console.print(styled((str(file), "bold"), f": {summ.n_pairs} pairs, {summ.n_humans} humans, {summ.n_judges} judges, "
+                  f"{summ.n_labels} verdicts ({summ.n_swapped_judge_pairs} pairs with a judge in both orders)"),
                   highlight=False)
     console.print(f"BayesJudge: {model.n_particles} particles, {post.n_items_seen} pairs seen, "
                   f"{post.n_resamples} resamplings, final ESS {_num(ess, 1)}; update={model.update}, "
@@ -204,8 +205,8 @@ def pairwise_command(
                        f"[{_num(post.bias_low[k])}, {_num(post.bias_high[k])}]", seen, *extra)
         console.print(jt)
         if summ.n_judges and summ.n_swapped_judge_pairs == 0:
-            console.print("[yellow]note:[/] no judge was asked in both orders: its bias is confounded with the "
-                          "pairs' quality (only the prior mean 0 of theta separates them).", highlight=False)
+            console.print(styled(("note:", "yellow"), " no judge was asked in both orders: its bias is confounded with the "
+                                 "pairs' quality (only the prior mean 0 of theta separates them)."), highlight=False)
     if post.humans:
         shown = post.humans[:max_humans]
         ht = Table(title="Humans' confusion matrices C[true, said] (rows: true A / T / B)", title_justify="left")

@@ -19,6 +19,7 @@ from ._app import (
     Duplicates, Level, Missing, app, console, duplicates_option, emit_json, err_console, fail, handle_errors,
     load_table, missing_option, role_option,
 )
+from ._console import styled
 
 
 class TableOrJson(str, Enum):
@@ -86,10 +87,10 @@ def _render_overlap(res: Any, notes: list[str], *, matrix: bool = True) -> None:
         for i in hum:
             m.add_column(res.raters[i], justify="right", no_wrap=True)
         for a in hum:
-            cells = []
+            cells: list[Any] = []
             for b in hum:
                 if a == b:
-                    cells.append(f"[dim]{fmt_int(res.observed[a, b])}[/]")
+                    cells.append(styled((fmt_int(res.observed[a, b]), "dim")))
                 else:
                     cells.append(f"{fmt_int(res.observed[a, b])} ({fmt_num(res.expected[a, b], 1)})")
             m.add_row(res.raters[a], *cells)
@@ -99,9 +100,8 @@ def _render_overlap(res: Any, notes: list[str], *, matrix: bool = True) -> None:
     for c in ("held-out human", "judge", "eligible items", "pairs"):
         e.add_column(c, justify="left" if c in ("held-out human", "judge") else "right", no_wrap=True)
     for r in res.eligible_frame().itertuples():
-        mark = "[yellow]" if r.below_min else ""
-        end = "[/]" if r.below_min else ""
-        e.add_row(str(r.human), str(r.judge), f"{mark}{fmt_int(r.eligible_items)}{end}", fmt_int(r.n_pairs))
+        e.add_row(str(r.human), str(r.judge), styled((fmt_int(r.eligible_items), "yellow" if r.below_min else "")),
+                  fmt_int(r.n_pairs))
     if res.judges:
         console.print(e)
     if res.primary is None:
@@ -116,7 +116,7 @@ def _render_overlap(res: Any, notes: list[str], *, matrix: bool = True) -> None:
             f"{fmt_num(res.global_overlap_rate)}: a mean over pairs, not a per-rater coverage; do not turn it "
             "into an item count.", highlight=False, soft_wrap=True)
     for n in notes:  # warnings go to stderr, the tables to stdout
-        err_console.print(f"[yellow]warning:[/] {n}", highlight=False, soft_wrap=True)
+        err_console.print(styled(("warning:", "yellow"), " ", n), highlight=False, soft_wrap=True)
 
 
 @app.command("overlap")
@@ -289,9 +289,11 @@ def plan_command(
 
 
 def _progress_bar(show: bool) -> Any:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+    from ._console import description_column
+
+    return Progress(description_column(), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                     console=err_console, transient=True, disable=not show)
 
 
@@ -322,15 +324,16 @@ def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: li
             f"{fmt_num(r.design_effect, 2)}.", highlight=False, soft_wrap=True)
     for j, msg in errors.items():
         short = msg.split(": the judge")[0] if j != "ranking" else msg
-        console.print(f"[red]{j}:[/] {short}" + (": no budget certifies it." if j != "ranking" else ""),
+        console.print(styled((f"{j}:", "red"), " ", short + (": no budget certifies it." if j != "ranking" else "")),
                       highlight=False, soft_wrap=True)
     if any(j != "ranking" for j in errors):
-        console.print("[dim]mu_d + epsilon <= 0: the judge falls short of the human baseline by more than the "
-                      "tolerance; more overlap only makes the rejection more certain.[/]", highlight=False, soft_wrap=True)
+        console.print("mu_d + epsilon <= 0: the judge falls short of the human baseline by more than the "
+                      "tolerance; more overlap only makes the rejection more certain.", style="dim", highlight=False,
+                      soft_wrap=True)
     if out["certification"]:
-        console.print("[dim]d_k: judge minus held-out human agreement with the other humans; eligible: items the "
+        console.print("d_k: judge minus held-out human agreement with the other humans; eligible: items the "
                       "comparison uses now; m*: what this comparison needs; more: m* - eligible; P(FR) now: "
-                      "approximate false-reject probability today.[/]", highlight=False, soft_wrap=True)
+                      "approximate false-reject probability today.", style="dim", highlight=False, soft_wrap=True)
     rk = out["ranking"]
     if rk is not None:
         console.print(
@@ -356,11 +359,11 @@ def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: li
         console.print(f"Smallest budget with FR <= {fmt_pct(sim.fr_target)} and FA <= {fmt_pct(sim.fa_target)}: {rec}.",
                       highlight=False)
         for n in sim.notes:
-            console.print(f"[dim]note: {n}[/]", highlight=False, soft_wrap=True)
-    console.print("[dim]Planning aids, not error certificates: asymptotic, independent items (clusters inflate "
-                  "sigma0), one comparison at a time.[/]", highlight=False, soft_wrap=True)
+            console.print(f"note: {n}", style="dim", highlight=False, soft_wrap=True)
+    console.print("Planning aids, not error certificates: asymptotic, independent items (clusters inflate "
+                  "sigma0), one comparison at a time.", style="dim", highlight=False, soft_wrap=True)
     if ov is not None and out["certification"]:
-        console.print("[dim]Next: voirdire assign FILE --design strat --n-per-rater N -o next_batch.csv[/]",
-                      highlight=False)
+        console.print("Next: voirdire assign FILE --design strat --n-per-rater N -o next_batch.csv",
+                      style="dim", highlight=False)
     for n in notes:  # warnings go to stderr, the tables to stdout
-        err_console.print(f"[yellow]warning:[/] {n}", highlight=False, soft_wrap=True)
+        err_console.print(styled(("warning:", "yellow"), " ", n), highlight=False, soft_wrap=True)

@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from ._app import Level, app, console, err_console, fail, handle_errors, load_table, role_option
+from ._console import styled
 
 
 def _inclusion_prob(spec: str, file: Path, table: Any, item_col: str) -> Any:
@@ -96,8 +97,9 @@ def report_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Write a self-contained HTML validation report (with plots) and a JSON file with every number."""
-    from rich.markup import escape
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, Progress, TimeElapsedColumn
+
+    from ._console import description_column
 
     from ..report import build_report, write_report
 
@@ -135,12 +137,12 @@ def report_command(
         ptable = read_pairwise(pairwise, pair=pair, rater=rater, verdict=verdict, order=order, judges=pj,
                                role=prole, verdict_map=vmap, presented=presented,
                                missing=missing)  # type: ignore[arg-type]
-    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), TimeElapsedColumn(),
+    with Progress(description_column(), BarColumn(), TimeElapsedColumn(),
                   console=err_console, transient=True, disable=quiet) as bar:
         task = bar.add_task("Reading", total=1)
 
         def progress(step: str, done: int, total: int) -> None:
-            bar.update(task, description=escape(step), completed=done, total=total)
+            bar.update(task, description=step, completed=done, total=total)
 
         rep = build_report(table, pairwise=ptable, inclusion_prob=pi, seed=seed, confidence_level=confidence_level,
                            n_resamples=n_resamples, epsilon=epsilon, alt_test_epsilon=alt_epsilon, input_path=file, pairwise_path=pairwise,
@@ -148,7 +150,7 @@ def report_command(
         bar.update(task, description="Writing")
         paths = write_report(rep, out)
     for s in rep.not_available:
-        err_console.print(f"[yellow]{s.status}:[/] {escape(s.title)}: {escape(s.reason)}", highlight=False,
+        err_console.print(styled((f"{s.status}:", "yellow"), f" {s.title}: {s.reason}"), highlight=False,
                           soft_wrap=True)
     console.print(f"Report: {paths.html}", highlight=False, soft_wrap=True, markup=False)
     console.print(f"JSON:   {paths.json}", highlight=False, soft_wrap=True, markup=False)

@@ -158,9 +158,11 @@ def simulate_command(
     designs = [d.value for d in design] if design else list(PAPER_DESIGNS)
     covs = list(coverage) if coverage else list(PAPER_COVERAGES)
     show = fmt == TableOrJson.table
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+    from ._console import description_column
+
+    with Progress(description_column(), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TimeRemainingColumn(), console=err_console, transient=True, disable=not show) as prog:
         task = prog.add_task(f"{preset.value}: sparse validations", total=None)
 
@@ -210,7 +212,7 @@ def _render(res: Any) -> None:
                       fmt_num(r.boundary_wdr), fmt_num(cell(d2, k, "mean_rank_error")),
                       fmt_num(cell(d2, k, "mean_top1_error")), fmt_num(cell(da, k, "reliability"), 2))
         console.print(t)
-    console.print("[dim]rho: per-secondary coverage. FR: share of runs rejecting a strong-pass cell; FA: accepting a "
+    console.print("rho: per-secondary coverage. FR: share of runs rejecting a strong-pass cell; FA: accepting a "
                   "reject cell; WDR: any wrong decision; bound.: WDR on boundary-pass cells (means over cells). "
                   "rank / top-1: rank error and top-1 error against the full matrix; alpha: share of runs with the "
-                  "human-pool alpha within 0.05 of the full matrix's.[/]", highlight=False, soft_wrap=True)
+                  "human-pool alpha within 0.05 of the full matrix's.", style="dim", highlight=False, soft_wrap=True)

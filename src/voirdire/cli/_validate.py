@@ -19,6 +19,7 @@ from ._app import (
     Duplicates, Level, Missing, OutputFormat, app, console, duplicates_option, emit_json, err_console,
     handle_errors, load_table, missing_option, role_option,
 )
+from ._console import styled, with_styled_words
 
 
 class Method(str, Enum):
@@ -77,8 +78,8 @@ def _run(func: Any, notes: list[str], *args: Any, **kwargs: Any) -> Any:
     return out
 
 
-_DECISION_STYLE = {"accept": "[bold green]ACCEPT[/]", "reject": "[bold red]REJECT[/]",
-                   "inconclusive": "[bold yellow]INCONCLUSIVE[/]"}
+_DECISION_STYLE = {"accept": "ACCEPT", "reject": "REJECT", "inconclusive": "INCONCLUSIVE"}
+_DECISION_COLOURS = {"ACCEPT": "bold green", "REJECT": "bold red", "INCONCLUSIVE": "bold yellow"}
 
 
 def _stability(x: float, n: int, unit: str) -> str:
@@ -106,8 +107,8 @@ def loo_table(r: Any) -> Table:
         _add_column(t, col, r.humans)
     for k, h in enumerate(r.humans):
         if r.reason[k] is not None:
-            t.add_row(f"[dim]{h}[/]", fmt_int(r.n_items[k]), fmt_int(r.n_pairs[k]), fmt_num(r.s_judge[k]),
-                      fmt_num(r.s_human[k]), fmt_num(r.d[k]), "—", "[dim]n/a[/]")
+            t.add_row(styled((h, "dim")), fmt_int(r.n_items[k]), fmt_int(r.n_pairs[k]), fmt_num(r.s_judge[k]),
+                      fmt_num(r.s_human[k]), fmt_num(r.d[k]), "—", styled(("n/a", "dim")))
             continue
         t.add_row(h, fmt_int(r.n_items[k]), fmt_int(r.n_pairs[k]), fmt_num(r.s_judge[k]), fmt_num(r.s_human[k]),
                   fmt_num(r.d[k]), fmt_ci(r.d_low[k], r.d_high[k], digits=2), "win" if r.t[k] == 1 else "loss")
@@ -133,7 +134,7 @@ def alt_table(r: Any) -> Table:
     for k, h in enumerate(r.humans):
         if not r.tested[k]:
             # the reason goes below the table (alt_summary): in the cell it squeezed every other column
-            t.add_row(f"[dim]{h}[/]", fmt_int(r.n_items[k]), "—", "—", "—", "—", "—", "[dim]skipped[/]")
+            t.add_row(styled((h, "dim")), fmt_int(r.n_items[k]), "—", "—", "—", "—", "—", styled(("skipped", "dim")))
             continue
         stat = fmt_num(r.statistic[k], 2) + (" (degenerate)" if r.degenerate[k] else "")
         t.add_row(h, fmt_int(r.n_items[k]), fmt_num(r.rho_f[k]), fmt_num(r.rho_h[k]), fmt_num(r.mean_d[k]), stat,
@@ -283,19 +284,19 @@ def validate_command(
         pd.concat(frames, ignore_index=True).to_csv(sys.stdout, index=False)
         return
     s = table.summary()
-    console.print(f"[bold]{s.source}[/]: {fmt_int(s.n_items)} items, {s.n_humans} humans, "
+    console.print(styled((s.source, "bold"), f": {fmt_int(s.n_items)} items, {s.n_humans} humans, "
                   f"{s.n_judges} judges, {s.scale.level} labels, resampling unit: "
-                  f"{'cluster' if table.clusters is not None else 'item'}.", highlight=False)
+                  f"{'cluster' if table.clusters is not None else 'item'}."), highlight=False)
     for e in entries:
         if "leave_one_out" in e:
             console.print(loo_table(e["leave_one_out"]))
-            console.print(loo_summary(e["leave_one_out"]), highlight=False)
+            console.print(with_styled_words(loo_summary(e["leave_one_out"]), _DECISION_COLOURS), highlight=False)
         if "alt_test" in e:
             console.print(alt_table(e["alt_test"]))
-            console.print(alt_summary(e["alt_test"]), highlight=False)
+            console.print(with_styled_words(alt_summary(e["alt_test"]), _DECISION_COLOURS), highlight=False)
         if "alt_test_inconclusive" in e:
-            console.print(f"  Alternative Annotator Test for {e['judge']}: {_DECISION_STYLE['inconclusive']} - "
-                          f"{e['alt_test_inconclusive']}", highlight=False)
+            console.print(styled(f"  Alternative Annotator Test for {e['judge']}: ", ("INCONCLUSIVE", "bold yellow"),
+                                 f" - {e['alt_test_inconclusive']}"), highlight=False)
         console.print()
     if ranking is not None:
         console.print(ranking_table(ranking))
@@ -303,4 +304,4 @@ def validate_command(
             console.print(f"  The top two ({ranking.order[0]}, {ranking.order[1]}) cannot be told apart at "
                           f"{fmt_num(100 * ranking.confidence_level, 0)}%.", highlight=False)
     for n in notes:
-        err_console.print(f"[yellow]note:[/] {n}", highlight=False, soft_wrap=True)
+        err_console.print(styled(("note:", "yellow"), " ", n), highlight=False, soft_wrap=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import hashlib
 import json
 import os
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -15,7 +15,9 @@ import numpy as np
 import pandas as pd
 
 from .._checks import check_choice, check_positive_int
+from .._io import atomic_outputs
 from .._results import Result
+from .._safe import csv_cell, csv_frame
 from ..data import AnnotationTable
 from ..exceptions import InvalidParameterError
 from ._core import DESIGNS, LABEL_DEPENDENT, draw_design, item_modes
@@ -244,28 +246,13 @@ def allocate(
     )
 
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_PLAIN_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-
-
-def escape_formula(value: Any) -> Any:
-    """Prefix a cell a spreadsheet would run as a formula with ``'``.
-
-    A string starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is escaped,
-    except a plain number such as ``-3`` or ``+1.5`` (a spreadsheet reads it as that number).
-
-    Examples
-    --------
-    >>> escape_formula("=HYPERLINK(\\"http://x\\")"), escape_formula("-3"), escape_formula("item_1")
-    ('\\'=HYPERLINK("http://x")', '-3', 'item_1')
-    """
-    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _PLAIN_NUMBER.match(value):
-        return "'" + value
-    return value
+# one guard for CSV cells (voirdire._safe.csv_cell); kept under this public name
+escape_formula = csv_cell
 
 
 def write_assignments(result: AssignmentResult, path: str | os.PathLike[str], *,
-                      format: str | None = None) -> tuple[Path, Path]:
+                      format: str | None = None,
+                      inputs: Sequence[str | os.PathLike[str] | None] = ()) -> tuple[Path, Path]:
     """Write the assignment table (CSV or JSONL) and a manifest next to it.
 
     The manifest ``<path stem>.manifest.json`` records the design, the seed, the source table's
@@ -282,6 +269,8 @@ def write_assignments(result: AssignmentResult, path: str | os.PathLike[str], *,
         is given.
     format : {"csv", "jsonl"}, optional
         Output format.
+    inputs : sequence of path-like
+        Files this assignment was computed from: writing over one of them is refused.
 
     Returns
     -------
@@ -305,19 +294,22 @@ def write_assignments(result: AssignmentResult, path: str | os.PathLike[str], *,
         raise InvalidParameterError(
             f"Cannot tell the output format of {str(p)!r}: use a .csv or .jsonl name, or format='csv'|'jsonl'.")
     df = result.to_frame()
-    if fmt == "csv":
-        out = df.map(escape_formula)
-        out.to_csv(p, index=False)
-    else:
-        with open(p, "w", encoding="utf-8") as fh:
-            for rec in df.to_dict(orient="records"):
-                fh.write(json.dumps({k: (v if isinstance(v, (str, int, float)) else str(v)) for k, v in rec.items()},
-                                    ensure_ascii=False) + "\n")
     man = result.manifest()
     man.update({"file": p.name, "format": fmt,
                 "formula_escaping": ("cells starting with = + - @ tab or CR (not plain numbers) are prefixed with '"
                                      if fmt == "csv" else "none (JSONL values are exact)"),
                 "created_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")})
     mp = p.with_name(p.stem + ".manifest.json")
-    mp.write_text(json.dumps(man, indent=2) + "\n", encoding="utf-8")
+    # both files appear complete or not at all; the manifest is replaced after its data
+    if fmt == "csv":
+        text = csv_frame(df).to_csv(index=False, lineterminator="\n")
+    else:
+        text = "".join(json.dumps({k: (v if isinstance(v, (str, int, float)) else str(v)) for k, v in rec.items()},
+                                  ensure_ascii=False) + "\n" for rec in df.to_dict(orient="records"))
+    man["sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()  # ties the manifest to this very file
+    with atomic_outputs(inputs=inputs) as files:
+        with files.open(p) as fh:
+            fh.write(text)
+        with files.open(mp) as fh:
+            fh.write(json.dumps(man, indent=2) + "\n")
     return p, mp

@@ -1,0 +1,5 @@
+"""``python -m voirdire``: the command line."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,70 @@
+"""The command line's two consoles: nothing they print is interpreted as markup or reaches the terminal raw.
+
+Every rater, item, category and file name the CLI prints comes from a file someone else wrote.
+These consoles never interpret console markup or emoji codes (a judge named ``[/j]`` or
+``[link=http://x]`` prints as itself) and show every control character escaped (see
+:func:`voirdire._safe.escape_control`), so no name can clear the screen, set the window title or
+hide text. Styling is explicit: ``console.print(text, style="dim")`` or :func:`styled`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from .._safe import escape_control
+
+__all__ = ["SafeConsole", "console", "err_console", "styled"]
+
+
+class SafeConsole(Console):
+    """A rich Console that prints strings literally: no markup, no emoji codes, control characters escaped."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("markup", False)
+        kwargs.setdefault("emoji", False)
+        super().__init__(**kwargs)
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:  # type: ignore[override]
+        kwargs["markup"] = False
+        kwargs["emoji"] = False
+        return super().render_str(escape_control(text, keep="\n\t"), **kwargs)
+
+
+def styled(*parts: str | tuple[str, str]) -> Text:
+    """One line from plain and styled parts, e.g. ``styled(("warning:", "yellow"), " ", message)``.
+
+    Every part is shown literally (control characters escaped), whatever it holds.
+    """
+    out = Text()
+    for part in parts:
+        if isinstance(part, tuple):
+            out.append(escape_control(part[0], keep="\n\t"), style=part[1])
+        else:
+            out.append(escape_control(part, keep="\n\t"))
+    return out
+
+
+console = SafeConsole()
+err_console = SafeConsole(stderr=True)
+
+
+def description_column() -> Any:
+    """A progress-bar column showing ``task.description`` literally (no markup, control characters escaped)."""
+    from rich.progress import ProgressColumn
+
+    class _Description(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            return Text(escape_control(str(task.description)), style="progress.description")
+
+    return _Description()
+
+
+def with_styled_words(text: str, styles: dict[str, str]) -> Text:
+    """``text`` shown literally, with each whole word in ``styles`` given its style (e.g. ACCEPT in green)."""
+    out = Text(escape_control(text, keep="\n\t"))
+    for word, style in styles.items():
+        out.highlight_regex(rf"(?<![\w-]){word}(?![\w-])", style)
+    return out
