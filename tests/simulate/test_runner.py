@@ -200,3 +200,18 @@ def test_reliability_undefined_without_a_full_alpha() -> None:
     res = run_experiment([t], designs=["random"], coverages=[0.5], n_repetitions=2, rng=0)
     t1 = res.table1()
     assert t1["alpha_full"].isna().all() and t1["reliability"].isna().all()
+
+
+def test_several_matrices_keep_the_first_seed_and_report_spread() -> None:
+    one = sparse_overlap_settings(n_items=60, n_humans=(4,), n_categories=(2,), rng=3)
+    many = sparse_overlap_settings(n_items=60, n_humans=(4,), n_categories=(2,), n_matrices=3, rng=3)
+    assert [s.name for s in many] == ["syn_K4_L2_m0", "syn_K4_L2_m1", "syn_K4_L2_m2"]
+    np.testing.assert_array_equal(one[0].table.dense(), many[0].table.dense())
+    assert not np.array_equal(many[0].table.dense(), many[1].table.dense())
+    res = run_experiment(many, coverages=[0.25], designs=["random"], n_repetitions=3, rng=0)
+    row = res.table3().iloc[0]
+    per = res.runs.groupby(["setting", "judge"]).agg(ct=("cell_type", "first"), w=("wrong", "mean")).reset_index()
+    by_setting = per.groupby("setting").w.mean()
+    assert row.n_settings == 3 and row.sd_wdr == pytest.approx(by_setting.std(ddof=1))
+    with pytest.raises(InvalidParameterError, match="n_matrices"):
+        sparse_overlap_settings(n_matrices=0)

@@ -100,7 +100,9 @@ def _write_outputs(res: Any, out: Path) -> list[Path]:
 @handle_errors
 def simulate_command(
     preset: Preset = typer.Option(Preset.sparse_overlap, "--preset", help="The experiment to run."),
-    repetitions: int = typer.Option(300, "--repetitions", "-r", help="Repetitions per setting, design and coverage."),
+    repetitions: int = typer.Option(50, "--repetitions", "-r", help="Repetitions per setting (matrix), design and coverage."),
+    matrices: int = typer.Option(8, "--matrices", help="Synthetic matrices drawn per (K, L), each from its own seed: "
+                                                       "reference decisions are averaged over them."),
     n_jobs: int = typer.Option(1, "--n-jobs", help="Local worker processes (-1: all cores)."),
     scheduler: str | None = typer.Option(None, "--scheduler", help="Dask scheduler address, e.g. tcp://host:8786."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Directory for the CSV and Markdown tables."),
@@ -125,8 +127,9 @@ def simulate_command(
 ) -> None:
     """Measure how often sparse designs give the wrong decision (the paper's Tables 1-3).
 
-    Synthetic: 4 fully crossed matrices (K = 4, 5 humans; L = 2, 5 labels; 500 items; human
-    accuracy 0.85) with 10 judges each = 40 cells. Real: each --full set. Each run keeps the
+    Synthetic: --matrices fully crossed matrices per (K = 4, 5 humans; L = 2, 5 labels; 500 items;
+    human accuracy 0.85), each with 10 judges (10 cells per matrix; 8 x 4 x 10 = 320 cells by
+    default), so that the reference decisions do not hang on one draw. Real: each --full set. Each run keeps the
     primary and the judges complete and gives every other human coverage x n items.
     """
     from ..simulate import PAPER_COVERAGES, PAPER_DESIGNS, run_experiment, sparse_overlap_settings
@@ -135,6 +138,8 @@ def simulate_command(
 
     if repetitions < 1:
         fail(f"--repetitions must be >= 1. Got {repetitions}.")
+    if matrices < 1:
+        fail(f"--matrices must be >= 1. Got {matrices}.")
     if not 0 <= epsilon < 1:  # checked again by run_experiment; here before any file is read
         fail(f"--epsilon must be in [0, 1). Got {epsilon:g}.{fraction_hint(epsilon, open_low=False)}")
     real = {}
@@ -146,12 +151,13 @@ def simulate_command(
         real[name] = t
     if no_synthetic and not real:
         fail("--no-synthetic needs at least one --full data set.")
-    settings = [] if no_synthetic else sparse_overlap_settings(n_items=n_items, rng=seed)
+    settings = [] if no_synthetic else sparse_overlap_settings(n_items=n_items, n_matrices=matrices, rng=seed)
     if clustered and not no_synthetic:
         nc = n_clusters if n_clusters is not None else max(2, n_items // 10)
         if not 1 <= nc <= n_items:
             fail(f"--n-clusters must be between 1 and --n-items ({n_items}). Got {nc}.")
-        settings += sparse_overlap_settings(n_items=n_items, n_clusters=nc, cluster_sd=cluster_sd, rng=seed)
+        settings += sparse_overlap_settings(n_items=n_items, n_clusters=nc, cluster_sd=cluster_sd,
+                                            n_matrices=matrices, rng=seed)
     from ..simulate import ExperimentSetting
 
     settings += [ExperimentSetting(name=k, table=v, group="real") for k, v in real.items()]

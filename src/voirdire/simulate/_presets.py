@@ -28,6 +28,7 @@ def sparse_overlap_settings(
     n_clusters: int | None = None,
     cluster_sd: float = 1.0,
     real: Mapping[str, AnnotationTable] | None = None,
+    n_matrices: int = 1,
     rng: int = 0,
 ) -> list[ExperimentSetting]:
     """The settings of the ``sparse-overlap`` preset: synthetic full matrices, plus real ones.
@@ -44,6 +45,12 @@ def sparse_overlap_settings(
         The synthetic generator's parameters (see :func:`simulate_annotations`).
     real : mapping of str to AnnotationTable, optional
         Named full matrices to add.
+    n_matrices : int >= 1, default 1
+        Matrices drawn per (K, L), each from its own child seed (named ``..._m0``, ``..._m1``, ...
+        when more than one). The reference decisions of one matrix depend on its draw (a judge near
+        the threshold may pass on one matrix and fail on the next), so error rates read off a single
+        matrix depend on the seed; averaging over several matrices removes that (``voirdire
+        simulate`` uses 8).
     rng : int, default 0
         Seed of the synthetic matrices (each gets its own child seed).
 
@@ -59,16 +66,21 @@ def sparse_overlap_settings(
     """
     if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)) or rng < 0:
         raise InvalidParameterError(f"The 'rng' parameter of sparse_overlap_settings must be an int >= 0. Got {rng!r}.")
+    if isinstance(n_matrices, bool) or not isinstance(n_matrices, (int, np.integer)) or n_matrices < 1:
+        raise InvalidParameterError(
+            f"The 'n_matrices' parameter of sparse_overlap_settings must be an int >= 1. Got {n_matrices!r}.")
     combos = [(int(k), int(lv)) for k in n_humans for lv in n_categories]
     seeds = np.random.SeedSequence(int(rng)).spawn(len(combos))
     group = "synthetic" if n_clusters is None else "synthetic-clustered"
     out: list[ExperimentSetting] = []
     for (k, lv), ss in zip(combos, seeds):
-        sim = simulate_annotations(n_items=n_items, n_humans=k, n_categories=lv, human_accuracy=human_accuracy,
-                                   judge_accuracies=judge_accuracies, n_clusters=n_clusters, cluster_sd=cluster_sd,
-                                   rng=np.random.default_rng(ss))
-        suffix = "" if n_clusters is None else "_clustered"
-        out.append(ExperimentSetting(name=f"syn_K{k}_L{lv}{suffix}", table=sim.table, group=group))
+        # the first matrix keeps the seed it always had, so n_matrices=1 reproduces earlier runs
+        for m, mss in enumerate([ss, *ss.spawn(int(n_matrices) - 1)] if n_matrices > 1 else [ss]):
+            sim = simulate_annotations(n_items=n_items, n_humans=k, n_categories=lv, human_accuracy=human_accuracy,
+                                       judge_accuracies=judge_accuracies, n_clusters=n_clusters,
+                                       cluster_sd=cluster_sd, rng=np.random.default_rng(mss))
+            suffix = ("" if n_clusters is None else "_clustered") + (f"_m{m}" if n_matrices > 1 else "")
+            out.append(ExperimentSetting(name=f"syn_K{k}_L{lv}{suffix}", table=sim.table, group=group))
     for name, table in (real or {}).items():
         out.append(ExperimentSetting(name=str(name), table=table, group="real"))
     return out

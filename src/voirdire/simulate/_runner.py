@@ -383,11 +383,19 @@ class ExperimentResult(Result):
         Per cell, FR = share of runs that reject a strong-pass cell, FA = share that accept a
         reject cell, wrong-decision rate = share of runs differing from the reference. The table
         averages them over the strong-pass cells (FR), reject cells (FA), all cells (WDR) and
-        boundary-pass cells (boundary WDR); nan when a group has no cell of that kind.
+        boundary-pass cells (boundary WDR); nan when a group has no cell of that kind. ``sd_fr``,
+        ``sd_fa``, ``sd_wdr``: standard deviation over the group's settings (matrices) of each
+        setting's mean (nan with one setting), the spread that one matrix draw carries.
         """
         r = self.runs
         per = r.groupby(["group", "coverage", "design", "setting", "judge"], sort=False).agg(
             cell_type=("cell_type", "first"), wrong=("wrong", "mean")).reset_index()
+
+        def spread(cells: pd.DataFrame) -> float:
+            # sd over the settings (matrices) of each setting's mean: how much one matrix's draw matters
+            m = cells.groupby("setting", sort=False).wrong.mean()
+            return float(m.std(ddof=1)) if m.size > 1 else float("nan")
+
         rows = []
         for key, g in per.groupby(["group", "coverage", "design"], sort=False):
             sp = g[g.cell_type == "strong pass"]
@@ -398,7 +406,9 @@ class ExperimentResult(Result):
                          "mean_fr": float(sp.wrong.mean()) if len(sp) else float("nan"),
                          "mean_fa": float(rj.wrong.mean()) if len(rj) else float("nan"),
                          "mean_wdr": float(g.wrong.mean()),
-                         "boundary_wdr": float(bd.wrong.mean()) if len(bd) else float("nan")})
+                         "boundary_wdr": float(bd.wrong.mean()) if len(bd) else float("nan"),
+                         "n_settings": int(g.setting.nunique()), "sd_fr": spread(sp), "sd_fa": spread(rj),
+                         "sd_wdr": spread(g)})
         out = pd.DataFrame(rows)
         return out.sort_values(["group", "coverage"], kind="stable").reset_index(drop=True)
 
