@@ -19,7 +19,8 @@ from ..data._pairwise import ORDERS, PairwiseTable
 from ..exceptions import ConvergenceWarning, InvalidParameterError
 from ._kernel import local_map
 
-__all__ = ["MajorityVote", "BradleyTerryDavidson", "DawidSkene", "MACE", "GLAD", "crowd_arrays"]
+__all__ = ["MajorityVote", "BradleyTerryDavidson", "DawidSkene", "MACE", "GLAD", "crowd_arrays", "dawid_skene_arrays",
+           "mace_arrays"]
 
 _K = 3
 
@@ -37,8 +38,8 @@ def crowd_arrays(table: PairwiseTable) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return table.label_pair, widx.astype(np.int64), table.verdicts.astype(np.int64), wnames
 
 
-def _counts(pair: np.ndarray, y: np.ndarray, n: int, weights: np.ndarray | None = None) -> np.ndarray:
-    return np.bincount(pair * _K + y, weights=weights, minlength=n * _K).reshape(n, _K).astype(float)
+def _counts(pair: np.ndarray, y: np.ndarray, n: int, weights: np.ndarray | None = None, K: int = _K) -> np.ndarray:
+    return np.bincount(pair * K + y, weights=weights, minlength=n * K).reshape(n, K).astype(float)
 
 
 def _check_nonneg(value: Any, name: str, cls: str) -> float:
@@ -147,12 +148,62 @@ class BradleyTerryDavidson(_Base):
 
 
 def _e_step(log_prior: np.ndarray, log_lik_labels: np.ndarray, pair: np.ndarray, n: int) -> tuple[np.ndarray, float]:
-    ll = np.zeros((n, _K)) + log_prior[None]
-    for k in range(_K):
+    K = log_lik_labels.shape[1]
+    ll = np.zeros((n, K)) + log_prior[None]
+    for k in range(K):
         ll[:, k] += np.bincount(pair, weights=log_lik_labels[:, k], minlength=n)
     m = ll.max(1, keepdims=True)
     lse = m[:, 0] + np.log(np.exp(ll - m).sum(1))
     return np.exp(ll - lse[:, None]), float(lse.sum())
+
+
+def _ds_m_step(rho: np.ndarray, pair: np.ndarray, w: np.ndarray, y: np.ndarray, W: int,
+               smoothing: float) -> np.ndarray:
+    K = rho.shape[1]
+    err = np.zeros((W, K, K))
+    for k in range(K):
+        err[:, k, :] = np.bincount(w * K + y, weights=rho[pair, k], minlength=W * K).reshape(W, K)
+    err = np.maximum(err + smoothing, 1e-10)
+    return err / err.sum(2, keepdims=True)
+
+
+def dawid_skene_arrays(pair: np.ndarray, w: np.ndarray, y: np.ndarray, *, n_items: int, n_workers: int,
+                       n_classes: int, n_iter: int = 100, tol: float = 1e-5,
+                       smoothing: float = 0.0) -> dict[str, Any]:
+    """Dawid-Skene EM on label arrays (``pair`` = item index, ``w`` = worker, ``y`` = class code).
+
+    The engine of :class:`DawidSkene` for any number of classes: initialised at the
+    majority-vote shares, stopped when the per-label ELBO improves by less than ``tol``.
+    Returns a dict with ``proba`` (n_items, K), ``priors`` (K,), ``errors`` (W, K, K: row = true
+    class), ``history``, ``converged``, ``n_iter`` and ``last_change``.
+    """
+    K, P, W = int(n_classes), int(n_items), int(n_workers)
+    c = _counts(pair, y, P, K=K)
+    tot = c.sum(1, keepdims=True)
+    rho = np.where(tot > 0, c / np.where(tot > 0, tot, 1.0), 1.0 / K)
+    prior = np.maximum(rho.mean(0), 1e-10)
+    err = _ds_m_step(rho, pair, w, y, W, smoothing)
+    hist: list[float] = []
+    loss = -np.inf
+    conv = False
+    it = 0
+    last = float("inf")
+    for it in range(1, n_iter + 1):
+        rho, _ = _e_step(np.log(prior), np.log(err[w, :, y]), pair, P)
+        prior = np.maximum(rho.mean(0), 1e-10)
+        err = _ds_m_step(rho, pair, w, y, W, smoothing)
+        # evidence lower bound per label (crowd-kit's loss)
+        joint = (rho[pair] * np.log(err[w, :, y])).sum() + (rho * np.log(prior)).sum()
+        ent = -(rho * np.log(np.maximum(rho, 1e-10))).sum()
+        new = float((joint + ent) / max(len(y), 1))
+        hist.append(new)
+        last = new - loss
+        if new - loss < tol:
+            conv = True
+            break
+        loss = new
+    return {"proba": rho, "priors": prior, "errors": err, "history": hist, "converged": conv, "n_iter": it,
+            "last_change": last}
 
 
 class DawidSkene(_Base):
@@ -177,47 +228,19 @@ class DawidSkene(_Base):
         self.tol = _check_tol(tol, "DawidSkene")
         self.smoothing = _check_nonneg(smoothing, "smoothing", "DawidSkene")
 
-    def _m_step(self, rho: np.ndarray, pair: np.ndarray, w: np.ndarray, y: np.ndarray, W: int) -> np.ndarray:
-        err = np.zeros((W, _K, _K))
-        for k in range(_K):
-            err[:, k, :] = np.bincount(w * _K + y, weights=rho[pair, k], minlength=W * _K).reshape(W, _K)
-        err = np.maximum(err + self.smoothing, 1e-10)
-        return err / err.sum(2, keepdims=True)
-
     def fit(self, table: PairwiseTable) -> DawidSkene:
         pair, w, y, names = crowd_arrays(table)
-        P, W = table.n_pairs, len(names)
-        rho = MajorityVote().fit(table).proba_
-        prior = np.maximum(rho.mean(0), 1e-10)
-        err = self._m_step(rho, pair, w, y, W)
-        hist: list[float] = []
-        loss = -np.inf
-        conv = False
-        it = 0
-        self._last_change = float("inf")
-        for it in range(1, self.n_iter + 1):
-            rho, _ = _e_step(np.log(prior), np.log(err[w, :, y]), pair, P)
-            prior = np.maximum(rho.mean(0), 1e-10)
-            err = self._m_step(rho, pair, w, y, W)
-            # evidence lower bound per label (crowd-kit's loss)
-            joint = (rho[pair] * np.log(err[w, :, y])).sum() + (rho * np.log(prior)).sum()
-            ent = -(rho * np.log(np.maximum(rho, 1e-10))).sum()
-            new = float((joint + ent) / max(len(y), 1))
-            hist.append(new)
-            self._last_change = new - loss
-            if new - loss < self.tol:
-                conv = True
-                break
-            loss = new
-        self.history_ = hist
-        self.proba_ = rho
-        self.priors_ = prior
-        self.errors_ = err
+        f = dawid_skene_arrays(pair, w, y, n_items=table.n_pairs, n_workers=len(names), n_classes=_K,
+                               n_iter=self.n_iter, tol=self.tol, smoothing=self.smoothing)
+        self.history_ = f["history"]
+        self._last_change = f["last_change"]
+        self.proba_ = f["proba"]
+        self.priors_ = f["priors"]
+        self.errors_ = f["errors"]
         self.workers_ = names
-        self._n_labels = np.bincount(w, minlength=W).astype(float)
-        self._finish(conv, it)
+        self._n_labels = np.bincount(w, minlength=len(names)).astype(float)
+        self._finish(f["converged"], f["n_iter"])
         return self
-
 
     def predict_human_proba(self, *, like: Sequence[str] | None = None) -> np.ndarray:
         """Predictive distribution of one more human verdict per pair: ``proba_ @ C``, with ``C`` the
@@ -236,6 +259,57 @@ class DawidSkene(_Base):
         wts = self._n_labels[hum] / self._n_labels[hum].sum()
         C = np.einsum("r,rkl->kl", wts, self.errors_[hum])
         return self.proba_ @ C
+
+
+def mace_arrays(pair: np.ndarray, w: np.ndarray, y: np.ndarray, *, n_items: int, n_workers: int, n_classes: int,
+                n_iter: int = 50, tol: float = 1e-6, n_restarts: int = 10, smoothing: float = 0.01 / 3,
+                rng: int | np.random.Generator | None = None) -> dict[str, Any]:
+    """MACE EM on label arrays, any number of classes (the engine of :class:`MACE`).
+
+    Returns a dict with ``proba`` (n_items, K), ``spamming`` (W,: ``s_w``), ``thetas`` (W, K:
+    ``xi_w``), ``history``, ``converged``, ``n_iter`` and ``last_change`` of the best restart.
+    """
+    K, P, W = int(n_classes), int(n_items), int(n_workers)
+    gen = as_generator(rng)
+    ar = np.arange(K)
+    best: tuple[float, Any] | None = None
+    for _ in range(n_restarts):
+        s: np.ndarray = gen.uniform(1.0, 2.0, (W, 2))
+        s = s[:, 0] / s.sum(1)                        # spamming probability
+        xi: np.ndarray = gen.uniform(1.0, 2.0, (W, K))
+        xi /= xi.sum(1, keepdims=True)
+        hist: list[float] = []
+        ll_old = -np.inf
+        conv = False
+        it = 0
+        last = float("inf")
+        for it in range(1, n_iter + 1):
+            # P(y | z = k) per label: (L, K)
+            lik = s[w, None] * xi[w, y][:, None] + (1 - s[w, None]) * (y[:, None] == ar)
+            rho, ll = _e_step(np.full(K, -np.log(K)), np.log(np.maximum(lik, 1e-300)), pair, P)
+            # posterior of spamming for each label, given z = k
+            r = rho[pair]                                                  # (L, K)
+            knowing = (1 - s[w, None]) * (y[:, None] == ar)
+            p_know = (r * knowing / np.maximum(lik, 1e-300)).sum(1)        # P(not spamming | data)
+            p_spam = 1.0 - p_know
+            a_know = np.bincount(w, weights=p_know, minlength=W) + smoothing
+            a_spam = np.bincount(w, weights=p_spam, minlength=W) + smoothing
+            s = a_spam / (a_spam + a_know)
+            xi = np.bincount(w * K + y, weights=p_spam, minlength=W * K).reshape(W, K) + smoothing
+            xi /= xi.sum(1, keepdims=True)
+            hist.append(ll)
+            last = ll - ll_old
+            if abs(ll - ll_old) < tol * max(1.0, abs(ll)):
+                conv = True
+                break
+            ll_old = ll
+        if best is None or ll > best[0]:
+            best = (ll, (s, xi, hist, conv, it, last))
+    s, xi, hist, conv, it, last = best[1]  # type: ignore[index]
+    lik = s[w, None] * xi[w, y][:, None] + (1 - s[w, None]) * (y[:, None] == ar)
+    proba, _ = _e_step(np.full(K, -np.log(K)), np.log(np.maximum(lik, 1e-300)), pair, P)
+    return {"proba": proba, "spamming": s, "thetas": xi, "history": hist, "converged": conv, "n_iter": it,
+            "last_change": last}
 
 
 class MACE(_Base):
@@ -264,50 +338,15 @@ class MACE(_Base):
 
     def fit(self, table: PairwiseTable) -> MACE:
         pair, w, y, names = crowd_arrays(table)
-        P, W = table.n_pairs, len(names)
-        gen = as_generator(self.rng)
-        best: tuple[float, Any] | None = None
-        for _ in range(self.n_restarts):
-            s: np.ndarray = gen.uniform(1.0, 2.0, (W, 2))
-            s = s[:, 0] / s.sum(1)                        # spamming probability
-            xi: np.ndarray = gen.uniform(1.0, 2.0, (W, _K))
-            xi /= xi.sum(1, keepdims=True)
-            hist: list[float] = []
-            ll_old = -np.inf
-            conv = False
-            it = 0
-            for it in range(1, self.n_iter + 1):
-                # P(y | z = k) per label: (L, K)
-                lik = s[w, None] * xi[w, y][:, None] + (1 - s[w, None]) * (y[:, None] == np.arange(_K))
-                rho, ll = _e_step(np.full(_K, -np.log(_K)), np.log(np.maximum(lik, 1e-300)), pair, P)
-                # posterior of spamming for each label, given z = k
-                r = rho[pair]                                                  # (L, K)
-                knowing = (1 - s[w, None]) * (y[:, None] == np.arange(_K))
-                spam_part = s[w, None] * xi[w, y][:, None]
-                p_know = (r * knowing / np.maximum(lik, 1e-300)).sum(1)        # P(not spamming | data)
-                p_spam = 1.0 - p_know
-                a_know = np.bincount(w, weights=p_know, minlength=W) + self.smoothing
-                a_spam = np.bincount(w, weights=p_spam, minlength=W) + self.smoothing
-                s = a_spam / (a_spam + a_know)
-                xi = np.bincount(w * _K + y, weights=p_spam, minlength=W * _K).reshape(W, _K) + self.smoothing
-                xi /= xi.sum(1, keepdims=True)
-                del spam_part
-                hist.append(ll)
-                self._last_change = ll - ll_old
-                if abs(ll - ll_old) < self.tol * max(1.0, abs(ll)):
-                    conv = True
-                    break
-                ll_old = ll
-            if best is None or ll > best[0]:
-                best = (ll, (rho, s, xi, hist, conv, it))
-        rho, s, xi, hist, conv, it = best[1]  # type: ignore[index]
-        lik = s[w, None] * xi[w, y][:, None] + (1 - s[w, None]) * (y[:, None] == np.arange(_K))
-        self.proba_, _ = _e_step(np.full(_K, -np.log(_K)), np.log(np.maximum(lik, 1e-300)), pair, P)
-        self.spamming_ = s
-        self.thetas_ = xi
+        f = mace_arrays(pair, w, y, n_items=table.n_pairs, n_workers=len(names), n_classes=_K, n_iter=self.n_iter,
+                        tol=self.tol, n_restarts=self.n_restarts, smoothing=self.smoothing, rng=self.rng)
+        self.proba_ = f["proba"]
+        self.spamming_ = f["spamming"]
+        self.thetas_ = f["thetas"]
         self.workers_ = names
-        self.history_ = hist
-        self._finish(conv, it)
+        self.history_ = f["history"]
+        self._last_change = f["last_change"]
+        self._finish(f["converged"], f["n_iter"])
         return self
 
 
