@@ -869,10 +869,10 @@ def _draw_block(gen: np.random.Generator, b: int, n_units: int) -> np.ndarray:
     """Multiplicities of ``n_units`` units in ``b`` bootstrap resamples (rows sum to ``n_units``)."""
     dt = np.int32 if n_units < 2**31 - 1 else np.int64
     idx = gen.integers(0, n_units, size=(b, n_units), dtype=dt)
-    W = np.empty((b, n_units))
-    for j in range(b):
-        W[j] = np.bincount(idx[j], minlength=n_units)
-    return W
+    # one bincount over the block: row j's draws are offset by j * n_units (same draws, no Python loop)
+    flat = idx.astype(np.int64)
+    flat += (np.arange(b, dtype=np.int64) * n_units)[:, None]
+    return np.bincount(flat.ravel(), minlength=b * n_units).reshape(b, n_units).astype(np.float64)
 
 
 def _unit_types(stats_list: Sequence[Any], n_units: int) -> tuple[np.ndarray, np.ndarray] | None:
@@ -919,7 +919,8 @@ def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarra
     resample and gives the same bootstrap distribution. The draws depend only on ``rng`` and the
     data.
     """
-    boots = [np.full(B, np.nan) for _ in specs]
+    # a spec with several outputs per resample declares ``out_shape`` (e.g. one value per rater)
+    boots = [np.full((B, *getattr(s, "out_shape", ())), np.nan) for s in specs]
     if not B or n_units < 2 or all(st is None for st in stats_list):
         return boots
     gen = as_generator(rng)

@@ -1,0 +1,645 @@
+"""Per-rater diagnostics: who drags agreement down, and who is an outlier (private).
+
+One joint bootstrap (the agreement engine, :func:`voirdire.agreement._core.bootstrap`) serves
+every number: each rater's leave-one-out score ``S(k; pool)`` (the same pair-list score as the
+leave-one-human-out validation, finished by the same :func:`finalize`), the pool's coefficient,
+and the pool's coefficient without each rater. The last comes from per-item sufficient
+statistics: removing rater ``k`` changes only the rows of the items ``k`` labelled, so the
+statistics of "the pool without ``k``" are the pool's column sums minus a sparse correction
+``D_k`` (the rows of ``k``'s items with ``k`` minus the same rows without ``k``), and a resample
+costs one product of its weight vector with ``[pool | S rows | D rows]``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from .._checks import as_generator, check_confidence_level, check_positive_int, check_probability
+from .._results import ConfidenceInterval, Result
+from ..agreement import _core
+from ..agreement._coefficients import _level, _make_spec
+from ..agreement._prepare import Prepared, prepare
+from ..data import AnnotationTable
+from ..exceptions import InvalidParameterError
+from ..pairwise._baselines import dawid_skene_arrays, mace_arrays
+from ..validation._alt_test import _rejected_flags
+from ..validation._kernel import SCORES, delta_matrix, finalize
+
+__all__ = ["RaterDiagnosticsResult", "rater_diagnostics", "POOL_COEFFICIENTS"]
+
+_FUNC = "rater_diagnostics"
+#: pool coefficients whose per-item statistics add over items (the fast "without k" path)
+POOL_COEFFICIENTS = ("krippendorff_alpha", "fleiss_kappa", "gwet_ac1", "gwet_ac2", "observed_agreement",
+                     "bennett_s")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class RaterDiagnosticsResult(Result):
+    """Each rater against the rest of the pool (see :func:`rater_diagnostics`).
+
+    Per-rater arrays, in the order of ``raters``:
+
+    * ``n_labels``: labels the rater gave (abstentions excluded); ``n_items``: those on items
+      at least one other rater labelled (the rater's overlap); ``n_partners``: other raters the
+      rater shares at least one item with; ``n_pairs``: comparison pairs behind ``s``.
+    * ``s``, ``s_low``, ``s_high``: ``S(k; pool)``, the rater's agreement with the other raters
+      on the pair list of the leave-one-out rule, and its bootstrap percentile interval.
+    * ``typical``: the median of ``S(j; pool)`` over the other evaluated raters; ``gap``:
+      ``s - typical``; ``p_value``: bootstrap p-value of "gap >= -margin".
+    * ``pool_without``, ``pool_without_low``, ``pool_without_high``: the pool coefficient
+      recomputed without the rater; ``delta`` = ``pool_without - pool.estimate`` (positive: the
+      pool agrees more without the rater), ``delta_low``, ``delta_high``.
+    * ``ds_accuracy``: Dawid-Skene probability that the rater's label is the latent class;
+      ``mace_competence``: MACE's ``1 - s_w`` (probability of not spamming).
+    * ``flagged`` and ``reason``: the outlier flag and why (also why a rater was not evaluated).
+    """
+
+    raters: tuple[str, ...]
+    score: str
+    level: str
+    coefficient: str
+    coefficient_level: str
+    pool: ConfidenceInterval
+    pool_estimate: float
+    n_labels: np.ndarray
+    n_items: np.ndarray
+    n_partners: np.ndarray
+    n_pairs: np.ndarray
+    s: np.ndarray
+    s_low: np.ndarray
+    s_high: np.ndarray
+    typical: np.ndarray
+    gap: np.ndarray
+    p_value: np.ndarray
+    pool_without: np.ndarray
+    pool_without_low: np.ndarray
+    pool_without_high: np.ndarray
+    delta: np.ndarray
+    delta_low: np.ndarray
+    delta_high: np.ndarray
+    ds_accuracy: np.ndarray
+    mace_competence: np.ndarray
+    evaluated: np.ndarray
+    flagged: np.ndarray
+    reason: tuple[str | None, ...]
+    margin: float
+    significance_level: float
+    min_items: int
+    rule: str
+    note: str
+    confidence_level: float
+    n_resamples: int
+    resampling_unit: str
+    n_units: int
+    n_items_total: int
+
+    @property
+    def flagged_raters(self) -> tuple[str, ...]:
+        """Names of the flagged raters."""
+        return tuple(r for r, f in zip(self.raters, self.flagged) if f)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per rater."""
+        return pd.DataFrame({
+            "rater": list(self.raters), "n_labels": self.n_labels, "n_items": self.n_items,
+            "n_partners": self.n_partners, "n_pairs": self.n_pairs, "s": self.s, "s_low": self.s_low,
+            "s_high": self.s_high, "typical": self.typical, "gap": self.gap, "p_value": self.p_value,
+            "pool_without": self.pool_without, "delta": self.delta, "delta_low": self.delta_low,
+            "delta_high": self.delta_high, "ds_accuracy": self.ds_accuracy,
+            "mace_competence": self.mace_competence, "evaluated": self.evaluated, "flagged": self.flagged,
+            "reason": list(self.reason),
+        })
+
+
+# ----------------------------------------------------------------------------- statistics
+def _score_layout(score: str, level: str, L: int) -> dict[str, slice]:
+    """Column layout of the pair statistics :func:`finalize` reads (same names as the LOO kernel)."""
+    names: list[tuple[str, int]] = [("n_pairs", 1)]
+    if score in ("agreement", "kappa", "ac1") or (score == "alpha" and level == "nominal"):
+        names.append(("agree", 1))
+    if score == "kappa":
+        names += [("row", L), ("col", L)]
+    elif score == "ac1" or (score == "alpha" and level != "ordinal"):
+        names.append(("marg", L))
+    if score == "alpha" and level == "ordinal":
+        names.append(("conf", L * L))
+    elif score == "alpha" and level != "nominal":
+        names.append(("dis", 1))
+    out, pos = {}, 0
+    for nm, w in names:
+        out[nm] = slice(pos, pos + w)
+        pos += w
+    return out
+
+
+def _pair_rows(prep: Prepared, rpos: np.ndarray, K: int, score: str, level: str, L: int,
+               cvals: np.ndarray) -> tuple[sp.csr_matrix, dict[str, slice], int]:
+    """Per-item pair statistics of every rater's leave-one-out score, ``(n_items, K * S)`` sparse.
+
+    Label ``(i, k, y)`` with ``m = r_i - 1 >= 1`` other labels on item ``i`` gives ``m`` pairs
+    ``(y, y_ir)``: ``n_pairs = m``, ``agree = C_iy - 1`` (``C_i`` = the item's category counts),
+    ``row = m e_y``, ``col = C_i - e_y``, ``marg = row + col``, ``dis = sum_c C_ic delta(y, c)``,
+    ``conf = e_y (C_i - e_y)^T``: the human side of the validation's pair kernel, O(labels x L).
+    """
+    layout = _score_layout(score, level, L)
+    S = max(s.stop for s in layout.values())
+    n = prep.n_items
+    item, code = prep.item, prep.code
+    r = prep.r
+    m = r[item] - 1.0
+    ok = m >= 1
+    it, kk, y, mm = item[ok], rpos[ok], code[ok], m[ok]
+    base = kk.astype(np.int64) * S
+    # category counts of each item, as a CSR matrix (items x L)
+    C = sp.csr_matrix((np.ones(item.size), (item, code)), shape=(n, L))
+    C.sum_duplicates()
+    Cy = np.asarray(C[it, y]).ravel()
+    rows: list[np.ndarray] = [it]
+    cols: list[np.ndarray] = [base + layout["n_pairs"].start]
+    vals: list[np.ndarray] = [mm]
+    if "agree" in layout:
+        rows.append(it)
+        cols.append(base + layout["agree"].start)
+        vals.append(Cy - 1.0)
+    need_items = any(nm in layout for nm in ("col", "marg", "conf"))
+    if need_items:
+        # every (label, category present on its item) pair
+        cnt = np.diff(C.indptr)[it]
+        lab = np.repeat(np.arange(it.size), cnt)
+        starts = np.repeat(C.indptr[it], cnt)
+        offs = np.arange(lab.size) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        cidx = C.indices[starts + offs]
+        cval = C.data[starts + offs] - (cidx == y[lab])
+        if "col" in layout:
+            rows += [it, it[lab]]
+            cols += [base + layout["row"].start + y, base[lab] + layout["col"].start + cidx]
+            vals += [mm, cval]
+        if "marg" in layout:
+            rows += [it, it[lab]]
+            cols += [base + layout["marg"].start + y, base[lab] + layout["marg"].start + cidx]
+            vals += [mm, cval]
+        if "conf" in layout:
+            rows.append(it[lab])
+            cols.append(base[lab] + layout["conf"].start + y[lab] * L + cidx)
+            vals.append(cval)
+    if "dis" in layout:
+        dm = delta_matrix(level, L, cvals)
+        if dm is None:  # pragma: no cover - ordinal uses "conf"
+            raise InvalidParameterError("internal error: no distance matrix for this level")
+        Dy = np.asarray((C @ dm[:L, :L])[it, y]).ravel() if L else np.zeros(it.size)
+        rows.append(it)
+        cols.append(base + layout["dis"].start)
+        vals.append(Dy)
+    R = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, K * S))
+    R.sum_duplicates()
+    R.eliminate_zeros()
+    return R, layout, S
+
+
+def _additive(spec: _core._Spec) -> bool:
+    """Per-item statistics that add over items and depend only on the item's own labels."""
+    if isinstance(spec, (_core._AlphaOrdinal, _core._AlphaRatio)):
+        return False
+    return isinstance(spec, (_core._GwetFamily, _core._AlphaMatrix, _core._AlphaMoments))
+
+
+def _sub_prep(prep: Prepared, lab: np.ndarray, items: np.ndarray) -> Prepared:
+    """The labels ``lab`` (indices into ``prep``) on the compact item range ``0..len(items)-1``."""
+    pos = np.searchsorted(items, prep.item[lab])
+    r = np.bincount(pos, minlength=items.size).astype(np.float64)
+    return dataclasses.replace(prep, item=pos, rater=prep.rater[lab], code=prep.code[lab], n_items=int(items.size),
+                               clusters=None, r=r)
+
+
+def _as_rows(M: Any) -> sp.csr_matrix:
+    return M if sp.issparse(M) else sp.csr_matrix(np.asarray(M))
+
+
+def _without_rows(prep: Prepared, rpos: np.ndarray, K: int, name: str, level: str | None,
+                  weights: Any) -> sp.csr_matrix:
+    """``D`` (n_items, K * s): for each rater ``k``, the pool statistics of ``k``'s items with ``k``
+    minus the same without ``k`` (zero elsewhere)."""
+    n = prep.n_items
+    indptr = np.searchsorted(prep.item, np.arange(n + 1))
+    rows: list[np.ndarray] = []
+    cols: list[np.ndarray] = []
+    vals: list[np.ndarray] = []
+    width = 0
+    for k in range(K):
+        items = np.unique(prep.item[rpos == k])
+        cnt = indptr[items + 1] - indptr[items]
+        lab = np.repeat(indptr[items], cnt) + (np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+        with_k = _make_spec(name, _sub_prep(prep, lab, items), level=level, weights=weights)
+        keep = lab[rpos[lab] != k]
+        without = _make_spec(name, _sub_prep(prep, keep, items), level=level, weights=weights)
+        A, Bm = with_k.stats(), without.stats()
+        if sp.issparse(A) or sp.issparse(Bm):
+            Dk = (_as_rows(A) - _as_rows(Bm)).tocoo()
+            dr, dc, dv = Dk.row, Dk.col, Dk.data
+        else:
+            Dd = np.asarray(A) - np.asarray(Bm)
+            dr, dc = np.nonzero(Dd)
+            dv = Dd[dr, dc]
+        width = A.shape[1]
+        rows.append(items[dr])
+        cols.append(dc + k * width)
+        vals.append(dv)
+    if not rows:
+        return sp.csr_matrix((n, 0))
+    out = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, K * width))
+    out.eliminate_zeros()
+    return out
+
+
+class _RaterSpec(_core._Spec):
+    """Every per-rater quantity as one multi-output statistic for the shared bootstrap engine.
+
+    Columns: ``[pool (s) | pair rows (K * S) | without-k corrections (K * s)]``; ``estimate`` maps
+    ``(B, columns)`` sums to ``(B, 1 + 2K)``: the pool coefficient, ``S(k; pool)`` for each ``k``,
+    and the pool coefficient without each ``k`` (nan where a block is absent).
+    """
+
+    name = _FUNC
+
+    def __init__(self, prep: Prepared, pool: _core._Spec, R: sp.csr_matrix, D: sp.csr_matrix | None, K: int,
+                 layout: dict[str, slice], S: int, fin: dict[str, Any]) -> None:
+        super().__init__(prep)
+        self.pool, self.R, self.D, self.K, self.layout, self.S, self.fin = pool, R, D, K, layout, S, fin
+        self.s_pool = 0 if D is None else int(D.shape[1] // max(K, 1))
+        self.out_shape = (1 + 2 * K,)
+
+    def stats(self) -> Any:
+        parts: list[Any] = []
+        if self.D is not None:
+            parts.append(_as_rows(self.pool.stats()))
+        parts.append(self.R)
+        if self.D is not None:
+            parts.append(self.D)
+        return sp.hstack(parts, format="csr")
+
+    def totals(self) -> np.ndarray:
+        return np.asarray(self.stats().sum(axis=0)).ravel()
+
+    def estimate(self, sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        b, K, S, sp_ = sums.shape[0], self.K, self.S, self.s_pool
+        out = np.full((b, 1 + 2 * K), np.nan)
+        Rs = sums[:, sp_:sp_ + K * S].reshape(b, K, S)
+        out[:, 1:1 + K] = finalize(Rs, self.layout, **self.fin)
+        if self.D is not None:
+            P = sums[:, :sp_]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[:, 0] = self.pool.estimate(P)[0]
+                Ds = sums[:, sp_ + K * S:].reshape(b, K, sp_)
+                minus = (P[:, None, :] - Ds).reshape(b * K, sp_)
+                out[:, 1 + K:] = self.pool.estimate(minus)[0].reshape(b, K)
+        nanv = np.full(b, np.nan)
+        return out, nanv, nanv
+
+    def from_weights(self, W: np.ndarray, unit_stats: Any) -> np.ndarray:
+        sums = (unit_stats.T @ W.T).T if sp.issparse(unit_stats) else W @ unit_stats
+        return self.estimate(np.asarray(sums))[0]
+
+
+@dataclasses.dataclass
+class _Setup:
+    prep: Prepared
+    K: int
+    L: int
+    rpos: np.ndarray
+    lvl: str
+    s_level: str
+    pool_spec: _core._Spec
+    spec: _RaterSpec
+    R: sp.csr_matrix
+    layout: dict[str, slice]
+    S: int
+    additive: bool
+
+
+def _setup(table: AnnotationTable, names: Sequence[str], score: str, coefficient: str, level: str | None) -> _Setup:
+    """Selection, pool coefficient and the joint statistic (every per-rater number is a function of its sums)."""
+    prep = prepare(table, raters=names, policy="exclude", func=_FUNC)
+    K = len(prep.raters)
+    L = table.n_categories
+    pos_of = np.full(table.n_raters, -1, dtype=np.int64)
+    pos_of[prep.rater_ids] = np.arange(K)
+    rpos = pos_of[prep.rater]
+    lvl = _level(level, prep, _FUNC)
+    s_level = lvl if score == "alpha" else "nominal"
+    cvals = prep.cat_values.astype(float)
+    pool_spec = _make_spec(coefficient, prep, level=lvl)
+    R, layout, S = _pair_rows(prep, rpos, K, score, s_level, L, cvals)
+    additive = _additive(pool_spec)
+    D = _without_rows(prep, rpos, K, coefficient, lvl, None) if additive else None
+    fin = dict(score=score, level=s_level, n_categories=L, category_values=cvals)
+    spec = _RaterSpec(prep, pool_spec, R, D, K, layout, S, fin)
+    return _Setup(prep=prep, K=K, L=L, rpos=rpos, lvl=lvl, s_level=s_level, pool_spec=pool_spec, spec=spec, R=R,
+                  layout=layout, S=S, additive=additive)
+
+
+# ----------------------------------------------------------------------------- the rule
+def _rule_text(margin: float, significance_level: float, min_items: int) -> str:
+    return (f"A rater is flagged when the one-sided bootstrap test of S(k; pool) - median of the other raters' "
+            f"S >= -{margin:g} rejects at family-wise level {significance_level:g} (Holm over the evaluated "
+            f"raters): the upper confidence bound of the gap lies below -{margin:g}. Raters with fewer than "
+            f"{min_items} shared items are reported, not tested. Nominal rate: a rater whose gap is at least "
+            f"-{margin:g} is flagged with probability <= {significance_level:g} in all (bootstrap approximation).")
+
+
+def _competence(prep: Prepared, rpos: np.ndarray, K: int, L: int, rng: np.random.Generator
+                ) -> tuple[np.ndarray, np.ndarray, str]:
+    """Dawid-Skene accuracy and MACE competence of each rater (nan when not estimable)."""
+    ds = np.full(K, np.nan)
+    mc = np.full(K, np.nan)
+    sub = prep.code < L
+    if L < 2 or not np.any(sub):
+        return ds, mc, "competence not estimated: fewer than two categories"
+    item, w, y = prep.item[sub], rpos[sub], prep.code[sub]
+    f = dawid_skene_arrays(item, w, y, n_items=prep.n_items, n_workers=K, n_classes=L)
+    err, prior = f["errors"], f["priors"]
+    ds = np.einsum("c,kcc->k", prior, err)
+    g = mace_arrays(item, w, y, n_items=prep.n_items, n_workers=K, n_classes=L, rng=rng)
+    mc = 1.0 - g["spamming"]
+    has = np.bincount(w, minlength=K) > 0
+    ds[~has] = np.nan
+    mc[~has] = np.nan
+    notes = []
+    if not f["converged"]:
+        notes.append(f"Dawid-Skene stopped after {f['n_iter']} iterations without converging")
+    if not g["converged"]:
+        notes.append(f"MACE stopped after {g['n_iter']} iterations without converging")
+    return ds, mc, "; ".join(notes)
+
+
+def _check_margin(margin: Any) -> float:
+    if isinstance(margin, bool) or not isinstance(margin, (int, float, np.integer, np.floating)) \
+            or not (0.0 <= float(margin) < 1.0):
+        raise InvalidParameterError(
+            f"The 'margin' parameter of {_FUNC} must be a float in [0, 1). Got {margin!r} instead.")
+    return float(margin)
+
+
+def rater_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = None, score: str = "agreement",
+                      coefficient: str = "krippendorff_alpha", level: str | None = None, margin: float = 0.05,
+                      significance_level: float = 0.05, min_items: int = 10, confidence_level: float = 0.95,
+                      n_resamples: int = 2000, competence: bool = True,
+                      rng: int | np.random.Generator | None = None) -> RaterDiagnosticsResult:
+    r"""Each rater against the rest of the pool: agreement, effect on the pool, competence, outlier flag.
+
+    For every rater :math:`k` of the pool (the humans by default):
+
+    * :math:`S(k; P_k)`: the rater's agreement with the other raters, on the pair list of the
+      leave-one-human-out rule (each item :math:`k` labelled gives one pair per other label on
+      it); ``score`` as in :func:`voirdire.validation.leave_one_out`, so these are exactly the
+      ``S(k;P)`` values the validation compares judges with;
+    * the pool's ``coefficient`` without :math:`k`, and :math:`\Delta_k` = (without :math:`k`) −
+      (with everyone): positive when the pool agrees more without the rater;
+    * labels given, items shared with the pool, partners;
+    * competence from the latent-class models: Dawid-Skene accuracy
+      :math:`\sum_c \pi_c \theta_{k,cc}` and MACE's :math:`1 - s_k`.
+
+    **Outlier rule.** With :math:`\tilde S_{-k}` the median of :math:`S(j; P_j)` over the other
+    evaluated raters, the gap :math:`g_k = S(k; P_k) - \tilde S_{-k}` is tested against
+    :math:`H_0: g_k \ge -m` (``margin``) with the bootstrap p-value
+    :math:`p_k = (1 + \#\{b: g_k^{*b} \ge -m\}) / (1 + B)`, and Holm's step-down procedure at
+    ``significance_level`` over the evaluated raters decides which are flagged. Equivalently,
+    the upper confidence bound of the gap lies below :math:`-m`. A rater whose gap is at least
+    :math:`-m` is flagged with probability at most ``significance_level`` (family-wise, to
+    the bootstrap's approximation). The median is robust to the outlier itself; at least three
+    evaluated raters are needed (with two, low agreement cannot say which rater is off).
+
+    Parameters
+    ----------
+    table : AnnotationTable
+        The labels.
+    raters : sequence of str, optional
+        The pool (default: the humans of the table; judges never join it unless named here).
+    score : {"agreement", "alpha", "kappa", "ac1"}, default "agreement"
+        The leave-one-out score S (the validation's default is observed agreement).
+    coefficient : str, default "krippendorff_alpha"
+        The pool coefficient recomputed without each rater; one of :data:`POOL_COEFFICIENTS`.
+    level : str, optional
+        Level of measurement of the pool coefficient and of ``score="alpha"`` (default: the
+        table's scale).
+    margin : float in [0, 1), default 0.05
+        Smallest shortfall below the others' median worth flagging, in units of S.
+    significance_level : float in (0, 1), default 0.05
+        Family-wise error rate of the flags (Holm).
+    min_items : int >= 1, default 10
+        Raters with fewer items shared with the pool are reported but not tested.
+    confidence_level : float in (0, 1), default 0.95
+        Level of the percentile intervals.
+    n_resamples : int >= 0, default 2000
+        Bootstrap resamples of items (clusters when the table has them); 0 skips intervals
+        and flags.
+    competence : bool, default True
+        Fit Dawid-Skene and MACE (nominal latent classes over the substantive categories).
+    rng : int, Generator or None
+        Randomness of the bootstrap and of MACE's restarts.
+
+    Returns
+    -------
+    RaterDiagnosticsResult
+
+    Raises
+    ------
+    InvalidParameterError
+        Bad parameters, an unknown rater, fewer than two raters in the pool, or a coefficient
+        that cannot be recomputed without a rater.
+
+    Notes
+    -----
+    *A rater who disagrees may be the only one who is right.* The flag says the rater's labels
+    differ from the pool's majority view by more than the margin, not that they are wrong:
+    read the contested items (:func:`item_diagnostics`) before retraining, re-weighting or
+    dropping anyone, and never drop silently. Raters that cannot be evaluated (no overlap,
+    fewer than ``min_items`` items, undefined S) carry the reason in ``reason``; a
+    coefficient left undefined without a rater (a pool of two) gives ``nan``.
+
+    The per-rater numbers are exact: ``s`` equals the validation kernel's ``S(k;P)`` and
+    ``pool_without`` equals the coefficient recomputed from scratch without the rater (tests
+    check both to 1e-12). Ordinal alpha's mid-ranks depend on every label, so without-k
+    intervals are not computed for it (the point values are exact).
+
+    Examples
+    --------
+    >>> from voirdire.datasets import load_hanna
+    >>> t = load_hanna(criterion="Coherence")
+    >>> d = rater_diagnostics(t, n_resamples=200, competence=False, rng=0)
+    >>> len(d.raters), bool(d.flagged.any())
+    (3, False)
+    """
+    if not isinstance(table, AnnotationTable):
+        raise InvalidParameterError(
+            f"The 'table' parameter of {_FUNC} must be an AnnotationTable (see voirdire.data.read_annotations). "
+            f"Got {type(table).__name__} instead.")
+    if score not in SCORES:
+        raise InvalidParameterError(
+            f"The 'score' parameter of {_FUNC} must be one of {list(SCORES)}. Got {score!r} instead.")
+    if coefficient not in POOL_COEFFICIENTS:
+        raise InvalidParameterError(
+            f"The 'coefficient' parameter of {_FUNC} must be one of {list(POOL_COEFFICIENTS)} (a coefficient "
+            f"defined for any number of raters). Got {coefficient!r} instead.")
+    margin = _check_margin(margin)
+    significance_level = check_probability(significance_level, "significance_level", _FUNC)
+    min_items = check_positive_int(min_items, "min_items", _FUNC)
+    confidence_level = check_confidence_level(confidence_level, _FUNC)
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0 \
+            or 0 < n_resamples < 20:
+        raise InvalidParameterError(
+            f"The 'n_resamples' parameter of {_FUNC} must be 0 or an integer >= 20. Got {n_resamples!r} instead.")
+    gen = as_generator(rng)
+    names = list(table.humans) if raters is None else ([raters] if isinstance(raters, str) else list(raters))
+    if len(names) < 2:
+        raise InvalidParameterError(
+            f"{_FUNC} needs a pool of at least two raters; {table.source} has {len(names)} "
+            f"({names}). Name them with raters=[...] (judges are left out by default).")
+    st = _setup(table, names, score, coefficient, level)
+    prep, K, L, rpos, lvl, pool_spec, spec, R, layout, S = (st.prep, st.K, st.L, st.rpos, st.lvl, st.pool_spec,
+                                                             st.spec, st.R, st.layout, st.S)
+    s_level, coef_level, additive = st.s_level, pool_spec.level, st.additive
+
+    # counts: labels, overlap, partners
+    n_labels = np.bincount(rpos, minlength=K).astype(np.int64)
+    shared = prep.r[prep.item] >= 2
+    n_items = np.bincount(rpos[shared], minlength=K).astype(np.int64)
+    inc = sp.csr_matrix((np.ones(prep.item.size), (rpos, prep.item)), shape=(K, prep.n_items))
+    inc.data[:] = 1.0
+    co = (inc @ inc.T).toarray()
+    n_partners = (co > 0).sum(axis=1) - (np.diag(co) > 0)
+
+    point = spec.estimate(spec.totals().reshape(1, -1))[0][0]
+    s = point[1:1 + K]
+    n_pairs = np.rint(np.asarray(R.sum(axis=0)).ravel().reshape(K, S)[:, layout["n_pairs"].start]).astype(np.int64)
+    if additive:
+        pool_without = point[1 + K:]
+    else:
+        pool_without = np.full(K, np.nan)
+        for k in range(K):
+            others = [nm for j, nm in enumerate(prep.raters) if j != k]
+            pk = prepare(table, raters=others, policy="exclude", func=_FUNC)
+            sk = _make_spec(coefficient, pk, level=lvl)
+            pool_without[k] = float(sk.estimate(sk.totals().reshape(1, -1))[0][0])
+    pool_est = float(pool_spec.estimate(pool_spec.totals().reshape(1, -1))[0][0])
+    delta = pool_without - pool_est
+
+    mask = (prep.r >= 2) | pool_spec.unit_mask()
+    unit, n_units, unit_kind = _core._units(prep, mask)
+    B = n_resamples
+    boots = np.full((B, 1 + 2 * K), np.nan)
+    if B and n_units >= 2:
+        st = _core._aggregate(spec.stats(), unit, n_units)
+        boots = _core.bootstrap([spec], [st], unit, n_units, B, gen)[0]
+    lo_q, hi_q = (1 - confidence_level) / 2, (1 + confidence_level) / 2
+
+    def _ci(x: np.ndarray, est: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        low = np.full(est.shape, np.nan)
+        high = np.full(est.shape, np.nan)
+        fin = np.isfinite(x)
+        full = fin.all(axis=0) & np.isfinite(est)
+        if x.shape[0] >= 2 and full.any():
+            low[full], high[full] = np.quantile(x[:, full], [lo_q, hi_q], axis=0)
+        for k in np.flatnonzero(~full & np.isfinite(est)):
+            col = x[fin[:, k], k]
+            if col.size >= 2:
+                low[k], high[k] = np.quantile(col, [lo_q, hi_q])
+        return low, high
+
+    s_low, s_high = _ci(boots[:, 1:1 + K], s)
+    if additive:
+        p_low, p_high = _ci(boots[:, :1], np.array([pool_est]))
+        pool_ci = ConfidenceInterval(low=float(p_low[0]), high=float(p_high[0]), confidence_level=confidence_level,
+                                     method="percentile bootstrap")
+        pw_low, pw_high = _ci(boots[:, 1 + K:], pool_without)
+        d_low, d_high = _ci(boots[:, 1 + K:] - boots[:, :1], delta)
+    else:  # ordinal alpha: its own bootstrap (mid-ranks per resample); no without-k intervals
+        pool_ci = _core.run([pool_spec], prep, _core.Options(confidence_level=confidence_level, n_resamples=B,
+                                                             rng=gen, on_undefined="nan"), func=coefficient)[0].ci
+        pw_low = pw_high = d_low = d_high = np.full(K, np.nan)
+
+    # who can be evaluated
+    reasons: list[str | None] = []
+    evaluated = np.zeros(K, dtype=bool)
+    for k in range(K):
+        if n_labels[k] == 0:
+            reasons.append("gave no label (abstentions only, or not in the table's labels)")
+        elif n_items[k] == 0:
+            reasons.append("shares no item with another rater: no agreement can be measured")
+        elif n_items[k] < min_items:
+            reasons.append(f"only {int(n_items[k])} item(s) shared with the pool < min_items={min_items}: "
+                           f"reported, not tested")
+        elif not math.isfinite(s[k]):
+            reasons.append(f"S(k; pool) ({score}) is undefined: the pairs show no variation")
+        else:
+            reasons.append(None)
+            evaluated[k] = True
+    typical = np.full(K, np.nan)
+    gap = np.full(K, np.nan)
+    pval = np.full(K, np.nan)
+    flagged = np.zeros(K, dtype=bool)
+    ev = np.flatnonzero(evaluated)
+    note = ""
+    if ev.size >= 3:
+        for k in ev:
+            others = ev[ev != k]
+            typical[k] = float(np.median(s[others]))
+            gap[k] = s[k] - typical[k]
+            if B:
+                Sb = boots[:, 1 + others]
+                with np.errstate(invalid="ignore"):
+                    ok = np.isfinite(Sb).all(axis=1) & np.isfinite(boots[:, 1 + k])
+                gb = boots[ok, 1 + k] - np.median(Sb[ok], axis=1)
+                if gb.size:
+                    pval[k] = (1.0 + np.count_nonzero(gb >= -margin - 1e-12)) / (1.0 + gb.size)
+        if B:
+            flagged[ev] = _rejected_flags(pval[ev], significance_level, "holm")
+    else:
+        note = (f"only {ev.size} rater(s) can be evaluated: with fewer than three there is no typical value to fall "
+                f"below (with two raters, low agreement cannot say which one is off); no rater is flagged")
+        for k in ev:
+            reasons[k] = "not tested: " + note.split(": ", 1)[1].split("; no rater")[0]
+    if not B:
+        note = "n_resamples=0: no intervals and no flags"
+    srt = np.sort(np.where(np.isnan(pval[ev]), np.inf, pval[ev])) if ev.size else np.array([])
+    for k in np.flatnonzero(flagged):
+        rank = int(np.searchsorted(srt, pval[k], side="left"))
+        thr = significance_level / (ev.size - rank)
+        reasons[k] = (f"S(k; pool) = {s[k]:.3f} [{s_low[k]:.3f}, {s_high[k]:.3f}] lies {typical[k] - s[k]:.3f} below "
+                      f"the median of the other raters ({typical[k]:.3f}), more than the margin {margin:g}: bootstrap "
+                      f"p = {pval[k]:.2g} <= Holm threshold {thr:.2g}"
+                      + (f"; the pool's {coefficient} goes from {pool_est:.3f} to {pool_without[k]:.3f} without "
+                         f"this rater" if math.isfinite(pool_without[k]) and math.isfinite(pool_est) else ""))
+    ds_acc = np.full(K, np.nan)
+    mace = np.full(K, np.nan)
+    if competence:
+        ds_acc, mace, cnote = _competence(prep, rpos, K, L, gen)
+        if cnote:
+            note = (note + "; " if note else "") + cnote
+    for k in range(K):
+        if not math.isfinite(pool_without[k]) and reasons[k] is None and math.isfinite(pool_est):
+            pass  # the rater is evaluated; only the pool coefficient without it is undefined
+    if not math.isfinite(pool_est):
+        note = (note + "; " if note else "") + f"the pool's {coefficient} is undefined on these labels"
+    elif not np.all(np.isfinite(pool_without)):
+        bad = [prep.raters[k] for k in range(K) if not math.isfinite(pool_without[k])]
+        note = (note + "; " if note else "") + (
+            f"the pool's {coefficient} is undefined without {bad} (the rest of the pool has no item with two "
+            f"labels, or no variation)")
+    return RaterDiagnosticsResult(
+        raters=tuple(prep.raters), score=score, level=s_level, coefficient=coefficient, coefficient_level=coef_level,
+        pool=pool_ci, pool_estimate=pool_est, n_labels=n_labels, n_items=n_items,
+        n_partners=n_partners.astype(np.int64), n_pairs=n_pairs, s=s, s_low=s_low, s_high=s_high,
+        typical=typical, gap=gap, p_value=pval, pool_without=pool_without, pool_without_low=pw_low,
+        pool_without_high=pw_high, delta=delta, delta_low=d_low, delta_high=d_high, ds_accuracy=ds_acc,
+        mace_competence=mace, evaluated=evaluated, flagged=flagged, reason=tuple(reasons), margin=margin,
+        significance_level=significance_level, min_items=min_items,
+        rule=_rule_text(margin, significance_level, min_items), note=note, confidence_level=confidence_level,
+        n_resamples=B, resampling_unit=unit_kind, n_units=n_units, n_items_total=prep.n_items,
+    )
