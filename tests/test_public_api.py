@@ -29,7 +29,7 @@ from voirdire.exceptions import SmallSampleWarning
 
 PACKAGES = ["voirdire", "voirdire.data", "voirdire.agreement", "voirdire.validation", "voirdire.design",
             "voirdire.simulate", "voirdire.estimation", "voirdire.pairwise", "voirdire.report",
-            "voirdire.datasets", "voirdire.exceptions"]
+            "voirdire.datasets", "voirdire.exceptions", "voirdire.diagnostics"]
 
 
 def _exports() -> list[tuple[str, str]]:

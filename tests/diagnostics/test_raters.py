@@ -237,3 +237,12 @@ def test_planted_biased_annotator_flagged():
     hit, good, _ = _flag_rates("biased", 200, [(500, 8, 0.3)], seed=23)
     assert hit >= 0.80
     assert good <= 0.05
+
+
+def test_results_are_strict_json():
+    import json
+
+    from voirdire.diagnostics import item_diagnostics
+    t = _sparse_table(np.random.default_rng(9))
+    for res in (rater_diagnostics(t, n_resamples=50, rng=0), item_diagnostics(t)):
+        json.loads(json.dumps(res.to_dict(), allow_nan=False))

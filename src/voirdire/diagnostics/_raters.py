@@ -587,15 +587,15 @@ def rater_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = 
     ev = np.flatnonzero(evaluated)
     note = ""
     if ev.size >= 3:
-        for k in ev:
+        for k in ev.tolist():
             others = ev[ev != k]
             typical[k] = float(np.median(s[others]))
             gap[k] = s[k] - typical[k]
             if B:
+                # resamples in which k's S is defined; the others' median over those defined in the resample
                 Sb = boots[:, 1 + others]
-                with np.errstate(invalid="ignore"):
-                    ok = np.isfinite(Sb).all(axis=1) & np.isfinite(boots[:, 1 + k])
-                gb = boots[ok, 1 + k] - np.median(Sb[ok], axis=1)
+                ok = np.isfinite(boots[:, 1 + k]) & np.isfinite(Sb).any(axis=1)
+                gb = boots[ok, 1 + k] - np.nanmedian(Sb[ok], axis=1)
                 if gb.size:
                     pval[k] = (1.0 + np.count_nonzero(gb >= -margin - 1e-12)) / (1.0 + gb.size)
         if B:
@@ -603,12 +603,12 @@ def rater_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = 
     else:
         note = (f"only {ev.size} rater(s) can be evaluated: with fewer than three there is no typical value to fall "
                 f"below (with two raters, low agreement cannot say which one is off); no rater is flagged")
-        for k in ev:
+        for k in ev.tolist():
             reasons[k] = "not tested: " + note.split(": ", 1)[1].split("; no rater")[0]
     if not B:
         note = "n_resamples=0: no intervals and no flags"
     srt = np.sort(np.where(np.isnan(pval[ev]), np.inf, pval[ev])) if ev.size else np.array([])
-    for k in np.flatnonzero(flagged):
+    for k in np.flatnonzero(flagged).tolist():
         rank = int(np.searchsorted(srt, pval[k], side="left"))
         thr = significance_level / (ev.size - rank)
         reasons[k] = (f"S(k; pool) = {s[k]:.3f} [{s_low[k]:.3f}, {s_high[k]:.3f}] lies {typical[k] - s[k]:.3f} below "
