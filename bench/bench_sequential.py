@@ -35,7 +35,8 @@ from voirdire.simulate import simulate_annotations
 from voirdire.validation import sequential_operating_characteristics, validate_sequential
 
 HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent / "shared" / "data" / "alttest"
+DATA = next((p / "shared" / "data" / "alttest" for p in HERE.parents if (p / "shared" / "data" / "alttest").exists()),
+            Path("/work/shared/data/alttest"))
 
 
 def type_one(n_streams: int, max_items: int) -> list[str]:
@@ -82,7 +83,8 @@ def stopping(table, judge: str, reps: int, eps: float = 0.05, round_size: int = 
     for _ in range(reps):
         pos = rng.permutation(table.n_items)
         rounds = pos[codes] // round_size
-        r = validate_sequential(table, judge, rounds=rounds, method="loo", epsilon=eps, rng=rng)
+        r = validate_sequential(table, judge, rounds=rounds, method="loo", epsilon=eps, rng=rng,
+                                stop_when_decided=True)
         decs.append(r.decision)
         if r.decided_at is not None:
             i = r.looks.index(r.decided_at)

@@ -105,6 +105,13 @@ def test_decisions_are_sticky_and_forecast_given() -> None:
         assert r.items_at_decision == int(r.n_items[i].sum())
     open_looks = [i for i, d in enumerate(r.decisions) if d == "continue" and r.n_compared[i] >= 2]
     assert open_looks and all(r.more_items[i] >= 0 for i in open_looks)
+    # stopping at the decision gives the same run up to it, and nothing after
+    short = validate_sequential(t, t.judges[0], rounds=rounds, method="loo", stop_when_decided=True)
+    assert short.decision == r.decision and short.decided_at == r.decided_at
+    n = len(short.looks)
+    assert short.looks == r.looks[:n] and (r.decided_at is None or short.looks[-1] == r.decided_at)
+    np.testing.assert_array_equal(short.e_win, r.e_win[:n])
+    assert short.decisions == r.decisions[:n]
 
 
 def test_timestamps_as_rounds() -> None:

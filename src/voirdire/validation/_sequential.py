@@ -184,6 +184,7 @@ def _comparisons(table: AnnotationTable, jidx: np.ndarray, hidx: np.ndarray, met
 def validate_sequential(table: Any, judge: str, *, rounds: Any, method: Literal["alt-test", "loo"] = "alt-test",
                         epsilon: float | None = None, q: float = 0.05, threshold: float = 0.5,
                         scoring: Literal["accuracy", "neg_rmse"] = "accuracy", confidence_level: float = 0.95,
+                        stop_when_decided: bool = False,
                         rng: int | np.random.Generator | None = 0) -> SequentialResult:
     r"""Anytime-valid validation of a judge, looked at after every round of labels.
 
@@ -223,6 +224,9 @@ def validate_sequential(table: Any, judge: str, *, rounds: Any, method: Literal[
         Alt-test scoring (as :func:`alt_test`).
     confidence_level : float, default 0.95
         Level of each human's confidence sequence (not corrected across humans).
+    stop_when_decided : bool, default False
+        Stop at the first look with a decision (the result then ends there), as a user who stops
+        labelling would; saves the work of the later looks.
     rng : int, Generator or None, default 0
         Order of the items that enter in the same round (shuffled, so that the file's order cannot
         matter).
@@ -305,6 +309,10 @@ def validate_sequential(table: Any, judge: str, *, rounds: Any, method: Literal[
             nums[k].append(num[rows, k])
             dens[k].append(den[rows, k])
             ends[r, k] = (ends[r - 1, k] if r else 0) + rows.size
+        if stop_when_decided and _decided_now(nums, dens, ends[r], m, win_dir, q, threshold):
+            look_names = look_names[:r + 1]
+            ends = ends[:r + 1]
+            break
 
     L = len(look_names)
     est = np.full((L, K), np.nan)
@@ -328,7 +336,7 @@ def validate_sequential(table: Any, judge: str, *, rounds: Any, method: Literal[
             with np.errstate(invalid="ignore", divide="ignore"):
                 est[:, k] = np.where(at > 0, cs[pos] / cd[pos], np.nan)
             lo[:, k], hi[:, k] = confidence_sequence(nk, dk, at, significance_level=1 - confidence_level)
-    # e-values are running maxima? No: an e-process is read as is (Ville covers the supremum).
+    # an e-process is read as it stands at each look (Ville's inequality covers its supremum)
     e_win = np.minimum(np.exp(np.minimum(lew, 690.0)), _E_MAX)
     e_loss = np.minimum(np.exp(np.minimum(lel, 690.0)), _E_MAX)
 
@@ -360,14 +368,7 @@ def validate_sequential(table: Any, judge: str, *, rounds: Any, method: Literal[
                            f"at least two are needed")
             more_dir.append("")
             continue
-        need = max(1, math.ceil(threshold * kc - 1e-12))
-        w = np.zeros(K, dtype=bool)
-        los = np.zeros(K, dtype=bool)
-        w[comp] = e_bh(e_win[r, comp], q)
-        los[comp] = e_bh(e_loss[r, comp], q)
-        both = w & los
-        w &= ~both
-        los &= ~both
+        need, w, los = _look_decision(e_win[r], e_loss[r], comp, q, threshold)
         status[r, w] = "win"
         status[r, los] = "loss"
         n_win[r], n_loss[r] = int(w.sum()), int(los.sum())
@@ -410,6 +411,37 @@ def validate_sequential(table: Any, judge: str, *, rounds: Any, method: Literal[
         decisions=tuple(decisions), reasons=tuple(reasons), more_items=more, more_direction=tuple(more_dir),
         decision=decided or "continue", decided_at=decided_at, items_at_decision=items_at,
     )
+
+
+def _look_decision(e_win: np.ndarray, e_loss: np.ndarray, comp: np.ndarray, q: float,
+                   threshold: float) -> tuple[int, np.ndarray, np.ndarray]:
+    """Wins needed, and the humans won and lost against (e-BH over the compared humans) at one look."""
+    kc = int(comp.sum())
+    need = max(1, math.ceil(threshold * kc - 1e-12))
+    w = np.zeros(comp.size, dtype=bool)
+    los = np.zeros(comp.size, dtype=bool)
+    w[comp] = e_bh(e_win[comp], q)
+    los[comp] = e_bh(e_loss[comp], q)
+    both = w & los
+    return need, w & ~both, los & ~both
+
+
+def _decided_now(nums: list[list[np.ndarray]], dens: list[list[np.ndarray]], ends: np.ndarray, m: float,
+                 win_dir: int, q: float, threshold: float) -> bool:
+    """Whether the rule decides at this look (the same rule as the full pass, on the streams so far)."""
+    comp = ends > 0
+    kc = int(comp.sum())
+    if kc < 2:
+        return False
+    ew = np.ones(ends.size)
+    el = np.ones(ends.size)
+    for k in np.flatnonzero(comp):
+        up, down = log_wealth(np.concatenate(nums[k]), np.concatenate(dens[k]), m)
+        win, loss = (up, down) if win_dir > 0 else (down, up)
+        ew[k] = math.exp(min(float(win[0, -1]), 690.0))
+        el[k] = math.exp(min(float(loss[0, -1]), 690.0))
+    need, w, los = _look_decision(ew, el, comp, q, threshold)
+    return int(w.sum()) >= need or int(los.sum()) > kc - need
 
 
 def _more_items(streams: Sequence[tuple[np.ndarray, np.ndarray]], ends: np.ndarray, open_: np.ndarray,
