@@ -3,9 +3,10 @@
 from ._pairwise import PairwiseTable, read_pairwise
 from ._pairwise_sets import PAIRWISE_SETS, pairwise_set_frame, read_pairwise_set
 from ._readers import read_annotations, read_long_frame
+from ._rounds import read_rounds
 from ._scale import LEVELS, Scale
 from ._table import HUMAN, JUDGE, AnnotationTable, TableSummary
 
 __all__ = ["AnnotationTable", "Scale", "TableSummary", "read_annotations", "read_long_frame",
            "LEVELS", "HUMAN", "JUDGE", "PairwiseTable", "read_pairwise",
-           "PAIRWISE_SETS", "pairwise_set_frame", "read_pairwise_set"]
+           "PAIRWISE_SETS", "pairwise_set_frame", "read_pairwise_set", "read_rounds"]

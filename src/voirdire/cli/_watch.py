@@ -1,0 +1,156 @@
+"""The `voirdire watch` command (registered on import): anytime-valid validation, look by look."""
+
+from __future__ import annotations
+
+import math
+import time
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from ._app import (
+    Duplicates, Level, Missing, app, console, duplicates_option, emit_json, err_console, fail, handle_errors,
+    load_table, missing_option, role_option,
+)
+from ._console import styled
+
+
+class SeqMethod(str, Enum):
+    alt_test = "alt-test"
+    loo = "loo"
+
+
+class WatchFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+def run_sequential(file: Path, *, judges: list[str], round_column: str, method: str, epsilon: float | None,
+                   q: float, seed: int, read: dict[str, Any]) -> list[Any]:
+    """Read the file and its rounds, and run the sequential rule for every judge (shared by validate)."""
+    from ..data import read_rounds
+    from ..validation import validate_sequential
+
+    if file.is_dir():
+        fail(f"{file}: sequential validation needs a long file with a round column (--round-column), not an "
+             f"AltTest directory.")
+    table = load_table(file, judges=judges, **read)
+    rounds = read_rounds(file, column=round_column, item=read.get("item", "item"), rater=read.get("rater", "rater"))
+    dup = read.get("duplicates", "error")
+    dup = dup.value if isinstance(dup, Enum) else dup
+    if dup in ("first", "last"):
+        rounds = rounds.assign(_k=rounds["item"].astype(str).str.strip() + "\x00" + rounds["rater"].astype(str).str.strip())
+        rounds = rounds.drop_duplicates("_k", keep=dup).drop(columns="_k")
+    names = list(dict.fromkeys(judges)) if judges else list(table.judges)
+    if not names:
+        fail(f"{file}: no judge to validate; name it with --judge.")
+    return [validate_sequential(table, j, rounds=rounds, method=method, epsilon=epsilon, q=q,  # type: ignore[arg-type]
+                                rng=seed) for j in names]
+
+
+def render_sequential(results: list[Any], *, since: int = 0) -> None:
+    """Terminal view: one table of looks per judge (from look ``since`` on), then the verdict line."""
+    from rich import box
+    from rich.table import Table
+
+    from ..report._format import fmt_int, fmt_num
+
+    for r in results:
+        t = Table(title=f"{r.judge}: sequential {r.method} (epsilon {r.epsilon:g}, e-BH q {r.q:g})",
+                  title_justify="left", box=box.SIMPLE_HEAD)
+        for c in ("look", "humans", "wins", "losses", "decision", "more per human"):
+            t.add_column(c, justify="left" if c in ("look", "decision") else "right", no_wrap=True)
+        for i in range(since, len(r.looks)):
+            more = r.more_items[i]
+            mtxt = "" if not math.isfinite(more) else f"{fmt_int(more)} ({r.more_direction[i]})"
+            if r.decisions[i] == "continue" and r.n_compared[i] >= 2 and not math.isfinite(more):
+                mtxt = "none expected"
+            t.add_row(r.looks[i], fmt_int(r.n_compared[i]), fmt_int(r.n_win[i]), fmt_int(r.n_loss[i]),
+                      r.decisions[i], mtxt)
+        console.print(t)
+        at = r.looks.index(r.decided_at) if r.decided_at is not None else len(r.looks) - 1
+        h = Table(box=box.SIMPLE_HEAD, title=f"per human at look {r.looks[at]}"
+                  + (" (the decision)" if r.decided_at is not None else ""), title_justify="left")
+        for c in ("human", "n", "estimate", "95% CS", "e win", "e loss", "status"):
+            h.add_column(c, justify="left" if c in ("human", "status") else "right",
+                         no_wrap=c != "human", overflow="fold", min_width=len(c))
+        for k, name in enumerate(r.humans):
+            h.add_row(name, fmt_int(r.n_items[at, k]), fmt_num(r.estimate[at, k]),
+                      f"[{fmt_num(r.ci_low[at, k])}, {fmt_num(r.ci_high[at, k])}]", fmt_num(r.e_win[at, k], 2),
+                      fmt_num(r.e_loss[at, k], 2), str(r.status[at, k]))
+        console.print(h)
+        colour = {"accept": "green", "reject": "red"}.get(r.decision, "yellow")
+        console.print(styled((r.decision.upper(), f"bold {colour}"), f"  {r.judge}: {r.reasons[at]}"
+                             + (f" (look {r.looks[at]})" if r.decided_at is not None else "")),
+                      highlight=False, soft_wrap=True)
+    console.print("Anytime-valid: the decision may be read after every round without inflating its error "
+                  "(betting e-processes, e-BH across humans). 'more per human': expected further comparisons "
+                  "at the current estimates.", style="dim", highlight=False, soft_wrap=True)
+
+
+@app.command("watch")
+@handle_errors
+def watch_command(
+    file: Path = typer.Argument(..., help="Long annotation file with a round (batch or timestamp) column."),
+    judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeatable)."),
+    round_column: str = typer.Option(..., "--round-column", help="Column with each label's round or arrival time."),
+    method: SeqMethod = typer.Option(SeqMethod.alt_test, "--method", help="alt-test or loo."),
+    epsilon: float | None = typer.Option(None, "--epsilon", help="Margin (default 0.2 alt-test, 0.05 loo)."),
+    q: float = typer.Option(0.05, "--q", help="e-BH level across humans."),
+    follow: float | None = typer.Option(None, "--follow", help="Re-read the file every SECONDS while it grows, "
+                                                                "until a decision (Ctrl-C stops)."),
+    max_wait: float | None = typer.Option(None, "--max-wait", help="With --follow: give up after SECONDS."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Order of the items within a round."),
+    output: WatchFormat = typer.Option(WatchFormat.table, "--format", "-f", help="table or json."),
+    scale: Level = typer.Option(None, "--scale", help="Level of measurement of the labels."),
+    categories: list[str] = typer.Option(None, "--categories", help="Categories in order (comma-separated)."),
+    abstain: list[str] = typer.Option(None, "--abstain", help="A label meaning 'cannot assess' (repeatable)."),
+    item: str = typer.Option("item", "--item", help="Item id column."),
+    rater: str = typer.Option("rater", "--rater", help="Rater column."),
+    label: str = typer.Option("label", "--label", help="Label column."),
+    role: str | None = role_option(),
+    duplicates: Duplicates = duplicates_option(),
+    missing: Missing = missing_option(),
+) -> None:
+    """Validate a judge as labels arrive: accept, reject or continue after every round, anytime-valid.
+
+    Looking after every batch does not inflate the error: with a judge exactly on the margin the
+    chance of ever accepting stays below q. Each look also says about how many more comparisons per
+    human would settle the decision at the current estimates.
+    """
+    if not 0 < q < 1:
+        fail(f"--q must be in (0, 1). Got {q:g}.")
+    if follow is not None and not follow > 0:
+        fail(f"--follow must be a positive number of seconds. Got {follow:g}.")
+    read = dict(scale=scale, categories=categories, abstain=abstain, item=item, rater=rater, label=label, role=role,
+                duplicates=duplicates, missing=missing)
+    kw = dict(judges=list(judge or []), round_column=round_column, method=method.value, epsilon=epsilon, q=q,
+              seed=seed, read=read)
+    results = run_sequential(file, **kw)  # type: ignore[arg-type]
+    if output == WatchFormat.json and follow is None:
+        emit_json({"file": str(file), "judges": [r.to_dict() for r in results]})
+        return
+    shown = 0 if output == WatchFormat.table else None
+    if shown is not None:
+        render_sequential(results)
+    if follow is None:
+        return
+    start = time.monotonic()
+    stamp = file.stat().st_mtime_ns
+    while not all(r.decision in ("accept", "reject") for r in results):
+        if max_wait is not None and time.monotonic() - start > max_wait:
+            err_console.print(f"no decision after {max_wait:g} s; stopping (the file can be watched again).",
+                              highlight=False)
+            break
+        time.sleep(follow)
+        now = file.stat().st_mtime_ns
+        if now == stamp:
+            continue
+        stamp = now
+        results = run_sequential(file, **kw)  # type: ignore[arg-type]
+        if output == WatchFormat.table:
+            render_sequential(results, since=max(0, len(results[0].looks) - 1))
+    if output == WatchFormat.json:
+        emit_json({"file": str(file), "judges": [r.to_dict() for r in results]})

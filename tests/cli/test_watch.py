@@ -1,0 +1,59 @@
+"""`voirdire watch`: the sequential rule on a file with a round column."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from voirdire.cli import app
+from voirdire.data import read_annotations, read_rounds
+from voirdire.datasets import load_hanna
+from voirdire.validation import validate_sequential
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def rounds_file(tmp_path_factory):
+    t = load_hanna(criterion="Coherence")
+    f = t.to_frame()
+    f["round"] = f["item"].astype("category").cat.codes // 150
+    p = tmp_path_factory.mktemp("watch") / "labels.csv"
+    f[["item", "rater", "role", "label", "round"]].to_csv(p, index=False)
+    return p
+
+
+def test_watch_json_equals_library(rounds_file) -> None:
+    r = runner.invoke(app, ["watch", str(rounds_file), "--role", "role", "--judge", "Beluga-13B", "--round-column",
+                            "round", "--method", "loo", "-f", "json"])
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.stdout)["judges"][0]
+    t = read_annotations(rounds_file, role="role")
+    lib = validate_sequential(t, "Beluga-13B", rounds=read_rounds(rounds_file, column="round"), method="loo")
+    assert got["decision"] == lib.decision and got["looks"] == list(lib.looks)
+    np.testing.assert_allclose(np.array(got["e_loss"], dtype=float), lib.e_loss)
+
+
+def test_watch_table_and_follow_gives_up(rounds_file) -> None:
+    r = runner.invoke(app, ["watch", str(rounds_file), "--role", "role", "--judge", "ChatGPT", "--round-column",
+                            "round", "--follow", "0.05", "--max-wait", "0.2"])
+    assert r.exit_code == 0, r.output
+    assert "sequential alt-test" in r.stdout and "Anytime-valid" in r.stdout
+    decided = any(w in r.stdout for w in ("ACCEPT", "REJECT"))
+    assert decided or "no decision after 0.2 s" in r.output
+
+
+def test_watch_bad_input(rounds_file, tmp_path) -> None:
+    r = runner.invoke(app, ["watch", str(rounds_file), "--role", "role", "--round-column", "batch"])
+    assert r.exit_code == 1 and "missing column(s) ['batch']" in r.output and "Traceback" not in r.output
+    r = runner.invoke(app, ["watch", str(rounds_file), "--role", "role", "--round-column", "round", "--q", "2"])
+    assert r.exit_code == 1 and "--q must be in (0, 1)" in r.output
+    r = runner.invoke(app, ["watch", str(rounds_file), "--role", "role", "--round-column", "round", "-j", "nobody"])
+    assert r.exit_code == 1 and "nobody" in r.output
+    bad = tmp_path / "bad.csv"
+    bad.write_text("item,rater,role,label,round\n1,a,human,1,0\n1,b,human,1,\n1,j,judge,1,0\n")
+    r = runner.invoke(app, ["watch", str(bad), "--role", "role", "--round-column", "round"])
+    assert r.exit_code == 1 and "empty round" in r.output and "row 3" in r.output
