@@ -519,7 +519,7 @@ READER_CASES = {
     "blank-item": ("item,rater,label\ni1,a,1\n,b,1\ni2,a,1\n", "x.csv", ["row 3", "column 'item'", "empty item"]),
     "bad-jsonl": ('{"item":"i1","rater":"a","label":1}\n{"item":"i1",rater:"b"}\n', "x.jsonl", ["row 2", "invalid JSON"]),
     "list-jsonl": ("[1,2]\n", "x.jsonl", ["row 1", "JSON object"]),
-    "unknown-ext": ("x", "x.xlsx", ["unknown file type '.xlsx'"]),
+    "unknown-ext": ("x", "x.docx", ["unknown file type '.docx'", "--format-in"]),
     "bad-nested": ('{"a": [1, 2]}', "x.json", ["nested layout"]),
     "bad-json": ('{"a": {"i1": 1,}}', "x.json", ["invalid JSON", "line 1"]),
     "broken-csv": ('a,b,"c\n', "x.csv", ["cannot be parsed as CSV"]),

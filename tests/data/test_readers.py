@@ -180,7 +180,7 @@ def test_bad_jsonl_line(tmp_path):
 
 def test_unknown_extension(tmp_path):
     with pytest.raises(SchemaError, match="unknown file type"):
-        read_annotations(_write(tmp_path, "x", "bad.xlsx"))
+        read_annotations(_write(tmp_path, "x", "bad.docx"))
 
 
 def test_nested_json_error_names_rater_and_item(tmp_path):

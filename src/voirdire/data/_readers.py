@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,19 +14,24 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import SchemaError
+from . import _formats
 from ._scale import Scale
 from ._table import AnnotationTable, DuplicatePolicy, MissingPolicy
 
 __all__ = ["read_annotations", "read_long_frame"]
 
+logger = logging.getLogger(__name__)
+
 _LONG = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
 
 
-def read_long_frame(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, np.ndarray, str]:
+def read_long_frame(path: str | os.PathLike[str], *, kind: str | None = None,
+                    sep: str | None = None) -> tuple[pd.DataFrame, np.ndarray, str]:
     """Read a long table file into a frame of strings plus the file row number of every row.
 
     Row numbers are 1-based line numbers in the file (the CSV header is line 1, so the first
     data row is row 2; a JSONL file's first line is row 1; Parquet rows count from 1).
+    ``kind`` (``"delimited"`` with ``sep``, or ``"jsonl"``) overrides the extension.
     """
     p = Path(path)
     src = str(path)
@@ -35,13 +42,18 @@ def read_long_frame(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, np.ndar
     ext = p.suffix.lower()
     if ext in (".gz", ".bz2", ".xz", ".zst") and len(p.suffixes) > 1:
         ext = p.suffixes[-2].lower()
-    if ext in _LONG:
+    if kind == "jsonl":
+        ext = ".jsonl"
+    if ext in _LONG or kind == "delimited":
+        sep = sep or _LONG.get(ext, ",")
         try:
-            df = pd.read_csv(p, sep=_LONG[ext], dtype=str, keep_default_na=False, skipinitialspace=True)
+            df = pd.read_csv(p, sep=sep, dtype=str, keep_default_na=False, skipinitialspace=True)
         except pd.errors.EmptyDataError:
             raise SchemaError("the file is empty. Expected a header row and one row per label.", source=src) from None
         except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-            raise SchemaError(f"cannot be parsed as {'CSV' if ext == '.csv' else 'TSV'}: {exc}", source=src) from None
+            what = {",": "CSV", "\t": "TSV"}.get(sep, f"{sep!r}-separated text")
+            raise SchemaError(f"cannot be parsed as {what}: {str(exc).strip()[:120]}. If the delimiter is another one, "
+                              f"say so with --format-in csv|tsv.", source=src) from None
         if not isinstance(df.index, pd.RangeIndex):
             # pandas silently turns the first field(s) into the index when the first data row has more
             # fields than the header (a trailing delimiter, an unnamed column): every column would shift.
@@ -70,6 +82,9 @@ def read_long_frame(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, np.ndar
             raise SchemaError("the file holds no records.", source=src)
         return pd.DataFrame.from_records(records), np.asarray(rows), src
     if ext in (".parquet", ".pq"):
+        from .._optional import require
+
+        require("pyarrow", "Reading Parquet")
         try:
             df = pd.read_parquet(p)
         except Exception as exc:  # pyarrow raises several unrelated types
@@ -115,8 +130,18 @@ def read_annotations(
     judge_path: str | os.PathLike[str] | None = None,
     duplicates: DuplicatePolicy = "error",
     missing: MissingPolicy = "error",
+    format: str = "auto",
+    wide: bool | None = None,
+    where: Sequence[str] | dict[str, Any] | None = None,
+    control: str | None = None,
+    question: str | None = None,
 ) -> AnnotationTable:
     """Read annotations from a file into an :class:`AnnotationTable`.
+
+    Besides long tables, the tools' own exports are read and recognised from their content: a wide
+    table (one column per rater), Label Studio JSON and JSON-MIN, Argilla v2 records, Inspect AI
+    logs, promptfoo results, lm-evaluation-harness samples, Excel, crowd-kit's ``task``/``worker``
+    columns, any delimiter, and standard input (``"-"``). See ``voirdire.data.FORMATS``.
 
     Long tables (``.csv``, ``.tsv``, ``.jsonl``, ``.parquet``, or ``.json`` holding a list of
     records) have one row per (item, rater, label). The nested JSON layout
@@ -151,6 +176,20 @@ def read_annotations(
         Policy for a rater labelling an item twice with different labels.
     missing : {"error", "drop"}
         Policy for empty labels (dropped rows are counted in ``table.summary().dropped``).
+    format : str
+        What the file holds (a key of ``voirdire.data.FORMATS``); ``"auto"`` guesses from the
+        extension and the content, and every error then says what the file was taken for.
+    wide : bool, optional
+        Read a wide table (one row per item, one column per rater; ``judges`` names the judge
+        columns). ``None`` detects it: no rater/label columns and every other column looks like
+        a rater's labels.
+    where : sequence of "COLUMN=VALUE", optional
+        Keep only rows where COLUMN equals VALUE (repeat a column to allow several values); the
+        rows left out are counted in ``summary().dropped``.
+    control : str, optional
+        The Label Studio control (``from_name``) to read when a project has several.
+    question : str, optional
+        The Argilla question to read when the records answer several.
 
     Returns
     -------
@@ -168,12 +207,42 @@ def read_annotations(
     >>> t.n_items, len(t.humans), len(t.judges)
     (6336, 3, 5)
     """
-    p = Path(path)
-    src = str(path)
+    opts: dict[str, Any] = dict(item=item, rater=rater, label=label, judges=judges, role=role, scale=scale,
+                                categories=categories, abstain=abstain, cluster=cluster, cluster_sep=cluster_sep,
+                                judge_path=judge_path, duplicates=duplicates, missing=missing, format=format,
+                                wide=wide, where=where, control=control, question=question)
+    if str(path) == "-":
+        with _formats.stdin_file(format) as tmp:
+            return _read(tmp, "<stdin>", **opts)
+    return _read(Path(path), str(path), **opts)
+
+
+def _read(p: Path, src: str, *, item: str, rater: str, label: str, judges: Sequence[str], role: str | None,
+          scale: Any, categories: Any, abstain: Sequence[Any], cluster: str | None, cluster_sep: str | None,
+          judge_path: Any, duplicates: Any, missing: Any, format: str, wide: bool | None, where: Any,
+          control: str | None, question: str | None) -> AnnotationTable:
     if not p.exists():
         raise SchemaError("file not found. Check the path.", source=src)
     common: dict[str, Any] = dict(scale=scale, categories=categories, abstain=abstain,
                                   duplicates=duplicates, missing=missing)
+    prep = _formats.prepare(p, src, format=format, item=item, rater=rater, label=label, role=role, judges=judges,
+                            control=control, question=question, where=where, wide=wide, abstain=abstain,
+                            keep=[cluster] if cluster else [])
+    if prep is not None:
+        try:
+            table = _finish(prep.frame, prep.rows, src, prep.item, prep.rater, prep.label, judges, prep.role,
+                            cluster, cluster_sep, common)
+        except SchemaError as exc:
+            if not prep.guessed:
+                raise
+            raise SchemaError(f"{exc}{prep.hint()}") from None
+        if prep.skipped:
+            table = dataclasses.replace(table, dropped={**prep.skipped, **table.dropped})
+        if prep.taken_for:
+            logger.info("%s: read as %s", src, prep.taken_for)
+        return table
+    if where:
+        raise SchemaError("--where applies to tables and tool exports, not to the nested AltTest layout.", source=src)
     nested: pd.DataFrame | None = None
     if p.is_dir():
         hp, lp = p / "human_annotations.json", p / "llm_annotations.json"
@@ -184,12 +253,8 @@ def read_annotations(
         if lp.exists():
             frames.append(_nested_to_frame(_load_json(lp), str(lp), "judge"))
         nested = pd.concat(frames, ignore_index=True)
-    elif p.suffix.lower() == ".json":
+    else:
         obj = _load_json(p)
-        if isinstance(obj, list):
-            df = pd.DataFrame.from_records(obj)
-            rows: np.ndarray = np.arange(1, len(df) + 1)
-            return _finish(df, rows, src, item, rater, label, judges, role, cluster, cluster_sep, common)
         frames = [_nested_to_frame(obj, src, "human")]
         if judge_path is not None:
             jp = Path(judge_path)
@@ -207,8 +272,7 @@ def read_annotations(
         if both:
             raise SchemaError(f"rater(s) {sorted(both)} appear in both the human and the judge file.", source=src)
         return _finish(nested, rows, src, "item", "rater", "label", judge_names, None, None, cluster_sep, common)
-    df, rows, src = read_long_frame(p)
-    return _finish(df, rows, src, item, rater, label, judges, role, cluster, cluster_sep, common)
+    raise SchemaError("expected the nested layout {rater: {item: label}}.", source=src)  # pragma: no cover
 
 
 def _finish(df: pd.DataFrame, rows: np.ndarray, src: str, item: str, rater: str, label: str,

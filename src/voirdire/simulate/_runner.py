@@ -646,10 +646,9 @@ def run_experiment(
 
 
 def _dask_client(scheduler: Any) -> tuple[Any, bool]:
-    try:
-        from distributed import Client
-    except ImportError as exc:  # pragma: no cover - dask is a runtime dependency
-        raise InvalidParameterError(f"scheduler= needs dask.distributed: {exc}") from None
+    from .._optional import require
+
+    Client = require("distributed", "Running on a Dask scheduler (scheduler=, --scheduler)").Client
     if isinstance(scheduler, Client):
         return scheduler, False
     if isinstance(scheduler, str):

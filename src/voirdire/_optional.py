@@ -1,0 +1,48 @@
+"""Optional dependencies, imported lazily in one place.
+
+``pyarrow`` (Parquet, fast CSV), ``dask[distributed]`` (``simulate --scheduler``), ``openpyxl``
+(Excel) and ``inspect_ai`` (Inspect logs) are extras: ``pip install 'voirdire[parquet,dask,excel,inspect]'``
+or ``voirdire[all]``. Code that can do without one asks :func:`optional_import` and falls back;
+code that cannot calls :func:`require` and the user gets one line naming the install command.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from .exceptions import VoirdireError
+
+__all__ = ["EXTRAS", "MissingExtraError", "optional_import", "require"]
+
+#: module -> the extra that installs it
+EXTRAS = {"pyarrow": "parquet", "distributed": "dask", "dask": "dask", "openpyxl": "excel", "inspect_ai": "inspect"}
+
+
+class MissingExtraError(VoirdireError, ImportError):
+    """An optional dependency is not installed; the message names the ``pip install`` line."""
+
+
+def optional_import(module: str) -> ModuleType | None:
+    """The module, or ``None`` when it (or one of its own dependencies) cannot be imported."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        return None
+
+
+def require(module: str, what: str, extra: str | None = None) -> ModuleType:
+    """Import ``module`` or raise :class:`MissingExtraError` with the ``pip install`` line.
+
+    Examples
+    --------
+    >>> require("json", "Reading JSON").__name__
+    'json'
+    """
+    mod = optional_import(module)
+    if mod is None:
+        extra = extra or EXTRAS.get(module.split(".")[0], "all")
+        raise MissingExtraError(
+            f"{what} needs the optional package '{module.split('.')[0]}'. "
+            f"Install it with: pip install 'voirdire[{extra}]'")
+    return mod

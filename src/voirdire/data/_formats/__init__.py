@@ -1,0 +1,260 @@
+"""Format readers and writers: one module per tool, one dispatch used by ``read_annotations``.
+
+``prepare`` turns any supported input into a long frame (item, rater, label[, role]) plus where
+each row came from, what was skipped, and what the input was taken for. A guessed format is
+named in every error, with the option that says otherwise (``--format-in``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...exceptions import InvalidParameterError, SchemaError
+from ._common import MissingExtraError, ToolFrame, clip, load_json, require_extra
+from .argilla import argilla_frame, argilla_records, is_argilla
+from .inspect_log import inspect_frame, is_inspect_json
+from .label_studio import (
+    is_label_studio, is_label_studio_min, label_studio_frame, label_studio_min_frame, label_studio_tasks,
+)
+from .lm_eval import is_lm_eval, lm_eval_frame
+from .promptfoo import is_promptfoo, promptfoo_frame
+from .tabular import (
+    apply_where, crowdkit_names, looks_wide, parse_where, read_excel, sniff_sep, wide_to_long,
+)
+
+__all__ = ["FORMATS", "Prepared", "prepare", "stdin_file", "MissingExtraError", "require_extra",
+           "label_studio_tasks", "argilla_records", "clip"]
+
+#: ``--format-in`` values and what each reads.
+FORMATS: dict[str, str] = {
+    "auto": "guess from the extension and the content",
+    "long": "a long table (one row per item, rater and label), delimiter sniffed",
+    "wide": "a wide table (one row per item, one column per rater)",
+    "csv": "comma-separated long or wide table",
+    "tsv": "tab-separated long or wide table",
+    "jsonl": "JSON lines, one record per label",
+    "json": "a JSON list of records, one per label",
+    "parquet": "Parquet long table (pip install 'voirdire[parquet]')",
+    "excel": "Excel .xlsx, first sheet (pip install 'voirdire[excel]')",
+    "label-studio": "Label Studio JSON export",
+    "label-studio-min": "Label Studio JSON-MIN export",
+    "argilla": "Argilla v2 records export",
+    "inspect": "Inspect AI eval log (pip install 'voirdire[inspect]')",
+    "promptfoo": "promptfoo results JSON",
+    "lm-eval": "lm-evaluation-harness samples JSONL",
+    "alttest": "nested {rater: {item: label}} JSON (AltTest data sets)",
+}
+
+_SEP_NAME = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
+_TEXT_EXT = {".csv", ".tsv", ".tab", ".txt", ""}
+_STDIN_SUFFIX = {"csv": ".csv", "tsv": ".tsv", "long": ".csv", "wide": ".csv", "jsonl": ".jsonl",
+                 "lm-eval": ".jsonl", "parquet": ".parquet", "excel": ".xlsx", "inspect": ".eval"}
+
+
+@dataclasses.dataclass(slots=True, kw_only=True)
+class Prepared:
+    frame: pd.DataFrame
+    rows: np.ndarray
+    item: str
+    rater: str
+    label: str
+    role: str | None
+    skipped: dict[str, int]
+    taken_for: str | None = None
+    guessed: bool = False
+
+    def hint(self) -> str:
+        if self.taken_for is None or not self.guessed:
+            return ""
+        return f" (read as {self.taken_for}; if it is not, say what it is with --format-in)"
+
+
+def check_format(fmt: str) -> str:
+    if fmt not in FORMATS:
+        raise InvalidParameterError(
+            f"The 'format' parameter of read_annotations must be one of {list(FORMATS)}. Got {clip(fmt)} instead.")
+    return fmt
+
+
+def _ext(p: Path) -> str:
+    ext = p.suffix.lower()
+    if ext in (".gz", ".bz2", ".xz", ".zst") and len(p.suffixes) > 1:
+        ext = p.suffixes[-2].lower()
+    return ext
+
+
+def detect_json(obj: Any) -> str:
+    if is_label_studio(obj):
+        return "label-studio"
+    if is_label_studio_min(obj):
+        return "label-studio-min"
+    if is_argilla(obj):
+        return "argilla"
+    if is_promptfoo(obj):
+        return "promptfoo"
+    if is_inspect_json(obj):
+        return "inspect"
+    if isinstance(obj, list):
+        return "json"
+    return "alttest"
+
+
+@contextlib.contextmanager
+def stdin_file(fmt: str) -> Iterator[Path]:
+    """Standard input copied to a temporary file whose suffix tells the reader what it holds."""
+    data = sys.stdin.buffer.read()
+    if not data.strip():
+        raise SchemaError("standard input is empty.", source="<stdin>")
+    suffix = _STDIN_SUFFIX.get(fmt)
+    if suffix is None:
+        if fmt != "auto":
+            suffix = ".json"
+        else:
+            head = data.lstrip()[:1]
+            if data[:2] == b"PK":
+                raise SchemaError("standard input holds a zip archive (an Excel workbook or an Inspect log?); "
+                                  "say which with --format-in excel|inspect.", source="<stdin>")
+            if head in (b"[", b"{"):
+                lines = [ln for ln in data.splitlines() if ln.strip()]
+                jsonl = head == b"{" and len(lines) > 1 and all(ln.lstrip()[:1] == b"{" for ln in lines[:20])
+                suffix = ".jsonl" if jsonl and lines[0].rstrip().endswith(b"}") else ".json"
+            else:
+                suffix = ".csv"
+    fd, name = tempfile.mkstemp(prefix="voirdire-stdin-", suffix=suffix)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        yield Path(name)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+
+
+def _tool(tf: ToolFrame, guessed: bool) -> Prepared:
+    return Prepared(frame=tf.frame, rows=tf.rows, item="item", rater="rater", label="label", role="role",
+                    skipped=dict(tf.skipped), taken_for=tf.taken_for, guessed=guessed)
+
+
+def prepare(p: Path, src: str, *, format: str = "auto", item: str = "item", rater: str = "rater",
+            label: str = "label", role: str | None = None, judges: Sequence[str] = (),
+            control: str | None = None, question: str | None = None,
+            where: Sequence[str] | dict[str, Any] | None = None, wide: bool | None = None,
+            abstain: Sequence[Any] = (), keep: Sequence[str] = ()) -> Prepared | None:
+    """Read ``p`` into a long frame; ``None`` when it is the nested AltTest layout (read elsewhere)."""
+    from .._readers import read_long_frame
+
+    fmt = check_format(format)
+    conds = parse_where(where)
+    if p.is_dir():
+        if fmt not in ("auto", "alttest"):
+            raise SchemaError(f"is a directory, not a {fmt} file.", source=src)
+        return None
+    ext = _ext(p)
+    guessed = fmt == "auto"
+    if fmt == "wide":
+        wide = True
+    if fmt == "auto":
+        if ext == ".eval":
+            fmt = "inspect"
+        elif ext in (".xlsx", ".xlsm"):
+            fmt = "excel"
+        elif ext == ".json":
+            fmt = "json?"
+        elif ext in (".jsonl", ".ndjson"):
+            fmt = "jsonl"
+        elif ext in (".parquet", ".pq"):
+            fmt = "parquet"
+        elif ext in _TEXT_EXT:
+            fmt = "long"
+        else:
+            raise SchemaError(f"unknown file type {clip(ext, 20)}. Say what it holds with --format-in "
+                              f"({', '.join(k for k in FORMATS if k != 'auto')}).", source=src)
+    if fmt == "inspect":
+        if p.stat().st_size == 0:
+            raise SchemaError("the file is empty.", source=src)
+        return _where(_tool(inspect_frame(p, src, judges=judges), guessed), conds, src)
+    obj: Any = None
+    taken_for: str | None = None
+    if fmt in ("json?", "json", "label-studio", "label-studio-min", "argilla", "promptfoo", "alttest"):
+        if p.stat().st_size == 0:
+            raise SchemaError("the file is empty.", source=src)
+        obj = load_json(p, src)
+        if fmt == "json?":
+            fmt = detect_json(obj)
+        else:
+            guessed = False
+        if fmt == "alttest":
+            return None
+    if fmt == "label-studio":
+        _need_list(obj, src, "a Label Studio JSON export (a list of tasks)")
+        return _where(_tool(label_studio_frame(obj, src, control=control, item=item), guessed), conds, src)
+    if fmt == "label-studio-min":
+        _need_list(obj, src, "a Label Studio JSON-MIN export (a list of records)")
+        return _where(_tool(label_studio_min_frame(obj, src, control=control, item=item), guessed), conds, src)
+    if fmt == "argilla":
+        _need_list(obj, src, "an Argilla records export (a list of records)")
+        return _where(_tool(argilla_frame(obj, src, question=question, item=item), guessed), conds, src)
+    if fmt == "promptfoo":
+        if not is_promptfoo(obj):
+            raise SchemaError("is not a promptfoo results file: expected {\"results\": {\"results\": [...]}}.",
+                              source=src)
+        value = "score" if label == "score" else "pass"
+        return _where(_tool(promptfoo_frame(obj, src, value=value), guessed), conds, src)
+    if fmt == "json":
+        _need_list(obj, src, "a list of records")
+        df = pd.DataFrame.from_records(obj)
+        rows: np.ndarray = np.arange(1, len(df) + 1)
+    elif fmt == "excel":
+        df, rows = read_excel(p, src)
+    elif fmt == "parquet":
+        require_extra("pyarrow", "parquet", "Reading Parquet")
+        df, rows, _ = read_long_frame(p)
+    elif fmt in ("jsonl", "lm-eval"):
+        df, rows, _ = read_long_frame(p, kind="jsonl")
+        if fmt == "lm-eval" or (len(df) and is_lm_eval(df.iloc[0].to_dict())):
+            recs: list[dict[str, Any]] = [{str(k): v for k, v in r.items()} for r in df.to_dict(orient="records")]
+            model = p.parent.name if p.name.startswith("samples_") and p.parent.name not in ("", ".") else "model"
+            return _where(_tool(lm_eval_frame(recs, list(rows), src, model=model), format != "lm-eval"),
+                          conds, src)
+    else:  # long, wide, csv, tsv
+        sep = {"csv": ",", "tsv": "\t"}.get(fmt) or sniff_sep(p, ext)
+        df, rows, _ = read_long_frame(p, kind="delimited", sep=sep)
+        if sep != {".tsv": "\t", ".tab": "\t"}.get(ext, ","):
+            taken_for = f"a {_SEP_NAME.get(sep, repr(sep))}-separated table"
+    df, rows, n_out = apply_where(df, rows, conds, src)
+    skipped = {"not matching --where": n_out} if n_out else {}
+    item, rater = crowdkit_names(df, item, rater)
+    extra = [c for c in (role, *keep) if c]
+    forced_long = fmt == "long" and not guessed
+    if wide or (wide is None and not forced_long and looks_wide(df, item, rater, label, extra=extra)):
+        long, where_rows = wide_to_long(df, rows, src, item=item, abstain=abstain,
+                                        keep=[c for c in extra if c in df.columns])
+        what = "a wide table (one row per item, one column per rater)"
+        return Prepared(frame=long, rows=where_rows, item="item", rater="rater", label="label", role=None,
+                        skipped=skipped, taken_for=what if taken_for is None else f"{taken_for}, {what}",
+                        guessed=wide is None)
+    return Prepared(frame=df, rows=rows, item=item, rater=rater, label=label, role=role, skipped=skipped,
+                    taken_for=taken_for, guessed=taken_for is not None)
+
+
+def _need_list(obj: Any, src: str, what: str) -> None:
+    if not isinstance(obj, list) or not obj or not all(isinstance(x, dict) for x in obj):
+        raise SchemaError(f"expected {what}; found {clip(obj)}.", source=src)
+
+
+def _where(prep: Prepared, conds: dict[str, list[str]], src: str) -> Prepared:
+    if conds:
+        prep.frame, prep.rows, n_out = apply_where(prep.frame, prep.rows, conds, src)
+        if n_out:
+            prep.skipped["not matching --where"] = n_out
+    return prep

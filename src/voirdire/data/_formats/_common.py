@@ -1,0 +1,69 @@
+"""What every format reader shares: the long frame it hands back, short echoes, optional extras."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..._optional import MissingExtraError, require
+from ...exceptions import SchemaError
+
+__all__ = ["ToolFrame", "clip", "cut", "require_extra", "MissingExtraError", "load_json", "LONG_COLUMNS"]
+
+LONG_COLUMNS = ["item", "rater", "label", "role"]
+
+
+def clip(value: Any, n: int = 80) -> str:
+    """``repr`` of ``value`` cut to about ``n`` characters (errors never echo a whole record)."""
+    s = repr(value)
+    return s if len(s) <= n else s[: n - 3] + "..."
+
+
+def cut(text: Any, n: int = 80) -> str:
+    """``str`` of ``text`` cut to about ``n`` characters."""
+    s = str(text)
+    return s if len(s) <= n else s[: n - 3] + "..."
+
+
+def require_extra(module: str, extra: str, what: str) -> ModuleType:
+    """Import ``module`` or fail with one line naming the extra that installs it."""
+    return require(module, what, extra)
+
+
+def load_json(p: Path, src: str) -> Any:
+    try:
+        with open(p, encoding="utf-8") as fh:
+            return json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise SchemaError(f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}.", source=src) from None
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ToolFrame:
+    """A tool's export flattened to one row per label.
+
+    ``frame`` has the columns item, rater, label and role (``human``/``judge``); ``rows`` says
+    where each row came from (``"task 3, annotation 12"``) for error messages; ``skipped``
+    counts what was left out and why (it ends up in ``table.summary().dropped``).
+    """
+
+    frame: pd.DataFrame
+    rows: np.ndarray
+    skipped: dict[str, int]
+    taken_for: str
+
+    @classmethod
+    def build(cls, records: list[tuple[Any, Any, Any, str, str]], *, skipped: dict[str, int], taken_for: str,
+              src: str, what: str) -> ToolFrame:
+        if not records:
+            lost = ", ".join(f"{v} {k}" for k, v in skipped.items() if v)
+            raise SchemaError(f"the {taken_for} holds no {what}" + (f" ({lost} skipped)." if lost else "."), source=src)
+        df = pd.DataFrame.from_records([r[:4] for r in records], columns=LONG_COLUMNS)
+        rows = np.array([r[4] for r in records], dtype=object)
+        return cls(frame=df, rows=rows, skipped={k: v for k, v in skipped.items() if v}, taken_for=taken_for)

@@ -1,0 +1,93 @@
+"""Argilla v2: records exports in (``dataset.records.to_json``), records to log out.
+
+Shape, from the Argilla v2 SDK (``Record.to_dict`` / ``JsonIO.to_json``): a JSON list of
+``{"id", "fields": {...}, "metadata": {...}, "suggestions": {question: {"value", "score",
+"agent"}}, "responses": {question: [{"value", "user_id", "status"}]}, "vectors": {...},
+"_server_id"}``. ``status`` (``submitted``, ``draft``, ``discarded``) is present from SDK 2.2 on;
+without it a response counts as submitted.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from ...exceptions import SchemaError
+from ._common import ToolFrame, clip
+
+__all__ = ["is_argilla", "argilla_frame", "argilla_records"]
+
+
+def is_argilla(obj: Any) -> bool:
+    return (isinstance(obj, list) and bool(obj) and isinstance(obj[0], dict) and "fields" in obj[0]
+            and ("responses" in obj[0] or "suggestions" in obj[0]))
+
+
+def _value(v: Any, where: str, q: str, src: str) -> Any:
+    if isinstance(v, (list, dict)):
+        raise SchemaError(f"question '{q}' has {clip(v)}: a multi-label, ranking or span answer is not one "
+                          f"label. Choose a label or rating question with --question.", source=src, row=where)
+    return v
+
+
+def argilla_frame(records: list[dict[str, Any]], src: str, *, question: str | None = None,
+                  item: str = "item") -> ToolFrame:
+    """Flatten Argilla records: responses per user -> humans, suggestions per agent -> judges."""
+    questions = list(dict.fromkeys(
+        q for r in records for part in ("responses", "suggestions") for q in (r.get(part) or {})))
+    if question is not None:
+        if question not in questions:
+            raise SchemaError(f"question {clip(question)} is not in the export; it has {questions}. "
+                              f"Name one with --question.", source=src)
+        q = question
+    elif not questions:
+        raise SchemaError("no record holds a response or a suggestion.", source=src)
+    elif len(questions) > 1:
+        raise SchemaError(f"the records answer several questions {questions}; name the one to read with "
+                          f"--question NAME (Python: question='NAME').", source=src)
+    else:
+        q = questions[0]
+    recs: list[tuple[Any, Any, Any, str, str]] = []
+    skipped: Counter[str] = Counter()
+    for n, r in enumerate(records, start=1):
+        if not isinstance(r, dict):
+            raise SchemaError(f"entry {n} is {clip(r)}, not a record object.", source=src)
+        rid = r.get("id") if r.get("id") is not None else r.get("_server_id")
+        fields = r.get("fields") or {}
+        it = fields[item] if isinstance(fields, dict) and item in fields else rid
+        for resp in (r.get("responses") or {}).get(q) or []:
+            where = f"record {clip(rid, 40)}, response of user {clip(resp.get('user_id'), 40)}"
+            status = str(resp.get("status") or "submitted").lower().split(".")[-1]
+            if status != "submitted":
+                skipped[f"{status} response"] += 1
+                continue
+            if resp.get("value") is None:
+                skipped["response without a value"] += 1
+                continue
+            recs.append((it, str(resp.get("user_id")), _value(resp["value"], where, q, src), "human", where))
+        sug = (r.get("suggestions") or {}).get(q)
+        if sug:
+            where = f"record {clip(rid, 40)}, suggestion"
+            if sug.get("value") is None:
+                skipped["suggestion without a value"] += 1
+            else:
+                recs.append((it, str(sug.get("agent") or "suggestion"), _value(sug["value"], where, q, src),
+                             "judge", where))
+    return ToolFrame.build(recs, skipped=dict(skipped), taken_for=f"Argilla records export (question '{q}')",
+                           src=src, what="responses")
+
+
+def argilla_records(assignments: Any) -> list[dict[str, Any]]:
+    """Argilla records, one per item, in the shape ``dataset.records.from_json`` logs.
+
+    ``fields.item`` is the item id (read back by :func:`argilla_frame`); ``metadata.assigned_to``
+    lists the annotators (a terms metadata property, so each annotator filters on their name) and
+    ``metadata.stratum`` the design's stratum.
+    """
+    df = assignments.to_frame()
+    out: list[dict[str, Any]] = []
+    for it, g in df.groupby("item", sort=False):
+        out.append({"id": str(it), "fields": {"item": str(it)},
+                    "metadata": {"assigned_to": [str(x) for x in g["rater"]], "stratum": str(g["stratum"].iloc[0])},
+                    "suggestions": {}, "responses": {}, "vectors": {}})
+    return out

@@ -1,0 +1,189 @@
+"""Label Studio: JSON and JSON-MIN exports in, tasks JSON (with per-annotator assignment) out.
+
+Shapes follow the Label Studio documentation ("Label Studio JSON format of annotated tasks",
+labelstud.io/guide/task_format, and the JSON-MIN converter of label-studio-sdk): a JSON export is a
+list of tasks ``{"id", "data", "annotations": [{"completed_by", "result": [...], "was_cancelled"}],
+"predictions": [{"model_version", "result": [...]}]}``; a result region is ``{"from_name",
+"to_name", "type", "value": {"choices": [...]} | {"rating": n} | {"number": x}}``. JSON-MIN has
+one record per annotation: the task's data keys, ``id``, ``annotator``, ``annotation_id`` and one
+key per control (a single choice as a string, a rating as ``[{"rating": n}]``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from ...exceptions import SchemaError
+from ._common import ToolFrame, clip
+
+__all__ = ["is_label_studio", "is_label_studio_min", "label_studio_frame", "label_studio_min_frame",
+           "label_studio_tasks"]
+
+_VALUE_KEYS = {"choices": "choices", "rating": "rating", "number": "number"}
+_MIN_META = {"id", "annotator", "annotation_id", "created_at", "updated_at", "lead_time", "agreement"}
+
+
+def is_label_studio(obj: Any) -> bool:
+    return (isinstance(obj, list) and bool(obj) and isinstance(obj[0], dict) and "data" in obj[0]
+            and ("annotations" in obj[0] or "predictions" in obj[0] or "completions" in obj[0]))
+
+
+def is_label_studio_min(obj: Any) -> bool:
+    return (isinstance(obj, list) and bool(obj) and isinstance(obj[0], dict)
+            and "annotator" in obj[0] and "annotation_id" in obj[0])
+
+
+def _user(completed_by: Any) -> str:
+    if isinstance(completed_by, dict):
+        return str(completed_by.get("email") or completed_by.get("id") or "unknown")
+    return str(completed_by)
+
+
+def _region_value(r: dict[str, Any], where: str, src: str) -> Any:
+    v = r.get("value") or {}
+    key = _VALUE_KEYS.get(str(r.get("type", "")).lower())
+    if key is None:
+        for k in _VALUE_KEYS:
+            if k in v:
+                key = k
+                break
+    if key is None or key not in v:
+        raise SchemaError(f"control {r.get('from_name')!r} holds {clip(v)}; only choices, rating and number "
+                          f"controls give one label per item.", source=src, row=where)
+    val = v[key]
+    if key == "choices":
+        if not isinstance(val, list) or len(val) != 1:
+            raise SchemaError(f"control {r.get('from_name')!r} has {clip(val)}: several choices are not one label. "
+                              f"Use a single-choice control.", source=src, row=where)
+        val = val[0]
+    return val
+
+
+def _controls(tasks: list[dict[str, Any]]) -> Counter[str]:
+    seen: Counter[str] = Counter()
+    for t in tasks:
+        for kind in ("annotations", "completions", "predictions"):
+            for a in t.get(kind) or []:
+                for r in a.get("result") or []:
+                    if isinstance(r, dict) and str(r.get("type", "")).lower() in _VALUE_KEYS:
+                        seen[str(r.get("from_name"))] += 1
+    return seen
+
+
+def _pick(found: list[str], control: str | None, src: str, *, flag: str = "--control") -> str:
+    if control is not None:
+        if control not in found:
+            raise SchemaError(f"control {clip(control)} is not in the export; it has {found}. "
+                              f"Name one with {flag}.", source=src)
+        return control
+    if not found:
+        raise SchemaError("no choices, rating or number control holds a label.", source=src)
+    if len(found) > 1:
+        raise SchemaError(f"the export has several controls {found}; name the one to read with {flag} NAME "
+                          f"(Python: control='NAME').", source=src)
+    return found[0]
+
+
+def _item_of(task: dict[str, Any], item: str) -> Any:
+    data = task.get("data") or {}
+    return data[item] if isinstance(data, dict) and item in data else task.get("id")
+
+
+def label_studio_frame(tasks: list[dict[str, Any]], src: str, *, control: str | None = None,
+                       item: str = "item") -> ToolFrame:
+    """Flatten a Label Studio JSON export: annotations -> humans, predictions -> judges."""
+    name = _pick(sorted(_controls(tasks)), control, src)
+    recs: list[tuple[Any, Any, Any, str, str]] = []
+    skipped: Counter[str] = Counter()
+    for k, t in enumerate(tasks):
+        if not isinstance(t, dict):
+            raise SchemaError(f"entry {k + 1} is {clip(t)}, not a task object.", source=src)
+        tid = t.get("id", k + 1)
+        it = _item_of(t, item)
+        for a in (t.get("annotations") or t.get("completions") or []):
+            where = f"task {tid}, annotation {a.get('id', '?')}"
+            if a.get("was_cancelled") or a.get("skipped"):
+                skipped["skipped/cancelled annotation"] += 1
+                continue
+            regions = [r for r in a.get("result") or [] if r.get("from_name") == name]
+            if not regions:
+                skipped[f"annotation without '{name}'"] += 1
+                continue
+            recs.append((it, _user(a.get("completed_by")), _region_value(regions[0], where, src), "human", where))
+        for p in t.get("predictions") or []:
+            where = f"task {tid}, prediction {p.get('id', '?')}"
+            regions = [r for r in p.get("result") or [] if r.get("from_name") == name]
+            if not regions:
+                skipped[f"prediction without '{name}'"] += 1
+                continue
+            judge = str(p.get("model_version") or "prediction")
+            recs.append((it, judge, _region_value(regions[0], where, src), "judge", where))
+    return ToolFrame.build(recs, skipped=dict(skipped), taken_for=f"Label Studio JSON export (control '{name}')",
+                           src=src, what="annotations")
+
+
+def _min_value(v: Any, where: str, key: str, src: str) -> Any:
+    if isinstance(v, list):
+        if len(v) == 1 and isinstance(v[0], dict):
+            d = v[0]
+            for k in ("rating", "number"):
+                if k in d:
+                    return d[k]
+            if isinstance(d.get("choices"), list) and len(d["choices"]) == 1:
+                return d["choices"][0]
+        raise SchemaError(f"field '{key}' holds {clip(v)}, not one label.", source=src, row=where)
+    return v
+
+
+def label_studio_min_frame(records: list[dict[str, Any]], src: str, *, control: str | None = None,
+                           item: str = "item") -> ToolFrame:
+    """Flatten a Label Studio JSON-MIN export (one record per annotation; every rater is human)."""
+    keys = [k for k in dict.fromkeys(k for r in records for k in r) if k not in _MIN_META]
+    if control is None:
+        # a task's data keys hold the same value in every annotation of that task and differ
+        # between tasks; a control's values vary (or repeat across tasks, as categories do)
+        by_task: dict[Any, list[dict[str, Any]]] = {}
+        for r in records:
+            by_task.setdefault(r.get("id"), []).append(r)
+        structured = [k for k in keys if any(isinstance(r.get(k), list) for r in records)]
+        candidates = []
+        for k in keys:
+            if k in structured or k == item:
+                continue
+            per_task = [len({repr(r.get(k)) for r in rs}) for rs in by_task.values()]
+            n_distinct = len({repr(r.get(k)) for r in records})
+            if max(per_task) == 1 and n_distinct == len(by_task) and len(by_task) > 2:
+                continue  # task data
+            candidates.append(k)
+        found = structured + candidates
+    else:
+        found = keys
+    name = _pick(found, control, src)
+    recs: list[tuple[Any, Any, Any, str, str]] = []
+    skipped: Counter[str] = Counter()
+    for n, r in enumerate(records, start=1):
+        where = f"record {n} (task {r.get('id')}, annotation {r.get('annotation_id')})"
+        if name not in r or r[name] is None:
+            skipped[f"annotation without '{name}'"] += 1
+            continue
+        it = r[item] if item in r and item != name else r.get("id")
+        recs.append((it, _user(r.get("annotator")), _min_value(r[name], where, name, src), "human", where))
+    return ToolFrame.build(recs, skipped=dict(skipped), taken_for=f"Label Studio JSON-MIN export (field '{name}')",
+                           src=src, what="annotations")
+
+
+def label_studio_tasks(assignments: Any) -> list[dict[str, Any]]:
+    """Label Studio import tasks, one per item, listing who is assigned to it.
+
+    ``data.item`` is the item id (read back by :func:`label_studio_frame`), ``data.assigned_to``
+    the annotators in assignment order and ``data.stratum`` the design's stratum. Filter the Data
+    Manager on ``assigned_to`` (or assign the filtered tasks to that annotator in Label Studio
+    Enterprise) to give each annotator their tasks.
+    """
+    df = assignments.to_frame()
+    tasks: list[dict[str, Any]] = []
+    for it, g in df.groupby("item", sort=False):
+        tasks.append({"data": {"item": str(it), "assigned_to": [str(r) for r in g["rater"]],
+                               "stratum": str(g["stratum"].iloc[0])}})
+    return tasks

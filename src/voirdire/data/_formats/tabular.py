@@ -1,0 +1,177 @@
+"""Spreadsheet-shaped input: delimiter sniffing, Excel, crowd-kit column names, wide tables, --where."""
+
+from __future__ import annotations
+
+import bz2
+import csv
+import gzip
+import lzma
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...exceptions import SchemaError
+from ._common import clip, cut, require_extra
+
+__all__ = ["sniff_sep", "read_excel", "crowdkit_names", "looks_wide", "wide_to_long", "apply_where",
+           "parse_where"]
+
+_DEFAULT_SEP = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
+_CANDIDATES = ",;\t|"
+
+
+def sniff_sep(p: Path, ext: str) -> str:
+    """The delimiter of a delimited text file: sniffed from its first lines, else from the extension."""
+    default = _DEFAULT_SEP.get(ext, ",")
+    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(p.suffix.lower(), open)
+    try:
+        with opener(p, "rt", encoding="utf-8", errors="replace", newline="") as fh:  # type: ignore[operator]
+            head = fh.read(64 * 1024)
+    except (OSError, EOFError, lzma.LZMAError):
+        return default
+    lines = [ln for ln in head.splitlines() if ln.strip()][:50]
+    if not lines:
+        return default
+    header = lines[0]
+    if header.count(default) >= 1 and ext in _DEFAULT_SEP:
+        return default
+    try:
+        sep = csv.Sniffer().sniff("\n".join(lines), delimiters=_CANDIDATES).delimiter
+    except csv.Error:
+        counts = {c: header.count(c) for c in _CANDIDATES}
+        best = max(counts, key=counts.__getitem__)
+        return best if counts[best] else default
+    return sep if header.count(sep) else default
+
+
+def read_excel(p: Path, src: str, *, sheet: str | int = 0) -> tuple[pd.DataFrame, np.ndarray]:
+    require_extra("openpyxl", "excel", "Reading an Excel file")
+    try:
+        df = pd.read_excel(p, sheet_name=sheet, dtype=str, engine="openpyxl", keep_default_na=False)
+    except Exception as exc:  # openpyxl/zipfile raise several unrelated types
+        raise SchemaError(f"cannot be read as an Excel workbook: {str(exc)[:80]}", source=src) from None
+    return df, np.arange(2, len(df) + 2)
+
+
+def crowdkit_names(df: pd.DataFrame, item: str, rater: str) -> tuple[str, str]:
+    """crowd-kit's ``task``/``worker`` columns stand for item/rater when the defaults are absent."""
+    cols = set(map(str, df.columns))
+    if item == "item" and "item" not in cols and "task" in cols:
+        item = "task"
+    if rater == "rater" and "rater" not in cols and "worker" in cols:
+        rater = "worker"
+    return item, rater
+
+
+def _is_num(x: Any) -> bool:
+    try:
+        float(str(x))
+        return True
+    except ValueError:
+        return False
+
+
+def _looks_like_rater(s: pd.Series) -> bool:
+    v = [x for x in s.tolist() if not (x is None or (isinstance(x, float) and np.isnan(x)) or str(x).strip() == "")]
+    if not v:
+        return True
+    if all(_is_num(x) for x in v):
+        return True
+    uniq = {str(x).strip() for x in v}
+    return len(uniq) <= 20 and max(len(u) for u in uniq) <= 40
+
+
+def wide_item_column(df: pd.DataFrame, item: str) -> str | None:
+    if item in df.columns:
+        return item
+    first = df.columns[0]
+    return str(first) if df[first].is_unique else None
+
+
+def looks_wide(df: pd.DataFrame, item: str, rater: str, label: str, extra: Sequence[str] = ()) -> bool:
+    """True when the table has no rater/label columns and every column but the item looks like a rater."""
+    cols = [str(c) for c in df.columns]
+    if rater in cols or label in cols:
+        return False
+    it = wide_item_column(df, item)
+    others = [c for c in cols if c != it and c not in extra]
+    return it is not None and len(others) >= 2 and all(_looks_like_rater(df[c]) for c in others)
+
+
+def wide_to_long(df: pd.DataFrame, rows: np.ndarray, src: str, *, item: str, abstain: Sequence[Any] = (),
+                 keep: Sequence[str] = ()) -> tuple[pd.DataFrame, np.ndarray]:
+    """Melt a wide table (one row per item, one column per rater) to item/rater/label rows.
+
+    Empty cells are labels nobody gave (sparse designs), not errors. A rater column whose filled
+    cells are mostly numbers but hold some text (not declared an abstention) is an error naming
+    the row and column.
+    """
+    it = wide_item_column(df, item)
+    if it is None:
+        raise SchemaError(f"a wide table needs an item column: no column '{item}', and the first column "
+                          f"{clip(str(df.columns[0]), 40)} repeats values. Name it with --item.", source=src)
+    raters = [str(c) for c in df.columns if str(c) != it and str(c) not in keep]
+    if len(raters) < 2:
+        raise SchemaError(f"a wide table needs at least two rater columns besides '{it}'; found {raters}.",
+                          source=src)
+    abst = {str(a).strip() for a in abstain}
+    for c in raters:
+        vals = df[c].astype(str).str.strip()
+        filled = vals[(vals != "") & (vals.str.lower() != "nan") & df[c].notna()]
+        if filled.empty:
+            continue
+        num = filled.map(_is_num)
+        text = ~num & ~filled.isin(abst)
+        if num.mean() >= 0.5 and text.any():
+            k = int(np.flatnonzero(text.to_numpy())[0])
+            pos = filled.index[k]
+            raise SchemaError(
+                f"rater column '{cut(c, 40)}' mixes numbers and text: {clip(filled.iloc[k], 40)}. Declare it "
+                f"an abstention with --abstain, or fix the cell.", source=src, row=int(rows[int(pos)]), column=c)
+    long = df.melt(id_vars=[it, *keep], value_vars=raters, var_name="rater", value_name="label", ignore_index=False)
+    pos = long.index.to_numpy()
+    lab = long["label"]
+    empty = lab.isna().to_numpy() | (lab.astype(str).str.strip() == "").to_numpy()
+    long = long.loc[~empty].reset_index(drop=True).rename(columns={it: "item"})
+    where = np.array([f"row {rows[i]}, column {clip(r, 40)}" for i, r in zip(pos[~empty], long["rater"])],
+                     dtype=object)
+    return long, where
+
+
+def parse_where(where: Sequence[str] | dict[str, Any] | None) -> dict[str, list[str]]:
+    """``["criterion=Empathy", ...]`` -> ``{"criterion": ["Empathy"]}`` (repeats of a column are OR-ed)."""
+    if not where:
+        return {}
+    if isinstance(where, dict):
+        return {str(k): [str(v) for v in (vs if isinstance(vs, (list, tuple, set)) else [vs])]
+                for k, vs in where.items()}
+    out: dict[str, list[str]] = {}
+    for w in where:
+        if "=" not in w:
+            raise SchemaError(f"--where {clip(w)} is not COLUMN=VALUE.")
+        k, v = w.split("=", 1)
+        out.setdefault(k.strip(), []).append(v.strip())
+    return out
+
+
+def apply_where(df: pd.DataFrame, rows: np.ndarray, where: dict[str, list[str]], src: str
+                ) -> tuple[pd.DataFrame, np.ndarray, int]:
+    """Keep the rows whose COLUMN equals one of the VALUEs (compared as text); returns the rows left out."""
+    if not where:
+        return df, rows, 0
+    keep = np.ones(len(df), dtype=bool)
+    for col, vals in where.items():
+        if col not in df.columns:
+            raise SchemaError(f"--where names column {clip(col, 40)}, which is not in the file; columns: "
+                              f"{clip([str(c) for c in df.columns], 120)}.", source=src)
+        s = df[col].astype(str).str.strip()
+        hit = s.isin(vals).to_numpy()
+        if not hit.any():
+            seen = list(dict.fromkeys(s.tolist()))[:8]
+            raise SchemaError(f"--where {col}={'|'.join(vals)} matches no row; '{col}' holds {clip(seen, 120)}.",
+                              source=src, column=col)
+        keep &= hit
+    return df.loc[keep].reset_index(drop=True), rows[keep], int((~keep).sum())
