@@ -227,7 +227,7 @@ def test_errors_echo_at_most_about_80_characters(tmp_path):
 def test_unknown_format_value():
     from voirdire.exceptions import InvalidParameterError
 
-    with pytest.raises(InvalidParameterError, match="'format' parameter of read_annotations"):
+    with pytest.raises(InvalidParameterError, match=r"'format' parameter of read_annotations \(--format-in\)"):
         read_annotations(FIX / "argilla_records.json", format="argila")
 
 

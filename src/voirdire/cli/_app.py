@@ -93,6 +93,34 @@ def role_option() -> Any:
     return typer.Option(None, "--role", help="Column with human/judge per row (instead of --judge).")
 
 
+def format_in_option() -> Any:
+    """``--format-in``: what the file holds when the extension and content do not say (or say wrong)."""
+    return typer.Option("auto", "--format-in", help="What FILE holds: auto (guess), long, wide, csv, tsv, jsonl, json, "
+                        "parquet, excel, label-studio, label-studio-min, argilla, inspect, promptfoo, lm-eval, alttest.")
+
+
+def wide_option() -> Any:
+    """``--wide``: one row per item, one column per rater."""
+    return typer.Option(False, "--wide", help="FILE is wide: one row per item, one column per rater (--judge names "
+                        "the judge columns). Detected when there are no rater/label columns.")
+
+
+def where_option() -> Any:
+    """``--where COLUMN=VALUE`` (repeatable)."""
+    return typer.Option(None, "--where", help="Keep only rows where COLUMN=VALUE (repeatable; one column repeated "
+                        "means any of its values).")
+
+
+def control_option() -> Any:
+    """``--control``: the Label Studio control to read."""
+    return typer.Option(None, "--control", help="Label Studio export: the control (from_name) holding the label.")
+
+
+def question_option() -> Any:
+    """``--question``: the Argilla question to read."""
+    return typer.Option(None, "--question", help="Argilla export: the question whose answers are the labels.")
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print a one-line error to stderr and exit with ``code``."""
     err_console.print(styled(("error:", "bold red"), " ", one_line(message)), highlight=False, soft_wrap=True)
@@ -119,8 +147,10 @@ def load_table(file: Path, *, judges: list[str] | None = None, scale: Level | st
                categories: list[str] | None = None, abstain: list[str] | None = None,
                item: str = "item", rater: str = "rater", label: str = "label", role: str | None = None,
                cluster: str | None = None, cluster_sep: str | None = None, judge_file: Path | None = None,
-               duplicates: Duplicates | str = "error", missing: Missing | str = "error") -> Any:
-    """Read an annotation file with the options every command shares."""
+               duplicates: Duplicates | str = "error", missing: Missing | str = "error",
+               format_in: str = "auto", wide: bool = False, where: list[str] | None = None,
+               control: str | None = None, question: str | None = None) -> Any:
+    """Read an annotation file with the options every command shares (``-`` reads standard input)."""
     from ..data import read_annotations
 
     cats: list[str] | None = None
@@ -132,6 +162,8 @@ def load_table(file: Path, *, judges: list[str] | None = None, scale: Level | st
         cluster=cluster, cluster_sep=cluster_sep, judge_path=judge_file,
         duplicates=duplicates.value if isinstance(duplicates, Enum) else duplicates,  # type: ignore[arg-type]
         missing=missing.value if isinstance(missing, Enum) else missing,  # type: ignore[arg-type]
+        format=format_in, wide=True if wide else None,
+        where=where or None, control=control, question=question,
     )
 
 

@@ -82,7 +82,8 @@ class Prepared:
 def check_format(fmt: str) -> str:
     if fmt not in FORMATS:
         raise InvalidParameterError(
-            f"The 'format' parameter of read_annotations must be one of {list(FORMATS)}. Got {clip(fmt)} instead.")
+            f"The 'format' parameter of read_annotations (--format-in) must be one of {list(FORMATS)}. "
+            f"Got {clip(fmt)} instead.")
     return fmt
 
 
