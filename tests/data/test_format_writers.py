@@ -7,8 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from voirdire.data import AnnotationTable, read_annotations
-from voirdire.data._formats import argilla_records, label_studio_tasks
+from voirdire.data import AnnotationTable, argilla_records, label_studio_tasks, read_annotations
 from voirdire.design import allocate
 
 
@@ -60,3 +59,23 @@ def test_argilla_round_trip(tmp_path, assignments):
     got = {(i, r): lab for i, r, lab in zip(back["item"], back["rater"], back["label"])}
     want = {(str(i), str(r)): _truth(str(i), str(r)) for i, r in zip(assignments.item, assignments.rater)}
     assert got == want
+
+
+@pytest.mark.parametrize("tool", ["label-studio", "argilla"])
+def test_assign_to_tool_writes_importable_json(tmp_path, tool):
+    from typer.testing import CliRunner
+
+    from voirdire.cli import app
+
+    src = tmp_path / "labels.csv"
+    src.write_text("item,rater,label\n" + "".join(f"d{k},ann,{'ab'[k % 2]}\nd{k},bob,{'ab'[k % 3 == 0]}\nd{k},gpt,a\n"
+                                                  for k in range(12)))
+    out = tmp_path / "next.json"
+    r = CliRunner().invoke(app, ["assign", str(src), "-n", "4", "-o", str(out), "--to", tool, "--judge", "gpt",
+                                 "--design", "random", "--seed", "1", "-r", "cy", "-r", "dee"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(out.read_text())
+    man = json.loads((tmp_path / "next.manifest.json").read_text())
+    assert man["format"] == tool and "import" in man
+    assigned = [(d["data"] if tool == "label-studio" else d["metadata"])["assigned_to"] for d in data]
+    assert sum(len(a) for a in assigned) == 8 and {x for a in assigned for x in a} == {"cy", "dee"}

@@ -17,6 +17,8 @@ from ._plan import DesignName
 class FileFormat(str, Enum):
     csv = "csv"
     jsonl = "jsonl"
+    label_studio = "label-studio"
+    argilla = "argilla"
 
 
 @app.command("assign")
@@ -24,7 +26,7 @@ class FileFormat(str, Enum):
 def assign_command(
     file: Path = typer.Argument(..., help="The labels so far (long CSV/TSV/JSONL/Parquet, or an AltTest directory)."),
     n_per_rater: int = typer.Option(..., "--n-per-rater", "-n", help="Items each rater gets."),
-    output: Path = typer.Option(..., "--output", "-o", help="Assignment file to write (.csv or .jsonl)."),
+    output: Path = typer.Option(..., "--output", "-o", help="File to write (.csv, .jsonl, or .json with --to)."),
     design: DesignName = typer.Option(DesignName.strat, "--design",
                                       help="random, strat (primary's labels as strata), panel (one shared panel), "
                                            "seq-refined or seq-coverage."),
@@ -34,7 +36,10 @@ def assign_command(
     judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge in FILE (repeatable)."),
     primary: str | None = typer.Option(None, "--primary", help="Human whose labels define the strata."),
     seed: int | None = typer.Option(None, "--seed", help="Seed (a drawn seed is recorded in the manifest)."),
-    file_format: FileFormat = typer.Option(None, "--format", "-f", help="csv or jsonl (default: from the extension)."),
+    file_format: FileFormat = typer.Option(None, "--to", "--format", "-f",
+                                           help="csv or jsonl (default: from the extension), or the annotation tool "
+                                                "that will import the round: label-studio (tasks JSON) or argilla "
+                                                "(records JSON)."),
     json_out: bool = typer.Option(False, "--json", help="Print the manifest as JSON instead of a summary."),
     scale: Level = typer.Option(None, "--scale", help="Level of measurement of the labels."),
     categories: list[str] = typer.Option(None, "--categories", help="Categories in order (comma-separated)."),

@@ -1,5 +1,6 @@
 """Reading annotation data into one table model: :class:`AnnotationTable` and :class:`Scale`."""
 
+from ._formats import FORMATS, argilla_records, label_studio_tasks
 from ._pairwise import PairwiseTable, read_pairwise
 from ._pairwise_sets import PAIRWISE_SETS, pairwise_set_frame, read_pairwise_set
 from ._readers import read_annotations, read_long_frame
@@ -9,4 +10,5 @@ from ._table import HUMAN, JUDGE, AnnotationTable, TableSummary
 
 __all__ = ["AnnotationTable", "Scale", "TableSummary", "read_annotations", "read_long_frame",
            "LEVELS", "HUMAN", "JUDGE", "PairwiseTable", "read_pairwise",
-           "PAIRWISE_SETS", "pairwise_set_frame", "read_pairwise_set", "read_rounds"]
+           "PAIRWISE_SETS", "pairwise_set_frame", "read_pairwise_set", "read_rounds",
+           "FORMATS", "label_studio_tasks", "argilla_records"]

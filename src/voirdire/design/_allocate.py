@@ -17,8 +17,8 @@ import pandas as pd
 from .._checks import check_choice, check_positive_int
 from .._io import atomic_outputs
 from .._results import Result
-from .._safe import csv_cell, csv_frame
-from ..data import AnnotationTable
+from .._safe import csv_cell, csv_frame, shown
+from ..data import AnnotationTable, argilla_records, label_studio_tasks
 from ..exceptions import InvalidParameterError
 from ._core import DESIGNS, LABEL_DEPENDENT, draw_design, item_modes
 from ._overlap import find_primary
@@ -250,6 +250,10 @@ def allocate(
 escape_formula = csv_cell
 
 
+#: what :func:`write_assignments` writes: a table, or the next round as the annotation tool imports it
+WRITE_FORMATS = ("csv", "jsonl", "label-studio", "argilla")
+
+
 def write_assignments(result: AssignmentResult, path: str | os.PathLike[str], *,
                       format: str | None = None,
                       inputs: Sequence[str | os.PathLike[str] | None] = ()) -> tuple[Path, Path]:
@@ -267,8 +271,12 @@ def write_assignments(result: AssignmentResult, path: str | os.PathLike[str], *,
     path : path-like
         Output file; the format follows the extension (``.csv``, ``.jsonl``) unless ``format``
         is given.
-    format : {"csv", "jsonl"}, optional
-        Output format.
+    format : {"csv", "jsonl", "label-studio", "argilla"}, optional
+        Output format: the assignment table, or the next round as the tool imports it: Label
+        Studio tasks JSON (one task per item, ``data.item`` and ``data.assigned_to``) or Argilla v2
+        records (``fields.item``, ``metadata.assigned_to``; the manifest gives the dataset's
+        ``distribution.min_submitted``). Reading the tool's export back gives the same items and
+        annotators.
     inputs : sequence of path-like
         Files this assignment was computed from: writing over one of them is refused.
 
@@ -290,19 +298,33 @@ def write_assignments(result: AssignmentResult, path: str | os.PathLike[str], *,
     """
     p = Path(path)
     fmt = format or {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(p.suffix.lower())
-    if fmt not in ("csv", "jsonl"):
+    if fmt not in WRITE_FORMATS:
         raise InvalidParameterError(
-            f"Cannot tell the output format of {str(p)!r}: use a .csv or .jsonl name, or format='csv'|'jsonl'.")
+            f"Cannot tell the output format of {shown(str(p))}: use a .csv or .jsonl name, or format= one of "
+            f"{list(WRITE_FORMATS)} (--to).")
     df = result.to_frame()
     man = result.manifest()
     man.update({"file": p.name, "format": fmt,
                 "formula_escaping": ("cells starting with = + - @ tab or CR (not plain numbers) are prefixed with '"
-                                     if fmt == "csv" else "none (JSONL values are exact)"),
+                                     if fmt == "csv" else "none (JSON values are exact)"),
                 "created_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")})
     mp = p.with_name(p.stem + ".manifest.json")
     # both files appear complete or not at all; the manifest is replaced after its data
     if fmt == "csv":
         text = csv_frame(df).to_csv(index=False, lineterminator="\n")
+    elif fmt == "label-studio":
+        text = json.dumps(label_studio_tasks(result), indent=1, ensure_ascii=False) + "\n"
+        man["import"] = ("Label Studio: import this file into a project (one task per item); data.assigned_to lists "
+                         "who labels it: filter the Data Manager on it, or assign the filtered tasks (Enterprise). "
+                         "Read the export back with: voirdire ... EXPORT.json (data.item is the item id).")
+    elif fmt == "argilla":
+        text = json.dumps(argilla_records(result), indent=1, ensure_ascii=False) + "\n"
+        per_item = df.groupby("item", sort=False)["rater"].size()
+        man["import"] = ("Argilla v2: dataset.records.from_json(FILE) logs the records (fields.item is the item id; "
+                         "add a TextField 'item' and a TermsMetadataProperty 'assigned_to' to the settings); each "
+                         "annotator filters on metadata.assigned_to. Read dataset.records.to_json(...) back with "
+                         "voirdire.")
+        man["argilla_distribution"] = {"strategy": "overlap", "min_submitted": int(per_item.max()) if len(per_item) else 1}
     else:
         text = "".join(json.dumps({k: (v if isinstance(v, (str, int, float)) else str(v)) for k, v in rec.items()},
                                   ensure_ascii=False) + "\n" for rec in df.to_dict(orient="records"))

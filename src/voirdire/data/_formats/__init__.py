@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ...exceptions import InvalidParameterError, SchemaError
-from ._common import MissingExtraError, ToolFrame, clip, load_json, require_extra
+from ._common import MissingExtraError, ToolFrame, load_json, require_extra, shown
 from .argilla import argilla_frame, argilla_records, is_argilla
 from .inspect_log import inspect_frame, is_inspect_json
 from .label_studio import (
@@ -33,7 +33,7 @@ from .tabular import (
 )
 
 __all__ = ["FORMATS", "Prepared", "prepare", "stdin_file", "MissingExtraError", "require_extra",
-           "label_studio_tasks", "argilla_records", "clip"]
+           "label_studio_tasks", "argilla_records"]
 
 #: ``--format-in`` values and what each reads.
 FORMATS: dict[str, str] = {
@@ -83,7 +83,7 @@ def check_format(fmt: str) -> str:
     if fmt not in FORMATS:
         raise InvalidParameterError(
             f"The 'format' parameter of read_annotations (--format-in) must be one of {list(FORMATS)}. "
-            f"Got {clip(fmt)} instead.")
+            f"Got {shown(fmt)} instead.")
     return fmt
 
 
@@ -178,7 +178,7 @@ def prepare(p: Path, src: str, *, format: str = "auto", item: str = "item", rate
         elif ext in _TEXT_EXT:
             fmt = "long"
         else:
-            raise SchemaError(f"unknown file type {clip(ext, 20)}. Say what it holds with --format-in "
+            raise SchemaError(f"unknown file type {shown(ext, 20)}. Say what it holds with --format-in "
                               f"({', '.join(k for k in FORMATS if k != 'auto')}).", source=src)
     if fmt == "inspect":
         if p.stat().st_size == 0:
@@ -250,7 +250,7 @@ def prepare(p: Path, src: str, *, format: str = "auto", item: str = "item", rate
 
 def _need_list(obj: Any, src: str, what: str) -> None:
     if not isinstance(obj, list) or not obj or not all(isinstance(x, dict) for x in obj):
-        raise SchemaError(f"expected {what}; found {clip(obj)}.", source=src)
+        raise SchemaError(f"expected {what}; found {shown(obj)}.", source=src)
 
 
 def _where(prep: Prepared, conds: dict[str, list[str]], src: str) -> Prepared:

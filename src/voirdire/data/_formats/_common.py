@@ -12,23 +12,12 @@ import numpy as np
 import pandas as pd
 
 from ..._optional import MissingExtraError, require
+from ..._safe import shown
 from ...exceptions import SchemaError
 
-__all__ = ["ToolFrame", "clip", "cut", "require_extra", "MissingExtraError", "load_json", "LONG_COLUMNS"]
+__all__ = ["ToolFrame", "shown", "require_extra", "MissingExtraError", "load_json", "LONG_COLUMNS"]
 
 LONG_COLUMNS = ["item", "rater", "label", "role"]
-
-
-def clip(value: Any, n: int = 80) -> str:
-    """``repr`` of ``value`` cut to about ``n`` characters (errors never echo a whole record)."""
-    s = repr(value)
-    return s if len(s) <= n else s[: n - 3] + "..."
-
-
-def cut(text: Any, n: int = 80) -> str:
-    """``str`` of ``text`` cut to about ``n`` characters."""
-    s = str(text)
-    return s if len(s) <= n else s[: n - 3] + "..."
 
 
 def require_extra(module: str, extra: str, what: str) -> ModuleType:

@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any
 
 from ...exceptions import SchemaError
-from ._common import ToolFrame, clip
+from ._common import ToolFrame, shown
 
 __all__ = ["is_argilla", "argilla_frame", "argilla_records"]
 
@@ -25,7 +25,7 @@ def is_argilla(obj: Any) -> bool:
 
 def _value(v: Any, where: str, q: str, src: str) -> Any:
     if isinstance(v, (list, dict)):
-        raise SchemaError(f"question '{q}' has {clip(v)}: a multi-label, ranking or span answer is not one "
+        raise SchemaError(f"question {shown(q, 40)} has {shown(v)}: a multi-label, ranking or span answer is not one "
                           f"label. Choose a label or rating question with --question.", source=src, row=where)
     return v
 
@@ -37,13 +37,13 @@ def argilla_frame(records: list[dict[str, Any]], src: str, *, question: str | No
         q for r in records for part in ("responses", "suggestions") for q in (r.get(part) or {})))
     if question is not None:
         if question not in questions:
-            raise SchemaError(f"question {clip(question)} is not in the export; it has {questions}. "
+            raise SchemaError(f"question {shown(question)} is not in the export; it has {shown(questions, 120)}. "
                               f"Name one with --question.", source=src)
         q = question
     elif not questions:
         raise SchemaError("no record holds a response or a suggestion.", source=src)
     elif len(questions) > 1:
-        raise SchemaError(f"the records answer several questions {questions}; name the one to read with "
+        raise SchemaError(f"the records answer several questions {shown(questions, 120)}; name the one to read with "
                           f"--question NAME (Python: question='NAME').", source=src)
     else:
         q = questions[0]
@@ -51,12 +51,12 @@ def argilla_frame(records: list[dict[str, Any]], src: str, *, question: str | No
     skipped: Counter[str] = Counter()
     for n, r in enumerate(records, start=1):
         if not isinstance(r, dict):
-            raise SchemaError(f"entry {n} is {clip(r)}, not a record object.", source=src)
+            raise SchemaError(f"entry {n} is {shown(r)}, not a record object.", source=src)
         rid = r.get("id") if r.get("id") is not None else r.get("_server_id")
         fields = r.get("fields") or {}
         it = fields[item] if isinstance(fields, dict) and item in fields else rid
         for resp in (r.get("responses") or {}).get(q) or []:
-            where = f"record {clip(rid, 40)}, response of user {clip(resp.get('user_id'), 40)}"
+            where = f"record {shown(rid, 40)}, response of user {shown(resp.get('user_id'), 40)}"
             status = str(resp.get("status") or "submitted").lower().split(".")[-1]
             if status != "submitted":
                 skipped[f"{status} response"] += 1
@@ -67,13 +67,13 @@ def argilla_frame(records: list[dict[str, Any]], src: str, *, question: str | No
             recs.append((it, str(resp.get("user_id")), _value(resp["value"], where, q, src), "human", where))
         sug = (r.get("suggestions") or {}).get(q)
         if sug:
-            where = f"record {clip(rid, 40)}, suggestion"
+            where = f"record {shown(rid, 40)}, suggestion"
             if sug.get("value") is None:
                 skipped["suggestion without a value"] += 1
             else:
                 recs.append((it, str(sug.get("agent") or "suggestion"), _value(sug["value"], where, q, src),
                              "judge", where))
-    return ToolFrame.build(recs, skipped=dict(skipped), taken_for=f"Argilla records export (question '{q}')",
+    return ToolFrame.build(recs, skipped=dict(skipped), taken_for=f"Argilla records export (question {shown(q, 40)})",
                            src=src, what="responses")
 
 

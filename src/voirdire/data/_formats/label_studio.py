@@ -15,7 +15,7 @@ from collections import Counter
 from typing import Any
 
 from ...exceptions import SchemaError
-from ._common import ToolFrame, clip
+from ._common import ToolFrame, shown
 
 __all__ = ["is_label_studio", "is_label_studio_min", "label_studio_frame", "label_studio_min_frame",
            "label_studio_tasks"]
@@ -49,12 +49,12 @@ def _region_value(r: dict[str, Any], where: str, src: str) -> Any:
                 key = k
                 break
     if key is None or key not in v:
-        raise SchemaError(f"control {r.get('from_name')!r} holds {clip(v)}; only choices, rating and number "
+        raise SchemaError(f"control {shown(r.get('from_name'), 40)} holds {shown(v)}; only choices, rating and number "
                           f"controls give one label per item.", source=src, row=where)
     val = v[key]
     if key == "choices":
         if not isinstance(val, list) or len(val) != 1:
-            raise SchemaError(f"control {r.get('from_name')!r} has {clip(val)}: several choices are not one label. "
+            raise SchemaError(f"control {shown(r.get('from_name'), 40)} has {shown(val)}: several choices are not one label. "
                               f"Use a single-choice control.", source=src, row=where)
         val = val[0]
     return val
@@ -74,13 +74,13 @@ def _controls(tasks: list[dict[str, Any]]) -> Counter[str]:
 def _pick(found: list[str], control: str | None, src: str, *, flag: str = "--control") -> str:
     if control is not None:
         if control not in found:
-            raise SchemaError(f"control {clip(control)} is not in the export; it has {found}. "
+            raise SchemaError(f"control {shown(control)} is not in the export; it has {shown(found, 120)}. "
                               f"Name one with {flag}.", source=src)
         return control
     if not found:
         raise SchemaError("no choices, rating or number control holds a label.", source=src)
     if len(found) > 1:
-        raise SchemaError(f"the export has several controls {found}; name the one to read with {flag} NAME "
+        raise SchemaError(f"the export has several controls {shown(found, 120)}; name the one to read with {flag} NAME "
                           f"(Python: control='NAME').", source=src)
     return found[0]
 
@@ -98,7 +98,7 @@ def label_studio_frame(tasks: list[dict[str, Any]], src: str, *, control: str | 
     skipped: Counter[str] = Counter()
     for k, t in enumerate(tasks):
         if not isinstance(t, dict):
-            raise SchemaError(f"entry {k + 1} is {clip(t)}, not a task object.", source=src)
+            raise SchemaError(f"entry {k + 1} is {shown(t)}, not a task object.", source=src)
         tid = t.get("id", k + 1)
         it = _item_of(t, item)
         for a in (t.get("annotations") or t.get("completions") or []):
@@ -108,18 +108,18 @@ def label_studio_frame(tasks: list[dict[str, Any]], src: str, *, control: str | 
                 continue
             regions = [r for r in a.get("result") or [] if r.get("from_name") == name]
             if not regions:
-                skipped[f"annotation without '{name}'"] += 1
+                skipped[f"annotation without {shown(name, 40)}"] += 1
                 continue
             recs.append((it, _user(a.get("completed_by")), _region_value(regions[0], where, src), "human", where))
         for p in t.get("predictions") or []:
             where = f"task {tid}, prediction {p.get('id', '?')}"
             regions = [r for r in p.get("result") or [] if r.get("from_name") == name]
             if not regions:
-                skipped[f"prediction without '{name}'"] += 1
+                skipped[f"prediction without {shown(name, 40)}"] += 1
                 continue
             judge = str(p.get("model_version") or "prediction")
             recs.append((it, judge, _region_value(regions[0], where, src), "judge", where))
-    return ToolFrame.build(recs, skipped=dict(skipped), taken_for=f"Label Studio JSON export (control '{name}')",
+    return ToolFrame.build(recs, skipped=dict(skipped), taken_for=f"Label Studio JSON export (control {shown(name, 40)})",
                            src=src, what="annotations")
 
 
@@ -132,7 +132,7 @@ def _min_value(v: Any, where: str, key: str, src: str) -> Any:
                     return d[k]
             if isinstance(d.get("choices"), list) and len(d["choices"]) == 1:
                 return d["choices"][0]
-        raise SchemaError(f"field '{key}' holds {clip(v)}, not one label.", source=src, row=where)
+        raise SchemaError(f"field {shown(key, 40)} holds {shown(v)}, not one label.", source=src, row=where)
     return v
 
 
@@ -165,11 +165,11 @@ def label_studio_min_frame(records: list[dict[str, Any]], src: str, *, control: 
     for n, r in enumerate(records, start=1):
         where = f"record {n} (task {r.get('id')}, annotation {r.get('annotation_id')})"
         if name not in r or r[name] is None:
-            skipped[f"annotation without '{name}'"] += 1
+            skipped[f"annotation without {shown(name, 40)}"] += 1
             continue
         it = r[item] if item in r and item != name else r.get("id")
         recs.append((it, _user(r.get("annotator")), _min_value(r[name], where, name, src), "human", where))
-    return ToolFrame.build(recs, skipped=dict(skipped), taken_for=f"Label Studio JSON-MIN export (field '{name}')",
+    return ToolFrame.build(recs, skipped=dict(skipped), taken_for=f"Label Studio JSON-MIN export (field {shown(name, 40)})",
                            src=src, what="annotations")
 
 

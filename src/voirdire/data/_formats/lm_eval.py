@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any
 
 from ...exceptions import SchemaError
-from ._common import ToolFrame, clip
+from ._common import ToolFrame, shown
 
 __all__ = ["is_lm_eval", "lm_eval_frame"]
 
@@ -27,14 +27,14 @@ def _prediction(resps: Any, where: str, src: str) -> Any:
         try:
             ll = [float(x[0]) for x in resps]
         except (TypeError, ValueError):
-            raise SchemaError(f"filtered_resps {clip(resps)} are not [loglikelihood, is_greedy] pairs.",
+            raise SchemaError(f"filtered_resps {shown(resps)} are not [loglikelihood, is_greedy] pairs.",
                               source=src, row=where) from None
         return str(max(range(len(ll)), key=ll.__getitem__))  # the chosen option's index, as lm-eval's target
     if isinstance(resps, list) and len(resps) == 1 and not isinstance(resps[0], (list, dict)):
         return str(resps[0]).strip()
     if isinstance(resps, str):
         return resps.strip()
-    raise SchemaError(f"filtered_resps {clip(resps)} are not one answer.", source=src, row=where)
+    raise SchemaError(f"filtered_resps {shown(resps)} are not one answer.", source=src, row=where)
 
 
 def lm_eval_frame(records: list[dict[str, Any]], rows: list[int], src: str, *, model: str) -> ToolFrame:

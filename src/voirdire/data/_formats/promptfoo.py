@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any
 
 from ...exceptions import SchemaError
-from ._common import ToolFrame, clip
+from ._common import ToolFrame, shown
 
 __all__ = ["is_promptfoo", "promptfoo_frame"]
 
@@ -46,7 +46,7 @@ def promptfoo_frame(obj: Any, src: str, *, value: str = "pass") -> ToolFrame:
     skipped: Counter[str] = Counter()
     for n, r in enumerate(rows, start=1):
         if not isinstance(r, dict):
-            raise SchemaError(f"result {n} is {clip(r)}, not an object.", source=src)
+            raise SchemaError(f"result {n} is {shown(r)}, not an object.", source=src)
         item = f"test {r.get('testIdx', n - 1)}"
         if multi_prompt:
             item += f", prompt {r.get('promptIdx')}"
@@ -64,7 +64,7 @@ def promptfoo_frame(obj: Any, src: str, *, value: str = "pass") -> ToolFrame:
             name = "human" if kind == "human" else str(a.get("metric") or kind)
             seen[name] += 1
             rater = name if seen[name] == 1 else f"{name}#{seen[name]}"
-            where = f"result {n} ({item}), assertion {clip(rater, 40)}"
+            where = f"result {n} ({item}), assertion {shown(rater, 40)}"
             if value == "score":
                 lab = c.get("score")
                 if lab is None:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ...exceptions import SchemaError
-from ._common import clip, cut, require_extra
+from ._common import require_extra, shown
 
 __all__ = ["sniff_sep", "read_excel", "crowdkit_names", "looks_wide", "wide_to_long", "apply_where",
            "parse_where"]
@@ -112,10 +112,10 @@ def wide_to_long(df: pd.DataFrame, rows: np.ndarray, src: str, *, item: str, abs
     it = wide_item_column(df, item)
     if it is None:
         raise SchemaError(f"a wide table needs an item column: no column '{item}', and the first column "
-                          f"{clip(str(df.columns[0]), 40)} repeats values. Name it with --item.", source=src)
+                          f"{shown(str(df.columns[0]), 40)} repeats values. Name it with --item.", source=src)
     raters = [str(c) for c in df.columns if str(c) != it and str(c) not in keep]
     if len(raters) < 2:
-        raise SchemaError(f"a wide table needs at least two rater columns besides '{it}'; found {raters}.",
+        raise SchemaError(f"a wide table needs at least two rater columns besides {shown(it, 40)}; found {shown(raters, 120)}.",
                           source=src)
     abst = {str(a).strip() for a in abstain}
     for c in raters:
@@ -129,14 +129,14 @@ def wide_to_long(df: pd.DataFrame, rows: np.ndarray, src: str, *, item: str, abs
             k = int(np.flatnonzero(text.to_numpy())[0])
             pos = filled.index[k]
             raise SchemaError(
-                f"rater column '{cut(c, 40)}' mixes numbers and text: {clip(filled.iloc[k], 40)}. Declare it "
+                f"rater column {shown(c, 40)} mixes numbers and text: {shown(filled.iloc[k], 40)}. Declare it "
                 f"an abstention with --abstain, or fix the cell.", source=src, row=int(rows[int(pos)]), column=c)
     long = df.melt(id_vars=[it, *keep], value_vars=raters, var_name="rater", value_name="label", ignore_index=False)
     pos = long.index.to_numpy()
     lab = long["label"]
     empty = lab.isna().to_numpy() | (lab.astype(str).str.strip() == "").to_numpy()
     long = long.loc[~empty].reset_index(drop=True).rename(columns={it: "item"})
-    where = np.array([f"row {rows[i]}, column {clip(r, 40)}" for i, r in zip(pos[~empty], long["rater"])],
+    where = np.array([f"row {rows[i]}, column {shown(r, 40)}" for i, r in zip(pos[~empty], long["rater"])],
                      dtype=object)
     return long, where
 
@@ -151,7 +151,7 @@ def parse_where(where: Sequence[str] | dict[str, Any] | None) -> dict[str, list[
     out: dict[str, list[str]] = {}
     for w in where:
         if "=" not in w:
-            raise SchemaError(f"--where {clip(w)} is not COLUMN=VALUE.")
+            raise SchemaError(f"--where {shown(w)} is not COLUMN=VALUE.")
         k, v = w.split("=", 1)
         out.setdefault(k.strip(), []).append(v.strip())
     return out
@@ -165,13 +165,13 @@ def apply_where(df: pd.DataFrame, rows: np.ndarray, where: dict[str, list[str]],
     keep = np.ones(len(df), dtype=bool)
     for col, vals in where.items():
         if col not in df.columns:
-            raise SchemaError(f"--where names column {clip(col, 40)}, which is not in the file; columns: "
-                              f"{clip([str(c) for c in df.columns], 120)}.", source=src)
+            raise SchemaError(f"--where names column {shown(col, 40)}, which is not in the file; columns: "
+                              f"{shown([str(c) for c in df.columns], 120)}.", source=src)
         s = df[col].astype(str).str.strip()
         hit = s.isin(vals).to_numpy()
         if not hit.any():
             seen = list(dict.fromkeys(s.tolist()))[:8]
-            raise SchemaError(f"--where {col}={'|'.join(vals)} matches no row; '{col}' holds {clip(seen, 120)}.",
+            raise SchemaError(f"--where {shown(col + '=' + '|'.join(vals), 60, quote=False)} matches no row; {shown(col, 40)} holds {shown(seen, 120)}.",
                               source=src, column=col)
         keep &= hit
     return df.loc[keep].reset_index(drop=True), rows[keep], int((~keep).sum())
