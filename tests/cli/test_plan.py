@@ -77,6 +77,8 @@ def test_plan_table_with_simulation(pilot_csv) -> None:
     r = runner.invoke(app, ["plan", str(p), "-j", "judge_1", "--budget", "20,60", "--repetitions", "10"])
     assert r.exit_code == 0, r.output
     assert "Certify judge_1: m*_cert" in r.output and "Simulated decision" in r.output
+    # judge_1 is already settled on this pilot: its table says so and asks for no top-up
+    assert "settled (" in r.output and "(settled: no top-up needed)" in r.output
     assert "Smallest budget with FR" in r.output
 
 
@@ -113,3 +115,23 @@ def test_plan_reports_infeasible_judge(tmp_path) -> None:
     d = json.loads(r.stdout)
     assert "judge_1" in d["infeasible"] and "judge_2" in d["certification"]
     assert np.isfinite(d["certification"]["judge_2"]["m_star"])
+
+
+def test_plan_one_answer_per_judge_settled_gets_no_top_up() -> None:
+    from tests.conftest import shared_data
+    from voirdire.design import plan_judges
+    from voirdire.data import read_annotations
+
+    lesion = shared_data("alttest", "lesion")
+    r = runner.invoke(app, ["plan", str(lesion), "--judge", "gpt-4o", "--judge", "gemini_pro"])
+    assert r.exit_code == 0, r.output
+    out = r.stdout
+    assert "One answer per judge" in out and "settled (reject)" in out
+    assert "no more labels are needed" in out   # settled: no top-up (gpt-4o is outside the margin: no Certify table)
+    assert "--n-per-rater N " not in out and "Next:" in out
+    lib = plan_judges(read_annotations(lesion), ["gpt-4o", "gemini_pro"])
+    js = json.loads(runner.invoke(app, ["plan", str(lesion), "-j", "gpt-4o", "-j", "gemini_pro", "-f", "json"]).stdout)
+    assert [p["status"] for p in js["answers"]["plans"]] == [p.status for p in lib.plans]
+    open_ = [p for p in lib.plans if p.status == "open"]
+    if open_:
+        assert f"--n-per-rater {int(max(p.more_per_human for p in open_))} " in out

@@ -218,10 +218,10 @@ def plan_command(
     comparison's false-reject probability below a/2; m*_rank adds Bonferroni over the rivals.
     Asymptotic planning aids: --budget checks them by simulating the whole decision.
     """
-    from ..design import plan_by_simulation, plan_certification, plan_ranking
+    from ..design import plan_by_simulation, plan_certification, plan_judges, plan_ranking
 
     budgets = _budget_list(budget)
-    out: dict[str, Any] = {"certification": {}, "ranking": None, "simulation": None}
+    out: dict[str, Any] = {"answers": None, "certification": {}, "ranking": None, "simulation": None}
     notes: list[str] = []
     errors: dict[str, str] = {}
     from ..exceptions import InfeasiblePlanError
@@ -251,6 +251,9 @@ def plan_command(
         if len(table.humans) < 2:
             fail(f"{file}: planning needs at least two human raters; found {len(table.humans)}.")
         ov, notes = _overlap_quiet(table, judges=judges)
+        if score == ScoreName.agreement:
+            out["answers"] = plan_judges(table, judges, epsilon=epsilon, significance_level=significance_level,
+                                         rng=seed)
         for j in judges:
             try:
                 out["certification"][j] = plan_certification(table, judge=j, epsilon=epsilon,
@@ -277,6 +280,7 @@ def plan_command(
                     progress=cb)
     if output == TableOrJson.json:
         emit_json({"file": None if file is None else str(file),
+                   "answers": None if out["answers"] is None else out["answers"].to_dict(),
                    "certification": {k: v.to_dict() for k, v in out["certification"].items()},
                    "infeasible": errors,
                    "ranking": None if out["ranking"] is None else out["ranking"].to_dict(),
@@ -303,8 +307,36 @@ def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: li
 
     from ..report._format import fmt_int, fmt_num, fmt_pct
 
+    ans = out["answers"]
+    settled = set()
+    if ans is not None:
+        a = Table(title="One answer per judge (leave-one-out rule, anytime-valid)", title_justify="left",
+                  box=box.SIMPLE_HEAD)
+        for c in ("judge", "status", "more/human", "method", "m*_cert", "eligible", "effect"):
+            a.add_column(c, justify="left" if c in ("judge", "status", "method") else "right", no_wrap=c != "judge",
+                         min_width=min(len(c), 8), overflow="fold")
+        for p in ans.plans:
+            more = "0" if p.status == "settled" else ("none" if not np.isfinite(p.more_per_human)
+                                                      else fmt_int(p.more_per_human))
+            status = f"settled ({p.decision})" if p.status == "settled" else p.status
+            method = {"sequential expectation": "sequential", "anytime-valid rule": "anytime"}.get(p.method, p.method)
+            a.add_row(p.judge, status, more, method, fmt_int(p.m_cert) if np.isfinite(p.m_cert) else "-",
+                      fmt_int(p.eligible), fmt_num(p.effect_size, 3))
+            if p.status == "settled":
+                settled.add(p.judge)
+        console.print(a)
+        for p in ans.plans:
+            console.print(styled((f"{p.judge}:", "bold"), " ", p.reason), highlight=False, soft_wrap=True)
+        console.print("more/human: further comparisons (items labelled by the held-out human, the judge and "
+                      "another human) that the anytime-valid rule expects to need at the current estimates. "
+                      "m*_cert (below) is the fixed-sample plug-in size: smaller, because it guarantees nothing at "
+                      "the margin or under repeated looks; effect: (mu_d + epsilon) / sigma0. --budget simulates hypothetical judges at d = 0 and "
+                      "d = -2 epsilon, not these judges.", style="dim", highlight=False, soft_wrap=True)
+
     for j, r in out["certification"].items():
-        t = Table(title=f"Certify {j}: m*_cert = {fmt_int(r.m_star)} eligible items per held-out human",
+        done = j in settled  # no top-up for a judge whose decision is settled
+        t = Table(title=f"Certify {j}: m*_cert = {fmt_int(r.m_star)} eligible items per held-out human"
+                        + (" (settled: no top-up needed)" if done else ""),
                   title_justify="left", box=box.SIMPLE_HEAD)
         if r.humans:
             for c in ("held-out", "d_k", "sigma0", "eligible", "m*", "more", "P(FR) now"):
@@ -312,6 +344,7 @@ def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: li
             fr = r.to_frame()
             for row in fr.itertuples():
                 need = "" if not np.isfinite(row.m_star) else fmt_int(max(0, row.m_star - row.eligible_items))
+                need = "0" if done else need
                 t.add_row(str(row.human), fmt_num(row.mu_d), fmt_num(row.sigma0), fmt_int(row.eligible_items),
                           fmt_int(row.m_star) if np.isfinite(row.m_star) else "infeasible", need,
                           fmt_pct(row.false_reject_now))
@@ -362,8 +395,14 @@ def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: li
             console.print(f"note: {n}", style="dim", highlight=False, soft_wrap=True)
     console.print("Planning aids, not error certificates: asymptotic, independent items (clusters inflate "
                   "sigma0), one comparison at a time.", style="dim", highlight=False, soft_wrap=True)
-    if ov is not None and out["certification"]:
-        console.print("Next: voirdire assign FILE --design strat --n-per-rater N -o next_batch.csv",
-                      style="dim", highlight=False)
+    if ov is not None and ans is not None:
+        open_more = [p.more_per_human for p in ans.plans if p.status == "open" and np.isfinite(p.more_per_human)]
+        if open_more:
+            n = int(max(open_more))
+            console.print(f"Next: voirdire assign FILE --design strat --n-per-rater {n} -o next_batch.csv "
+                          f"(the largest 'more per human' of the open judges)", style="dim", highlight=False)
+        else:
+            console.print("Next: no judge needs more overlap for validation: every judge is settled or on the "
+                          "margin (see above).", style="dim", highlight=False)
     for n in notes:  # warnings go to stderr, the tables to stdout
         err_console.print(styled(("warning:", "yellow"), " ", n), highlight=False, soft_wrap=True)
