@@ -22,7 +22,7 @@ _WEIGHTED = ("observed_agreement", "fleiss_kappa", "bennett_s", "cohen_kappa", "
 
 
 def _check_common(func: str, confidence_level: Any, n_resamples: Any, on_undefined: Any,
-                  abstain_policy: Any, rng: Any) -> _core.Options:
+                  abstain_policy: Any, rng: Any, method: Any = "auto") -> _core.Options:
     cl = check_confidence_level(confidence_level, func)
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
         raise InvalidParameterError(
@@ -37,7 +37,17 @@ def _check_common(func: str, confidence_level: Any, n_resamples: Any, on_undefin
     if not (rng is None or isinstance(rng, (int, np.integer, np.random.Generator))) or isinstance(rng, bool):
         raise InvalidParameterError(
             f"The 'rng' parameter of {func} must be an int, a numpy Generator or None. Got {type(rng).__name__} instead.")
-    return _core.Options(confidence_level=cl, n_resamples=int(n_resamples), rng=rng, on_undefined=on_undefined)
+    check_choice(method, "method", func, _core.INTERVAL_METHODS)
+    if method in ("percentile", "bca", "studentized") and n_resamples == 0:
+        raise InvalidParameterError(
+            f"The 'method' parameter of {func} is {method!r}, a bootstrap interval, but n_resamples=0. "
+            f"Use n_resamples >= 20 (2000 is the default), or method='jackknife' or 'wald'.")
+    if method == "wilson" and func not in ("observed_agreement", "agreement"):
+        raise InvalidParameterError(
+            f"The 'method' parameter of {func} is 'wilson', the score interval for a proportion, which "
+            f"only observed_agreement is. Use 'auto', 'studentized', 'bca', 'jackknife', 'percentile' or 'wald'.")
+    return _core.Options(confidence_level=cl, n_resamples=int(n_resamples), rng=rng, on_undefined=on_undefined,
+                         method=method)
 
 
 def _level(level: Any, prep: Prepared, func: str) -> str:
@@ -101,8 +111,8 @@ def _make_spec(name: str, prep: Prepared, *, level: Any = None, weights: Any = N
 
 def _one(name: str, table: AnnotationTable, *, raters: Sequence[str] | None, level: Any = None,
          weights: Any = None, confidence_level: Any, n_resamples: Any, rng: Any, on_undefined: Any,
-         abstain_policy: Any) -> AgreementResult:
-    opts = _check_common(name, confidence_level, n_resamples, on_undefined, abstain_policy, rng)
+         abstain_policy: Any, method: Any = "auto") -> AgreementResult:
+    opts = _check_common(name, confidence_level, n_resamples, on_undefined, abstain_policy, rng, method)
     prep = prepare(table, raters=raters, policy=abstain_policy, func=name)
     spec = _make_spec(name, prep, level=level, weights=weights)
     return _core.run([spec], prep, opts, func=name)[0]
@@ -125,7 +135,14 @@ _COMMON_DOC = """
         return ``nan`` silently.
     abstain_policy : {"exclude", "category", "disagree"}, default "exclude"
         How abstentions ("cannot assess") count: dropped, as a nominal category of their own,
-        or as a disagreement with every label. Coverage is in ``result.abstention``."""
+        or as a disagreement with every label. Coverage is in ``result.abstention``.
+    method : {"auto", "percentile", "bca", "studentized", "jackknife", "wald", "wilson"}, default "auto"
+        How the interval is built from the resamples: ``auto`` takes the bootstrap-t on the
+        Fisher-z scale (logit for observed agreement) up to 200 units (100 for ordinal alpha) and
+        BCa above, the Wald interval when ``n_resamples=0``; see docs/agreement.md "Small
+        samples" for the coverage behind the rule. ``wilson`` is for observed agreement only. A
+        method its inputs do not define falls back (jackknife, then percentile) with a
+        :class:`~voirdire.exceptions.DegenerateDataWarning` naming the one used."""
 
 
 def _doc(f: Any) -> Any:
@@ -137,7 +154,7 @@ def _doc(f: Any) -> Any:
 def observed_agreement(table: AnnotationTable, *, raters: Sequence[str] | None = None,
                        weights: Any = None, confidence_level: float = 0.95, n_resamples: int = 2000,
                        rng: int | np.random.Generator | None = None, on_undefined: str = "warn",
-                       abstain_policy: str = "exclude") -> AgreementResult:
+                       abstain_policy: str = "exclude", method: str = "auto") -> AgreementResult:
     """Observed (percent) agreement: the share of agreeing label pairs, averaged over items.
 
     ``pa = (1/n2) sum_i sum_k n_ik (n_ik - 1) / (r_i (r_i - 1))`` over the ``n2`` items with
@@ -170,14 +187,14 @@ def observed_agreement(table: AnnotationTable, *, raters: Sequence[str] | None =
     0.6666666666666666
     """
     return _one("observed_agreement", table, raters=raters, weights=weights, confidence_level=confidence_level,
-                n_resamples=n_resamples, rng=rng, on_undefined=on_undefined, abstain_policy=abstain_policy)
+                n_resamples=n_resamples, rng=rng, on_undefined=on_undefined, abstain_policy=abstain_policy, method=method)
 
 
 @_doc
 def cohen_kappa(table: AnnotationTable, *, raters: Sequence[str] | None = None, weights: Any = None,
                 confidence_level: float = 0.95, n_resamples: int = 2000,
                 rng: int | np.random.Generator | None = None, on_undefined: str = "warn",
-                abstain_policy: str = "exclude") -> AgreementResult:
+                abstain_policy: str = "exclude", method: str = "auto") -> AgreementResult:
     """Cohen's kappa between two raters, unweighted or weighted.
 
     ``kappa = (po - pe) / (1 - pe)`` with ``po = sum_kl w_kl p_kl`` and
@@ -219,14 +236,14 @@ def cohen_kappa(table: AnnotationTable, *, raters: Sequence[str] | None = None, 
     0.5
     """
     return _one("cohen_kappa", table, raters=raters, weights=weights, confidence_level=confidence_level,
-                n_resamples=n_resamples, rng=rng, on_undefined=on_undefined, abstain_policy=abstain_policy)
+                n_resamples=n_resamples, rng=rng, on_undefined=on_undefined, abstain_policy=abstain_policy, method=method)
 
 
 @_doc
 def scott_pi(table: AnnotationTable, *, raters: Sequence[str] | None = None, weights: Any = None,
              confidence_level: float = 0.95, n_resamples: int = 2000,
              rng: int | np.random.Generator | None = None, on_undefined: str = "warn",
-             abstain_policy: str = "exclude") -> AgreementResult:
+             abstain_policy: str = "exclude", method: str = "auto") -> AgreementResult:
     """Scott's pi between two raters: chance agreement from the pooled marginals.
 
     ``pi = (po - pe) / (1 - pe)``, ``pe = sum_kl w_kl pbar_k pbar_l``, ``pbar = (p_k. + p_.k)/2``
@@ -254,14 +271,14 @@ def scott_pi(table: AnnotationTable, *, raters: Sequence[str] | None = None, wei
     0.466667
     """
     return _one("scott_pi", table, raters=raters, weights=weights, confidence_level=confidence_level,
-                n_resamples=n_resamples, rng=rng, on_undefined=on_undefined, abstain_policy=abstain_policy)
+                n_resamples=n_resamples, rng=rng, on_undefined=on_undefined, abstain_policy=abstain_policy, method=method)
 
 
 @_doc
 def fleiss_kappa(table: AnnotationTable, *, raters: Sequence[str] | None = None, weights: Any = None,
                  confidence_level: float = 0.95, n_resamples: int = 2000,
                  rng: int | np.random.Generator | None = None, on_undefined: str = "warn",
-                 abstain_policy: str = "exclude") -> AgreementResult:
+                 abstain_policy: str = "exclude", method: str = "auto") -> AgreementResult:
     """Fleiss' kappa for any number of raters per item (Fleiss 1971, generalised by Gwet 2014).
 
     ``kappa = (pa - pe) / (1 - pe)``, ``pa`` as in :func:`observed_agreement` and
@@ -296,14 +313,14 @@ def fleiss_kappa(table: AnnotationTable, *, raters: Sequence[str] | None = None,
     0.55
     """
     return _one("fleiss_kappa", table, raters=raters, weights=weights, confidence_level=confidence_level,
-                n_resamples=n_resamples, rng=rng, on_undefined=on_undefined, abstain_policy=abstain_policy)
+                n_resamples=n_resamples, rng=rng, on_undefined=on_undefined, abstain_policy=abstain_policy, method=method)
 
 
 @_doc
 def conger_kappa(table: AnnotationTable, *, raters: Sequence[str] | None = None, weights: Any = None,
                  confidence_level: float = 0.95, n_resamples: int = 2000,
                  rng: int | np.random.Generator | None = None, on_undefined: str = "warn",
-                 abstain_policy: str = "exclude") -> AgreementResult:
+                 abstain_policy: str = "exclude", method: str = "auto") -> AgreementResult:
     """Conger's kappa: Cohen's kappa generalised to several raters (Conger 1980).
 
     ``pa`` as Fleiss; ``pe`` averages the Cohen-type chance agreements of every rater pair,
@@ -331,14 +348,14 @@ def conger_kappa(table: AnnotationTable, *, raters: Sequence[str] | None = None,
     0.5
     """
     return _one("conger_kappa", table, raters=raters, weights=weights, confidence_level=confidence_level,
-                n_resamples=n_resamples, rng=rng, on_undefined=on_undefined, abstain_policy=abstain_policy)
+                n_resamples=n_resamples, rng=rng, on_undefined=on_undefined, abstain_policy=abstain_policy, method=method)
 
 
 @_doc
 def krippendorff_alpha(table: AnnotationTable, *, level: str | None = None,
                        raters: Sequence[str] | None = None, confidence_level: float = 0.95,
                        n_resamples: int = 2000, rng: int | np.random.Generator | None = None,
-                       on_undefined: str = "warn", abstain_policy: str = "exclude") -> AgreementResult:
+                       on_undefined: str = "warn", abstain_policy: str = "exclude", method: str = "auto") -> AgreementResult:
     """Krippendorff's alpha for any number of raters and any missingness.
 
     ``alpha = 1 - D_o / D_e`` with ``D_o`` the mean squared distance within items (pairable
@@ -380,14 +397,14 @@ def krippendorff_alpha(table: AnnotationTable, *, level: str | None = None,
     ('interval', 1056, -0.055)
     """
     return _one("krippendorff_alpha", table, raters=raters, level=level, confidence_level=confidence_level,
-                n_resamples=n_resamples, rng=rng, on_undefined=on_undefined, abstain_policy=abstain_policy)
+                n_resamples=n_resamples, rng=rng, on_undefined=on_undefined, abstain_policy=abstain_policy, method=method)
 
 
 @_doc
 def gwet_ac1(table: AnnotationTable, *, raters: Sequence[str] | None = None,
              confidence_level: float = 0.95, n_resamples: int = 2000,
              rng: int | np.random.Generator | None = None, on_undefined: str = "warn",
-             abstain_policy: str = "exclude") -> AgreementResult:
+             abstain_policy: str = "exclude", method: str = "auto") -> AgreementResult:
     """Gwet's AC1: chance agreement ``pe = sum_k pi_k (1 - pi_k) / (q - 1)`` (Gwet 2008).
 
     Does not collapse under extreme prevalence as kappa does (its denominator is at least
@@ -417,14 +434,14 @@ def gwet_ac1(table: AnnotationTable, *, raters: Sequence[str] | None = None,
     0.560976
     """
     return _one("gwet_ac1", table, raters=raters, confidence_level=confidence_level,
-                n_resamples=n_resamples, rng=rng, on_undefined=on_undefined, abstain_policy=abstain_policy)
+                n_resamples=n_resamples, rng=rng, on_undefined=on_undefined, abstain_policy=abstain_policy, method=method)
 
 
 @_doc
 def gwet_ac2(table: AnnotationTable, *, weights: Any = "quadratic", raters: Sequence[str] | None = None,
              confidence_level: float = 0.95, n_resamples: int = 2000,
              rng: int | np.random.Generator | None = None, on_undefined: str = "warn",
-             abstain_policy: str = "exclude") -> AgreementResult:
+             abstain_policy: str = "exclude", method: str = "auto") -> AgreementResult:
     """Gwet's AC2: weighted AC1, ``pe = T_w / (q (q - 1)) sum_k pi_k (1 - pi_k)`` (Gwet 2014).
 
     Parameters
@@ -448,14 +465,14 @@ def gwet_ac2(table: AnnotationTable, *, weights: Any = "quadratic", raters: Sequ
     0.785714
     """
     return _one("gwet_ac2", table, raters=raters, weights=weights, confidence_level=confidence_level,
-                n_resamples=n_resamples, rng=rng, on_undefined=on_undefined, abstain_policy=abstain_policy)
+                n_resamples=n_resamples, rng=rng, on_undefined=on_undefined, abstain_policy=abstain_policy, method=method)
 
 
 @_doc
 def bennett_s(table: AnnotationTable, *, raters: Sequence[str] | None = None, weights: Any = None,
               confidence_level: float = 0.95, n_resamples: int = 2000,
               rng: int | np.random.Generator | None = None, on_undefined: str = "warn",
-              abstain_policy: str = "exclude") -> AgreementResult:
+              abstain_policy: str = "exclude", method: str = "auto") -> AgreementResult:
     """Bennett, Alpert & Goldstein's S (Brennan-Prediger): chance agreement ``1/q``.
 
     ``S = (pa - T_w/q^2) / (1 - T_w/q^2)`` (``T_w = q`` unweighted). Depends on how many
@@ -480,7 +497,7 @@ def bennett_s(table: AnnotationTable, *, raters: Sequence[str] | None = None, we
     0.333333
     """
     return _one("bennett_s", table, raters=raters, weights=weights, confidence_level=confidence_level,
-                n_resamples=n_resamples, rng=rng, on_undefined=on_undefined, abstain_policy=abstain_policy)
+                n_resamples=n_resamples, rng=rng, on_undefined=on_undefined, abstain_policy=abstain_policy, method=method)
 
 
 def default_coefficients(table: AnnotationTable, raters: Sequence[str] | None = None) -> tuple[str, ...]:
@@ -505,7 +522,7 @@ def agreement(table: AnnotationTable, *, coefficients: Sequence[str] | None = No
               raters: Sequence[str] | None = None, level: str | None = None, weights: Any = None,
               confidence_level: float = 0.95, n_resamples: int = 2000,
               rng: int | np.random.Generator | None = None, on_undefined: str = "warn",
-              abstain_policy: str = "exclude", label: str = "") -> AgreementTable:
+              abstain_policy: str = "exclude", label: str = "", method: str = "auto") -> AgreementTable:
     """Several coefficients on one selection of raters, sharing one bootstrap.
 
     Parameters
@@ -544,7 +561,7 @@ def agreement(table: AnnotationTable, *, coefficients: Sequence[str] | None = No
     -0.054
     """
     func = "agreement"
-    opts = _check_common(func, confidence_level, n_resamples, on_undefined, abstain_policy, rng)
+    opts = _check_common(func, confidence_level, n_resamples, on_undefined, abstain_policy, rng, method)
     names = tuple(coefficients) if coefficients is not None else default_coefficients(table, raters)
     if isinstance(coefficients, str):
         names = (coefficients,)

@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy import stats as _st
 
 from .._checks import as_generator, undefined
 from .._results import ConfidenceInterval
-from ..exceptions import InvalidParameterError
+from .._stats import intervals as _iv
+from ..exceptions import DegenerateDataWarning, InvalidParameterError, SmallSampleWarning
 from ._prepare import Prepared
 from ._results import AgreementResult
 from ._weights import distance_matrix, weight_matrix
@@ -136,6 +137,26 @@ class _Spec:
     def influence(self, est: float) -> tuple[np.ndarray, int, np.ndarray] | None:
         """Per-item linearised contributions ``e_i`` (mean zero), ``n`` and the centre."""
         return None
+
+    def loo_from_weights(self, W: np.ndarray, unit_stats: Any, unit_of_item: np.ndarray | None = None) -> np.ndarray:
+        """Leave-one-out estimates of each resample: ``(b, n)``, entry ``(r, j)`` drops one copy of unit ``j``.
+
+        ``W`` holds ``b`` resamples' multiplicities of the ``n`` rows of ``unit_stats`` (units, or
+        types of identical units); entries where ``W[r, j] == 0`` are not defined (``nan``). With
+        ``W`` a row of ones this is the jackknife. Sums of sufficient statistics make it cheap:
+        ``estimate(W @ S - S_j)``, O(b n k).
+        """
+        S = unit_stats.toarray() if sp.issparse(unit_stats) else np.asarray(unit_stats)
+        b, n = W.shape
+        sums = W @ S
+        k = S.shape[1]
+        out = np.full((b, n), np.nan)
+        step = max(1, _BLOCK_CELLS // max(n * k, 1))
+        for s0 in range(0, b, step):
+            T = sums[s0:s0 + step, None, :] - S[None, :, :]
+            out[s0:s0 + step] = self.estimate(T.reshape(-1, k))[0].reshape(-1, n)
+        out[W <= 0] = np.nan
+        return out
 
 
 class _GwetFamily(_Spec):
@@ -482,6 +503,31 @@ class _AlphaOrdinal(_AlphaMoments):
         Wi = np.zeros((W.shape[0], self.prep.n_items))
         Wi[:, ok] = W[:, unit_of_item[ok]]
         return self._from_rows(Wi, self.stats())
+
+    def loo_from_weights(self, W: np.ndarray, unit_stats: Any, unit_of_item: np.ndarray | None = None) -> np.ndarray:
+        """Leave-one-unit-out estimates of each resample (see ``_Spec.loo_from_weights``).
+
+        The mid-ranks depend on the pooled counts, so each deletion re-runs ``_from_rows``:
+        O(b n^2 L); used at small n only.
+        """
+        b, n = W.shape
+        if unit_of_item is None:
+            rows, Wsrc, E = unit_stats, W, np.eye(n)
+        else:
+            ok = unit_of_item >= 0
+            rows = self.stats()
+            E = np.zeros((n, self.prep.n_items))
+            E[unit_of_item[ok], np.flatnonzero(ok)] = 1.0
+            Wsrc = np.zeros((b, self.prep.n_items))
+            Wsrc[:, ok] = W[:, unit_of_item[ok]]
+        m = E.shape[1]
+        out = np.full((b, n), np.nan)
+        step = max(1, _BLOCK_CELLS // max(n * m, 1))
+        for s0 in range(0, b, step):
+            Wr = (Wsrc[s0:s0 + step, None, :] - E[None, :, :]).reshape(-1, m)
+            out[s0:s0 + step] = self._from_rows(Wr, rows).reshape(-1, n)
+        out[W <= 0] = np.nan
+        return out
 
     def _from_rows(self, W: np.ndarray, rows: Any) -> np.ndarray:
         if sp.issparse(rows):
@@ -839,6 +885,29 @@ class Options:
     n_resamples: int
     rng: Any
     on_undefined: str
+    method: str = "auto"
+
+
+INTERVAL_METHODS = ("auto", "percentile", "bca", "studentized", "jackknife", "wald", "wilson")
+# ``auto``: bootstrap-t on the Fisher-z (logit) scale up to this many units, BCa above
+# (docs/agreement.md "Small samples" has the evidence); ordinal alpha's per-resample jackknife
+# costs O(B n^2), so its limit is lower.
+AUTO_STUDENTIZED_MAX = 200
+AUTO_STUDENTIZED_MAX_ORDINAL = 100
+# Below this many units no method held its level in simulation: SmallSampleWarning.
+MIN_TRUSTED_UNITS = 10
+
+
+def auto_method(s: _Spec, n_units: int, n_resamples: int, has_stats: bool) -> str:
+    """The interval ``method="auto"`` uses for this coefficient and number of units."""
+    if not n_resamples or not has_stats:
+        return "wald"
+    limit = AUTO_STUDENTIZED_MAX_ORDINAL if isinstance(s, _AlphaOrdinal) else AUTO_STUDENTIZED_MAX
+    return "studentized" if n_units <= limit else "bca"
+
+
+def _scale(s: _Spec) -> Any:
+    return _iv.Scale(0.0, 1.0) if isinstance(s, _GwetFamily) and s.kind == "pa" else _iv.Scale(-1.0, 1.0)
 
 
 def _units(prep: Prepared, mask: np.ndarray) -> tuple[np.ndarray, int, str]:
@@ -907,8 +976,36 @@ def _unit_types(stats_list: Sequence[Any], n_units: int) -> tuple[np.ndarray, np
     return inv.ravel(), np.bincount(inv.ravel(), minlength=keys.size)
 
 
+def _replicate_se(s: _Spec, W: np.ndarray, st: Any, unit_of_item: np.ndarray | None = None) -> np.ndarray:
+    """Each resample's own jackknife SE (delete one of its ``n`` draws at a time): ``(b,)``."""
+    th = s.loo_from_weights(W, st, unit_of_item)
+    pos = (W > 0) & np.isfinite(th)  # a deletion that leaves the coefficient undefined is skipped
+    Wp = np.where(pos, W, 0.0)
+    ntot = Wp.sum(axis=1)
+    thz = np.where(pos, th, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.einsum("bj,bj->b", Wp, thz) / ntot
+        dev = np.where(pos, th - mean[:, None], 0.0)
+        var = (ntot - 1) / ntot * np.einsum("bj,bj->b", Wp, dev * dev)
+    var[ntot < 2] = np.nan
+    return np.sqrt(var)
+
+
+def jackknife_values(s: _Spec, st: Any, unit: np.ndarray, n_units: int, item_units: bool) -> np.ndarray | None:
+    """Leave-one-unit-out estimates (``n_units``,) from the unit statistics; None when too costly."""
+    if st is None:
+        return None
+    ordinal = isinstance(s, _AlphaOrdinal)
+    if ordinal and n_units > 3000:
+        return None  # O(n^2): the caller falls back (BCa's acceleration is ~0 at such n anyway)
+    one = np.ones((1, n_units))
+    if ordinal and not item_units:
+        return s.loo_from_weights(one, None, unit)[0]
+    return s.loo_from_weights(one, st)[0]
+
+
 def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarray, n_units: int, B: int,
-              rng: Any, *, compress: bool = True) -> list[np.ndarray]:
+              rng: Any, *, compress: bool = True, se_out: list[np.ndarray | None] | None = None) -> list[np.ndarray]:
     """``B`` resampled estimates of each spec (``nan`` where undefined or where ``stats`` is None).
 
     A resample draws ``n_units`` units uniformly with replacement; its weight vector (the
@@ -921,6 +1018,10 @@ def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarra
     """
     # a spec with several outputs per resample declares ``out_shape`` (e.g. one value per rater)
     boots = [np.full((B, *getattr(s, "out_shape", ())), np.nan) for s in specs]
+    want = [False] * len(specs) if se_out is None else [x is not None for x in se_out]
+    if se_out is not None:
+        for j, w in enumerate(want):
+            se_out[j] = np.full(B, np.nan) if w else None
     if not B or n_units < 2 or all(st is None for st in stats_list):
         return boots
     gen = as_generator(rng)
@@ -946,6 +1047,8 @@ def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarra
                 if st is None:
                     continue
                 boots[j][start:start + b] = s.from_weights(Wt, st)
+                if want[j]:
+                    se_out[j][start:start + b] = _replicate_se(s, Wt, st)  # type: ignore[index]
         return boots
     block = max(1, min(B, _BLOCK_CELLS // max(n_units, k_max, 1)))
     for start in range(0, B, block):
@@ -954,11 +1057,34 @@ def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarra
         for j, (s, st) in enumerate(zip(specs, stats_list)):
             if st is None:
                 continue
-            if isinstance(s, _AlphaOrdinal) and not item_units:
-                boots[j][start:start + b] = s.from_weights(W, st, unit)
+            uoi = unit if isinstance(s, _AlphaOrdinal) and not item_units else None
+            if uoi is not None:
+                boots[j][start:start + b] = s.from_weights(W, st, uoi)
             else:
                 boots[j][start:start + b] = s.from_weights(W, st)
+            if want[j]:
+                se_out[j][start:start + b] = _replicate_se(s, W, st, uoi)  # type: ignore[index]
     return boots
+
+
+def _analytic_se(s: _Spec, est: float, unit: np.ndarray, n_units: int, unit_kind: str) -> float | None:
+    """The literature's large-sample SE (Gwet or Fleiss-Cohen-Everitt), cluster-summed; None if none."""
+    inf = s.influence(est)
+    if inf is None:
+        return None
+    e, n_an, m_an = inf
+    if unit_kind == "item":  # one item per unit: the unit totals are the e_i
+        ee = float(e @ e)
+        var = ee / n_an ** 2 if s.fce else ee / (n_an * (n_an - 1))
+    else:
+        ok = unit >= 0
+        tot = np.bincount(unit[ok], weights=e[ok], minlength=n_units)
+        C = int(np.count_nonzero(np.bincount(unit[m_an & ok], minlength=n_units)))
+        if s.fce:
+            var = float(tot @ tot) / n_an ** 2
+        else:
+            var = (C / (C - 1)) * float(tot @ tot) / n_an ** 2 if C > 1 else float("nan")
+    return math.sqrt(var) if var >= 0 else float("nan")
 
 
 def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> list[AgreementResult]:
@@ -981,50 +1107,51 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
         stats_list.append(None if S is None else _aggregate(S, unit, n_units))
 
     B = opts.n_resamples
-    boots = bootstrap(specs, stats_list, unit, n_units, B, opts.rng)
+    ok = unit >= 0
+    item_units = bool(np.array_equal(unit[ok], np.arange(n_units)))
+    chosen = [(auto_method(s, n_units, B, st is not None) if opts.method == "auto" else opts.method)
+              for s, st in zip(specs, stats_list)]
+    se_out: list[np.ndarray | None] = [np.zeros(0) if (m == "studentized" and st is not None) else None
+                                       for m, st in zip(chosen, stats_list)]
+    boots = bootstrap(specs, stats_list, unit, n_units, B, opts.rng, se_out=se_out)
+    if n_units < MIN_TRUSTED_UNITS and any(math.isfinite(p[0]) for p in point):
+        warnings.warn(
+            f"{func}: only {n_units} {unit_kind}s carry the coefficient, too few for any interval to be "
+            f"trusted: read it as a rough range. Intervals held their 95% level in simulation from about 20 "
+            f"{unit_kind}s, and from about 50 to 100 for kappa and alpha on binary labels with a category "
+            f"under 15% (docs/agreement.md, 'Small samples').", SmallSampleWarning, stacklevel=4)
 
     out = []
-    lo_q, hi_q = (1 - cl) / 2, 1 - (1 - cl) / 2
-    for s, (est, obs, exp_), bt, st in zip(specs, point, boots, stats_list):
+    for s, (est, obs, exp_), bt, st, m, bse in zip(specs, point, boots, stats_list, chosen, se_out):
         B_s = B if st is not None else 0  # no statistics: the bootstrap was not run for this spec
         good = bt[np.isfinite(bt)] if B_s else bt[:0]
         n_fail = int(B_s - good.size) if B_s and math.isfinite(est) else 0
-        a_se: float | None = None
-        if math.isfinite(est):
-            inf = s.influence(est)
-            if inf is not None:
-                e, n_an, m_an = inf
-                if unit_kind == "item":  # one item per unit: the unit totals are the e_i
-                    ee = float(e @ e)
-                    var = ee / n_an ** 2 if s.fce else ee / (n_an * (n_an - 1))
-                else:
-                    ok = unit >= 0
-                    tot = np.bincount(unit[ok], weights=e[ok], minlength=n_units)
-                    C = int(np.count_nonzero(np.bincount(unit[m_an & ok], minlength=n_units)))
-                    if s.fce:
-                        var = float(tot @ tot) / n_an ** 2
-                    else:
-                        var = (C / (C - 1)) * float(tot @ tot) / n_an ** 2 if C > 1 else float("nan")
-                a_se = math.sqrt(var) if var >= 0 else float("nan")
-        if good.size >= 2 and math.isfinite(est):
-            low, high = (float(v) for v in np.quantile(good, [lo_q, hi_q]))
-            se = float(np.std(good, ddof=1))
-            ci_method = "percentile bootstrap"
-            method = (f"percentile bootstrap over {unit_kind}s ({B_s} resamples)"
-                      + (f"; analytic SE: {_an_name(s)}" if a_se is not None else ""))
-        elif a_se is not None and math.isfinite(a_se):
-            z = float(_st.norm.ppf(hi_q))
-            low, high = max(-1.0, est - z * a_se), min(1.0, est + z * a_se)
-            se = float("nan")
-            ci_method = "Wald (analytic SE)"
-            method = f"analytic: {_an_name(s)} over {unit_kind}s; Wald interval clipped to [-1, 1]"
+        a_se = _analytic_se(s, est, unit, n_units, unit_kind) if math.isfinite(est) else None
+        if opts.method == "auto" and m == "wald" and a_se is None:
+            m = "jackknife"  # no analytic SE in the literature (ordinal alpha): the jackknife's instead
+        need_jack = m in ("bca", "studentized", "jackknife", "wilson") or (m == "wald" and a_se is None)
+        jack = None
+        if need_jack and math.isfinite(est):
+            S = st if st is not None else _aggregate(s.stats(), unit, n_units)
+            jack = jackknife_values(s, S, unit, n_units, item_units)
+        se = float(np.std(good, ddof=1)) if good.size >= 2 else float("nan")
+        if not math.isfinite(est):
+            r = dataclasses.replace(_iv.NAN_INTERVAL, note="the estimate is undefined")
+        elif n_units < 2:
+            r = dataclasses.replace(_iv.NAN_INTERVAL, note=f"one {unit_kind} only: resampling needs at least two")
+        elif (good.size and np.all(good == est)) if B_s else (jack is not None and np.all(jack == est)):
+            r = dataclasses.replace(_iv.NAN_INTERVAL, note=(
+                f"every resample gives {est:.6g} (the {unit_kind}s do not vary in what the coefficient uses): "
+                f"no interval"))
         else:
-            low = high = se = float("nan")
-            ci_method = "none"
-            method = "point estimate only" + ("" if math.isfinite(est) else " (undefined)")
+            r = _iv.build(m, est, boots=good if B_s else None, jack=jack, boot_se=bse, analytic_se=a_se,
+                          n_units=n_units, level=cl, scale=_scale(s))
+        if r.note and math.isfinite(est):
+            warnings.warn(f"{s.name}: {r.note}.", DegenerateDataWarning, stacklevel=4)
+        method = _describe(r, s, unit_kind, B_s, a_se, requested=opts.method, chosen=m)
         out.append(AgreementResult(
             coefficient=s.name, estimate=est,
-            ci=ConfidenceInterval(low=low, high=high, confidence_level=cl, method=ci_method),
+            ci=ConfidenceInterval(low=r.low, high=r.high, confidence_level=cl, method=_ci_label(r, s)),
             confidence_level=cl, se=se, analytic_se=a_se, method=method, level=s.level,
             observed=obs, expected=exp_, n_items=s.n_items_used(), n_pairs=s.n_pairs(),
             n_raters=len(prep.raters), n_labels=prep.n_labels, resampling_unit=unit_kind,
@@ -1032,6 +1159,36 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
             raters=prep.raters,
         ))
     return out
+
+
+def _ci_label(r: Any, s: _Spec) -> str:
+    if r.method == "none":
+        return "none"
+    scale = "logit" if _scale(s).low == 0 else "Fisher z"
+    if r.method in ("studentized", "jackknife"):
+        return f"{r.label}, {scale} scale"
+    if r.method == "wilson":
+        return "Wilson score (effective n from the jackknife)"
+    return r.label
+
+
+def _describe(r: Any, s: _Spec, unit_kind: str, B: int, a_se: float | None, *, requested: str, chosen: str) -> str:
+    """A sentence on how the interval was built (``AgreementResult.method``)."""
+    if r.method == "none":
+        head = "no interval" + (f" ({r.note})" if r.note else "")
+    else:
+        head = f"{_ci_label(r, s)} over {unit_kind}s"
+        if r.method in ("percentile", "bca", "studentized") and B:
+            head += f" ({B} resamples)"
+        if r.method == "wald":
+            head += f" from the analytic SE ({_an_name(s)})"
+        if requested == "auto":
+            head += f"; method='auto' chose {chosen}"
+        if r.note:
+            head += f"; {r.note}"
+    if a_se is not None and r.method != "wald":
+        head += f"; analytic SE: {_an_name(s)}"
+    return head
 
 
 def _an_name(s: _Spec) -> str:

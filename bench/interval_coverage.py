@@ -1,0 +1,212 @@
+"""Coverage and width of the agreement intervals on small tables (issue 13; figures in
+docs/agreement.md "Small samples").
+
+Every simulated table goes through the library's own path (one bootstrap per table shared by
+every coefficient, the jackknife from the per-unit statistics, ``voirdire._stats.intervals``),
+and every interval method is built from the same replicates, so methods differ only in the
+interval step. The truth of a cell is the coefficient on one 200,000-item table of that cell.
+
+Data: latent-class raters. Each item has a true class (binary with prevalence ``prev``, or five
+ordered classes with probabilities 0.1/0.2/0.4/0.2/0.1); each rater reports it with probability
+``acc`` and otherwise draws a label from the class distribution (binary), or the class plus a
+rounded N(0, 1) step, clipped (five classes). Labels go missing completely at random with
+probability ``miss`` (the first rater always labels). ``clusters=C``: ``n`` items in ``C`` texts
+that share their class and an accuracy drawn from U(0.3, 1).
+
+    nice -n 10 .venv/bin/python bench/interval_coverage.py --reps 1000 --out bench/interval_coverage.json
+    .venv/bin/python bench/interval_coverage.py --quick          # a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from voirdire._stats import intervals as iv
+from voirdire.agreement import _core
+from voirdire.agreement._coefficients import _make_spec
+from voirdire.agreement._prepare import prepare
+from voirdire.data import AnnotationTable
+
+COEFS_BINARY = [("krippendorff_alpha", "nominal"), ("fleiss_kappa", None), ("gwet_ac1", None),
+                ("observed_agreement", None)]
+COEFS_FIVE = [("krippendorff_alpha", "nominal"), ("krippendorff_alpha", "ordinal"),
+              ("krippendorff_alpha", "interval"), ("fleiss_kappa", None), ("gwet_ac1", None),
+              ("observed_agreement", None)]
+FIVE_P = np.array([0.1, 0.2, 0.4, 0.2, 0.1])
+
+
+def simulate(n: int, *, kind: str, R: int, miss: float, prev: float = 0.5, acc: float = 0.7,
+             clusters: int = 0, rng: np.random.Generator) -> AnnotationTable:
+    if clusters:
+        size = rng.multinomial(n - clusters, np.full(clusters, 1 / clusters)) + 1
+        cl = np.repeat(np.arange(clusters), size)
+        a = rng.uniform(0.3, 1.0, clusters)[cl][:, None]
+    else:
+        cl, a = None, acc
+    m = clusters or n
+    if kind == "binary":
+        truth = (rng.random(m) < prev).astype(int)
+        noise = (rng.random((n, R)) < prev).astype(int)
+    else:
+        truth = rng.choice(5, size=m, p=FIVE_P)
+        noise = None
+    if clusters:
+        truth = truth[cl]
+    if kind == "binary":
+        X = np.where(rng.random((n, R)) < a, truth[:, None], noise)
+    else:
+        step = np.rint(rng.normal(0, 1, (n, R))).astype(int)
+        X = np.where(rng.random((n, R)) < a, truth[:, None], np.clip(truth[:, None] + step, 0, 4))
+    obs = rng.random((n, R)) >= miss
+    obs[:, 0] = True
+    ii, rr = np.nonzero(obs)
+    kw: dict[str, Any] = {"scale": "nominal" if kind == "binary" else "interval"}
+    if kind != "binary":
+        kw["categories"] = [0, 1, 2, 3, 4]
+    import pandas as pd
+    df = pd.DataFrame({"item": ii, "rater": rr, "label": X[ii, rr]})
+    if clusters:
+        df["cluster"] = cl[ii]
+        kw["cluster"] = "cluster"
+    return AnnotationTable.from_frame(df, **kw)
+
+
+SCALES = {"observed_agreement": iv.Scale(0.0, 1.0)}
+
+
+def all_intervals(t: AnnotationTable, coefs: list[tuple[str, str | None]], B: int, seed: int,
+                  level: float = 0.95) -> dict[str, dict[str, tuple[float, float]]]:
+    """Every interval method for every coefficient, from one shared bootstrap."""
+    prep = prepare(t, raters=None, policy="exclude", func="sim")
+    specs = [_make_spec(name, prep, level=lvl) for name, lvl in coefs]
+    mask = np.zeros(prep.n_items, dtype=bool)
+    for s in specs:
+        mask |= s.unit_mask()
+    unit, n_units, kind = _core._units(prep, mask)
+    ok = unit >= 0
+    item_units = bool(np.array_equal(unit[ok], np.arange(n_units)))
+    ests, stats_list = [], []
+    for s in specs:
+        e = float(s.estimate(s.totals().reshape(1, -1))[0][0])
+        ests.append(e)
+        stats_list.append(_core._aggregate(s.stats(), unit, n_units) if math.isfinite(e) else None)
+    se_out: list[Any] = [np.zeros(0) for _ in specs]
+    boots = _core.bootstrap(specs, stats_list, unit, n_units, B, seed, se_out=se_out)
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    for (name, lvl), s, e, bt, st, bse in zip(coefs, specs, ests, boots, stats_list, se_out):
+        key = name if lvl is None else f"{name}:{lvl}"
+        if not math.isfinite(e):
+            out[key] = {}
+            continue
+        jack = _core.jackknife_values(s, st, unit, n_units, item_units)
+        sc = SCALES.get(name, iv.Scale())
+        se_j = iv.jackknife_se(jack) if jack is not None else float("nan")
+        a_se = _core._analytic_se(s, e, unit, n_units, kind)
+        res = {
+            "percentile": iv.percentile(bt, level),
+            "bca": iv.bca(e, bt, jack if jack is not None else np.zeros(0), level),
+            "student_z": iv.studentized(e, bt, bse, se_j, level, sc),
+            "jack_z": iv.jackknife(e, jack, level, sc, n_units) if jack is not None else iv.NAN_INTERVAL,
+            "wald": iv.wald(e, a_se if a_se is not None else float("nan"), level, sc),
+        }
+        if name == "observed_agreement":
+            res["wilson"] = iv.wilson(e, e * (1 - e) / se_j ** 2 if se_j > 0 else float("nan"), level)
+        out[key] = {m: (r.low, r.high) for m, r in res.items()}
+        out[key]["_est"] = (e, n_units)
+    return out
+
+
+def truths(cell: dict[str, Any], coefs: list[tuple[str, str | None]]) -> dict[str, float]:
+    big_kw = {k: v for k, v in cell.items() if k not in ("n",)}
+    if big_kw.get("clusters"):
+        big_kw["clusters"] = 50_000
+    t = simulate(200_000, rng=np.random.default_rng(999), **big_kw)
+    prep = prepare(t, raters=None, policy="exclude", func="sim")
+    out = {}
+    for name, lvl in coefs:
+        s = _make_spec(name, prep, level=lvl)
+        out[name if lvl is None else f"{name}:{lvl}"] = float(s.estimate(s.totals().reshape(1, -1))[0][0])
+    return out
+
+
+def run_cell(cell: dict[str, Any], reps: int, B: int, seed: int) -> dict[str, Any]:
+    coefs = COEFS_BINARY if cell["kind"] == "binary" else COEFS_FIVE
+    truth = truths(cell, coefs)
+    rng = np.random.default_rng(seed)
+    hits: dict[str, dict[str, list[float]]] = {}
+    widths: dict[str, dict[str, list[float]]] = {}
+    n_undef: dict[str, int] = {k: 0 for k in truth}
+    for r in range(reps):
+        t = simulate(rng=rng, **cell)
+        res = all_intervals(t, coefs, B, seed * 100_003 + r)
+        for key, methods in res.items():
+            if not methods:
+                n_undef[key] += 1
+                continue
+            for m, (lo, hi) in methods.items():
+                if m.startswith("_"):
+                    continue
+                cov = float(lo <= truth[key] <= hi) if math.isfinite(lo) and math.isfinite(hi) else float("nan")
+                hits.setdefault(key, {}).setdefault(m, []).append(cov)
+                widths.setdefault(key, {}).setdefault(m, []).append(hi - lo)
+    summary: dict[str, Any] = {"cell": cell, "reps": reps, "B": B, "truth": truth, "undefined": n_undef,
+                               "coverage": {}, "mean_width": {}, "n_nan": {}}
+    for key in hits:
+        summary["coverage"][key] = {m: float(np.nan_to_num(np.asarray(v), nan=0.0).mean()) for m, v in hits[key].items()}
+        summary["n_nan"][key] = {m: int(np.isnan(v).sum()) for m, v in hits[key].items()}
+        summary["mean_width"][key] = {m: float(np.nanmean(v)) for m, v in widths[key].items()}
+    return summary
+
+
+def grid(quick: bool) -> list[dict[str, Any]]:
+    data = [
+        {"kind": "binary", "prev": 0.5, "R": 2, "miss": 0.0},
+        {"kind": "binary", "prev": 0.85, "R": 2, "miss": 0.0},
+        {"kind": "binary", "prev": 0.85, "R": 4, "miss": 0.3},
+        {"kind": "binary", "prev": 0.5, "R": 6, "miss": 0.5},
+        {"kind": "five", "R": 3, "miss": 0.0},
+        {"kind": "five", "R": 6, "miss": 0.5},
+    ]
+    ns = [20, 30, 50, 100] if not quick else [20]
+    cells = [dict(d, n=n) for n in ns for d in data]  # smallest n first: partial runs keep the hardest cells
+    cells += [{"kind": "five", "R": 3, "miss": 0.0, "n": 60, "clusters": 20},
+              {"kind": "binary", "prev": 0.85, "R": 3, "miss": 0.0, "n": 60, "clusters": 20}]
+    return cells
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=1000)
+    ap.add_argument("--B", type=int, default=1000)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--cells", type=str, default="", help="comma-separated indices into the grid")
+    ap.add_argument("--out", type=str, default="")
+    a = ap.parse_args(argv)
+    cells = grid(a.quick)
+    if a.cells:
+        cells = [cells[int(i)] for i in a.cells.split(",")]
+    reps = 60 if a.quick and a.reps == 1000 else a.reps
+    results = []
+    for k, cell in enumerate(cells):
+        t0 = time.perf_counter()
+        s = run_cell(cell, reps, a.B, seed=1 + k)
+        s["seconds"] = time.perf_counter() - t0
+        results.append(s)
+        print(json.dumps(cell), f"{s['seconds']:.0f}s", file=sys.stderr)
+        for key, cov in s["coverage"].items():
+            line = " ".join(f"{m}={v:.3f}" for m, v in cov.items())
+            print(f"  {key:32s} {line}", file=sys.stderr)
+        if a.out:
+            with open(a.out, "w") as f:
+                json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

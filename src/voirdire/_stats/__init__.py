@@ -1,0 +1,1 @@
+"""Shared statistical machinery (private): interval construction from resampling output."""

@@ -1,0 +1,297 @@
+"""Interval construction from bootstrap replicates and jackknife values (private).
+
+Resampling happens elsewhere (``agreement._core.bootstrap`` today); this module only turns
+``(estimate, replicates, leave-one-unit-out values, per-replicate SEs)`` into an interval, so
+the same rules serve every statistic. Methods:
+
+``percentile``
+    quantiles of the replicates (Efron 1979).
+``bca``
+    bias-corrected and accelerated (Efron 1987): bias ``z0`` from the share of replicates below
+    the estimate, acceleration ``a`` from the skewness of the jackknife values.
+``studentized``
+    bootstrap-t (Efron 1982; Hall 1988): quantiles of ``t* = (g(theta*) - g(theta)) / se*`` with
+    ``se*`` each replicate's own jackknife SE, on a variance-stabilising scale ``g`` (Fisher's
+    ``atanh`` for coefficients bounded above by 1, the logit for proportions).
+``jackknife``
+    ``g(theta) +- t_{n-1} se_J`` on the same scale (Hughes 2022's jackknife for alpha uses the
+    jackknife SE; the ``t`` quantile and the scale are ours).
+``wald``
+    ``theta +- z se`` with an analytic SE.
+``wilson``
+    Wilson's score interval for a proportion with an effective sample size
+    ``n_eff = p (1 - p) / se^2`` (Wilson 1927; the design-effect form of Korn & Graubard 1998),
+    which is Wilson's own interval when the units are independent Bernoulli trials.
+
+Every builder returns an :class:`Interval` naming the method actually used, and falls back with
+a note (never an exception) when its inputs do not define it: BCa with all-equal jackknife
+values falls back to the percentile interval, bootstrap-t without SEs to the jackknife, and so on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+
+import numpy as np
+from scipy import stats as _st
+
+__all__ = ["Interval", "METHOD_NAMES", "bca", "jackknife", "jackknife_se", "percentile", "studentized",
+           "wald", "wilson", "Scale"]
+
+METHOD_NAMES = {
+    "percentile": "percentile bootstrap",
+    "bca": "BCa bootstrap",
+    "studentized": "studentized bootstrap (bootstrap-t)",
+    "jackknife": "jackknife",
+    "wald": "Wald (analytic SE)",
+    "wilson": "Wilson score",
+}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Interval:
+    """An interval and how it was built: ``method`` is the key actually used (after fallbacks)."""
+
+    low: float
+    high: float
+    method: str
+    note: str = ""
+
+    @property
+    def label(self) -> str:
+        return METHOD_NAMES.get(self.method, self.method)
+
+
+NAN_INTERVAL = Interval(float("nan"), float("nan"), "none")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Scale:
+    """The range of a statistic and the variance-stabilising map onto the real line.
+
+    ``low``/``high`` may be infinite (no bound). With both finite the map is
+    ``atanh(2 (x - low) / (high - low) - 1)``: Fisher's z for ``[-1, 1]``, half the logit for
+    ``[0, 1]``. Values at or beyond a bound are pulled in by ``eps`` of the range.
+    """
+
+    low: float = -1.0
+    high: float = 1.0
+    eps: float = 1e-6
+
+    @property
+    def bounded(self) -> bool:
+        return math.isfinite(self.low) and math.isfinite(self.high)
+
+    def g(self, x: np.ndarray | float) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        if not self.bounded:
+            return x
+        span = self.high - self.low
+        u = np.clip(2 * (x - self.low) / span - 1, -1 + self.eps, 1 - self.eps)
+        return np.arctanh(u)
+
+    def dg(self, x: np.ndarray | float) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        if not self.bounded:
+            return np.ones_like(x)
+        span = self.high - self.low
+        u = np.clip(2 * (x - self.low) / span - 1, -1 + self.eps, 1 - self.eps)
+        return (2 / span) / (1 - u * u)
+
+    def ginv(self, z: np.ndarray | float) -> np.ndarray:
+        z = np.asarray(z, dtype=float)
+        if not self.bounded:
+            return z
+        return self.low + (np.tanh(z) + 1) * (self.high - self.low) / 2
+
+    def clip(self, v: float) -> float:
+        return float(min(max(v, self.low), self.high)) if math.isfinite(v) else v
+
+
+def _tails(level: float) -> tuple[float, float]:
+    return (1 - level) / 2, 1 - (1 - level) / 2
+
+
+def _finite(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=float)
+    return x[np.isfinite(x)]
+
+
+def jackknife_se(jack: np.ndarray, weights: np.ndarray | None = None) -> float:
+    """``sqrt((n-1)/n sum_i w_i (theta_(i) - mean)^2)``; ``weights`` count repeated units.
+
+    Deletions that leave the statistic undefined (``nan``) are skipped, and ``n`` counts the rest.
+    """
+    jack = np.asarray(jack, dtype=float)
+    w = np.ones_like(jack) if weights is None else np.asarray(weights, dtype=float)
+    fin = np.isfinite(jack)
+    w = np.where(fin, w, 0.0)
+    jack = np.where(fin, jack, 0.0)
+    n = float(w.sum())
+    if n < 2:
+        return float("nan")
+    m = float(w @ jack) / n
+    return math.sqrt(max((n - 1) / n * float(w @ (jack - m) ** 2), 0.0))
+
+
+def percentile(boots: np.ndarray, level: float) -> Interval:
+    """Quantiles of the finite replicates."""
+    good = _finite(boots)
+    if good.size < 2:
+        return dataclasses.replace(NAN_INTERVAL, note="fewer than two finite bootstrap replicates")
+    lo, hi = np.quantile(good, _tails(level))
+    return Interval(float(lo), float(hi), "percentile")
+
+
+def acceleration(jack: np.ndarray) -> float:
+    """Efron's acceleration ``sum d^3 / (6 (sum d^2)^1.5)``, ``d = mean - theta_(i)``; nan if undefined."""
+    jack = np.asarray(jack, dtype=float)
+    if jack.size < 3 or not np.all(np.isfinite(jack)):
+        return float("nan")
+    d = jack.mean() - jack
+    s2 = float(d @ d)
+    if s2 <= 1e-14 * max(1.0, float(np.abs(jack).max()) ** 2) * jack.size:
+        return float("nan")
+    return float((d ** 3).sum() / (6 * s2 ** 1.5))
+
+
+def bca(est: float, boots: np.ndarray, jack: np.ndarray, level: float) -> Interval:
+    """Efron's BCa interval; falls back to the percentile interval when ``z0`` or ``a`` is undefined."""
+    good = _finite(boots)
+    if good.size < 2:
+        return dataclasses.replace(NAN_INTERVAL, note="fewer than two finite bootstrap replicates")
+    a = acceleration(jack)
+    p = (np.count_nonzero(good < est) + 0.5 * np.count_nonzero(good == est)) / good.size
+    if not math.isfinite(a) or not 0 < p < 1:
+        why = ("the acceleration is undefined (all jackknife values equal or not finite)" if not math.isfinite(a)
+               else "every bootstrap replicate lies on one side of the estimate")
+        iv = percentile(good, level)
+        return dataclasses.replace(iv, note=f"BCa not defined ({why}); percentile interval used")
+    z0 = float(_st.norm.ppf(p))
+    qs = []
+    for t in _tails(level):
+        zt = float(_st.norm.ppf(t))
+        den = 1 - a * (z0 + zt)
+        if den <= 0:  # the adjusted level leaves (0, 1): the extreme replicate
+            qs.append(1.0 if zt > 0 else 0.0)
+            continue
+        qs.append(float(_st.norm.cdf(z0 + (z0 + zt) / den)))
+    lo, hi = np.quantile(good, qs)
+    return Interval(float(lo), float(hi), "bca")
+
+
+def jackknife(est: float, jack: np.ndarray, level: float, scale: Scale, n_units: int) -> Interval:
+    """``g^-1(g(est) +- t_{n-1} g'(est) se_J)`` with ``se_J`` the jackknife SE."""
+    se = jackknife_se(jack)
+    if not math.isfinite(se) or n_units < 2:
+        return dataclasses.replace(NAN_INTERVAL, note="jackknife SE undefined")
+    tq = float(_st.t.ppf(_tails(level)[1], n_units - 1))
+    z, sz = float(scale.g(est)), float(scale.dg(est)) * se
+    return Interval(float(scale.ginv(z - tq * sz)), float(scale.ginv(z + tq * sz)), "jackknife")
+
+
+def studentized(est: float, boots: np.ndarray, boot_se: np.ndarray, se: float, level: float,
+                scale: Scale) -> Interval:
+    """Bootstrap-t on the scale ``g``: ``g^-1(g(est) - t*_{1-a/2} se_g, g(est) - t*_{a/2} se_g)``.
+
+    ``se`` is the estimate's SE (jackknife), ``boot_se`` each replicate's own. A replicate with
+    ``se* = 0`` contributes ``t* = 0`` when it equals the estimate and ``+-inf`` otherwise.
+    """
+    boots = np.asarray(boots, dtype=float)
+    boot_se = np.asarray(boot_se, dtype=float)
+    ok = np.isfinite(boots) & np.isfinite(boot_se)
+    if np.count_nonzero(ok) < 20 or not math.isfinite(se) or se <= 0:
+        return dataclasses.replace(NAN_INTERVAL, note="studentized interval undefined (no SE)")
+    z0 = float(scale.g(est))
+    zb = scale.g(boots[ok])
+    sb = scale.dg(boots[ok]) * boot_se[ok]
+    diff = zb - z0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(sb > 0, diff / np.where(sb > 0, sb, 1.0), np.sign(diff) * np.inf)
+    t = np.where(np.isnan(t), 0.0, t)
+    t.sort()
+    lo_t, hi_t = np.quantile(t, _tails(level), method="linear") if np.all(np.isfinite(t)) else _inf_quantile(
+        t, level)
+    s0 = float(scale.dg(est)) * se
+    return Interval(float(scale.ginv(z0 - hi_t * s0)), float(scale.ginv(z0 - lo_t * s0)), "studentized")
+
+
+def _inf_quantile(t: np.ndarray, level: float) -> tuple[float, float]:
+    n = t.size
+    lo_p, hi_p = _tails(level)
+    return float(t[max(0, int(math.floor(lo_p * (n - 1))))]), float(t[min(n - 1, int(math.ceil(hi_p * (n - 1))))])
+
+
+def wald(est: float, se: float, level: float, scale: Scale, *, transform: bool = False) -> Interval:
+    """``est +- z se`` (clipped to the range), or on the scale ``g`` when ``transform``."""
+    if not (math.isfinite(est) and math.isfinite(se)):
+        return dataclasses.replace(NAN_INTERVAL, note="no finite analytic SE")
+    zq = float(_st.norm.ppf(_tails(level)[1]))
+    if transform:
+        z, sz = float(scale.g(est)), float(scale.dg(est)) * se
+        return Interval(float(scale.ginv(z - zq * sz)), float(scale.ginv(z + zq * sz)), "wald")
+    return Interval(scale.clip(est - zq * se), scale.clip(est + zq * se), "wald")
+
+
+def wilson(p: float, n_eff: float, level: float) -> Interval:
+    """Wilson's score interval for a proportion ``p`` on ``n_eff`` (effective) trials."""
+    if not (math.isfinite(p) and math.isfinite(n_eff)) or n_eff <= 0:
+        return dataclasses.replace(NAN_INTERVAL, note="no effective sample size")
+    z = float(_st.norm.ppf(_tails(level)[1]))
+    z2n = z * z / n_eff
+    centre = (p + z2n / 2) / (1 + z2n)
+    half = z * math.sqrt(max(p * (1 - p) / n_eff + z2n / (4 * n_eff), 0.0)) / (1 + z2n)
+    return Interval(max(0.0, centre - half), min(1.0, centre + half), "wilson")
+
+
+Builder = Callable[..., Interval]
+
+
+FALLBACK = ("jackknife", "percentile")
+
+
+def build(method: str, est: float, *, boots: np.ndarray | None, jack: np.ndarray | None,
+          boot_se: np.ndarray | None, analytic_se: float | None, n_units: int, level: float,
+          scale: Scale) -> Interval:
+    """The interval of ``method``; when its inputs do not define it, the first of
+    ``jackknife``, ``percentile`` that is defined, with a note saying why (``nan`` when none is).
+
+    ``boots`` are the bootstrap replicates, ``jack`` the leave-one-unit-out values, ``boot_se``
+    each replicate's jackknife SE (bootstrap-t only), ``analytic_se`` the literature's SE.
+    """
+    if not math.isfinite(est):
+        return dataclasses.replace(NAN_INTERVAL, note="the estimate is undefined")
+    bt = np.zeros(0) if boots is None else boots
+    jk = np.zeros(0) if jack is None else jack
+    se_j = jackknife_se(jk) if jk.size else float("nan")
+    r: Interval
+    if method == "percentile":
+        r = percentile(bt, level)
+    elif method == "bca":
+        r = bca(est, bt, jk, level) if jk.size else dataclasses.replace(
+            percentile(bt, level), note="BCa needs the jackknife, not computed at this size; percentile used")
+    elif method == "studentized":
+        r = studentized(est, bt, np.zeros(0) if boot_se is None else boot_se, se_j, level, scale)
+    elif method == "jackknife":
+        r = jackknife(est, jk, level, scale, n_units) if jk.size else NAN_INTERVAL
+    elif method == "wald":
+        r = wald(est, float("nan") if analytic_se is None else analytic_se, level, scale)
+    elif method == "wilson":
+        se = se_j if math.isfinite(se_j) and se_j > 0 else (analytic_se or float("nan"))
+        n_eff = est * (1 - est) / se ** 2 if math.isfinite(se) and se > 0 else float("nan")
+        r = wilson(est, n_eff, level)
+    else:
+        raise ValueError(method)
+    if math.isfinite(r.low) and math.isfinite(r.high):
+        return r
+    why = r.note or f"{METHOD_NAMES[method]} undefined on these data"
+    for fb in FALLBACK:
+        if fb == method:
+            continue
+        alt = build(fb, est, boots=boots, jack=jack, boot_se=None, analytic_se=analytic_se, n_units=n_units,
+                    level=level, scale=scale)
+        if math.isfinite(alt.low) and math.isfinite(alt.high):
+            return dataclasses.replace(alt, note=f"{why}; {METHOD_NAMES[alt.method]} used instead")
+    return dataclasses.replace(NAN_INTERVAL, note=f"{why}; no other interval is defined either")

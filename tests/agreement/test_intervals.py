@@ -1,0 +1,273 @@
+"""Interval methods of the agreement coefficients (issue 13): each method against an independent
+computation (scipy's BCa, statsmodels' Wilson, naive jackknife and bootstrap-t loops), the
+``method=`` option and its ``auto`` rule, fallbacks on bad input, the small-sample warning, and
+(marker ``statistical``) coverage of the ``auto`` interval at 20-30 units."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats as st
+
+import voirdire.agreement as A
+from voirdire._stats import intervals as iv
+from voirdire.agreement import _core
+from voirdire.agreement._coefficients import _make_spec
+from voirdire.agreement._prepare import prepare
+from voirdire.exceptions import DegenerateDataWarning, InvalidParameterError, SmallSampleWarning
+
+from ._helpers import table_from_wide
+
+
+def _five(n, R=3, seed=0, miss=0.0, clusters=None):
+    """Five ordered classes; each rater reports the class w.p. 0.7, else the class +- a rounded N(0,1) step."""
+    rng = np.random.default_rng(seed)
+    truth = rng.choice(5, size=n, p=[0.1, 0.2, 0.4, 0.2, 0.1])
+    step = np.rint(rng.normal(0, 1, (n, R))).astype(int)
+    X = np.where(rng.random((n, R)) < 0.7, truth[:, None], np.clip(truth[:, None] + step, 0, 4)).astype(float)
+    X[rng.random((n, R)) < miss] = np.nan
+    X[:, 0] = np.where(np.isnan(X[:, 0]), truth, X[:, 0])
+    return table_from_wide(X, scale="interval", categories=[0, 1, 2, 3, 4], clusters=clusters)
+
+
+# ------------------------------------------------------------------ interval builders vs peers
+def test_bca_matches_scipy():
+    # scipy.stats.bootstrap(method="BCa") on a mean: same replicates, jackknife acceleration, z0.
+    x = np.random.default_rng(3).exponential(size=25)
+    res = st.bootstrap((x,), np.mean, method="BCa", n_resamples=4000, rng=np.random.default_rng(1))
+    jack = (x.sum() - x) / (x.size - 1)
+    ours = iv.bca(float(x.mean()), res.bootstrap_distribution, jack, 0.95)
+    assert ours.method == "bca"
+    assert ours.low == pytest.approx(res.confidence_interval.low, rel=1e-9)
+    assert ours.high == pytest.approx(res.confidence_interval.high, rel=1e-9)
+
+
+def test_percentile_matches_scipy():
+    x = np.random.default_rng(4).normal(size=30)
+    res = st.bootstrap((x,), np.mean, method="percentile", n_resamples=3000, rng=np.random.default_rng(2))
+    ours = iv.percentile(res.bootstrap_distribution, 0.95)
+    assert (ours.low, ours.high) == pytest.approx((res.confidence_interval.low, res.confidence_interval.high))
+
+
+def test_wilson_matches_statsmodels():
+    sm = pytest.importorskip("statsmodels.stats.proportion")
+    for k, n in [(17, 20), (20, 20), (3, 30), (45, 100)]:
+        lo, hi = sm.proportion_confint(k, n, alpha=0.05, method="wilson")
+        ours = iv.wilson(k / n, n, 0.95)
+        assert (ours.low, ours.high) == pytest.approx((lo, hi), abs=1e-12)
+
+
+def test_jackknife_se_of_a_mean_is_the_classical_se():
+    x = np.random.default_rng(5).normal(size=40)
+    jack = (x.sum() - x) / (x.size - 1)
+    assert iv.jackknife_se(jack) == pytest.approx(x.std(ddof=1) / math.sqrt(x.size))
+
+
+def test_studentized_of_a_mean_is_the_textbook_bootstrap_t():
+    # Bootstrap-t for a mean on the identity scale, written out: t* = (m* - m) / (s*/sqrt(n)).
+    rng = np.random.default_rng(6)
+    x = rng.exponential(size=30)
+    n = x.size
+    idx = rng.integers(0, n, (2000, n))
+    xb = x[idx]
+    mb = xb.mean(axis=1)
+    sb = xb.std(axis=1, ddof=1) / math.sqrt(n)
+    t = np.sort((mb - x.mean()) / sb)
+    se = x.std(ddof=1) / math.sqrt(n)
+    lo_t, hi_t = np.quantile(t, [0.025, 0.975])
+    ours = iv.studentized(float(x.mean()), mb, sb, se, 0.95, iv.Scale(-math.inf, math.inf))
+    assert (ours.low, ours.high) == pytest.approx((x.mean() - hi_t * se, x.mean() - lo_t * se))
+
+
+# ------------------------------------------------------------------ jackknife from the sufficient statistics
+@pytest.mark.parametrize("name, level", [("krippendorff_alpha", "nominal"), ("krippendorff_alpha", "ordinal"),
+                                         ("krippendorff_alpha", "interval"), ("fleiss_kappa", None),
+                                         ("gwet_ac1", None), ("observed_agreement", None), ("conger_kappa", None)])
+def test_leave_one_out_equals_naive_recomputation(name, level):
+    t = _five(15, R=3, seed=1, miss=0.2)
+    prep = prepare(t, raters=None, policy="exclude", func="t")
+    s = _make_spec(name, prep, level=level)
+    unit, n_units, _ = _core._units(prep, s.unit_mask())
+    S = _core._aggregate(s.stats(), unit, n_units)
+    jack = _core.jackknife_values(s, S, unit, n_units, True)
+    fn = getattr(A, name)
+    kw = {"level": level} if level else {}
+    items = np.flatnonzero(unit >= 0)
+    frame = t.to_frame()
+    ids = list(t.items)
+    for j in range(n_units):
+        drop = ids[items[unit[items] == j][0]]
+        sub = frame[frame["item"] != drop]
+        t2 = type(t).from_frame(sub, scale="interval", categories=[0, 1, 2, 3, 4])
+        assert jack[j] == pytest.approx(fn(t2, n_resamples=0, **kw).estimate, abs=1e-10), j
+
+
+@pytest.mark.parametrize("name, level", [("krippendorff_alpha", "ordinal"), ("fleiss_kappa", None),
+                                         ("krippendorff_alpha", "interval")])
+def test_replicate_se_equals_naive_jackknife_of_the_resample(name, level):
+    # One bootstrap resample written out as a table (drawn items repeated), then its jackknife by
+    # deleting each draw in turn: the same SE as the sufficient-statistics shortcut.
+    t = _five(12, R=3, seed=2)
+    prep = prepare(t, raters=None, policy="exclude", func="t")
+    s = _make_spec(name, prep, level=level)
+    unit, n_units, _ = _core._units(prep, s.unit_mask())
+    S = _core._aggregate(s.stats(), unit, n_units)
+    draw = np.random.default_rng(9).integers(0, n_units, n_units)
+    W = np.bincount(draw, minlength=n_units)[None, :].astype(float)
+    se = _core._replicate_se(s, W, S)[0]
+    X = t.dense_values()
+    kw = {"level": level} if level else {}
+    loo = []
+    for d in range(n_units):
+        rows = np.delete(draw, d)
+        t2 = table_from_wide(X[rows], scale="interval", categories=[0, 1, 2, 3, 4])
+        loo.append(getattr(A, name)(t2, n_resamples=0, **kw).estimate)
+    assert se == pytest.approx(iv.jackknife_se(np.array(loo)), rel=1e-9)
+
+
+# ------------------------------------------------------------------ the method= option
+@pytest.mark.parametrize("method, label", [("percentile", "percentile bootstrap"), ("bca", "BCa bootstrap"),
+                                           ("studentized", "bootstrap-t"), ("jackknife", "jackknife"),
+                                           ("wald", "Wald")])
+def test_each_method_reports_its_name(method, label):
+    t = _five(40, seed=3)
+    r = A.krippendorff_alpha(t, level="interval", n_resamples=400, rng=0, method=method)
+    assert label in r.ci.method and label in r.method
+    assert r.ci.low < r.estimate < r.ci.high
+    assert r.to_dict()["ci"]["method"] == r.ci.method
+
+
+def test_auto_rule_by_units_and_coefficient():
+    small, large = _five(50, seed=4), _five(260, seed=4)
+    r = A.agreement(small, coefficients=["krippendorff_alpha", "fleiss_kappa"], level="ordinal", n_resamples=200,
+                    rng=0)
+    assert all("bootstrap-t" in x.ci.method for x in r)
+    assert "method='auto' chose studentized" in r["fleiss_kappa"].method
+    r = A.agreement(large, coefficients=["krippendorff_alpha", "fleiss_kappa"], level="ordinal", n_resamples=200,
+                    rng=0)
+    assert all(x.ci.method == "BCa bootstrap" for x in r)
+    # ordinal alpha's per-resample jackknife is O(n^2): bootstrap-t only up to 100 units
+    mid = _five(150, seed=4)
+    r = A.agreement(mid, coefficients=["krippendorff_alpha", "fleiss_kappa"], level="ordinal", n_resamples=200,
+                    rng=0)
+    assert r["krippendorff_alpha"].ci.method == "BCa bootstrap"
+    assert "bootstrap-t" in r["fleiss_kappa"].ci.method
+    # without resamples: the analytic Wald interval, as before
+    assert "Wald" in A.fleiss_kappa(small, n_resamples=0).ci.method
+
+
+def test_observed_agreement_uses_the_logit_scale_and_wilson_on_request():
+    t = _five(30, seed=5)
+    r = A.observed_agreement(t, n_resamples=300, rng=0)
+    assert "logit" in r.ci.method and 0 <= r.ci.low < r.ci.high <= 1
+    w = A.observed_agreement(t, n_resamples=300, rng=0, method="wilson")
+    assert w.ci.method.startswith("Wilson")
+    with pytest.raises(InvalidParameterError, match="'wilson'.*only observed_agreement"):
+        A.fleiss_kappa(t, method="wilson")
+
+
+def test_method_parameter_is_checked():
+    t = _five(20, seed=6)
+    with pytest.raises(InvalidParameterError, match=r"'method' parameter of krippendorff_alpha must be one of"):
+        A.krippendorff_alpha(t, method="basic")
+    with pytest.raises(InvalidParameterError, match="n_resamples=0"):
+        A.fleiss_kappa(t, method="bca", n_resamples=0)
+
+
+def test_jackknife_needs_no_resamples():
+    t = _five(30, seed=7)
+    r = A.gwet_ac1(t, n_resamples=0, method="jackknife")
+    assert "jackknife" in r.ci.method and r.ci.low < r.estimate < r.ci.high
+
+
+# ------------------------------------------------------------------ bad input
+def test_bca_without_acceleration_falls_back_with_a_warning():
+    # All jackknife values equal: the acceleration is 0/0. The builder falls back to the percentile
+    # interval and says so.
+    boots = np.random.default_rng(0).normal(size=500)
+    r = iv.bca(0.0, boots, np.ones(10), 0.95)
+    assert r.method == "percentile" and "acceleration is undefined" in r.note
+    r = iv.build("bca", 0.0, boots=boots, jack=np.ones(10), boot_se=None, analytic_se=None, n_units=10,
+                 level=0.95, scale=iv.Scale())
+    assert r.method == "percentile" and "percentile" in r.note
+
+
+def test_single_cluster_gives_nan_with_a_reason():
+    X = [[1, 1, 2], [2, 2, 2], [3, 3, 1], [1, 2, 1]]
+    t = table_from_wide(X, scale="ordinal", clusters=[0, 0, 0, 0])
+    with pytest.warns(DegenerateDataWarning, match="one cluster only"):
+        r = A.krippendorff_alpha(t, n_resamples=100, rng=0)
+    assert math.isfinite(r.estimate) and math.isnan(r.ci.low) and "one cluster only" in r.method
+
+
+def test_identical_units_give_nan_not_a_zero_width_interval():
+    # Every item has the same two labels "a", "b": observed agreement is 0 on every resample.
+    X = [["a", "b"]] * 30
+    t = table_from_wide(X)
+    with pytest.warns(DegenerateDataWarning, match="every resample gives 0"):
+        r = A.observed_agreement(t, n_resamples=200, rng=0)
+    assert r.estimate == 0 and math.isnan(r.ci.low) and math.isnan(r.ci.high)
+
+
+def test_small_sample_warning_says_how_many_units_would_do():
+    t = _five(8, seed=8)
+    with pytest.warns(SmallSampleWarning, match=r"only 8 items .* too few for any interval to be trusted.*about 20"):
+        A.fleiss_kappa(t, n_resamples=100, rng=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SmallSampleWarning)
+        A.fleiss_kappa(_five(25, seed=8), n_resamples=100, rng=0)
+
+
+def test_auto_is_reproducible_and_shared_across_coefficients():
+    t = _five(30, seed=9)
+    a = A.agreement(t, coefficients=["fleiss_kappa", "gwet_ac1"], n_resamples=300, rng=5)
+    b = A.fleiss_kappa(t, n_resamples=300, rng=5)
+    assert (a["fleiss_kappa"].ci.low, a["fleiss_kappa"].ci.high) == (b.ci.low, b.ci.high)
+
+
+# ------------------------------------------------------------------ coverage (statistical)
+def _binary(n, R, prev, miss, seed):
+    rng = np.random.default_rng(seed)
+    truth = rng.random(n) < prev
+    noise = rng.random((n, R)) < prev
+    X = np.where(rng.random((n, R)) < 0.7, truth[:, None], noise).astype(float)
+    X[rng.random((n, R)) < miss] = np.nan
+    X[:, 0] = np.where(np.isnan(X[:, 0]), truth, X[:, 0])
+    return X
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("n, kind", [(20, "five"), (30, "binary")])
+def test_auto_interval_covers_at_small_n(n, kind):
+    # 300 tables per cell, B = 400 (the docs' grid uses 1,000 tables and B = 1,000:
+    # bench/interval_coverage.py). Tolerance: 3 binomial SEs of 300 runs (+-0.038).
+    from voirdire.data import AnnotationTable  # noqa: F401
+
+    if kind == "five":
+        big = _five(100_000, R=3, seed=999, miss=0.3)
+        make = lambda s: _five(n, R=3, seed=s, miss=0.3)  # noqa: E731
+        names = [("krippendorff_alpha", "interval"), ("fleiss_kappa", None)]
+    else:
+        big = table_from_wide(_binary(60_000, 4, 0.5, 0.3, 999))
+        make = lambda s: table_from_wide(_binary(n, 4, 0.5, 0.3, s))  # noqa: E731
+        names = [("krippendorff_alpha", "nominal"), ("gwet_ac1", None)]
+    truth = {nm: getattr(A, nm)(big, n_resamples=0, **({"level": lv} if lv else {})).estimate for nm, lv in names}
+    reps = 300
+    hits = {nm: 0 for nm, _ in names}
+    pct = {nm: 0 for nm, _ in names}
+    for k in range(reps):
+        t = make(50_000 + k)
+        for nm, lv in names:
+            kw = {"level": lv} if lv else {}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DegenerateDataWarning)
+                r = getattr(A, nm)(t, n_resamples=400, rng=k, **kw)
+                p = getattr(A, nm)(t, n_resamples=400, rng=k, method="percentile", **kw)
+            hits[nm] += r.ci.low <= truth[nm] <= r.ci.high
+            pct[nm] += p.ci.low <= truth[nm] <= p.ci.high
+    for nm in hits:
+        print(f"n={n} {kind} {nm}: auto {hits[nm] / reps:.3f}, percentile {pct[nm] / reps:.3f}")
+        assert abs(hits[nm] / reps - 0.95) <= 3 * math.sqrt(0.95 * 0.05 / reps), (nm, hits[nm] / reps)
