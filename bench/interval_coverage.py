@@ -174,14 +174,48 @@ def grid(quick: bool) -> list[dict[str, Any]]:
         {"kind": "five", "R": 3, "miss": 0.0},
         {"kind": "five", "R": 6, "miss": 0.5},
     ]
-    ns = [20, 30, 50, 100] if not quick else [20]
+    ns = [20, 30, 100, 50] if not quick else [20]
     cells = [dict(d, n=n) for n in ns for d in data]  # smallest n first: partial runs keep the hardest cells
     cells += [{"kind": "five", "R": 3, "miss": 0.0, "n": 60, "clusters": 20},
               {"kind": "binary", "prev": 0.85, "R": 3, "miss": 0.0, "n": 60, "clusters": 20}]
     return cells
 
 
+AUTO = {"observed_agreement": "wilson"}  # method="auto" up to 200 units (100 for ordinal alpha)
+
+
+def markdown(paths: list[str]) -> str:
+    """One row per (cell, coefficient): coverage of auto, percentile, BCa, and widths at n=100."""
+    rows = []
+    for p in paths:
+        with open(p) as f:
+            rows.extend(json.load(f))
+    rows.sort(key=lambda s: (bool(s["cell"].get("clusters")), s["cell"]["n"], s["cell"]["kind"],
+                             s["cell"].get("prev", 0), s["cell"]["R"]))
+    out = ["| n | data | coefficient | auto | percentile | BCa | bootstrap-t | Wilson | auto width / percentile |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for s in rows:
+        c = s["cell"]
+        data = (f"binary, prevalence {c['prev']}" if c["kind"] == "binary" else "5 ordered categories")
+        data += f", {c['R']} raters, {int(100 * c['miss'])}% missing"
+        n = f"{c['n']} items in {c['clusters']} clusters" if c.get("clusters") else str(c["n"])
+        for key, cov in s["coverage"].items():
+            name = key.split(":")[0]
+            auto = AUTO.get(name, "student_z")
+            if name == "krippendorff_alpha" and key.endswith("ordinal") and c["n"] > 100:
+                auto = "bca"
+            w = s["mean_width"][key]
+            ratio = w[auto] / w["percentile"] if w.get("percentile") else float("nan")
+            out.append(f"| {n} | {data} | {key.replace(':', ' ')} | **{cov[auto]:.3f}** | {cov['percentile']:.3f} | "
+                       f"{cov['bca']:.3f} | {cov['student_z']:.3f} | {cov.get('wilson', float('nan')):.3f} | "
+                       f"{ratio:.2f} |".replace("nan", "-"))
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> None:
+    if argv is None and len(sys.argv) > 2 and sys.argv[1] == "--markdown":
+        print(markdown(sys.argv[2:]))
+        return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=1000)
     ap.add_argument("--B", type=int, default=1000)

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from voirdire.data import AnnotationTable
+from voirdire.validation import _leave_one_out as _loo
 from voirdire.validation import leave_one_out
 from voirdire.validation._alt_test import _wilcoxon, t_pvalues
 
@@ -51,18 +52,27 @@ def loo_cell(n: int, reps: int, B: int, rng: np.random.Generator, acc_j: float) 
     H, acc_h = 3, 0.7
     big = leave_one_out(loo_table(100_000, H, acc_h, acc_j, np.random.default_rng(7)), "judge", n_resamples=0)
     truth = big.d
-    cover, stab, same = [], [], []
+    cover, cover_p, stab, same = [], [], [], []
     prev_dec = None
     for r in range(reps):
+        t = loo_table(n, H, acc_h, acc_j, rng)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = leave_one_out(loo_table(n, H, acc_h, acc_j, rng), "judge", n_resamples=B, rng=r)
+            res = leave_one_out(t, "judge", n_resamples=B, rng=r)
+            keep = _loo._jackknife_d
+            _loo._jackknife_d = lambda *a, **k: None  # the same replicates, percentile intervals
+            try:
+                pct = leave_one_out(t, "judge", n_resamples=B, rng=r)
+            finally:
+                _loo._jackknife_d = keep
         cover.extend(((res.d_low <= truth) & (truth <= res.d_high)).tolist())
+        cover_p.extend(((pct.d_low <= truth) & (truth <= pct.d_high)).tolist())
         stab.append(res.decision_stability)
         if prev_dec is not None:
             same.append(res.decision == prev_dec)
         prev_dec = res.decision
-    return {"n": n, "acc_judge": acc_j, "d_true": [float(x) for x in truth], "coverage_d": float(np.mean(cover)),
+    return {"n": n, "acc_judge": acc_j, "d_true": [float(x) for x in truth], "coverage_d_bca": float(np.mean(cover)),
+            "coverage_d_percentile": float(np.mean(cover_p)),
             "mean_stability": float(np.nanmean(stab)), "replication_agreement": float(np.mean(same))}
 
 

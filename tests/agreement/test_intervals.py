@@ -159,12 +159,12 @@ def test_auto_rule_by_units_and_coefficient():
     assert "Wald" in A.fleiss_kappa(small, n_resamples=0).ci.method
 
 
-def test_observed_agreement_uses_the_logit_scale_and_wilson_on_request():
+def test_observed_agreement_uses_wilson_and_the_logit_scale():
     t = _five(30, seed=5)
     r = A.observed_agreement(t, n_resamples=300, rng=0)
-    assert "logit" in r.ci.method and 0 <= r.ci.low < r.ci.high <= 1
-    w = A.observed_agreement(t, n_resamples=300, rng=0, method="wilson")
-    assert w.ci.method.startswith("Wilson")
+    assert r.ci.method.startswith("Wilson") and 0 <= r.ci.low < r.estimate < r.ci.high <= 1
+    s = A.observed_agreement(t, n_resamples=300, rng=0, method="studentized")
+    assert "logit" in s.ci.method and 0 <= s.ci.low < s.ci.high <= 1
     with pytest.raises(InvalidParameterError, match="'wilson'.*only observed_agreement"):
         A.fleiss_kappa(t, method="wilson")
 
@@ -198,18 +198,33 @@ def test_bca_without_acceleration_falls_back_with_a_warning():
 def test_single_cluster_gives_nan_with_a_reason():
     X = [[1, 1, 2], [2, 2, 2], [3, 3, 1], [1, 2, 1]]
     t = table_from_wide(X, scale="ordinal", clusters=[0, 0, 0, 0])
-    with pytest.warns(DegenerateDataWarning, match="one cluster only"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateDataWarning)  # nan with its reason, not a warning
         r = A.krippendorff_alpha(t, n_resamples=100, rng=0)
     assert math.isfinite(r.estimate) and math.isnan(r.ci.low) and "one cluster only" in r.method
 
 
 def test_identical_units_give_nan_not_a_zero_width_interval():
-    # Every item has the same two labels "a", "b": observed agreement is 0 on every resample.
-    X = [["a", "b"]] * 30
-    t = table_from_wide(X)
-    with pytest.warns(DegenerateDataWarning, match="every resample gives 0"):
-        r = A.observed_agreement(t, n_resamples=200, rng=0)
-    assert r.estimate == 0 and math.isnan(r.ci.low) and math.isnan(r.ci.high)
+    # Every item has the labels "a" and "b": AC1 = (0 - 0.5) / (1 - 0.5) = -1 on every resample.
+    t = table_from_wide([["a", "b"]] * 30)
+    r = A.gwet_ac1(t, n_resamples=200, rng=0)
+    assert r.estimate == pytest.approx(-1) and math.isnan(r.ci.low) and math.isnan(r.ci.high)
+    assert "every resample gives -1" in r.method and r.ci.method == "none"
+    # observed agreement 0 on 30 items: Wilson's interval on the 30 units, not a point
+    p = A.observed_agreement(t, n_resamples=200, rng=0)
+    assert p.ci.low == 0 and p.ci.high == pytest.approx(0.1135, abs=1e-3)
+
+
+def test_fallback_warns_and_names_the_method_used(monkeypatch):
+    # All-equal jackknife values leave BCa's acceleration undefined (0/0): the percentile interval
+    # is used, and the warning and the result both say so.
+    t = _five(40, seed=10)
+    monkeypatch.setattr(_core, "jackknife_values", lambda s, st, *a: np.full(st.shape[0], 0.5))
+    with pytest.warns(DegenerateDataWarning, match=r"BCa not defined \(the acceleration is undefined.*percentile"):
+        r = A.fleiss_kappa(t, n_resamples=200, rng=0, method="bca")
+    p = A.fleiss_kappa(t, n_resamples=200, rng=0, method="percentile")
+    assert r.ci.method == "percentile bootstrap" and "percentile interval used" in r.method
+    assert (r.ci.low, r.ci.high) == (p.ci.low, p.ci.high)
 
 
 def test_small_sample_warning_says_how_many_units_would_do():

@@ -281,6 +281,8 @@ def build(method: str, est: float, *, boots: np.ndarray | None, jack: np.ndarray
     elif method == "wilson":
         se = se_j if math.isfinite(se_j) and se_j > 0 else (analytic_se or float("nan"))
         n_eff = est * (1 - est) / se ** 2 if math.isfinite(se) and se > 0 else float("nan")
+        if est in (0.0, 1.0):
+            n_eff = float(n_units)  # p = 0 or 1: no variance to take a design effect from; Wilson on the units
         r = wilson(est, n_eff, level)
     else:
         raise ValueError(method)

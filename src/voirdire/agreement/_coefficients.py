@@ -138,11 +138,12 @@ _COMMON_DOC = """
         or as a disagreement with every label. Coverage is in ``result.abstention``.
     method : {"auto", "percentile", "bca", "studentized", "jackknife", "wald", "wilson"}, default "auto"
         How the interval is built from the resamples: ``auto`` takes the bootstrap-t on the
-        Fisher-z scale (logit for observed agreement) up to 200 units (100 for ordinal alpha) and
-        BCa above, the Wald interval when ``n_resamples=0``; see docs/agreement.md "Small
-        samples" for the coverage behind the rule. ``wilson`` is for observed agreement only. A
-        method its inputs do not define falls back (jackknife, then percentile) with a
-        :class:`~voirdire.exceptions.DegenerateDataWarning` naming the one used."""
+        Fisher-z scale (Wilson's score interval with the jackknife's effective n for observed
+        agreement) up to 200 units (100 for ordinal alpha) and BCa above; the Wald interval when
+        ``n_resamples=0``. docs/agreement.md "Small samples" has the rule and the coverage behind
+        it. ``wilson`` is for observed agreement (in :func:`agreement` the other coefficients then
+        get ``auto``'s choice). A method its inputs do not define falls back (jackknife, then
+        percentile) with a :class:`~voirdire.exceptions.DegenerateDataWarning` naming the one used."""
 
 
 def _doc(f: Any) -> Any:

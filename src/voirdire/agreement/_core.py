@@ -889,11 +889,14 @@ class Options:
 
 
 INTERVAL_METHODS = ("auto", "percentile", "bca", "studentized", "jackknife", "wald", "wilson")
-# ``auto``: bootstrap-t on the Fisher-z (logit) scale up to this many units, BCa above
+# ``auto``: bootstrap-t on the Fisher-z scale (Wilson for observed agreement) up to this many units, BCa above
 # (docs/agreement.md "Small samples" has the evidence); ordinal alpha's per-resample jackknife
 # costs O(B n^2), so its limit is lower.
 AUTO_STUDENTIZED_MAX = 200
 AUTO_STUDENTIZED_MAX_ORDINAL = 100
+# Ordinal alpha's jackknife re-ranks for every deletion, O(n^2): above this, no jackknife (and
+# auto uses the percentile interval, which BCa approaches at such sizes).
+ORDINAL_JACKKNIFE_MAX = 3000
 # Below this many units no method held its level in simulation: SmallSampleWarning.
 MIN_TRUSTED_UNITS = 10
 
@@ -902,12 +905,19 @@ def auto_method(s: _Spec, n_units: int, n_resamples: int, has_stats: bool) -> st
     """The interval ``method="auto"`` uses for this coefficient and number of units."""
     if not n_resamples or not has_stats:
         return "wald"
-    limit = AUTO_STUDENTIZED_MAX_ORDINAL if isinstance(s, _AlphaOrdinal) else AUTO_STUDENTIZED_MAX
-    return "studentized" if n_units <= limit else "bca"
+    ordinal = isinstance(s, _AlphaOrdinal)
+    limit = AUTO_STUDENTIZED_MAX_ORDINAL if ordinal else AUTO_STUDENTIZED_MAX
+    if n_units <= limit:
+        return "wilson" if _is_pa(s) else "studentized"
+    return "percentile" if ordinal and n_units > ORDINAL_JACKKNIFE_MAX else "bca"
+
+
+def _is_pa(s: _Spec) -> bool:
+    return isinstance(s, _GwetFamily) and s.kind == "pa"
 
 
 def _scale(s: _Spec) -> Any:
-    return _iv.Scale(0.0, 1.0) if isinstance(s, _GwetFamily) and s.kind == "pa" else _iv.Scale(-1.0, 1.0)
+    return _iv.Scale(0.0, 1.0) if _is_pa(s) else _iv.Scale(-1.0, 1.0)
 
 
 def _units(prep: Prepared, mask: np.ndarray) -> tuple[np.ndarray, int, str]:
@@ -996,7 +1006,7 @@ def jackknife_values(s: _Spec, st: Any, unit: np.ndarray, n_units: int, item_uni
     if st is None:
         return None
     ordinal = isinstance(s, _AlphaOrdinal)
-    if ordinal and n_units > 3000:
+    if ordinal and n_units > ORDINAL_JACKKNIFE_MAX:
         return None  # O(n^2): the caller falls back (BCa's acceleration is ~0 at such n anyway)
     one = np.ones((1, n_units))
     if ordinal and not item_units:
@@ -1109,7 +1119,9 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
     B = opts.n_resamples
     ok = unit >= 0
     item_units = bool(np.array_equal(unit[ok], np.arange(n_units)))
-    chosen = [(auto_method(s, n_units, B, st is not None) if opts.method == "auto" else opts.method)
+    # "wilson" in agreement() applies to observed agreement; the other coefficients get auto's choice
+    chosen = [(auto_method(s, n_units, B, st is not None)
+               if opts.method == "auto" or (opts.method == "wilson" and not _is_pa(s)) else opts.method)
               for s, st in zip(specs, stats_list)]
     se_out: list[np.ndarray | None] = [np.zeros(0) if (m == "studentized" and st is not None) else None
                                        for m, st in zip(chosen, stats_list)]
@@ -1139,14 +1151,16 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
             r = dataclasses.replace(_iv.NAN_INTERVAL, note="the estimate is undefined")
         elif n_units < 2:
             r = dataclasses.replace(_iv.NAN_INTERVAL, note=f"one {unit_kind} only: resampling needs at least two")
-        elif (good.size and np.all(good == est)) if B_s else (jack is not None and np.all(jack == est)):
+        elif ((good.size and np.all(good == est)) if B_s else (jack is not None and np.all(jack == est))) and not (
+                m == "wilson" and est in (0.0, 1.0)):
             r = dataclasses.replace(_iv.NAN_INTERVAL, note=(
                 f"every resample gives {est:.6g} (the {unit_kind}s do not vary in what the coefficient uses): "
                 f"no interval"))
         else:
-            r = _iv.build(m, est, boots=good if B_s else None, jack=jack, boot_se=bse, analytic_se=a_se,
+            r = _iv.build(m, est, boots=bt if B_s else None, jack=jack, boot_se=bse, analytic_se=a_se,
                           n_units=n_units, level=cl, scale=_scale(s))
-        if r.note and math.isfinite(est):
+        if r.method not in (m, "none") and math.isfinite(est):
+            # a fallback: say which method was used (a nan interval carries its reason in `method`)
             warnings.warn(f"{s.name}: {r.note}.", DegenerateDataWarning, stacklevel=4)
         method = _describe(r, s, unit_kind, B_s, a_se, requested=opts.method, chosen=m)
         out.append(AgreementResult(
@@ -1168,7 +1182,7 @@ def _ci_label(r: Any, s: _Spec) -> str:
     if r.method in ("studentized", "jackknife"):
         return f"{r.label}, {scale} scale"
     if r.method == "wilson":
-        return "Wilson score (effective n from the jackknife)"
+        return "Wilson score (effective n)"
     return r.label
 
 
@@ -1182,8 +1196,8 @@ def _describe(r: Any, s: _Spec, unit_kind: str, B: int, a_se: float | None, *, r
             head += f" ({B} resamples)"
         if r.method == "wald":
             head += f" from the analytic SE ({_an_name(s)})"
-        if requested == "auto":
-            head += f"; method='auto' chose {chosen}"
+        if requested != chosen:
+            head += f"; method='{requested}' chose {chosen}"
         if r.note:
             head += f"; {r.note}"
     if a_se is not None and r.method != "wald":

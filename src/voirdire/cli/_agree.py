@@ -241,6 +241,20 @@ def binary_notes(b: Any) -> list[str]:
     return out
 
 
+def _interval_methods(results: list[Any]) -> str:
+    """The interval method(s) used, e.g. 'bootstrap-t, Fisher z scale (Fleiss' kappa, ...); BCa bootstrap (...)'."""
+    by: dict[str, list[str]] = {}
+    for g in results:
+        for x in g.results:
+            if x.ci.method != "none":
+                names = by.setdefault(x.ci.method, [])
+                if x.coefficient not in names:
+                    names.append(x.coefficient)
+    if len(by) <= 1:
+        return next(iter(by), "none")
+    return "; ".join(f"{m} ({', '.join(c)})" for m, c in by.items())
+
+
 def render(table: Any, results: list[Any], binary: list[Any], notes: list[str], *, title: str | None = None) -> None:
     s = table.summary()
     head = (f"{s.source}: {s.n_items} items, {s.n_humans} humans, {s.n_judges} judges, {s.n_labels} labels, "
@@ -250,8 +264,8 @@ def render(table: Any, results: list[Any], binary: list[Any], notes: list[str], 
     if results and results[0].results:
         r = results[0].results[0]
         unit = f"{r.n_units} {r.resampling_unit}s"
-        console.print(f"Intervals: {r.ci.method} over {unit}" + (f", {r.n_resamples} resamples" if r.n_resamples else "")
-                      + ".", highlight=False, soft_wrap=True)
+        console.print(f"Intervals: {_interval_methods(results)} over {unit}"
+                      + (f", {r.n_resamples} resamples" if r.n_resamples else "") + ".", highlight=False, soft_wrap=True)
         parts = []
         for g in results:
             ab = g.results[0].abstention

@@ -101,11 +101,6 @@ def agreement_section(ctx: Context, w: Writer) -> None:
             selections.append((f"humans + {j}", humans + [j], "judge"))
     if not selections:
         raise NotAvailable("agreement needs at least two raters besides the judges, or a judge and a human.")
-    w.text("Each row is one coefficient on one selection of raters: the humans among themselves, then the humans "
-           "together with one judge. A judge that labels like another careful human leaves the coefficient where "
-           "the humans alone put it; a judge that disagrees pulls it down. Intervals are percentile bootstrap "
-           f"intervals over {'clusters' if t.clusters is not None else 'items'} ({ctx.n_resamples} resamples, "
-           f"seed {ctx.seed}).", "note")
     sel_out: list[dict[str, Any]] = []
     w.put("selections", sel_out)
     for si, (name, raters, group) in enumerate(selections):
@@ -117,6 +112,21 @@ def agreement_section(ctx: Context, w: Writer) -> None:
         d["group"] = group
         sel_out.append(d)
     w.results["selections"] = sel_out
+    # the interval method(s) that method="auto" chose (by number of units and coefficient)
+    methods: dict[str, list[str]] = {}
+    for s_ in sel_out:
+        for r in s_["results"]:
+            m = (r.get("ci") or {}).get("method") or "none"
+            if m != "none" and _coef_name(r["coefficient"]) not in methods.setdefault(m, []):
+                methods[m].append(_coef_name(r["coefficient"]))
+    method_text = (next(iter(methods)) if len(methods) == 1 else
+                   "; ".join(f"{m} ({', '.join(c)})" for m, c in methods.items())) if methods else "none"
+    w.put("interval_methods", method_text)
+    w.text("Each row is one coefficient on one selection of raters: the humans among themselves, then the humans "
+           "together with one judge. A judge that labels like another careful human leaves the coefficient where "
+           f"the humans alone put it; a judge that disagrees pulls it down. Intervals: {method_text} over "
+           f"{'clusters' if t.clusters is not None else 'items'} ({ctx.n_resamples} resamples, seed {ctx.seed}), "
+           "chosen by the number of units (docs/agreement.md, 'Small samples').", "note")
     # ---- forest plot: every coefficient, grouped by coefficient
     labels, est, lo, hi, grp, rows = [], [], [], [], [], []
     coefs: list[str] = []
@@ -678,8 +688,10 @@ def build_checklist(ctx: Context, sections: list[Section]) -> list[ChecklistItem
     if coefs:
         value = "; ".join(coefs[:4]) + (" …" if len(coefs) > 4 else "")
         items.append(ChecklistItem(item="Coefficients with intervals", value=value,
-                                   detail=f"{ctx.cl_pct} intervals, {ctx.n_resamples} bootstrap resamples "
-                                          f"(seed {ctx.seed})", section="agreement"))
+                                   detail=f"{ctx.cl_pct} intervals: "
+                                          f"{_first_result(sec, 'agreement', 'interval_methods') or 'bootstrap'}; "
+                                          f"{ctx.n_resamples} bootstrap resamples (seed {ctx.seed})",
+                                   section="agreement"))
     else:
         items.append(ChecklistItem(item="Coefficients with intervals", value=DASH,
                                    detail="the agreement analysis is not available"))

@@ -11,6 +11,7 @@ import pandas as pd
 
 from .._checks import as_generator, check_confidence_level, check_positive_int, check_probability
 from .._results import ConfidenceInterval, Result
+from .._stats import intervals as _iv
 from ..exceptions import DegenerateDataWarning, InvalidParameterError
 from ._common import category_values, check_epsilon, check_nonneg_int, check_table, resolve_judges
 from ._kernel import SCORES, PairStats, finalize
@@ -29,8 +30,10 @@ class LeaveOneOutResult(Result):
 
     Per-human columns (arrays in the order of ``humans``): ``n_items`` (|I_k|), ``n_pairs``,
     ``s_judge`` (S(judge; P_k)), ``s_human`` (S(k; P_k)), ``d`` (their difference), ``d_low`` /
-    ``d_high`` (bootstrap percentile interval of d_k), ``t`` (T_k = 1[d_k >= -epsilon], nan when the
-    human is not evaluated) and ``reason`` (why a human was not evaluated, else ``None``).
+    ``d_high`` (BCa bootstrap interval of d_k, the acceleration from the jackknife over units, up to
+    2,000 units; percentile above, or where the acceleration is undefined: ``interval_method``
+    says which), ``t`` (T_k = 1[d_k >= -epsilon], nan when the human is not evaluated) and
+    ``reason`` (why a human was not evaluated, else ``None``).
 
     Summary: ``omega`` (winning rate over evaluated humans), ``decision`` ("accept", "reject" or
     "inconclusive"), ``decision_stability`` (bootstrap probability that the decision comes out
@@ -61,13 +64,14 @@ class LeaveOneOutResult(Result):
     decision: str
     decision_stability: float
     p_accept: float
+    interval_method: str = "percentile bootstrap"
 
     def d_ci(self, human: str) -> ConfidenceInterval:
         """The bootstrap interval of d_k for one human."""
         k = self.humans.index(human)
         return ConfidenceInterval(low=float(self.d_low[k]), high=float(self.d_high[k]),
                                   confidence_level=self.confidence_level,
-                                  method=f"percentile bootstrap ({self.resampling_unit})")
+                                  method=f"{self.interval_method} ({self.resampling_unit})")
 
     def to_frame(self) -> pd.DataFrame:
         """One row per held-out human."""
@@ -90,6 +94,32 @@ def _bootstrap_d(ps: PairStats, *, score: str, level: str, cvals: np.ndarray, n_
         sj, sh = ps.sums(W)
         out[pos:pos + W.shape[0]] = finalize(sj, ps.layout, **kw) - finalize(sh, ps.layout, **kw)
         pos += W.shape[0]
+    return out
+
+
+# BCa's acceleration needs d with each unit left out: one weight row per unit, O(n^2) cells.
+_JACKKNIFE_MAX_UNITS = 2000
+
+
+def _jackknife_d(ps: PairStats, *, score: str, level: str, cvals: np.ndarray,
+                 clusters: np.ndarray | None) -> np.ndarray | None:
+    """d with each unit (item, or cluster) left out in turn, shape ``(n_units, K)``; None above the limit."""
+    n = ps.shape[0]
+    if clusters is None:
+        inv, n_units = np.arange(n), n
+    else:
+        _, inv = np.unique(np.asarray(clusters), return_inverse=True)
+        n_units = int(inv.max()) + 1 if inv.size else 0
+    if n_units > _JACKKNIFE_MAX_UNITS or n_units < 3:
+        return None
+    kw: dict[str, Any] = dict(score=score, level=level, n_categories=ps.n_categories, category_values=cvals)
+    out = np.empty((n_units, ps.shape[2]))
+    step = max(1, int(2_000_000 // max(n, 1)))
+    for s0 in range(0, n_units, step):
+        u = np.arange(s0, min(n_units, s0 + step))
+        W = (inv[None, :] != u[:, None]).astype(np.float64)
+        sj, sh = ps.sums(W)
+        out[s0:s0 + u.size] = (finalize(sj, ps.layout, **kw) - finalize(sh, ps.layout, **kw))[:, 0, :]
     return out
 
 
@@ -242,15 +272,21 @@ def leave_one_out(table: Any, judge: str, *, score: Score = "agreement", epsilon
     d_low = np.full(d.shape, np.nan)
     d_high = np.full(d.shape, np.nan)
     stability = p_accept = float("nan")
+    methods: set[str] = set()
     if n_resamples > 0:
         db = _bootstrap_d(ps, score=score, level=level, cvals=cvals, n_resamples=n_resamples, rng=gen,
                           clusters=table.clusters)[:, 0, :]
-        lo_q, hi_q = (1 - confidence_level) / 2, (1 + confidence_level) / 2
+        dj = _jackknife_d(ps, score=score, level=level, cvals=cvals, clusters=table.clusters)
         for k in range(d.size):
             col = db[:, k]
             col = col[~np.isnan(col)]
             if col.size and not np.isnan(d[k]):
-                d_low[k], d_high[k] = np.quantile(col, [lo_q, hi_q])
+                if dj is not None and np.all(np.isfinite(dj[:, k])):
+                    r = _iv.bca(float(d[k]), col, dj[:, k], confidence_level)
+                else:
+                    r = _iv.percentile(col, confidence_level)
+                d_low[k], d_high[k] = r.low, r.high
+                methods.add(r.method)
         omb, cntb = _omega(np.where(evaluated, db, np.nan), epsilon)
         decb = _decide(omb, cntb, threshold)
         stability = float(np.mean(decb == dec))
@@ -262,4 +298,7 @@ def leave_one_out(table: Any, judge: str, *, score: Score = "agreement", epsilon
         n_pairs=arr.n_pairs_judge[0], s_judge=arr.s_judge[0], s_human=arr.s_human_judge[0], d=d,
         d_low=d_low, d_high=d_high, t=t, reason=tuple(reasons), n_evaluated=int(cnt), omega=float(om),
         decision=_DECISIONS[dec], decision_stability=stability, p_accept=p_accept,
+        interval_method=("BCa bootstrap" if methods == {"bca"} else "percentile bootstrap" if methods == {"percentile"}
+                         else "BCa bootstrap (percentile where the acceleration is undefined)" if methods
+                         else "none"),
     )
