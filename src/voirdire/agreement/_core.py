@@ -1068,7 +1068,7 @@ def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarra
             if st is None:
                 continue
             uoi = unit if isinstance(s, _AlphaOrdinal) and not item_units else None
-            if uoi is not None:
+            if isinstance(s, _AlphaOrdinal) and uoi is not None:
                 boots[j][start:start + b] = s.from_weights(W, st, uoi)
             else:
                 boots[j][start:start + b] = s.from_weights(W, st)
