@@ -948,10 +948,10 @@ def _draw_block(gen: np.random.Generator, b: int, n_units: int) -> np.ndarray:
     """Multiplicities of ``n_units`` units in ``b`` bootstrap resamples (rows sum to ``n_units``)."""
     dt = np.int32 if n_units < 2**31 - 1 else np.int64
     idx = gen.integers(0, n_units, size=(b, n_units), dtype=dt)
-    # one bincount over the block: row j's draws are offset by j * n_units (same draws, no Python loop)
-    flat = idx.astype(np.int64)
-    flat += (np.arange(b, dtype=np.int64) * n_units)[:, None]
-    return np.bincount(flat.ravel(), minlength=b * n_units).reshape(b, n_units).astype(np.float64)
+    W = np.empty((b, n_units))
+    for j in range(b):
+        W[j] = np.bincount(idx[j], minlength=n_units)
+    return W
 
 
 def _unit_types(stats_list: Sequence[Any], n_units: int) -> tuple[np.ndarray, np.ndarray] | None:

@@ -607,6 +607,10 @@ def rater_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = 
             reasons[k] = "not tested: " + note.split(": ", 1)[1].split("; no rater")[0]
     if not B:
         note = "n_resamples=0: no intervals and no flags"
+    elif ev.size >= 3 and 1.0 / (1.0 + B) > significance_level / ev.size:
+        note = (f"with {B} resamples the smallest attainable p-value, {1.0 / (1.0 + B):.2g}, is above the first Holm "
+                f"threshold {significance_level / ev.size:.2g}: no rater can be flagged; use at least "
+                f"{int(math.ceil(ev.size / significance_level))} resamples")
     srt = np.sort(np.where(np.isnan(pval[ev]), np.inf, pval[ev])) if ev.size else np.array([])
     for k in np.flatnonzero(flagged).tolist():
         rank = int(np.searchsorted(srt, pval[k], side="left"))

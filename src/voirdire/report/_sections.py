@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _plots as plots
 from .._results import to_jsonable
+from ._annotators import annotators_section
 from ._build import Context, NotAvailable, Writer, require
 from ._format import DASH, fmt_int, fmt_num, fmt_pct, is_missing
 from ._model import Cell, ChecklistItem, Section
@@ -788,12 +789,14 @@ Builder = Callable[[Context, Writer], None]
 SECTION_STEPS: dict[str, Callable[[Context], int]] = {
     "agreement": lambda c: len(c.judges) + 1,
     "validation": lambda c: len(c.judges) + 1,
+    "annotators": lambda c: len(c.judges) + 1,
     "estimation": lambda c: len(c.judges) if c.inclusion_prob is not None else 1,
 }
 
 SECTIONS: list[tuple[str, str, Builder]] = [
     ("data", "Data", data_section),
     ("agreement", "Agreement", agreement_section),
+    ("annotators", "Annotators", annotators_section),
     ("validation", "Judge validation", validation_section),
     ("design", "Design", design_section),
     ("estimation", "Estimation", estimation_section),
