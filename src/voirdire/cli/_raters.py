@@ -11,6 +11,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
+from ._assign import FileFormat
 from ._app import (
     Duplicates, Level, Missing, OutputFormat, app, console, duplicates_option, emit_json, handle_errors, load_table,
     missing_option, role_option,
@@ -130,8 +131,10 @@ def raters_command(
     competence: bool = typer.Option(True, "--competence/--no-competence", help="Fit Dawid-Skene and MACE."),
     top: int = typer.Option(10, "--top", help="Contested items to show (0 = none)."),
     adjudicate: Path | None = typer.Option(None, "--adjudicate", help="Write the --top most contested items as an "
-                                           "assignment file (.csv or .jsonl) with a manifest."),
+                                           "assignment file (.csv, .jsonl, or .json with --to) with a manifest."),
     adjudicator: str = typer.Option("adjudicator", "--adjudicator", help="Rater name in the adjudication file."),
+    file_format: FileFormat = typer.Option(None, "--to", help="Format of the --adjudicate file: csv or jsonl (default: "
+                                           "from the extension), label-studio (tasks JSON) or argilla (records JSON)."),
     scale: Level | None = typer.Option(None, "--scale", help="Level of measurement of the labels."),
     categories: list[str] = typer.Option(None, "--categories", help="Categories in order (comma-separated or repeated)."),
     abstain: list[str] = typer.Option(None, "--abstain", help="A label value meaning 'cannot assess' (repeatable)."),
@@ -170,7 +173,8 @@ def raters_command(
     if adjudicate is not None and items is not None:
         if not items.n_ranked:
             raise InvalidParameterError("No item has two or more labels from the pool: nothing to adjudicate.")
-        written = write_assignments(items.assignments(top, adjudicator=adjudicator), adjudicate, inputs=[file])
+        written = write_assignments(items.assignments(top, adjudicator=adjudicator), adjudicate,
+                                    format=None if file_format is None else file_format.value, inputs=[file])
     if output_format == OutputFormat.json:
         emit_json({"raters": d.to_dict(), "items": None if items is None else items.to_frame().head(top).to_dict(
             orient="records"), "adjudication_file": None if written is None else str(written[0])})
@@ -181,5 +185,5 @@ def raters_command(
         typer.echo(csv_frame(d.to_frame()).to_csv(index=False), nl=False)
         return
     render(t, d, items, top)
-    if written is not None:
+    if written is not None and items is not None:
         console.print(f"Adjudication: {written[0]} ({min(top, items.n_ranked)} {items.unit}s) and {written[1]}.")

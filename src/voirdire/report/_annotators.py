@@ -23,7 +23,10 @@ def annotators_section(ctx: Context, w: Writer) -> None:
     humans = list(ctx.humans)
     if len(humans) < 2:
         raise NotAvailable("annotator diagnostics need at least two human annotators.")
-    d = w.call(rater_diagnostics, t, raters=humans, confidence_level=ctx.confidence_level,
+    from ._sections import _validation_score  # the validation section's score, so both read the same S
+
+    score = _validation_score(ctx)
+    d = w.call(rater_diagnostics, t, raters=humans, score=score, confidence_level=ctx.confidence_level,
                n_resamples=ctx.n_resamples, rng=ctx.seed)
     r = w.put("raters", d)
     w.text("Each annotator against the rest of the pool. S(k;pool) is the annotator's agreement with the other "
@@ -60,10 +63,9 @@ def annotators_section(ctx: Context, w: Writer) -> None:
         from ..exceptions import VoirdireError
 
         for j in ctx.judges:
-            w.tick(j)
             try:
-                s = w.call(loo_sensitivity, t, j, diagnostics=d, epsilon=ctx.epsilon, n_resamples=ctx.n_resamples,
-                           rng=ctx.seed)
+                s = w.call(loo_sensitivity, t, j, diagnostics=d, score=score, epsilon=ctx.epsilon,
+                           n_resamples=ctx.n_resamples, rng=ctx.seed)
             except VoirdireError as exc:
                 w.text(f"{j}: the leave-one-out sensitivity could not run ({exc}).", "note")
                 continue

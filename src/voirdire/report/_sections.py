@@ -789,7 +789,6 @@ Builder = Callable[[Context, Writer], None]
 SECTION_STEPS: dict[str, Callable[[Context], int]] = {
     "agreement": lambda c: len(c.judges) + 1,
     "validation": lambda c: len(c.judges) + 1,
-    "annotators": lambda c: len(c.judges) + 1,
     "estimation": lambda c: len(c.judges) if c.inclusion_prob is not None else 1,
 }
 
