@@ -71,3 +71,13 @@ def test_bad_input_one_line(tmp_path):
     assert res.exit_code == 1 and "--top" in res.output
     res = runner.invoke(app, ["raters", str(two), "--margin", "2"])
     assert res.exit_code == 1 and "margin" in res.output
+
+
+def test_adjudication_to_label_studio(spam_csv, tmp_path):
+    out = tmp_path / "tasks.json"
+    res = runner.invoke(app, ["raters", str(spam_csv), "-j", "llm", "--resamples", "0", "--no-competence", "--top", "4",
+                              "--adjudicate", str(out), "--to", "label-studio"])
+    assert res.exit_code == 0, res.output
+    tasks = json.loads(out.read_text())
+    assert len(tasks) == 4 and all(t["data"]["assigned_to"] == ["adjudicator"] for t in tasks)
+    assert tasks[0]["data"]["stratum"] == "rank 1"
