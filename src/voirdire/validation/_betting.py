@@ -29,7 +29,7 @@ BET_CAP = 0.75
 PRIOR_VAR = 0.25
 
 
-def _bets(num: np.ndarray, den: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _bets(num: np.ndarray, den: np.ndarray | float, m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Predictable aGRAPA bets for every boundary in ``m`` (shape ``(G,)``) and every step.
 
     ``num`` and ``den`` have shape ``(..., n)`` (several streams at once); returns ``y``,
@@ -60,7 +60,7 @@ def _bets(num: np.ndarray, den: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, 
     return y, lam_up, lam_down
 
 
-def log_wealth(num: np.ndarray, den: np.ndarray, m: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+def log_wealth(num: np.ndarray, den: np.ndarray | float, m: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
     """Running log wealth of the two bettors, each of shape ``(G, ..., n)`` (``G`` boundaries).
 
     ``num`` (and ``den``) may hold several streams, shape ``(..., n)``; ``[..., t]`` is the log

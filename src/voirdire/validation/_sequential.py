@@ -450,7 +450,7 @@ def _more_items(streams: Sequence[tuple[np.ndarray, np.ndarray]], ends: np.ndarr
     if still <= 0:
         return 0.0
     need = []
-    for k in np.flatnonzero(open_):
+    for k in np.flatnonzero(open_).tolist():
         nk, dk = streams[k]
         g = expected_growth(nk[:ends[k]], dk[:ends[k]], m, direction)
         if not (g > 1e-12):
