@@ -15,7 +15,7 @@ from rich.table import Table
 
 from ._app import (
     Duplicates, Level, Missing, OutputFormat, app, console, duplicates_option, emit_json, err_console,
-    handle_errors, load_table, missing_option, role_option,
+    handle_errors, load_table, missing_option, role_option, format_options,
 )
 from ._console import styled
 
@@ -293,6 +293,7 @@ def _is_binary(table: Any) -> bool:
 
 @app.command("agree")
 @handle_errors
+@format_options
 def agree_command(
     file: Path = typer.Argument(..., help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeat for several)."),

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextvars
 import functools
+import inspect
 import json
 import sys
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, Optional, TypeVar
 
 import typer
 
@@ -93,32 +95,58 @@ def role_option() -> Any:
     return typer.Option(None, "--role", help="Column with human/judge per row (instead of --judge).")
 
 
-def format_in_option() -> Any:
-    """``--format-in``: what the file holds when the extension and content do not say (or say wrong)."""
-    return typer.Option("auto", "--format-in", help="What FILE holds: auto (guess), long, wide, csv, tsv, jsonl, json, "
-                        "parquet, excel, label-studio, label-studio-min, argilla, inspect, promptfoo, lm-eval, alttest.")
+_FORMAT_PARAMS = ("format_in", "wide", "where", "control", "question")
+#: the reading options of the running command, set by :func:`format_options`, read by :func:`load_table`
+_FORMAT_OPTS: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("voirdire_format_opts", default={})
 
 
-def wide_option() -> Any:
-    """``--wide``: one row per item, one column per rater."""
-    return typer.Option(False, "--wide", help="FILE is wide: one row per item, one column per rater (--judge names "
-                        "the judge columns). Detected when there are no rater/label columns.")
+def _format_parameters() -> list[inspect.Parameter]:
+    kw = inspect.Parameter.KEYWORD_ONLY
+    P = inspect.Parameter
+    return [
+        P("format_in", kw, annotation=str, default=typer.Option(
+            "auto", "--format-in", help="What FILE holds: auto (guess from extension and content), long, wide, csv, "
+            "tsv, jsonl, json, parquet, excel, label-studio, label-studio-min, argilla, inspect, promptfoo, lm-eval, "
+            "alttest. FILE '-' reads standard input.")),
+        P("wide", kw, annotation=bool, default=typer.Option(
+            False, "--wide", help="FILE is wide: one row per item, one column per rater (--judge names the judge "
+            "columns). Detected when there are no rater/label columns.")),
+        P("where", kw, annotation=Optional[list[str]], default=typer.Option(
+            None, "--where", help="Keep only rows where COLUMN=VALUE (repeatable; a column repeated means any of "
+            "its values).")),
+        P("control", kw, annotation=Optional[str], default=typer.Option(
+            None, "--control", help="Label Studio export: the control (from_name) holding the label.")),
+        P("question", kw, annotation=Optional[str], default=typer.Option(
+            None, "--question", help="Argilla export: the question whose answers are the labels.")),
+    ]
 
 
-def where_option() -> Any:
-    """``--where COLUMN=VALUE`` (repeatable)."""
-    return typer.Option(None, "--where", help="Keep only rows where COLUMN=VALUE (repeatable; one column repeated "
-                        "means any of its values).")
+def format_options(func: F) -> F:
+    """Give a command the options that say what its FILE holds, declared once here.
 
+    ``--format-in``, ``--wide``, ``--where``, ``--control`` and ``--question`` are appended to
+    the command's own options; :func:`load_table` reads them, so the command body needs no change.
+    """
+    import typing
 
-def control_option() -> Any:
-    """``--control``: the Label Studio control to read."""
-    return typer.Option(None, "--control", help="Label Studio export: the control (from_name) holding the label.")
+    sig = inspect.signature(func)
+    hints = typing.get_type_hints(func) if not hasattr(func, "__signature__") else {}
+    own = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()]
+    params = own + _format_parameters()
 
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        opts = {k: kwargs.pop(k) for k in _FORMAT_PARAMS if k in kwargs}
+        token = _FORMAT_OPTS.set(opts)
+        try:
+            return func(*args, **kwargs)
+        finally:
+            _FORMAT_OPTS.reset(token)
 
-def question_option() -> Any:
-    """``--question``: the Argilla question to read."""
-    return typer.Option(None, "--question", help="Argilla export: the question whose answers are the labels.")
+    wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
+    del wrapper.__wrapped__  # typer must read the new signature, not the wrapped one
+    return wrapper  # type: ignore[return-value]
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -148,11 +176,16 @@ def load_table(file: Path, *, judges: list[str] | None = None, scale: Level | st
                item: str = "item", rater: str = "rater", label: str = "label", role: str | None = None,
                cluster: str | None = None, cluster_sep: str | None = None, judge_file: Path | None = None,
                duplicates: Duplicates | str = "error", missing: Missing | str = "error",
-               format_in: str = "auto", wide: bool = False, where: list[str] | None = None,
+               format_in: str | None = None, wide: bool | None = None, where: list[str] | None = None,
                control: str | None = None, question: str | None = None) -> Any:
-    """Read an annotation file with the options every command shares (``-`` reads standard input)."""
+    """Read an annotation file with the options every command shares (``-`` reads standard input).
+
+    The format options default to the running command's ``--format-in``, ``--wide``,
+    ``--where``, ``--control`` and ``--question`` (see :func:`format_options`).
+    """
     from ..data import read_annotations
 
+    fo = _FORMAT_OPTS.get()
     cats: list[str] | None = None
     if categories:
         cats = [c.strip() for part in categories for c in part.split(",") if c.strip()]
@@ -162,8 +195,9 @@ def load_table(file: Path, *, judges: list[str] | None = None, scale: Level | st
         cluster=cluster, cluster_sep=cluster_sep, judge_path=judge_file,
         duplicates=duplicates.value if isinstance(duplicates, Enum) else duplicates,  # type: ignore[arg-type]
         missing=missing.value if isinstance(missing, Enum) else missing,  # type: ignore[arg-type]
-        format=format_in, wide=True if wide else None,
-        where=where or None, control=control, question=question,
+        format=format_in or fo.get("format_in") or "auto", wide=True if (wide or fo.get("wide")) else None,
+        where=where or fo.get("where") or None, control=control or fo.get("control"),
+        question=question or fo.get("question"),
     )
 
 

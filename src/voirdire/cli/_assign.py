@@ -9,7 +9,7 @@ import typer
 
 from ._app import (
     Duplicates, Level, Missing, app, console, duplicates_option, emit_json, fail, handle_errors, load_table,
-    missing_option, role_option,
+    missing_option, role_option, format_options,
 )
 from ._plan import DesignName
 
@@ -23,6 +23,7 @@ class FileFormat(str, Enum):
 
 @app.command("assign")
 @handle_errors
+@format_options
 def assign_command(
     file: Path = typer.Argument(..., help="The labels so far (long CSV/TSV/JSONL/Parquet, or an AltTest directory)."),
     n_per_rater: int = typer.Option(..., "--n-per-rater", "-n", help="Items each rater gets."),

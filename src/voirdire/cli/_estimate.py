@@ -18,7 +18,7 @@ import typer
 
 from ._app import (
     Duplicates, Level, Missing, app, console, duplicates_option, emit_json, err_console, fail, handle_errors,
-    load_table, missing_option, role_option,
+    load_table, missing_option, role_option, format_options,
 )
 from ._console import styled
 
@@ -169,6 +169,7 @@ def _render_estimates(rows: list[tuple[str, Any]], *, title: str, notes: list[An
 
 @app.command("estimate")
 @handle_errors
+@format_options
 def estimate_command(
     file: Path = typer.Argument(..., help="Long annotation file (CSV/TSV/JSONL/Parquet): one row per item, rater, score."),
     judge: str = typer.Option(..., "--judge", "-j", help="The LLM judge; it must score every item."),
@@ -302,6 +303,7 @@ def _pilot(file: Path, judge: str, model: str, item: str, rater: str, label: str
 
 @app.command("plan-estimate")
 @handle_errors
+@format_options
 def plan_estimate_command(
     target_halfwidth: float | None = typer.Option(None, "--target-halfwidth", help="Wanted CI half-width (score units)."),
     n_star: float | None = typer.Option(None, "--n-star", help="Human-only sample size whose precision to match."),

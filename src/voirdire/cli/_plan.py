@@ -17,7 +17,7 @@ import typer
 
 from ._app import (
     Duplicates, Level, Missing, app, console, duplicates_option, emit_json, err_console, fail, handle_errors,
-    load_table, missing_option, role_option,
+    load_table, missing_option, role_option, format_options,
 )
 from ._console import styled
 
@@ -121,6 +121,7 @@ def _render_overlap(res: Any, notes: list[str], *, matrix: bool = True) -> None:
 
 @app.command("overlap")
 @handle_errors
+@format_options
 def overlap_command(
     file: Path = typer.Argument(..., help="Annotation file (long CSV/TSV/JSONL/Parquet, or an AltTest directory)."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeatable)."),
@@ -178,6 +179,7 @@ def _budget_list(values: list[str] | None) -> list[int]:
 
 @app.command("plan")
 @handle_errors
+@format_options
 def plan_command(
     file: Path | None = typer.Argument(None, help="Pilot annotation file (omit to plan from --mu-d/--sigma0)."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge to plan for (repeatable)."),

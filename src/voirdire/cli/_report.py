@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from ._app import Level, app, console, err_console, fail, handle_errors, load_table, role_option
+from ._app import Level, app, console, err_console, fail, handle_errors, load_table, role_option, format_options
 from ._console import styled
 
 
@@ -59,6 +59,7 @@ def _inclusion_prob(spec: str, file: Path, table: Any, item_col: str) -> Any:
 
 @app.command("report")
 @handle_errors
+@format_options
 def report_command(
     file: Path = typer.Argument(..., help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeat for several)."),

@@ -11,7 +11,7 @@ import typer
 
 from ._app import (
     Duplicates, Missing, app, console, duplicates_option, emit_json, err_console, fail, handle_errors, load_table,
-    missing_option,
+    missing_option, format_options,
 )
 from ._plan import DesignName, TableOrJson
 
@@ -98,6 +98,7 @@ def _write_outputs(res: Any, out: Path) -> list[Path]:
 
 @app.command("simulate")
 @handle_errors
+@format_options
 def simulate_command(
     preset: Preset = typer.Option(Preset.sparse_overlap, "--preset", help="The experiment to run."),
     repetitions: int = typer.Option(50, "--repetitions", "-r", help="Repetitions per setting (matrix), design and coverage."),

@@ -17,7 +17,7 @@ from ..exceptions import VoirdireError
 from ..report._format import fmt_ci, fmt_int, fmt_num, fmt_p
 from ._app import (
     Duplicates, Level, Missing, OutputFormat, app, console, duplicates_option, emit_json, err_console,
-    handle_errors, load_table, missing_option, role_option,
+    handle_errors, load_table, missing_option, role_option, format_options,
 )
 from ._console import styled, with_styled_words
 
@@ -180,6 +180,7 @@ def _check_alt_options(table: Any, epsilon: float, q: float, scoring: str, min_i
 
 @app.command("validate")
 @handle_errors
+@format_options
 def validate_command(
     file: Path = typer.Argument(..., help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="The LLM judge to validate (repeat for several; "

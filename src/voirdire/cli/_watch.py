@@ -12,7 +12,7 @@ import typer
 
 from ._app import (
     Duplicates, Level, Missing, app, console, duplicates_option, emit_json, err_console, fail, handle_errors,
-    load_table, missing_option, role_option,
+    load_table, missing_option, role_option, format_options,
 )
 from ._console import styled
 
@@ -92,6 +92,7 @@ def render_sequential(results: list[Any], *, since: int = 0) -> None:
 
 @app.command("watch")
 @handle_errors
+@format_options
 def watch_command(
     file: Path = typer.Argument(..., help="Long annotation file with a round (batch or timestamp) column."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeatable)."),

@@ -235,7 +235,7 @@ def prepare(p: Path, src: str, *, format: str = "auto", item: str = "item", rate
     df, rows, n_out = apply_where(df, rows, conds, src)
     skipped = {"not matching --where": n_out} if n_out else {}
     item, rater = crowdkit_names(df, item, rater)
-    extra = [c for c in (role, *keep) if c]
+    extra = [c for c in (role, *keep, *conds) if c]  # --where columns describe items, not raters
     forced_long = fmt == "long" and not guessed
     if wide or (wide is None and not forced_long and looks_wide(df, item, rater, label, extra=extra)):
         long, where_rows = wide_to_long(df, rows, src, item=item, abstain=abstain,
