@@ -57,10 +57,14 @@ def test_wide_where_and_a_tool_error(tmp_path):
     check_hinted_flags_exist("agree", err)
 
 
-@pytest.mark.parametrize("cmd", list(COMMANDS))
+def _raters(f: str, j: str) -> list[str]:
+    return ["raters", f, "-j", j]
+
+
+@pytest.mark.parametrize("cmd", [*COMMANDS, "raters"])
 def test_guessed_format_errors_name_flags_the_command_has(tmp_path, cmd):
     p = tmp_path / "sheet.csv"
     p.write_text(WIDE)
-    res = runner.invoke(app, COMMANDS[cmd](str(p), "nobody"))
+    res = runner.invoke(app, (COMMANDS.get(cmd) or _raters)(str(p), "nobody"))
     err = check_error(res, "read as a wide table", "--format-in")
     check_hinted_flags_exist(cmd, err)

@@ -14,7 +14,7 @@ from rich.table import Table
 from ._assign import FileFormat
 from ._app import (
     Duplicates, Level, Missing, OutputFormat, app, console, duplicates_option, emit_json, handle_errors, load_table,
-    missing_option, role_option,
+    missing_option, role_option, format_options,
 )
 from ._console import styled
 
@@ -118,6 +118,7 @@ def render(table: Any, d: Any, items: Any, k: int) -> None:
 
 @app.command("raters")
 @handle_errors
+@format_options
 def raters_command(
     file: Path = typer.Argument(..., metavar="FILE", help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="Mark this rater as a judge (left out of the pool)."),
