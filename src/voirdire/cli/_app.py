@@ -16,6 +16,7 @@ import typer
 
 from ._console import console, err_console, styled
 from ._errors import one_line, report_exception, set_debug
+from ._ranges import check_ranges
 
 app = typer.Typer(
     name="voirdire",
@@ -160,6 +161,9 @@ def handle_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        bad = check_ranges(kwargs)  # option ranges, declared once in cli/_ranges.py
+        if bad is not None:
+            fail(bad)
         try:
             return func(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - our errors, OS errors and bugs alike end in one line

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .._results import Result
+from .._safe import shown
 from ..exceptions import InvalidParameterError, SchemaError
 from ._readers import read_long_frame
 
@@ -138,7 +139,7 @@ class PairwiseTable:
         hits = np.flatnonzero(self.raters == str(name))
         if len(hits) == 0:
             raise InvalidParameterError(
-                f"Unknown rater {name!r}. The table's raters are {_short(self.raters.tolist())}.")
+                f"Unknown rater {shown(name)}. The table's raters are {_short(self.raters.tolist())}.")
         return int(hits[0])
 
     def summary(self) -> PairwiseSummary:
@@ -318,7 +319,7 @@ class PairwiseTable:
             rv = np.array([v.lower() for v in rv], dtype=object)
             bad = np.flatnonzero(~np.isin(rv, ["human", "judge"]))
             if len(bad):
-                raise SchemaError(f"role {rv[bad[0]]!r} is neither 'human' nor 'judge'.", source=source,
+                raise SchemaError(f"role {shown(rv[bad[0]])} is neither 'human' nor 'judge'.", source=source,
                                   row=int(rows[bad[0]]), column=role)
             judge_set |= set(rater_s[rv == "judge"].tolist())
             human_named = set(rater_s[rv == "human"].tolist())
@@ -340,7 +341,7 @@ class PairwiseTable:
         if empty.any():
             if missing == "error":
                 j = int(np.flatnonzero(empty)[0])
-                what = (f"pair {pair_s[j]!r} has no label: its verdict is empty"
+                what = (f"pair {shown(pair_s[j])} has no label: its verdict is empty"
                         if not pair_has_label[j] else "empty verdict")
                 raise SchemaError(f"{what}. Fill it in, or pass missing='drop' (--missing drop) to skip such rows.",
                                   source=source, row=int(rows[j]), column=verdict)
@@ -355,7 +356,7 @@ class PairwiseTable:
             if c is None:
                 known = sorted({k for k in vmap})
                 raise SchemaError(
-                    f"unknown verdict {verdict_raw[j]!r}. Expected one of {_short(known)} "
+                    f"unknown verdict {shown(verdict_raw[j])}. Expected one of {_short(known)} "
                     f"(A = first response better, T = tie, B = second response better); "
                     f"map other spellings with verdict_map (--verdict-map).",
                     source=source, row=int(rows[j]), column=verdict)
@@ -370,14 +371,14 @@ class PairwiseTable:
                     continue
                 o = _ORDER_CODES.get(k)
                 if o is None:
-                    raise SchemaError(f"unknown order {oraw[j]!r}. Expected 'AB' (A shown first) or 'BA' (B shown first).",
+                    raise SchemaError(f"unknown order {shown(oraw[j])}. Expected 'AB' (A shown first) or 'BA' (B shown first).",
                                       source=source, row=int(rows[j]), column=order)
                 ocodes[j] = o
         miss_o = np.flatnonzero(keep & is_judge & (ocodes < 0))
         if len(miss_o):
             j = int(miss_o[0])
             raise SchemaError(
-                f"judge {rater_s[j]!r} has no presented order on this row. Every judge label needs "
+                f"judge {shown(rater_s[j])} has no presented order on this row. Every judge label needs "
                 f"'AB' (A shown first) or 'BA' (B shown first)"
                 + (f" in column '{order}'." if order else "; name the order column with order= (--order)."),
                 source=source, row=int(rows[j]), column=order or verdict)
@@ -391,7 +392,7 @@ class PairwiseTable:
         if dup.any():
             j = int(idx[np.flatnonzero(dup)[0]])
             raise SchemaError(
-                f"rater {rater_s[j]!r} labels pair {pair_s[j]!r} twice"
+                f"rater {shown(rater_s[j])} labels pair {shown(pair_s[j])} twice"
                 + (f" in order {ORDERS[ocodes[j]]}" if ocodes[j] >= 0 else "")
                 + ". Keep one row per (pair, rater, order).", source=source, row=int(rows[j]), column=rater)
         # human with order -1 and the same pair in another order is fine (humans' order is informational)
@@ -529,6 +530,7 @@ def _vkey_keepcase(v: Any) -> str:
 
 def _short(names: Any, k: int = 12) -> str:
     names = list(names)
+    head = "[" + ", ".join(shown(n, 40) for n in names[:k])
     if len(names) <= k:
-        return str(names)
-    return str(names[:k])[:-1] + f", ... ({len(names) - k} more)]"
+        return head + "]"
+    return head + f", ... ({len(names) - k} more)]"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import os
 from collections.abc import Sequence
@@ -13,9 +12,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._safe import shown
 from ..exceptions import SchemaError
 from . import _formats
 from ._scale import Scale
+from ._source import (
+    DECOMPRESSION_ERRORS, check_text, decode_text, loads_json, open_binary, read_bytes, scan_text,
+    undecodable_row,
+)
 from ._table import AnnotationTable, DuplicatePolicy, MissingPolicy
 
 __all__ = ["read_annotations", "read_long_frame"]
@@ -46,14 +50,19 @@ def read_long_frame(path: str | os.PathLike[str], *, kind: str | None = None,
         ext = ".jsonl"
     if ext in _LONG or kind == "delimited":
         sep = sep or _LONG.get(ext, ",")
+        what = {",": "CSV", "\t": "TSV"}.get(sep, f"{sep!r}-separated text")
+        scan_text(p, src, what=what)  # NUL bytes (pandas would cut names at them), truncated or foreign archives
         try:
             df = pd.read_csv(p, sep=sep, dtype=str, keep_default_na=False, skipinitialspace=True)
         except pd.errors.EmptyDataError:
             raise SchemaError("the file is empty. Expected a header row and one row per label.", source=src) from None
-        except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-            what = {",": "CSV", "\t": "TSV"}.get(sep, f"{sep!r}-separated text")
-            raise SchemaError(f"cannot be parsed as {what}: {str(exc).strip()[:120]}. If the delimiter is another one, "
-                              f"say so with --format-in csv|tsv.", source=src) from None
+        except UnicodeDecodeError:
+            raise (undecodable_row(p, src) or SchemaError("is not UTF-8 text.", source=src)) from None
+        except pd.errors.ParserError as exc:
+            raise SchemaError(f"cannot be parsed as {what}: {shown(str(exc).strip(), 120, quote=False)}. If the delimiter "
+                              f"is another one, say so with --format-in csv|tsv.", source=src) from None
+        except DECOMPRESSION_ERRORS as exc:
+            raise SchemaError(f"cannot be read: {exc}.", source=src) from None
         if not isinstance(df.index, pd.RangeIndex):
             # pandas silently turns the first field(s) into the index when the first data row has more
             # fields than the header (a trailing delimiter, an unnamed column): every column would shift.
@@ -61,18 +70,22 @@ def read_long_frame(path: str | os.PathLike[str], *, kind: str | None = None,
                 f"the row has {df.index.nlevels + len(df.columns)} fields but the header names "
                 f"{len(df.columns)} columns {list(df.columns)}. Remove the extra field(s) (a trailing "
                 f"delimiter?) or name every column in the header.", source=src, row=2)
+        _check_frame_shape(p, sep, df, src)
         return df, np.arange(2, len(df) + 2), src
     if ext in (".jsonl", ".ndjson"):
         records: list[dict[str, Any]] = []
         rows: list[int] = []
-        with open(p, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, start=1):
+        with open_binary(p) as fh:
+            try:
+                lines = list(fh)
+            except DECOMPRESSION_ERRORS as exc:
+                raise SchemaError(f"cannot be read as a compressed file: {exc or 'it ends early'}.", source=src) from None
+            for n, raw in enumerate(lines, start=1):
+                check_text(raw, src, first_row=n, what="JSON Lines")
+                line = decode_text(raw, src, first_row=n)
                 if not line.strip():
                     continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise SchemaError(f"invalid JSON ({exc.msg}).", source=src, row=n) from None
+                rec = loads_json(line, src, row=n)
                 if not isinstance(rec, dict):
                     raise SchemaError("each line must be a JSON object like {\"item\": ..., \"rater\": ..., \"label\": ...}.",
                                       source=src, row=n)
@@ -107,11 +120,46 @@ def _nested_to_frame(obj: Any, src: str, role: str) -> pd.DataFrame:
 def _load_json(p: Path) -> Any:
     if p.stat().st_size == 0:
         raise SchemaError("the file is empty.", source=str(p))
-    try:
-        with open(p, encoding="utf-8") as fh:
-            return json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise SchemaError(f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}.", source=str(p)) from None
+    data = read_bytes(p)
+    check_text(data, str(p), what="JSON")
+    return loads_json(decode_text(data, str(p)), str(p))
+
+
+def _check_frame_shape(p: Path, sep: str, df: pd.DataFrame, src: str) -> None:
+    """A column named twice, or a row with fewer fields than the header: errors, never silent guesses."""
+    header = pd.read_csv(p, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False,
+                         skipinitialspace=True).iloc[0].tolist()
+    names = [str(h).strip() for h in header]
+    seen: dict[str, int] = {}
+    for k, name in enumerate(names):
+        if name in seen:
+            raise SchemaError(f"column {shown(name)} appears twice in the header (columns {seen[name] + 1} and {k + 1}): "
+                              "one of them would be ignored. Rename or remove one.", source=src, row=1)
+        seen[name] = k
+    # pandas fills the fields missing from a short row with '' (as if they were empty): a short row
+    # always ends in an empty last column, so only such rows are re-read with the csv module
+    cand = np.flatnonzero((df[df.columns[-1]] == "").to_numpy()) if len(df.columns) > 1 else np.array([], int)
+    if cand.size == 0:
+        return
+    import csv
+    import io
+
+    wanted, last = set(cand.tolist()), int(cand[-1])
+    with open_binary(p) as raw, io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as fh:
+        reader = csv.reader(fh, delimiter=sep, skipinitialspace=True)
+        next(reader, None)
+        k = 0
+        for fields in reader:
+            if not fields:  # pandas skips blank lines
+                continue
+            if k in wanted and len(fields) < len(df.columns):
+                raise SchemaError(
+                    f"the row has {len(fields)} field(s) but the header names {len(df.columns)} columns "
+                    f"{[str(c) for c in df.columns]}. Complete the row (an empty label still needs its delimiter) "
+                    "or remove it.", source=src, row=k + 2)
+            if k >= last:
+                return
+            k += 1
 
 
 def read_annotations(

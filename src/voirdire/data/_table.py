@@ -11,8 +11,10 @@ import numpy as np
 import pandas as pd
 
 from .._results import Result
+from .._safe import shown
 from ..exceptions import InvalidParameterError, SchemaError
 from ._scale import LEVELS, Scale, _is_number
+from ._source import is_missing_marker
 
 __all__ = ["AnnotationTable", "TableSummary", "HUMAN", "JUDGE"]
 
@@ -57,6 +59,8 @@ def _canon(x: Any) -> Any:
     if isinstance(x, (int, float, np.integer, np.floating)):
         return float(x)
     s = str(x).strip()
+    if "_" in s:  # float() reads '1_0' as 10: an underscore is text, never a digit separator, in a label
+        return s
     try:
         return float(s)
     except ValueError:
@@ -152,7 +156,7 @@ class AnnotationTable:
         hits = np.flatnonzero(self.raters == str(name))
         if hits.size == 0:
             raise InvalidParameterError(
-                f"Rater {name!r} is not in {self.source}. Raters: {_short_list(self.raters)}."
+                f"Rater {shown(name)} is not in {self.source}. Raters: {_short_list(self.raters)}."
             )
         return int(hits[0])
 
@@ -372,7 +376,19 @@ class AnnotationTable:
                 r = _row(rows[np.flatnonzero(bad)[0]])  # nested JSON rows are 'rater .., item ..'
                 raise SchemaError(f"empty {col} id. Every row needs an item and a rater.", source=source, row=r, column=col)
         blank_label = _blank(df[label])
+        # 'NA' (R), 'nan' (pandas), 'null'... mark a missing label too, unless declared as an answer
+        declared = {str(c).strip() for c in (*scale.abstain, *(scale.categories or ()))}
+        marker = np.array([is_missing_marker(x) and x.strip() not in declared for x in df[label].to_numpy(dtype=object)],
+                          dtype=bool)
+        blank_label |= marker
         if blank_label.any():
+            first = np.flatnonzero(blank_label)[0]
+            if missing == "error" and marker[first]:
+                raise SchemaError(
+                    f"label {shown(df[label].iloc[first])} is not a finite number or category: it marks a missing "
+                    f"value (R writes NA, pandas nan). Leave the cell empty, drop such rows with --missing drop "
+                    f"(Python: missing='drop'), or declare it with --abstain if it means 'cannot assess'.",
+                    source=source, row=_row(rows[first]), column=label)
             if missing == "error":
                 r = _row(rows[np.flatnonzero(blank_label)[0]])
                 raise SchemaError(
@@ -388,7 +404,7 @@ class AnnotationTable:
         nested = [k for k, x in enumerate(labels_raw) if isinstance(x, (list, tuple, dict, set, np.ndarray))]
         if nested:
             k = nested[0]
-            raise SchemaError(f"label {labels_raw[k]!r} is a {type(labels_raw[k]).__name__}, not a single value. "
+            raise SchemaError(f"label {shown(labels_raw[k])} is a {type(labels_raw[k]).__name__}, not a single value. "
                               "Give one label per item and rater.", source=source, row=_row(rows[k]), column=label)
         items_s = np.array([_id_str(x) for x in items_raw], dtype=object)
         raters_s = np.array([_id_str(x) for x in raters_raw], dtype=object)
@@ -403,7 +419,7 @@ class AnnotationTable:
             # 'nan'/'inf' read as numbers became a category of their own (and broke every coefficient)
             j = np.flatnonzero(~is_abst)[np.flatnonzero(~finite)[0]]
             raise SchemaError(
-                f"label {labels_raw[j]!r} is not a finite number. Leave the cell empty for a missing label "
+                f"label {shown(labels_raw[j])} is not a finite number. Leave the cell empty for a missing label "
                 f"(a 'nan' written by pandas means missing), or fix the row.",
                 source=source, row=_row(rows[j]), column=label)
 
@@ -411,12 +427,12 @@ class AnnotationTable:
             if not numeric.all():
                 j = np.flatnonzero(~is_abst)[np.flatnonzero(~numeric)[0]]
                 raise SchemaError(
-                    f"label {labels_raw[j]!r} is not a number, but the scale is {scale.level}. "
+                    f"label {shown(labels_raw[j])} is not a number, but the scale is {scale.level}. "
                     f"Fix the row, declare it an abstention value (--abstain), or use a nominal/ordinal scale.",
                     source=source, row=_row(rows[j]), column=label)
             if scale.level == "ratio" and subst.size and np.min(subst.astype(float)) < 0:
                 j = np.flatnonzero(~is_abst)[int(np.argmin(subst.astype(float)))]
-                raise SchemaError(f"label {labels_raw[j]!r} is negative, but a ratio scale needs values >= 0.",
+                raise SchemaError(f"label {shown(labels_raw[j])} is negative, but a ratio scale needs values >= 0.",
                                   source=source, row=_row(rows[j]), column=label)
 
         if scale.categories is not None:
@@ -459,7 +475,7 @@ class AnnotationTable:
             if (sub_codes < 0).any():
                 j = np.flatnonzero(~is_abst)[np.flatnonzero(sub_codes < 0)[0]]
                 raise SchemaError(
-                    f"label {labels_raw[j]!r} is not in the declared categories {list(cats_display)}. "
+                    f"label {shown(labels_raw[j])} is not in the declared categories {list(cats_display)}. "
                     f"Declare it with --categories (or --abstain if it means 'cannot assess'), or fix the row.",
                     source=source, row=_row(rows[j]), column=label)
             codes[~is_abst] = sub_codes
@@ -492,12 +508,12 @@ class AnnotationTable:
             bad = ~np.isin(role_norm, [HUMAN, JUDGE])
             if bad.any():
                 j = int(np.flatnonzero(bad)[0])
-                raise SchemaError(f"role {role_vals[j]!r} is neither 'human' nor 'judge'.", source=source,
+                raise SchemaError(f"role {shown(role_vals[j])} is neither 'human' nor 'judge'.", source=source,
                                   row=_row(rows[j]), column=role)
             for k in range(rater_names.size):
                 rk = np.unique(role_norm[rater_codes == k])
                 if rk.size > 1:
-                    raise SchemaError(f"rater {rater_names[k]!r} is marked both human and judge.", source=source, column=role)
+                    raise SchemaError(f"rater {shown(rater_names[k])} is marked both human and judge.", source=source, column=role)
                 if rater_names[k] not in judges:
                     roles[k] = rk[0]
 
@@ -512,7 +528,7 @@ class AnnotationTable:
             clusters[item_codes] = cl_codes
             if not np.array_equal(clusters[item_codes], cl_codes):
                 j = int(np.flatnonzero(clusters[item_codes] != cl_codes)[0])
-                raise SchemaError(f"item {items_s[j]!r} appears in more than one cluster.", source=source,
+                raise SchemaError(f"item {shown(items_s[j])} appears in more than one cluster.", source=source,
                                   row=_row(rows[j]), column=cluster)
 
         # ---- duplicates
@@ -531,8 +547,8 @@ class AnnotationTable:
                 if duplicates == "error":
                     a, b = int(first_of_dup[differs][0]), int(second_of_dup[differs][0])
                     raise SchemaError(
-                        f"rater {raters_s[b]!r} labels item {items_s[b]!r} twice with different labels "
-                        f"({labels_raw[a]!r} at {_row_text(rows[a])}, {labels_raw[b]!r} here). "
+                        f"rater {shown(raters_s[b])} labels item {shown(items_s[b])} twice with different labels "
+                        f"({shown(labels_raw[a])} at {_row_text(rows[a])}, {shown(labels_raw[b])} here). "
                         f"Fix the file, or keep one with --duplicates first|last (Python: duplicates='first'|'last').",
                         source=source, row=_row(rows[b]), column=label)
                 dropped[f"conflicting duplicate ({duplicates} kept)"] = int(np.count_nonzero(differs))
@@ -572,6 +588,7 @@ def _id_str(x: Any) -> str:
 
 def _short_list(names: Any, k: int = 12) -> str:
     names = [str(n) for n in names]
+    shown_names = "[" + ", ".join(shown(n, 40) for n in names[:k])
     if len(names) <= k:
-        return str(names)
-    return str(names[:k])[:-1] + f", ... ({len(names)} in all)]"
+        return shown_names + "]"
+    return shown_names + f", ... ({len(names)} in all)]"

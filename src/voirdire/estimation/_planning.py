@@ -27,9 +27,24 @@ def _pos_float(value: Any, name: str, func: str) -> float:
     return float(value)
 
 
+#: the largest count a plan may hold (items or labels); beyond it every figure is an overflow, not a plan
+_MAX_COUNT = 1e12
+
+
 def _pos_count(value: Any, name: str, func: str) -> float:
     v = _pos_float(value, name, func)
+    if v > _MAX_COUNT:
+        raise InvalidParameterError(f"The '{name}' parameter of {func} must be at most {_MAX_COUNT:g}. Got {value!r} instead.")
     return v
+
+
+def _plannable(n: float, what: str) -> float:
+    """``n`` if it is a count a design can hold, else an :class:`InfeasiblePlanError` saying why."""
+    if not (math.isfinite(n) and n <= _MAX_COUNT):
+        raise InfeasiblePlanError(
+            f"Infeasible: the target needs {what} = {n:.3g}, more than {_MAX_COUNT:g} (a half-width or effect size "
+            "this small, or a standard deviation this large, has no practical design). Check the inputs.")
+    return n
 
 
 def pilot_r2(judge_scores: Any, human_scores: Any, *, model: str = "linear",
@@ -199,6 +214,9 @@ def required_sample_size(*, n_star: float | None = None, n_total: int | None = N
             sl = check_probability(significance_level, "significance_level", func)
             za = float(stats.norm.ppf(1 - sl / 2)) if alternative == "two-sided" else float(stats.norm.ppf(1 - sl))
             nstar = ((za + float(stats.norm.ppf(pw))) * sdv / es) ** 2
+        nstar = _plannable(nstar, "an effective sample size n*")
+        # n* below one label (a huge half-width or effect size) underflows to 0: one label meets the target
+        nstar = max(nstar, 1e-6)
     # ---- the design ----------------------------------------------------------------------------
     big_n = None if n_total is None else _pos_count(n_total, "n_total", func)
     small_n = None if n_labeled is None else _pos_count(n_labeled, "n_labeled", func)
@@ -233,6 +251,7 @@ def required_sample_size(*, n_star: float | None = None, n_total: int | None = N
                 f"Score at least {math.ceil(nstar)} items.")
         n_lab = (1.0 - r2v) / (1.0 / nstar - r2v / big_n)
         n_lab = min(n_lab, big_n)
+        n_lab = _plannable(n_lab, "a number of human labels n")
         N_out, n_out, solved = int(math.ceil(big_n - 1e-9)), int(math.ceil(n_lab - 1e-9)), "n_labeled"
     elif small_n is not None:
         if small_n >= nstar:
@@ -247,11 +266,11 @@ def required_sample_size(*, n_star: float | None = None, n_total: int | None = N
                     f"Infeasible: with R^2={r2v:.3g}, n={small_n:g} human labels reach at most an effective "
                     f"sample size of n/(1-R^2)={small_n / (1 - r2v):.1f} < n*={nstar:.1f}, however many items "
                     f"the LLM scores. Need more than {need:.1f} human labels (or a better-calibrated judge).")
-            big = r2v / (1.0 / nstar - (1.0 - r2v) / small_n)
+            big = _plannable(r2v / (1.0 / nstar - (1.0 - r2v) / small_n), "a number of LLM-scored items N")
             N_out, n_out, solved = int(math.ceil(big - 1e-9)), int(math.ceil(small_n - 1e-9)), "n_total"
     else:
         assert pi is not None
-        big = nstar * (1.0 + (1.0 / pi - 1.0) * (1.0 - r2v))
+        big = _plannable(nstar * (1.0 + (1.0 / pi - 1.0) * (1.0 - r2v)), "a number of LLM-scored items N")
         N_out = int(math.ceil(big - 1e-9))
         n_out = int(math.ceil(pi * N_out - 1e-9))
         solved = "n_total"

@@ -654,8 +654,10 @@ def _dask_client(scheduler: Any) -> tuple[Any, bool]:
     if isinstance(scheduler, str):
         try:
             return Client(scheduler, timeout="20s"), True
-        except (OSError, TimeoutError) as exc:
-            raise InvalidParameterError(f"Cannot reach the Dask scheduler at {scheduler!r}: {exc}") from None
+        except (OSError, TimeoutError, ValueError, TypeError) as exc:  # ValueError: a malformed address
+            raise InvalidParameterError(
+                f"Cannot reach the Dask scheduler at {scheduler!r}: {exc}. Give an address like 'tcp://host:8786'."
+            ) from None
     raise InvalidParameterError(
         f"The 'scheduler' parameter of run_experiment must be an address like 'tcp://host:8786' or a "
         f"dask.distributed.Client. Got {type(scheduler).__name__}.")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -26,11 +25,13 @@ def require_extra(module: str, extra: str, what: str) -> ModuleType:
 
 
 def load_json(p: Path, src: str) -> Any:
-    try:
-        with open(p, encoding="utf-8") as fh:
-            return json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise SchemaError(f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}.", source=src) from None
+    """The JSON in ``p`` (``.gz``/``.bz2``/``.xz`` decompressed); NUL bytes, non-UTF-8 bytes, syntax errors,
+    too deep nesting and huge integers are a :class:`SchemaError` naming the file (and line)."""
+    from .._source import check_text, decode_text, loads_json, read_bytes
+
+    data = read_bytes(p, src)
+    check_text(data, src, what="JSON")
+    return loads_json(decode_text(data, src), src)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
