@@ -22,7 +22,7 @@ import lzma
 import os
 import zlib
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from ..exceptions import SchemaError
 
@@ -50,13 +50,16 @@ def compression_of(path: str | os.PathLike[str]) -> str | None:
 def open_binary(path: str | os.PathLike[str]) -> IO[bytes]:
     """Open ``path`` for reading bytes, decompressing by its suffix."""
     kind = compression_of(path)
+    fh: Any
     if kind == "gzip":
-        return gzip.open(path, "rb")
-    if kind == "bz2":
-        return bz2.open(path, "rb")
-    if kind == "xz":
-        return lzma.open(path, "rb")
-    return open(path, "rb")
+        fh = gzip.open(path, "rb")
+    elif kind == "bz2":
+        fh = bz2.open(path, "rb")
+    elif kind == "xz":
+        fh = lzma.open(path, "rb")
+    else:
+        fh = open(path, "rb")
+    return cast(IO[bytes], fh)
 
 
 def _decompression_error(src: str, exc: BaseException) -> SchemaError:

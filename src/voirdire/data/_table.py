@@ -377,8 +377,8 @@ class AnnotationTable:
                 raise SchemaError(f"empty {col} id. Every row needs an item and a rater.", source=source, row=r, column=col)
         blank_label = _blank(df[label])
         # 'NA' (R), 'nan' (pandas), 'null'... mark a missing label too, unless declared as an answer
-        declared = {str(c).strip() for c in (*scale.abstain, *(scale.categories or ()))}
-        marker = np.array([is_missing_marker(x) and x.strip() not in declared for x in df[label].to_numpy(dtype=object)],
+        declared_text = {str(c).strip() for c in (*scale.abstain, *(scale.categories or ()))}
+        marker = np.array([is_missing_marker(x) and x.strip() not in declared_text for x in df[label].to_numpy(dtype=object)],
                           dtype=bool)
         blank_label |= marker
         if blank_label.any():

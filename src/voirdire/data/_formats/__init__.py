@@ -249,7 +249,11 @@ def prepare(p: Path, src: str, *, format: str = "auto", item: str = "item", rate
 
 
 def _need_list(obj: Any, src: str, what: str) -> None:
-    if not isinstance(obj, list) or not obj or not all(isinstance(x, dict) for x in obj):
+    if isinstance(obj, list) and obj:
+        bad = next((k for k, x in enumerate(obj) if not isinstance(x, dict)), None)
+        if bad is not None:
+            raise SchemaError(f"expected {what}; record {bad + 1} is {shown(obj[bad], 40)}, not an object.", source=src)
+    if not isinstance(obj, list) or not obj:
         raise SchemaError(f"expected {what}; found {shown(obj)}.", source=src)
 
 
