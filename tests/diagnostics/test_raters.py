@@ -246,3 +246,21 @@ def test_results_are_strict_json():
     t = _sparse_table(np.random.default_rng(9))
     for res in (rater_diagnostics(t, n_resamples=50, rng=0), item_diagnostics(t)):
         json.loads(json.dumps(res.to_dict(), allow_nan=False))
+
+
+def test_invariant_to_rater_order_and_relabelling():
+    t = _sparse_table(np.random.default_rng(12))
+    d = rater_diagnostics(t, n_resamples=0, competence=False)
+    rev = list(reversed(d.raters))
+    d2 = rater_diagnostics(t, raters=rev, n_resamples=0, competence=False)
+    for r in d.raters:
+        a, b = d.raters.index(r), d2.raters.index(r)
+        assert d.s[a] == pytest.approx(d2.s[b], abs=1e-12)
+        assert d.pool_without[a] == pytest.approx(d2.pool_without[b], abs=1e-12)
+    # nominal labels renamed: every number unchanged
+    df = t.to_frame()
+    df["label"] = df["label"].map(lambda v: f"cat_{5 - int(v)}")
+    t3 = AnnotationTable.from_frame(df[["item", "rater", "label"]])
+    d3 = rater_diagnostics(t3, n_resamples=0, competence=False)
+    np.testing.assert_allclose(d3.s, d.s, atol=1e-12)
+    np.testing.assert_allclose(d3.delta, d.delta, atol=1e-12)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from .._checks import check_positive_int
 from .._results import Result
@@ -150,32 +151,47 @@ def item_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = N
     item, code = prep.item, prep.code
     r = prep.r
     pair = r >= 2
-    C = np.zeros((n, L))
-    np.add.at(C, (item, code), 1.0)
-    if lvl == "ordinal":
-        Delta = ordinal_delta(C[pair].sum(axis=0))
-    else:
-        dm = delta_matrix(lvl, L, prep.cat_values.astype(float))
-        if dm is None:  # pragma: no cover - only ordinal has none
-            raise InvalidParameterError(f"{_FUNC}: no distance matrix for level {lvl!r}")
-        Delta = dm[:L, :L]
-    # pool chance disagreement d_e over the pairable labels (Krippendorff)
-    c = C[pair].sum(axis=0)
-    N = float(c.sum())
-    de = float(c @ Delta @ c) / (N * (N - 1)) if N >= 2 else float("nan")
     # per-rater label distributions
     P = np.zeros((K, L))
     np.add.at(P, (rpos, code), 1.0)
     tot = P.sum(axis=1, keepdims=True)
     P = np.divide(P, tot, out=np.zeros_like(P), where=tot > 0)
-    self_term = np.einsum("kl,lm,km->k", P, Delta, P)
-    Pi = np.zeros((n, L))
-    np.add.at(Pi, item, P[rpos])
+    c = np.bincount(code[pair[item]], minlength=L).astype(np.float64)
+    N = float(c.sum())
+    if lvl == "nominal":
+        # delta = 1 - I: x' Delta y = sum(x) sum(y) - x.y, so no (items x L) or (L x L) array is needed
+        key, cnt = np.unique(item.astype(np.int64) * max(L, 1) + code, return_counts=True)
+        cdc = r * r - np.bincount(key // max(L, 1), weights=cnt.astype(np.float64) ** 2, minlength=n)
+        A = sp.csr_matrix((np.ones(item.size), (item, rpos)), shape=(n, K))
+        G = P @ P.T
+        psum = P.sum(axis=1)
+        # sum_{a, b in R_i} p_a . p_b = (A G A')_ii, one row of A G per item
+        pdp = np.asarray(A @ psum).ravel() ** 2 - np.asarray(A.multiply(A @ G).sum(axis=1)).ravel()
+        self_term = psum ** 2 - np.diag(G)
+        de_num = N * N - float(c @ c)
+    else:
+        C = np.zeros((n, L))
+        np.add.at(C, (item, code), 1.0)
+        Pi = np.zeros((n, L))
+        np.add.at(Pi, item, P[rpos])
+        if lvl == "ordinal":
+            Delta = ordinal_delta(c)
+        else:
+            dm = delta_matrix(lvl, L, prep.cat_values.astype(float))
+            if dm is None:  # pragma: no cover - only ordinal has none
+                raise InvalidParameterError(f"{_FUNC}: no distance matrix for level {lvl!r}")
+            Delta = dm[:L, :L]
+        cdc = np.einsum("il,lm,im->i", C, Delta, C)
+        pdp = np.einsum("il,lm,im->i", Pi, Delta, Pi)
+        self_term = np.einsum("kl,lm,km->k", P, Delta, P)
+        de_num = float(c @ Delta @ c)
+    # pool chance disagreement d_e over the pairable labels (Krippendorff)
+    de = de_num / (N * (N - 1)) if N >= 2 else float("nan")
     Qi = np.bincount(item, weights=self_term[rpos], minlength=n)
     npairs = r * (r - 1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        obs = np.where(pair, np.einsum("il,lm,im->i", C, Delta, C) / np.where(pair, npairs, 1.0), np.nan)
-        exp_ = np.where(pair, (np.einsum("il,lm,im->i", Pi, Delta, Pi) - Qi) / np.where(pair, npairs, 1.0), np.nan)
+        obs = np.where(pair, cdc / np.where(pair, npairs, 1.0), np.nan)
+        exp_ = np.where(pair, (pdp - Qi) / np.where(pair, npairs, 1.0), np.nan)
         if de > 0:
             obs, exp_ = obs / de, exp_ / de
         else:

@@ -35,6 +35,8 @@ from ..validation._kernel import SCORES, delta_matrix, finalize
 __all__ = ["RaterDiagnosticsResult", "rater_diagnostics", "POOL_COEFFICIENTS"]
 
 _FUNC = "rater_diagnostics"
+#: above this many categories the latent-class competence models are not fitted (L x L per annotator)
+MAX_COMPETENCE_CATEGORIES = 100
 #: pool coefficients whose per-item statistics add over items (the fast "without k" path)
 POOL_COEFFICIENTS = ("krippendorff_alpha", "fleiss_kappa", "gwet_ac1", "gwet_ac2", "observed_agreement",
                      "bennett_s")
@@ -361,6 +363,9 @@ def _competence(prep: Prepared, rpos: np.ndarray, K: int, L: int, rng: np.random
     sub = prep.code < L
     if L < 2 or not np.any(sub):
         return ds, mc, "competence not estimated: fewer than two categories"
+    if L > MAX_COMPETENCE_CATEGORIES:
+        return ds, mc, (f"competence not estimated: {L} categories (Dawid-Skene and MACE fit a confusion matrix per "
+                        f"annotator; at most {MAX_COMPETENCE_CATEGORIES} categories)")
     item, w, y = prep.item[sub], rpos[sub], prep.code[sub]
     f = dawid_skene_arrays(item, w, y, n_items=prep.n_items, n_workers=K, n_classes=L)
     err, prior = f["errors"], f["priors"]
