@@ -245,3 +245,12 @@ def test_missing_extra_is_one_line_naming_the_install(tmp_path, monkeypatch, mod
     with pytest.raises(MissingExtraError, match=rf"^.*pip install 'voirdire\[{extra}\]'$") as e:
         read_annotations(p)
     assert "\n" not in str(e.value)
+
+
+def test_missing_columns_are_short_and_point_at_wide(tmp_path):
+    p = tmp_path / "many.csv"
+    names = [f"column_with_a_rather_long_name_{k}" for k in range(300)]
+    p.write_text("id,who," + ",".join(names) + "\n" + "\n".join(f"1,a,{','.join(['x'] * 300)}" for _ in range(2)) + "\n")
+    with pytest.raises(SchemaError, match=r"missing column\(s\) \['item', 'rater', 'label'\].*--wide") as e:
+        read_annotations(p)
+    assert len(str(e.value)) < 500

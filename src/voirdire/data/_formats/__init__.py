@@ -244,6 +244,13 @@ def prepare(p: Path, src: str, *, format: str = "auto", item: str = "item", rate
         return Prepared(frame=long, rows=where_rows, item="item", rater="rater", label="label", role=None,
                         skipped=skipped, taken_for=what if taken_for is None else f"{taken_for}, {what}",
                         guessed=wide is None)
+    absent = [c for c in (item, rater, label) if c not in df.columns]
+    if absent:
+        cols = [str(c) for c in df.columns]
+        raise SchemaError(
+            f"missing column(s) {shown(absent, 120)}; found {shown(cols, 160)}. Name the columns with "
+            f"--item/--rater/--label, or read a table with one column per rater with --wide (--judge names the "
+            f"judge columns).", source=src, column=absent[0])
     return Prepared(frame=df, rows=rows, item=item, rater=rater, label=label, role=role, skipped=skipped,
                     taken_for=taken_for, guessed=taken_for is not None)
 
