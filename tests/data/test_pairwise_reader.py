@@ -276,3 +276,10 @@ def test_read_pairwise_set_and_unknown_name(tmp_path):
         read_pairwise_set("pandalm", tmp_path)
     t = read_pairwise_set("pandalm", shared_data("pairwise", "pandalm").parent)
     assert t.summary().dropped == {"empty verdict": 25}
+
+
+def test_read_pairwise_recognises_a_public_set_folder():
+    # the set's folder as published is read with its documented reader (here the small PandaLM set)
+    folder = shared_data("pairwise", "pandalm")
+    s = read_pairwise(folder).summary()
+    assert (s.n_pairs, s.n_humans, s.n_judges, s.n_swapped_judge_pairs) == EXPECTED["pandalm"]

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import logging
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -15,6 +17,8 @@ from .._results import Result
 from .._safe import shown
 from ..exceptions import InvalidParameterError, SchemaError
 from ._readers import read_long_frame
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["PairwiseTable", "PairwiseSummary", "read_pairwise", "VERDICTS", "ORDERS"]
 
@@ -413,6 +417,11 @@ class PairwiseTable:
             orders=ocodes[idx][perm].astype(np.int8), source=source, n_rows_read=int(len(df)), dropped=dropped)
 
 
+#: folder name -> public pairwise set (see :mod:`voirdire.data._pairwise_sets`) that read_pairwise recognises
+_SET_FOLDERS = {"summeval_h2h": "summeval_h2h", "pandalm": "pandalm", "llmfao": "llmfao", "llmbar": "llmbar",
+                "autoj": "autoj", "chatbot_arena_ppr": "chatbot_arena"}
+
+
 def read_pairwise(
     path: str | os.PathLike[str],
     *,
@@ -427,6 +436,10 @@ def read_pairwise(
     missing: MissingPolicy = "error",
 ) -> PairwiseTable:
     """Read pairwise verdicts (one row per rater, pair and presented order) into a :class:`PairwiseTable`.
+
+    A folder of one of the public pairwise sets as published (``summeval_h2h/``, ``pandalm/``,
+    ``llmfao/``, ``llmbar/``, ``autoj/``, ``chatbot_arena_ppr/``) is recognised and read with
+    :func:`read_pairwise_set` (the other options are then not used).
 
     The file is a long table (``.csv``, ``.tsv``, ``.jsonl``, ``.parquet``): one row per verdict
     with a pair id, a rater name, the verdict and, for LLM judges, the order in which the two
@@ -477,6 +490,13 @@ def read_pairwise(
     >>> t.summary().n_swapped_judge_pairs, t.verdicts.tolist()
     (1, [0, 0, 2, 1, 2])
     """
+    folder = Path(path)
+    if folder.is_dir() and folder.name in _SET_FOLDERS:
+        # a public set's own folder, as its authors published it: its documented reader
+        from ._pairwise_sets import read_pairwise_set
+
+        logger.info("%s: read as the public pairwise set %r", folder, _SET_FOLDERS[folder.name])
+        return read_pairwise_set(_SET_FOLDERS[folder.name], folder.parent)
     df, rows, src = read_long_frame(path)
     if order == "order" and "order" not in df.columns and judges:
         raise SchemaError("missing column 'order': judge rows need the presented order (AB/BA). "
