@@ -81,3 +81,44 @@ def test_adjudication_to_label_studio(spam_csv, tmp_path):
     tasks = json.loads(out.read_text())
     assert len(tasks) == 4 and all(t["data"]["assigned_to"] == ["adjudicator"] for t in tasks)
     assert tasks[0]["data"]["stratum"] == "rank 1"
+
+
+@pytest.fixture
+def beats_spammers_csv(tmp_path):
+    # 3 good humans, 3 spammers, a judge that beats only the spammers (leave-one-out accepts at omega >= 0.5)
+    rng = np.random.default_rng(0)
+    n, q = 200, 4
+    z = rng.integers(0, q, n)
+
+    def rater(acc):
+        return np.where(rng.random(n) < acc, z, (z + rng.integers(1, q, n)) % q)
+
+    cols = {"g1": rater(0.85), "g2": rater(0.85), "g3": rater(0.85), "s1": rng.integers(0, q, n),
+            "s2": rng.integers(0, q, n), "s3": rng.integers(0, q, n), "llm": rater(0.55)}
+    rows = [(f"i{i}", r, int(v[i])) for r, v in cols.items() for i in range(n)]
+    p = tmp_path / "beats.csv"
+    pd.DataFrame(rows, columns=["item", "rater", "label"]).to_csv(p, index=False)
+    return p
+
+
+def test_validate_says_when_won_against_flagged(beats_spammers_csv):
+    res = runner.invoke(app, ["validate", str(beats_spammers_csv), "-j", "llm", "--method", "loo", "--resamples", "300",
+                              "-f", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["judges"][0]["leave_one_out"]["decision"] == "accept"
+    assert sorted(doc["flagged_raters"]) == ["s1", "s2", "s3"]
+    assert doc["sensitivity"][0]["reasons"] == ["won_mainly_against_flagged_annotators"]
+    res = runner.invoke(app, ["validate", str(beats_spammers_csv), "-j", "llm", "--method", "loo", "--resamples", "300"])
+    assert "won mainly against the excluded annotators" in " ".join(res.output.split())
+    # the user decides: without the spammers the judge is rejected, and the output says who was left out
+    res = runner.invoke(app, ["validate", str(beats_spammers_csv), "-j", "llm", "--method", "loo", "--resamples", "300",
+                              "--exclude-rater", "s1", "--exclude-rater", "s2", "--exclude-rater", "s3", "-f", "json"])
+    doc = json.loads(res.output)
+    assert doc["judges"][0]["leave_one_out"]["decision"] == "reject"
+    assert doc["excluded_raters"] == ["s1", "s2", "s3"] and "Excluded by the user" in doc["notes"][0]
+    res = runner.invoke(app, ["validate", str(beats_spammers_csv), "-j", "llm", "--exclude-rater", "llm"])
+    assert res.exit_code == 1 and "not a human" in res.output
+    res = runner.invoke(app, ["validate", str(beats_spammers_csv), "-j", "llm", "--method", "loo", "--resamples", "50",
+                              "--no-check-raters", "-f", "json"])
+    assert json.loads(res.output)["sensitivity"] == []

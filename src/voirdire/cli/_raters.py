@@ -84,6 +84,50 @@ def items_table(r: Any, k: int) -> Table:
     return t
 
 
+def exclude_humans(table: Any, names: list[str] | None) -> tuple[Any, str | None]:
+    """``--exclude-rater``: the table without these humans, and the line that says so (never silent)."""
+    from .._safe import shown
+    from ..exceptions import InvalidParameterError
+
+    if not names:
+        return table, None
+    names = list(dict.fromkeys(names))
+    for n in names:
+        if n not in table.humans:
+            raise InvalidParameterError(f"--exclude-rater {shown(n)}: not a human in {shown(str(table.source))}. "
+                                        f"Humans: {', '.join(shown(h) for h in list(table.humans)[:12])}.")
+    keep = [str(r) for r in table.raters if str(r) not in names]
+    note = (f"Excluded by the user (--exclude-rater): {', '.join(names)}; every number in this output is without "
+            f"{'them' if len(names) > 1 else 'this annotator'}.")
+    return table.select(raters=keep), note
+
+
+def annotator_sensitivity(table: Any, loos: dict[str, Any], *, seed: int) -> tuple[Any, list[Any]]:
+    """Flag outlier annotators (same score as the validation) and, when any is flagged, each judge's
+    leave-one-out decision again without them: ``(diagnostics or None, [LooSensitivityResult])``."""
+    from ..diagnostics import loo_sensitivity, rater_diagnostics
+
+    if not loos or len(table.humans) < 3:
+        return None, []
+    first = next(iter(loos.values()))
+    d = rater_diagnostics(table, score=first.score, min_items=first.min_items, competence=False,
+                          n_resamples=max(first.n_resamples, 2000), rng=seed)
+    if not d.flagged.any():
+        return d, []
+    return d, [loo_sensitivity(table, j, diagnostics=d, loo=r, rng=seed) for j, r in loos.items()]
+
+
+def sensitivity_lines(d: Any, sens: list[Any]) -> None:
+    """Print the flagged annotators and each judge's sensitivity line."""
+    if d is None or not sens:
+        return
+    console.print(styled(("Flagged annotators", "bold yellow"), f": {', '.join(d.flagged_raters)} (voirdire raters "
+                         "FILE says why). Leave-one-out without them, a sensitivity line; the decision is yours "
+                         "(--exclude-rater NAME):"))
+    for x in sens:
+        console.print(styled(("  " + x.sentence, "yellow" if x.won_mainly_against_excluded else "")))
+
+
 def render(table: Any, d: Any, items: Any, k: int) -> None:
     s = table.summary()
     console.print(f"{s.source}: {s.n_items:,} items, {len(d.raters)} annotators in the pool, "
@@ -131,6 +175,8 @@ def raters_command(
     min_items: int = typer.Option(10, "--min-items", help="Annotators sharing fewer items with the pool are not tested."),
     competence: bool = typer.Option(True, "--competence/--no-competence", help="Fit Dawid-Skene and MACE."),
     top: int = typer.Option(10, "--top", help="Contested items to show (0 = none)."),
+    sensitivity: bool = typer.Option(True, "--sensitivity/--no-sensitivity", help="When an annotator is flagged, "
+                                     "show each judge's leave-one-out decision again without them."),
     adjudicate: Path | None = typer.Option(None, "--adjudicate", help="Write the --top most contested items as an "
                                            "assignment file (.csv, .jsonl, or .json with --to) with a manifest."),
     adjudicator: str = typer.Option("adjudicator", "--adjudicator", help="Rater name in the adjudication file."),
@@ -155,7 +201,7 @@ def raters_command(
     """Which annotators drag agreement down, and which items are contested? Per-annotator diagnostics,
     outlier flags with a stated rule, and the most contested items for adjudication."""
     from ..design import write_assignments
-    from ..diagnostics import item_diagnostics, rater_diagnostics
+    from ..diagnostics import item_diagnostics, loo_sensitivity, rater_diagnostics
     from ..exceptions import InvalidParameterError
 
     if top < 0:
@@ -170,6 +216,10 @@ def raters_command(
                           significance_level=significance_level, min_items=min_items,
                           confidence_level=confidence_level, n_resamples=resamples, competence=competence, rng=seed)
     items = item_diagnostics(t, raters=pool) if top else None
+    sens = []
+    if sensitivity and d.flagged.any() and t.judges and pool is None:
+        sens = [loo_sensitivity(t, j, diagnostics=d, score=score.value, min_items=min_items, n_resamples=resamples,
+                                rng=seed) for j in t.judges]
     written = None
     if adjudicate is not None and items is not None:
         if not items.n_ranked:
@@ -178,7 +228,11 @@ def raters_command(
                                     format=None if file_format is None else file_format.value, inputs=[file])
     if output_format == OutputFormat.json:
         emit_json({"raters": d.to_dict(), "items": None if items is None else items.to_frame().head(top).to_dict(
-            orient="records"), "adjudication_file": None if written is None else str(written[0])})
+            orient="records"), "sensitivity": [{"judge": x.judge, "excluded": list(x.excluded),
+                                                "won_mainly_against_excluded": x.won_mainly_against_excluded,
+                                                "reasons": list(x.reasons), "sentence": x.sentence,
+                                                "variants": x.to_frame().to_dict(orient="records")} for x in sens],
+                   "adjudication_file": None if written is None else str(written[0])})
         return
     if output_format == OutputFormat.csv:
         from .._safe import csv_frame
@@ -186,5 +240,6 @@ def raters_command(
         typer.echo(csv_frame(d.to_frame()).to_csv(index=False), nl=False)
         return
     render(t, d, items, top)
+    sensitivity_lines(d, sens)
     if written is not None and items is not None:
         console.print(f"Adjudication: {written[0]} ({min(top, items.n_ranked)} {items.unit}s) and {written[1]}.")

@@ -20,6 +20,7 @@ from ._app import (
     handle_errors, load_table, missing_option, role_option, format_options,
 )
 from ._console import styled, with_styled_words
+from ._raters import annotator_sensitivity, exclude_humans, sensitivity_lines
 
 
 class Method(str, Enum):
@@ -219,6 +220,10 @@ def validate_command(
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap (same seed, same numbers)."),
     resamples: int = typer.Option(2000, "--resamples", help="Bootstrap resamples (0 = none)."),
     confidence_level: float = typer.Option(0.95, "--confidence-level", help="Level of the intervals of d."),
+    exclude_rater: list[str] = typer.Option(None, "--exclude-rater", help="Leave this human out of the validation "
+                                            "(repeatable); said in the output, never silent."),
+    check_raters: bool = typer.Option(True, "--check-raters/--no-check-raters", help="Flag outlier annotators and "
+                                      "show the leave-one-out decision again without them."),
 ) -> None:
     """May this LLM judge stand in for the humans? Leave-one-human-out rule and Alternative Annotator Test."""
     from ..validation import alt_test, leave_one_out, rank_judges
@@ -226,6 +231,7 @@ def validate_command(
     table = load_table(file, judges=judge, scale=scale, categories=categories, abstain=abstain, item=item,
                        rater=rater, label=label, role=role, cluster=cluster, cluster_sep=cluster_sep,
                        duplicates=duplicates, missing=missing)
+    table, excluded_note = exclude_humans(table, exclude_rater)
     judges = list(dict.fromkeys(judge)) if judge else list(table.judges)  # -j X -j X: once
     if not judges:
         raise VoirdireError(f"{table.source} marks no rater as a judge. Name the judge with --judge NAME.")
@@ -271,10 +277,18 @@ def validate_command(
                            n_resamples=resamples, rng=seed + 2000)
         except VoirdireError as exc:
             notes.append(f"No ranking: {exc}")
+    loos = {e["judge"]: e["leave_one_out"] for e in entries if e.get("leave_one_out") is not None}
+    flags, sens = annotator_sensitivity(table, loos, seed=seed) if check_raters and run_loo else (None, [])
+    if excluded_note:
+        notes.insert(0, excluded_note)
     if output_format == OutputFormat.json:
         emit_json({"table": table.summary(), "judges": [{k: (v.to_dict() if hasattr(v, "to_dict") else v)
                                                           for k, v in e.items()} for e in entries],
-                   "ranking": None if ranking is None else ranking.to_dict(), "notes": notes})
+                   "ranking": None if ranking is None else ranking.to_dict(), "notes": notes,
+                   "excluded_raters": list(dict.fromkeys(exclude_rater or [])),
+                   "flagged_raters": [] if flags is None else list(flags.flagged_raters),
+                   "sensitivity": [{"judge": x.judge, "won_mainly_against_excluded": x.won_mainly_against_excluded,
+                                    "reasons": list(x.reasons), "sentence": x.sentence} for x in sens]})
         return
     if output_format == OutputFormat.csv:
         frames = []
@@ -304,5 +318,6 @@ def validate_command(
         if not ranking.separable:
             console.print(f"  The top two ({ranking.order[0]}, {ranking.order[1]}) cannot be told apart at "
                           f"{fmt_num(100 * ranking.confidence_level, 0)}%.", highlight=False)
+    sensitivity_lines(flags, sens)
     for n in notes:
         err_console.print(styled(("note:", "yellow"), " ", n), highlight=False, soft_wrap=True)

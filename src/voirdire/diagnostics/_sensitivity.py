@@ -66,7 +66,8 @@ class LooSensitivityResult(Result):
 
 
 def loo_sensitivity(table: AnnotationTable, judge: str, *, exclude: Sequence[str] | None = None,
-                    diagnostics: RaterDiagnosticsResult | None = None, score: str = "agreement",
+                    diagnostics: RaterDiagnosticsResult | None = None, loo: LeaveOneOutResult | None = None,
+                    score: str = "agreement",
                     epsilon: float = 0.05, threshold: float = 0.5, min_items: int = 10, n_resamples: int = 2000,
                     rng: int | np.random.Generator | None = None) -> LooSensitivityResult:
     """Leave-one-human-out validation again without flagged annotators: a sensitivity line.
@@ -88,6 +89,9 @@ def loo_sensitivity(table: AnnotationTable, judge: str, *, exclude: Sequence[str
         Humans to set aside (overrides the flags).
     diagnostics : RaterDiagnosticsResult, optional
         Flags already computed on this table.
+    loo : LeaveOneOutResult, optional
+        The validation already run on this table for ``judge`` (not run again; the re-run without
+        the excluded annotators uses its options).
     score, epsilon, threshold, min_items, n_resamples, rng
         As in :func:`voirdire.validation.leave_one_out`.
 
@@ -107,8 +111,13 @@ def loo_sensitivity(table: AnnotationTable, judge: str, *, exclude: Sequence[str
         raise InvalidParameterError(
             f"The 'table' parameter of {_FUNC} must be an AnnotationTable. Got {type(table).__name__} instead.")
     gen = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
+    if loo is not None:
+        if loo.judge != judge:
+            raise InvalidParameterError(f"The 'loo' result given to {_FUNC} is for {loo.judge!r}, not {judge!r}.")
+        score, epsilon, threshold, min_items = loo.score, loo.epsilon, loo.threshold, loo.min_items
+        n_resamples = loo.n_resamples
     kw = dict(score=score, epsilon=epsilon, threshold=threshold, min_items=min_items, n_resamples=n_resamples)
-    full = leave_one_out(table, judge, rng=gen, **kw)  # type: ignore[arg-type]
+    full = loo if loo is not None else leave_one_out(table, judge, rng=gen, **kw)  # type: ignore[arg-type]
     if exclude is not None:
         excl = tuple(str(h) for h in ([exclude] if isinstance(exclude, str) else exclude))
         for h in excl:
@@ -148,7 +157,7 @@ def loo_sensitivity(table: AnnotationTable, judge: str, *, exclude: Sequence[str
     else:
         names = ", ".join(excl)
         parts = [f"{judge}: {full.decision} with every human (omega {full.omega:.3f})"]
-        parts.append(f"{wins} of its wins are against {names} ({why})")
+        parts.append(f"won {wins} of its comparisons against {names} ({why})")
         parts.append(f"counting only the other humans, omega {omega_o:.3f} -> {dec_o}"
                      if math.isfinite(omega_o) else "no other human is evaluated")
         if without is not None:
