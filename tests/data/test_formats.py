@@ -254,3 +254,31 @@ def test_missing_columns_are_short_and_point_at_wide(tmp_path):
     with pytest.raises(SchemaError, match=r"missing column\(s\) \['item', 'rater', 'label'\].*--wide") as e:
         read_annotations(p)
     assert len(str(e.value)) < 500
+
+
+def test_argilla_flattened_export_reads_like_the_nested_one(tmp_path):
+    # GenericIO._record_to_dict(flatten=True): fields and metadata at top level, then
+    # q.responses / q.responses.users / q.responses.status and q.suggestion / .score / .agent
+    nested = json.loads((FIX / "argilla_records.json").read_text())
+    flat = []
+    for r in nested:
+        row = {"id": r["id"], "_server_id": r["_server_id"], **r["fields"], **r["metadata"]}
+        for q, resps in r["responses"].items():
+            row[f"{q}.responses"] = [x["value"] for x in resps]
+            row[f"{q}.responses.users"] = [x["user_id"] for x in resps]
+            row[f"{q}.responses.status"] = [x["status"] for x in resps]
+        for q, sug in r["suggestions"].items():
+            row.update({f"{q}.suggestion": sug["value"], f"{q}.suggestion.score": sug["score"],
+                        f"{q}.suggestion.agent": sug["agent"]})
+        flat.append(row)
+    keys = {k for row in flat for k in row}
+    flat = [{k: row.get(k) for k in sorted(keys)} for row in flat]  # to_list fills absent keys with None
+    p = tmp_path / "flat.json"
+    p.write_text(json.dumps(flat))
+    a = read_annotations(p, question="label")
+    b = read_annotations(FIX / "argilla_records.json", question="label")
+    assert _labels(a) == _labels(b) and a.summary().dropped == b.summary().dropped
+    pq = tmp_path / "flat.parquet"
+    pytest.importorskip("pyarrow", reason="the parquet extra is not installed")
+    pd.DataFrame(flat).to_parquet(pq)  # a to_hub download
+    assert _labels(read_annotations(pq, question="label")) == _labels(b)

@@ -21,7 +21,7 @@ import pandas as pd
 
 from ...exceptions import InvalidParameterError, SchemaError
 from ._common import MissingExtraError, ToolFrame, load_json, require_extra, shown
-from .argilla import argilla_frame, argilla_records, is_argilla
+from .argilla import argilla_flat_frame, argilla_frame, argilla_records, is_argilla, is_argilla_flat
 from .inspect_log import inspect_frame, is_inspect_json
 from .label_studio import (
     is_label_studio, is_label_studio_min, label_studio_frame, label_studio_min_frame, label_studio_tasks,
@@ -48,7 +48,7 @@ FORMATS: dict[str, str] = {
     "excel": "Excel .xlsx, first sheet (pip install 'voirdire[excel]')",
     "label-studio": "Label Studio JSON export",
     "label-studio-min": "Label Studio JSON-MIN export",
-    "argilla": "Argilla v2 records export",
+    "argilla": "Argilla v2 records export (nested, or flattened as to_list(flatten=True)/to_hub write it)",
     "inspect": "Inspect AI eval log (pip install 'voirdire[inspect]')",
     "promptfoo": "promptfoo results JSON",
     "lm-eval": "lm-evaluation-harness samples JSONL",
@@ -204,6 +204,8 @@ def prepare(p: Path, src: str, *, format: str = "auto", item: str = "item", rate
         return _where(_tool(label_studio_min_frame(obj, src, control=control, item=item), guessed), conds, src)
     if fmt == "argilla":
         _need_list(obj, src, "an Argilla records export (a list of records)")
+        if not is_argilla(obj) and is_argilla_flat(obj[0]):
+            return _where(_tool(argilla_flat_frame(obj, src, question=question, item=item), guessed), conds, src)
         return _where(_tool(argilla_frame(obj, src, question=question, item=item), guessed), conds, src)
     if fmt == "promptfoo":
         if not is_promptfoo(obj):
@@ -232,6 +234,9 @@ def prepare(p: Path, src: str, *, format: str = "auto", item: str = "item", rate
         df, rows, _ = read_long_frame(p, kind="delimited", sep=sep)
         if sep != {".tsv": "\t", ".tab": "\t"}.get(ext, ","):
             taken_for = f"a {_SEP_NAME.get(sep, repr(sep))}-separated table"
+    if fmt in ("json", "jsonl", "parquet", "excel") and is_argilla_flat(df.columns):
+        recs = [{str(k): v for k, v in r.items()} for r in df.to_dict(orient="records")]
+        return _where(_tool(argilla_flat_frame(recs, src, question=question, item=item), guessed), conds, src)
     df, rows, n_out = apply_where(df, rows, conds, src)
     skipped = {"not matching --where": n_out} if n_out else {}
     item, rater = crowdkit_names(df, item, rater)

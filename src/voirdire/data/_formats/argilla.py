@@ -9,13 +9,16 @@ without it a response counts as submitted.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from typing import Any
 
 from ...exceptions import SchemaError
 from ._common import ToolFrame, shown
 
-__all__ = ["is_argilla", "argilla_frame", "argilla_records"]
+__all__ = ["is_argilla", "is_argilla_flat", "argilla_frame", "argilla_flat_frame", "argilla_records"]
+
+_USERS = ".responses.users"
 
 
 def is_argilla(obj: Any) -> bool:
@@ -75,6 +78,46 @@ def argilla_frame(records: list[dict[str, Any]], src: str, *, question: str | No
                              "judge", where))
     return ToolFrame.build(recs, skipped=dict(skipped), taken_for=f"Argilla records export (question {shown(q, 40)})",
                            src=src, what="responses")
+
+
+def is_argilla_flat(columns: Any) -> bool:
+    """The flattened layout (``records.to_list(flatten=True)``, ``to_datasets``/``to_hub``): ``q.responses.users``."""
+    return any(str(c).endswith(_USERS) for c in columns)
+
+
+def _seq(v: Any) -> list[Any]:
+    if v is None or (isinstance(v, float) and v != v):
+        return []
+    return list(v) if not isinstance(v, (str, bytes, dict)) and hasattr(v, "__iter__") else [v]
+
+
+def _scalar(v: Any) -> Any:
+    return None if v is None or (isinstance(v, float) and v != v) else v
+
+
+def argilla_flat_frame(rows: list[dict[str, Any]], src: str, *, question: str | None = None,
+                       item: str = "item") -> ToolFrame:
+    """The flattened export (``q.responses``, ``q.responses.users``, ``q.responses.status``,
+    ``q.suggestion``, ``q.suggestion.agent`` per record, as Argilla's ``GenericIO`` writes it)
+    read like the nested one: it is regrouped per record and passed to :func:`argilla_frame`."""
+    qs = [str(c)[: -len(_USERS)] for c in rows[0] if str(c).endswith(_USERS)] if rows else []
+    qs += [str(c)[: -len(".suggestion")] for c in (rows[0] if rows else {})
+           if str(c).endswith(".suggestion") and str(c)[: -len(".suggestion")] not in qs]
+    nested = []
+    for r in rows:
+        resp = {}
+        sug = {}
+        for q in qs:
+            vals, users = _seq(r.get(f"{q}.responses")), _seq(r.get(f"{q}{_USERS}"))
+            status = _seq(r.get(f"{q}.responses.status")) or [None] * len(vals)
+            resp[q] = [{"value": v, "user_id": u, "status": st} for v, u, st in zip(vals, users, status)]
+            if _scalar(r.get(f"{q}.suggestion")) is not None:
+                sug[q] = {"value": r[f"{q}.suggestion"], "agent": _scalar(r.get(f"{q}.suggestion.agent"))}
+        fields = {item: r[item]} if item in r else {}
+        nested.append({"id": r.get("id"), "_server_id": r.get("_server_id"), "fields": fields,
+                       "responses": resp, "suggestions": sug})
+    tf = argilla_frame(nested, src, question=question, item=item)
+    return dataclasses.replace(tf, taken_for=tf.taken_for.replace("records export", "flattened records export"))
 
 
 def argilla_records(assignments: Any) -> list[dict[str, Any]]:
