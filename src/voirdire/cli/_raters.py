@@ -13,8 +13,8 @@ from rich.table import Table
 
 from ._assign import FileFormat
 from ._app import (
-    Duplicates, Level, Missing, OutputFormat, app, console, duplicates_option, emit_json, handle_errors, load_table,
-    missing_option, role_option, format_options,
+    Duplicates, Level, Missing, OutputFormat, app, console, duplicates_option, emit_json, err_console, format_options,
+    handle_errors, load_table, missing_option, role_option,
 )
 from ._console import styled
 
@@ -106,15 +106,20 @@ def annotator_sensitivity(table: Any, loos: dict[str, Any], *, seed: int) -> tup
     """Flag outlier annotators (same score as the validation) and, when any is flagged, each judge's
     leave-one-out decision again without them: ``(diagnostics or None, [LooSensitivityResult])``."""
     from ..diagnostics import loo_sensitivity, rater_diagnostics
+    from ..exceptions import VoirdireError
 
     if not loos or len(table.humans) < 3:
         return None, []
     first = next(iter(loos.values()))
-    d = rater_diagnostics(table, score=first.score, min_items=first.min_items, competence=False,
-                          n_resamples=max(first.n_resamples, 2000), rng=seed)
-    if not d.flagged.any():
-        return d, []
-    return d, [loo_sensitivity(table, j, diagnostics=d, loo=r, rng=seed) for j, r in loos.items()]
+    try:
+        d = rater_diagnostics(table, score=first.score, min_items=first.min_items, competence=False,
+                              n_resamples=max(first.n_resamples, 2000), rng=seed)
+        if not d.flagged.any():
+            return d, []
+        return d, [loo_sensitivity(table, j, diagnostics=d, loo=r, rng=seed) for j, r in loos.items()]
+    except VoirdireError as exc:  # the validation stands; only the check is missing, and the output says so
+        err_console.print(styled(("note:", "yellow"), f" annotator check skipped: {exc}"), highlight=False)
+        return None, []
 
 
 def sensitivity_lines(d: Any, sens: list[Any]) -> None:
