@@ -1130,8 +1130,8 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
         warnings.warn(
             f"{func}: only {n_units} {unit_kind}s carry the coefficient, too few for any interval to be "
             f"trusted: read it as a rough range. Intervals held their 95% level in simulation from about 20 "
-            f"{unit_kind}s, and from about 50 to 100 for kappa and alpha on binary labels with a category "
-            f"under 15% (docs/agreement.md, 'Small samples').", SmallSampleWarning, stacklevel=4)
+            f"{unit_kind}s, and from about 30 for kappa and alpha on binary labels with a category under 15% "
+            f"(docs/agreement.md, 'Small samples').", SmallSampleWarning, stacklevel=4)
 
     out = []
     for s, (est, obs, exp_), bt, st, m, bse in zip(specs, point, boots, stats_list, chosen, se_out):
