@@ -255,7 +255,10 @@ def alt_test(table: Any, judge: str, *, scoring: Literal["accuracy", "neg_rmse"]
     correction : {"by", "bh", "holm", "bonferroni"}, default "by"
     test : {"t", "wilcoxon"}, default "t"
         One-sided one-sample t-test (Student t with n_j - 1 df), or the Wilcoxon signed-rank
-        test of ``d - epsilon`` (the authors' suggestion below 30 items per human).
+        test of ``d - epsilon`` (the authors' suggestion below 30 items per human). The t-test
+        holds its 5% size from 20 items per human; the Wilcoxon test is about the median of
+        ``d - epsilon``, not its mean, and rejected 11-34% of the time at the mean's boundary in
+        simulation (docs/validation.md "Small samples"): prefer ``"t"``.
     min_humans_per_item : int >= 2, default 2
     min_items_per_human : int >= 2, default 30
         Humans with fewer kept items are skipped: reported with the reason, left out of omega's
