@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._optional import optional_import
 from .._safe import shown
 from ..exceptions import SchemaError
 from . import _formats
@@ -105,6 +106,73 @@ def read_long_frame(path: str | os.PathLike[str], *, kind: str | None = None,
         return df, np.arange(1, len(df) + 1), src
     raise SchemaError(
         f"unknown file type '{ext}'. Use .csv, .tsv, .jsonl, .parquet, or .json (nested or records).", source=src)
+
+
+def _read_csv_arrow(p: Path, sep: str) -> Any:
+    """A delimited file read by Arrow's multithreaded parser, every column a dictionary-encoded
+    string column, or None when the file needs pandas' reader.
+
+    The values equal ``pd.read_csv(dtype=str, keep_default_na=False, skipinitialspace=True)``'s.
+    Files where the two readers could differ (a field starting with a space or tab, quoted line
+    breaks, header names pandas would rename) and every file Arrow cannot parse go to pandas,
+    which also words the errors.
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    parse = pcsv.ParseOptions(delimiter=sep)
+    try:
+        names = pcsv.open_csv(p, parse_options=parse).schema.names
+        if not names or len({n.strip() for n in names}) != len(names) or any(not n or n != n.strip() for n in names):
+            return None
+        tab = pcsv.read_csv(p, parse_options=parse,
+                            convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in names}))
+    except (pa.ArrowException, OSError, ValueError):
+        return None
+    cols = []
+    for col in tab.columns:
+        enc = col.dictionary_encode()  # one dictionary for all chunks, in order of first appearance
+        if enc.num_chunks and _odd_strings(enc.chunk(0).dictionary):
+            return None
+        cols.append(enc)
+    return pa.table(cols, names=names)
+
+
+def _odd_strings(d: Any) -> bool:
+    """Whether a dictionary of strings holds a value pandas would read differently."""
+    import pyarrow.compute as pc
+
+    return len(d) > 0 and bool(pc.any(pc.match_substring_regex(d, r"^[ \t]|[\r\n]")).as_py())
+
+
+def _fast_long_table(p: Path, format: str, item: str, rater: str, label: str) -> tuple[Any, np.ndarray] | None:
+    """A long CSV/TSV/Parquet table read straight into Arrow (no Python string per row), or None
+    when the general reader must decide (another format, a wide table, other column names, or
+    anything Arrow and pandas could read differently)."""
+    if not p.is_file() or p.stat().st_size == 0 or optional_import("pyarrow") is None:
+        return None
+    ext = p.suffix.lower()
+    if ext in (".gz", ".bz2", ".xz", ".zst") and len(p.suffixes) > 1:
+        ext = p.suffixes[-2].lower()
+    tab: Any = None
+    if ext in _LONG and format in ("auto", "long", "csv", "tsv"):
+        sep = {"csv": ",", "tsv": "\t"}.get(format, _LONG[ext])
+        if sep != _LONG[ext] and format == "auto":
+            return None
+        scan_text(p, str(p), what={",": "CSV", "\t": "TSV"}[sep])  # NUL bytes, damaged archives: as the general reader
+        tab = _read_csv_arrow(p, sep)
+        first = 2
+    elif ext in (".parquet", ".pq") and format in ("auto", "parquet"):
+        try:
+            import pyarrow.parquet as pq
+
+            tab = pq.read_table(p)
+        except Exception:  # pyarrow raises several unrelated types; the general reader words the error
+            return None
+        first = 1
+    if tab is None or not {item, rater, label} <= set(tab.column_names) or tab.num_rows == 0:
+        return None
+    return tab, np.arange(first, tab.num_rows + first)
 
 
 def _nested_to_frame(obj: Any, src: str, role: str) -> pd.DataFrame:
@@ -273,6 +341,10 @@ def _read(p: Path, src: str, *, item: str, rater: str, label: str, judges: Seque
         raise SchemaError("file not found. Check the path.", source=src)
     common: dict[str, Any] = dict(scale=scale, categories=categories, abstain=abstain,
                                   duplicates=duplicates, missing=missing)
+    if not where and wide is not True:
+        fast = _fast_long_table(p, format, item, rater, label)
+        if fast is not None:  # a plain long table: what the general reader gives, without Python strings
+            return _finish(fast[0], fast[1], src, item, rater, label, judges, role, cluster, cluster_sep, common)
     prep = _formats.prepare(p, src, format=format, item=item, rater=rater, label=label, role=role, judges=judges,
                             control=control, question=question, where=where, wide=wide, abstain=abstain,
                             keep=[cluster] if cluster else [])
@@ -323,10 +395,17 @@ def _read(p: Path, src: str, *, item: str, rater: str, label: str, judges: Seque
     raise SchemaError("expected the nested layout {rater: {item: label}}.", source=src)  # pragma: no cover
 
 
-def _finish(df: pd.DataFrame, rows: np.ndarray, src: str, item: str, rater: str, label: str,
+def _finish(df: Any, rows: np.ndarray, src: str, item: str, rater: str, label: str,
             judges: Sequence[str], role: str | None, cluster: str | None, cluster_sep: str | None,
             common: dict[str, Any]) -> AnnotationTable:
-    if cluster is None and cluster_sep is not None and item in df.columns:
+    if not isinstance(df, pd.DataFrame):  # an Arrow table from the fast lane
+        import pyarrow as pa
+
+        if cluster is None and cluster_sep is not None and item in df.column_names:
+            part = df.column(item).to_pandas().astype(str).str.split(cluster_sep, n=1).str[0]
+            df = df.append_column("_cluster", pa.array(part.to_numpy(dtype=object), type=pa.string()))
+            cluster = "_cluster"
+    elif cluster is None and cluster_sep is not None and item in df.columns:
         df = df.copy()
         df["_cluster"] = df[item].astype(str).str.split(cluster_sep, n=1).str[0]
         cluster = "_cluster"

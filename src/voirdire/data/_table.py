@@ -9,11 +9,16 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+from pandas.api.types import infer_dtype
 
 from .._results import Result
 from .._safe import shown
 from ..exceptions import InvalidParameterError, SchemaError
-from ._scale import LEVELS, Scale, _is_number
+from ._columns import (
+    _SAFE_OBJECT_KINDS, Coded, blank_uniques, canon, code_column, display, first_row, id_str, id_strings,
+    is_arrow_strings, label_canon,
+)
+from ._scale import LEVELS, Scale
 from ._source import is_missing_marker
 
 __all__ = ["AnnotationTable", "TableSummary", "HUMAN", "JUDGE"]
@@ -50,27 +55,6 @@ class TableSummary(Result):
               "level": self.scale.level, "n_rows_read": self.n_rows_read,
               "n_rows_dropped": sum(self.dropped.values())}]
         )
-
-
-def _canon(x: Any) -> Any:
-    """Canonical form of a label for matching: a float when it reads as a number, else a str."""
-    if isinstance(x, (bool, np.bool_)):
-        return str(x)
-    if isinstance(x, (int, float, np.integer, np.floating)):
-        return float(x)
-    s = str(x).strip()
-    if "_" in s:  # float() reads '1_0' as 10: an underscore is text, never a digit separator, in a label
-        return s
-    try:
-        return float(s)
-    except ValueError:
-        return s
-
-
-def _display(x: Any) -> Any:
-    if isinstance(x, float) and x.is_integer():
-        return int(x)
-    return x
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -276,7 +260,7 @@ class AnnotationTable:
     @classmethod
     def from_frame(
         cls,
-        df: pd.DataFrame,
+        df: pd.DataFrame | Any,
         *,
         item: str = "item",
         rater: str = "rater",
@@ -291,13 +275,15 @@ class AnnotationTable:
         missing: MissingPolicy = "error",
         source: str = "<frame>",
         row_numbers: np.ndarray | None = None,
+        min_raters: int = 2,
     ) -> AnnotationTable:
         """Build a table from a long pandas frame (one row per item, rater and label).
 
         Parameters
         ----------
-        df : pandas.DataFrame
-            The long table.
+        df : pandas.DataFrame or pyarrow.Table
+            The long table (an Arrow table's string columns are coded by Arrow, without Python
+            strings per row).
         item, rater, label : str
             Column names (defaults ``"item"``, ``"rater"``, ``"label"``).
         judges : sequence of str
@@ -323,6 +309,9 @@ class AnnotationTable:
             Name of the input used in error messages.
         row_numbers : numpy.ndarray, optional
             The row number, in the source file, of each frame row (for error messages).
+        min_raters : int
+            Fewest raters the table may have (2: agreement needs two; the streaming reader
+            builds blocks of a larger table, which may hold one).
 
         Returns
         -------
@@ -358,139 +347,165 @@ class AnnotationTable:
             raise SchemaError("the table has no rows. Check that the file holds data below its header.", source=source)
         rows = np.arange(1, n_read + 1) if row_numbers is None else np.asarray(row_numbers)
         needed = [c for c in (item, rater, label) + ((role,) if role else ()) + ((cluster,) if cluster else ())]
-        absent = [c for c in needed if c not in df.columns]
+        arrow = type(df).__module__.startswith("pyarrow") and type(df).__name__ == "Table"
+        found = list(df.column_names) if arrow else list(map(str, df.columns))
+        absent = [c for c in needed if c not in (found if arrow else df.columns)]
         if absent:
             raise SchemaError(
-                f"missing column(s) {absent}; found {list(map(str, df.columns))}. "
+                f"missing column(s) {absent}; found {found}. "
                 f"Name the columns with --item/--rater/--label (item=, rater=, label=).",
                 source=source, column=absent[0])
         dropped: dict[str, int] = {}
 
-        def _blank(s: pd.Series) -> np.ndarray:
-            v = s.to_numpy(dtype=object)
-            return pd.isna(s).to_numpy() | np.array([isinstance(x, str) and not x.strip() for x in v], dtype=bool)
+        def raw(col: str, pos: int) -> Any:
+            """The value of ``col`` at frame position ``pos``, as the reader saw it (for messages)."""
+            if arrow:
+                return df.column(col).slice(pos, 1).to_pandas().to_numpy(dtype=object)[0]
+            return df[col].iloc[[pos]].to_numpy(dtype=object)[0]
 
+        # Every column is coded once (codes into its distinct values); checks run on the distinct
+        # values and find the first offending row with a vectorised mask.
+        id_cols = {}
         for col in (item, rater):
-            bad = _blank(df[col])
-            if bad.any():
-                r = _row(rows[np.flatnonzero(bad)[0]])  # nested JSON rows are 'rater .., item ..'
+            coded = code_column(df[col], id_str)
+            bad = first_row(np.append(blank_uniques(coded), True), coded.codes)
+            if bad is not None:
+                r = _row(rows[bad])  # nested JSON rows are 'rater .., item ..'
                 raise SchemaError(f"empty {col} id. Every row needs an item and a rater.", source=source, row=r, column=col)
-        blank_label = _blank(df[label])
+            id_cols[col] = coded
+        lab_s = df[label]
+        per_row_labels = (not arrow and lab_s.dtype == object
+                          and infer_dtype(lab_s, skipna=True) not in _SAFE_OBJECT_KINDS)
         # 'NA' (R), 'nan' (pandas), 'null'... mark a missing label too, unless declared as an answer
         declared_text = {str(c).strip() for c in (*scale.abstain, *(scale.categories or ()))}
-        marker = np.array([is_missing_marker(x) and x.strip() not in declared_text for x in df[label].to_numpy(dtype=object)],
-                          dtype=bool)
+
+        def is_marker(x: Any) -> bool:
+            return is_missing_marker(x) and x.strip() not in declared_text
+
+        if per_row_labels:  # lists, dicts, booleans mixed with numbers: the exact per-row path
+            v = lab_s.to_numpy(dtype=object)
+            blank_label = pd.isna(lab_s).to_numpy() | np.array([isinstance(x, str) and not x.strip() for x in v], dtype=bool)
+            marker = np.array([is_marker(x) for x in v], dtype=bool)
+        else:
+            lab_coded = code_column(lab_s, canon)
+            blank_label = np.append(blank_uniques(lab_coded), True)[lab_coded.codes]
+            marker_u = np.array([is_marker(x) for x in lab_coded.uniques] + [False], dtype=bool)
+            marker = marker_u[lab_coded.codes]
         blank_label |= marker
-        if blank_label.any():
-            first = np.flatnonzero(blank_label)[0]
+        n_blank = int(np.count_nonzero(blank_label))
+        if n_blank:
+            first = int(np.flatnonzero(blank_label)[0])
             if missing == "error" and marker[first]:
                 raise SchemaError(
-                    f"label {shown(df[label].iloc[first])} is not a finite number or category: it marks a missing "
+                    f"label {shown(raw(label, first))} is not a finite number or category: it marks a missing "
                     f"value (R writes NA, pandas nan). Leave the cell empty, drop such rows with --missing drop "
                     f"(Python: missing='drop'), or declare it with --abstain if it means 'cannot assess'.",
                     source=source, row=_row(rows[first]), column=label)
             if missing == "error":
                 r = _row(rows[np.flatnonzero(blank_label)[0]])
                 raise SchemaError(
-                    f"empty label ({int(blank_label.sum())} empty label(s) in all). Fill it in, or drop such rows "
+                    f"empty label ({n_blank} empty label(s) in all). Fill it in, or drop such rows "
                     f"with --missing drop (Python: missing='drop'); they are counted in the summary.",
                     source=source, row=r, column=label)
-            dropped["empty label"] = int(blank_label.sum())
-        keep = ~blank_label
-        items_raw = df[item].to_numpy(dtype=object)[keep]
-        raters_raw = df[rater].to_numpy(dtype=object)[keep]
-        labels_raw = df[label].to_numpy(dtype=object)[keep]
-        rows = rows[keep]
-        nested = [k for k, x in enumerate(labels_raw) if isinstance(x, (list, tuple, dict, set, np.ndarray))]
-        if nested:
-            k = nested[0]
-            raise SchemaError(f"label {shown(labels_raw[k])} is a {type(labels_raw[k]).__name__}, not a single value. "
-                              "Give one label per item and rater.", source=source, row=_row(rows[k]), column=label)
-        items_s = np.array([_id_str(x) for x in items_raw], dtype=object)
-        raters_s = np.array([_id_str(x) for x in raters_raw], dtype=object)
-        canon = np.array([_canon(x) for x in labels_raw], dtype=object)
+            dropped["empty label"] = n_blank
+            keep: np.ndarray | None = ~blank_label
+        else:
+            keep = None
+        pos = np.arange(n_read) if keep is None else np.flatnonzero(keep)  # frame position of each kept row
+        rows = rows if keep is None else rows[keep]
+        if per_row_labels:
+            kept_v = v if keep is None else v[keep]
+            nested = [k for k, x in enumerate(kept_v) if isinstance(x, (list, tuple, dict, set, np.ndarray))]
+            if nested:
+                k = nested[0]
+                x = kept_v[k]
+                raise SchemaError(f"label {shown(x)} is a {type(x).__name__}, not a single value. "
+                                  "Give one label per item and rater.", source=source, row=_row(rows[k]), column=label)
+            lab_coded = code_column(lab_s, _canon_not_na)
+        lab = lab_coded.take(keep)
+        lc = lab.codes
+        is_num_u, num_u, txt_u = label_canon(lab)
 
-        abst = {_canon(a) for a in scale.abstain}
-        is_abst = np.array([c in abst for c in canon], dtype=bool) if abst else np.zeros(canon.size, bool)
-        subst = canon[~is_abst]
-        numeric = np.array([isinstance(c, float) for c in subst], dtype=bool)
-        finite = np.array([not isinstance(c, float) or np.isfinite(c) for c in subst], dtype=bool)
-        if not finite.all():
-            # 'nan'/'inf' read as numbers became a category of their own (and broke every coefficient)
-            j = np.flatnonzero(~is_abst)[np.flatnonzero(~finite)[0]]
-            raise SchemaError(
-                f"label {shown(labels_raw[j])} is not a finite number. Leave the cell empty for a missing label "
-                f"(a 'nan' written by pandas means missing), or fix the row.",
-                source=source, row=_row(rows[j]), column=label)
+        def canon_u(k: int) -> Any:
+            return float(num_u[k]) if is_num_u[k] else txt_u[k]
 
+        abst_list = [canon(a) for a in scale.abstain]
+        abst_num = [a for a in abst_list if isinstance(a, float)]
+        abst_txt = [a for a in abst_list if isinstance(a, str)]
+        is_abst_u = np.zeros(lab.uniques.size, dtype=bool)
+        if abst_num:
+            is_abst_u |= is_num_u & np.isin(num_u, abst_num)
+        if abst_txt:
+            is_abst_u |= ~is_num_u & np.isin(txt_u, np.asarray(abst_txt, dtype=object))
+        subst_u = ~is_abst_u
+
+        def label_error(mask_u: np.ndarray, text: str) -> None:
+            j = first_row(mask_u, lc)
+            if j is not None:
+                x = raw(label, int(pos[j]))
+                raise SchemaError(text.format(x=shown(x)), source=source, row=_row(rows[j]), column=label)
+
+        # 'nan'/'inf' read as numbers became a category of their own (and broke every coefficient)
+        label_error(subst_u & is_num_u & ~np.isfinite(num_u),
+                    "label {x} is not a finite number. Leave the cell empty for a missing label "
+                    "(a 'nan' written by pandas means missing), or fix the row.")
         if scale.level in ("interval", "ratio"):
-            if not numeric.all():
-                j = np.flatnonzero(~is_abst)[np.flatnonzero(~numeric)[0]]
-                raise SchemaError(
-                    f"label {shown(labels_raw[j])} is not a number, but the scale is {scale.level}. "
-                    f"Fix the row, declare it an abstention value (--abstain), or use a nominal/ordinal scale.",
-                    source=source, row=_row(rows[j]), column=label)
-            if scale.level == "ratio" and subst.size and np.min(subst.astype(float)) < 0:
-                j = np.flatnonzero(~is_abst)[int(np.argmin(subst.astype(float)))]
-                raise SchemaError(f"label {shown(labels_raw[j])} is negative, but a ratio scale needs values >= 0.",
-                                  source=source, row=_row(rows[j]), column=label)
+            label_error(subst_u & ~is_num_u,
+                        f"label {{x}} is not a number, but the scale is {scale.level}. "
+                        f"Fix the row, declare it an abstention value (--abstain), or use a nominal/ordinal scale.")
+            if scale.level == "ratio" and subst_u.any():
+                lowest = np.min(num_u[subst_u])
+                if lowest < 0:
+                    label_error(subst_u & (num_u == lowest),
+                                "label {x} is negative, but a ratio scale needs values >= 0.")
 
         if scale.categories is not None:
-            declared = [_canon(c) for c in scale.categories]
+            declared = [canon(c) for c in scale.categories]
             lookup = {c: k for k, c in enumerate(declared)}
             if len(lookup) != len(declared):
                 raise InvalidParameterError(f"Declared categories {list(scale.categories)} repeat a value.")
-            cats_display = tuple(_display(c) if isinstance(c, float) else c for c in declared)
+            cats_display = tuple(display(c) if isinstance(c, float) else c for c in declared)
+            code_u = np.array([lookup.get(canon_u(k), -1) if subst_u[k] else 0 for k in range(lab.uniques.size)],
+                              dtype=np.int64)
+            label_error(subst_u & (code_u < 0),
+                        f"label {{x}} is not in the declared categories {list(cats_display)}. "
+                        f"Declare it with --categories (or --abstain if it means 'cannot assess'), or fix the row.")
         else:
-            if subst.size == 0:
+            if not subst_u.any():
                 raise SchemaError("every label is an abstention; there is nothing to compare.", source=source, column=label)
-            if numeric.all():
-                uniq = np.unique(subst.astype(float))
-                cats_display = tuple(_display(float(u)) for u in uniq)
-                lookup = None
-                declared = list(uniq)
+            if is_num_u[subst_u].all():
+                uniq = np.unique(num_u[subst_u])
+                cats_display = tuple(display(u) for u in uniq.tolist())
+                code_u = np.searchsorted(uniq, num_u)
             else:
                 if scale.level == "ordinal":
                     raise SchemaError(
                         "an ordinal scale with non-numeric labels needs the category order. "
                         "Declare it with --categories (categories=[...]) from lowest to highest.",
                         source=source, column=label)
-                uniq_s = sorted({str(c) if isinstance(c, str) else str(_display(c)) for c in subst})
-                canon = np.array([c if isinstance(c, str) else str(_display(c)) for c in canon], dtype=object)
-                subst = canon[~is_abst]
-                lookup = {c: k for k, c in enumerate(uniq_s)}
+                as_text = [txt_u[k] if not is_num_u[k] else str(display(float(num_u[k])))
+                           for k in range(lab.uniques.size)]
+                uniq_s = sorted({t for t, s in zip(as_text, subst_u) if s})
+                lookup_s = {c: k for k, c in enumerate(uniq_s)}
                 cats_display = tuple(uniq_s)
-                declared = uniq_s
+                code_u = np.array([lookup_s.get(t, 0) for t in as_text], dtype=np.int64)
 
         L = len(cats_display)
-        codes = np.empty(canon.size, dtype=np.int32)
-        abst_list = [_canon(a) for a in scale.abstain]
-        if is_abst.any():
-            codes[is_abst] = [L + abst_list.index(c) for c in canon[is_abst]]
-        if lookup is None:
-            vals = subst.astype(float)
-            codes[~is_abst] = np.searchsorted(np.asarray(declared, dtype=float), vals)
-        else:
-            sub_codes = np.array([lookup.get(c, -1) for c in subst], dtype=np.int64)
-            if (sub_codes < 0).any():
-                j = np.flatnonzero(~is_abst)[np.flatnonzero(sub_codes < 0)[0]]
-                raise SchemaError(
-                    f"label {shown(labels_raw[j])} is not in the declared categories {list(cats_display)}. "
-                    f"Declare it with --categories (or --abstain if it means 'cannot assess'), or fix the row.",
-                    source=source, row=_row(rows[j]), column=label)
-            codes[~is_abst] = sub_codes
+        for k in np.flatnonzero(is_abst_u).tolist():
+            code_u[k] = L + abst_list.index(canon_u(k))
+        codes = code_u.astype(np.int32)[lc]
         final_scale = Scale(level=scale.level, categories=cats_display, abstain=scale.abstain)
         if final_scale.is_numeric:
             cat_values = np.asarray([float(c) for c in cats_display], dtype=float)
         else:
             cat_values = np.arange(L, dtype=float)
-        values = np.full(codes.size, np.nan)
-        values[codes < L] = cat_values[codes[codes < L]]
+        value_u = np.full(code_u.size, np.nan)
+        value_u[code_u < L] = cat_values[code_u[code_u < L]]
+        values = value_u[lc]
 
         # ---- raters, roles
-        rater_codes, rater_names = pd.factorize(pd.Series(raters_s), sort=False)
-        rater_names = np.asarray(rater_names, dtype=object)
-        if rater_names.size < 2:
+        rater_codes, rater_names = _id_codes(id_cols[rater].take(keep))
+        if rater_names.size < min_raters:
             raise SchemaError(
                 f"only {rater_names.size} rater ({_short_list(rater_names)}); agreement needs at least two raters.",
                 source=source, column=rater)
@@ -502,73 +517,106 @@ class AnnotationTable:
                 source=source, column=rater)
         roles = np.where(np.isin(rater_names, judges), JUDGE, HUMAN).astype(object)
         if role is not None:
-            role_vals = df[role].to_numpy(dtype=object)[keep]
-            role_norm = np.array([str(v).strip().lower() for v in role_vals], dtype=object)
-            role_norm = np.where(np.isin(role_norm, ["llm", "model", "ai"]), JUDGE, role_norm)
-            bad = ~np.isin(role_norm, [HUMAN, JUDGE])
-            if bad.any():
-                j = int(np.flatnonzero(bad)[0])
-                raise SchemaError(f"role {shown(role_vals[j])} is neither 'human' nor 'judge'.", source=source,
+            rc = code_column(df[role], str).take(keep)
+            norm = np.array([str(u).strip().lower() for u in rc.uniques] + ["<missing>"], dtype=object)
+            norm = np.where(np.isin(norm, ["llm", "model", "ai"]), JUDGE, norm)
+            bad_u = ~np.isin(norm, [HUMAN, JUDGE])
+            j = first_row(bad_u, rc.codes)
+            if j is not None:
+                raise SchemaError(f"role {shown(raw(role, int(pos[j])))} is neither 'human' nor 'judge'.", source=source,
                                   row=_row(rows[j]), column=role)
-            for k in range(rater_names.size):
-                rk = np.unique(role_norm[rater_codes == k])
-                if rk.size > 1:
-                    raise SchemaError(f"rater {shown(rater_names[k])} is marked both human and judge.", source=source, column=role)
-                if rater_names[k] not in judges:
-                    roles[k] = rk[0]
+            is_judge_row = (norm == JUDGE)[rc.codes]
+            seen = np.zeros((rater_names.size, 2), dtype=bool)
+            seen[rater_codes, is_judge_row.astype(np.int64)] = True
+            both = np.flatnonzero(seen.all(axis=1))
+            if both.size:
+                raise SchemaError(f"rater {shown(rater_names[both[0]])} is marked both human and judge.", source=source,
+                                  column=role)
+            from_col = np.where(seen[:, 1], JUDGE, HUMAN)
+            roles = np.where(np.isin(rater_names, judges), roles, from_col).astype(object)
 
         # ---- items, clusters
-        item_codes, item_names = pd.factorize(pd.Series(items_s), sort=False)
-        item_names = np.asarray(item_names, dtype=object)
+        item_codes, item_names = _id_codes(id_cols[item].take(keep))
         clusters = None
         if cluster is not None:
-            cl_raw = np.array([_id_str(x) for x in df[cluster].to_numpy(dtype=object)[keep]], dtype=object)
-            cl_codes, _ = pd.factorize(pd.Series(cl_raw), sort=False)
+            cl_col = df[cluster]
+            if arrow and (cl_col.null_count or not is_arrow_strings(cl_col)):
+                cl_col = cl_col.to_pandas()
+            if not arrow and cl_col.isna().any():  # a missing cluster reads as its text ('nan', 'None'), as it always has
+                cl_col = pd.Series([id_str(x) for x in cl_col.to_numpy(dtype=object)], dtype=object)
+            cl_codes, _ = _id_codes(code_column(cl_col, id_str).take(keep))
             clusters = np.full(item_names.size, -1, dtype=np.int64)
             clusters[item_codes] = cl_codes
             if not np.array_equal(clusters[item_codes], cl_codes):
                 j = int(np.flatnonzero(clusters[item_codes] != cl_codes)[0])
-                raise SchemaError(f"item {shown(items_s[j])} appears in more than one cluster.", source=source,
-                                  row=_row(rows[j]), column=cluster)
+                raise SchemaError(f"item {shown(item_names[item_codes[j]])} appears in more than one cluster.",
+                                  source=source, row=_row(rows[j]), column=cluster)
 
         # ---- duplicates
-        key = item_codes.astype(np.int64) * rater_names.size + rater_codes
-        order = np.argsort(key, kind="stable")
-        ks = key[order]
-        dup_next = np.concatenate([ks[1:] == ks[:-1], [False]])
-        if dup_next.any():
-            first_of_dup = order[np.flatnonzero(dup_next)]
-            second_of_dup = order[np.flatnonzero(dup_next) + 1]
-            differs = codes[first_of_dup] != codes[second_of_dup]
-            n_same = int(np.count_nonzero(~differs))
-            if n_same:
-                dropped["identical duplicate"] = n_same
-            if differs.any():
-                if duplicates == "error":
-                    a, b = int(first_of_dup[differs][0]), int(second_of_dup[differs][0])
-                    raise SchemaError(
-                        f"rater {shown(raters_s[b])} labels item {shown(items_s[b])} twice with different labels "
-                        f"({shown(labels_raw[a])} at {_row_text(rows[a])}, {shown(labels_raw[b])} here). "
-                        f"Fix the file, or keep one with --duplicates first|last (Python: duplicates='first'|'last').",
-                        source=source, row=_row(rows[b]), column=label)
-                dropped[f"conflicting duplicate ({duplicates} kept)"] = int(np.count_nonzero(differs))
-            # keep first or last occurrence in file order within each key group
-            group_start = np.concatenate([[True], ks[1:] != ks[:-1]])
-            group_end = np.concatenate([ks[1:] != ks[:-1], [True]])
-            chosen = order[group_end] if duplicates == "last" else order[group_start]
+        key = item_codes * rater_names.size + rater_codes
+        if key.size < 2 or bool(np.all(key[1:] > key[:-1])):
+            order = None  # already item-major, one label per (item, rater): the common case
+            chosen = np.arange(key.size)
         else:
-            chosen = order
-        sel = np.sort(chosen)
-        li, lr = item_codes[sel], rater_codes[sel]
-        o = np.lexsort((lr, li))
-        sel = sel[o]
-        counts = np.bincount(item_codes[sel], minlength=item_names.size)
+            order = np.argsort(key, kind="stable")
+            ks = key[order]
+            dup_next = np.concatenate([ks[1:] == ks[:-1], [False]])
+            if dup_next.any():
+                first_of_dup = order[np.flatnonzero(dup_next)]
+                second_of_dup = order[np.flatnonzero(dup_next) + 1]
+                differs = codes[first_of_dup] != codes[second_of_dup]
+                n_same = int(np.count_nonzero(~differs))
+                if n_same:
+                    dropped["identical duplicate"] = n_same
+                if differs.any():
+                    if duplicates == "error":
+                        a, b = int(first_of_dup[differs][0]), int(second_of_dup[differs][0])
+                        raise SchemaError(
+                            f"rater {shown(rater_names[rater_codes[b]])} labels item {shown(item_names[item_codes[b]])} twice "
+                            f"with different labels ({shown(raw(label, int(pos[a])))} at {_row_text(rows[a])}, "
+                            f"{shown(raw(label, int(pos[b])))} here). "
+                            f"Fix the file, or keep one with --duplicates first|last (Python: duplicates='first'|'last').",
+                            source=source, row=_row(rows[b]), column=label)
+                    dropped[f"conflicting duplicate ({duplicates} kept)"] = int(np.count_nonzero(differs))
+                # keep first or last occurrence in file order within each key group (already in key order)
+                group_start = np.concatenate([[True], ks[1:] != ks[:-1]])
+                group_end = np.concatenate([ks[1:] != ks[:-1], [True]])
+                chosen = order[group_end] if duplicates == "last" else order[group_start]
+            else:
+                chosen = order
+        counts = np.bincount(item_codes, minlength=item_names.size) if order is None else \
+            np.bincount(item_codes[chosen], minlength=item_names.size)
         indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        if order is None:
+            r_idx, c_sel, v_sel = rater_codes.astype(np.int32), codes, values
+        else:
+            r_idx, c_sel, v_sel = rater_codes[chosen].astype(np.int32), codes[chosen], values[chosen]
         return cls(
             items=item_names, raters=rater_names, roles=roles, indptr=indptr,
-            rater_idx=rater_codes[sel].astype(np.int32), codes=codes[sel], values=values[sel],
+            rater_idx=r_idx, codes=c_sel, values=v_sel,
             scale=final_scale, clusters=clusters, source=source, n_rows_read=n_read, dropped=dropped,
         )
+
+
+def _canon_not_na(x: Any) -> Any:
+    """:func:`canon`, with a label that reads as NaN kept as the text 'nan' (pandas would take the
+    float for a missing value; the finiteness check reports it)."""
+    c = canon(x)
+    return "nan" if isinstance(c, float) and c != c else c
+
+
+def _id_codes(coded: Coded) -> tuple[np.ndarray, np.ndarray]:
+    """Row codes and names of an id column, names canonical (``' 5'``, ``5``, ``5.0`` are ``'5'``)
+    and in order of first appearance."""
+    names_u = id_strings(coded)
+    if names_u is coded.uniques or coded.kind == "integer":  # distinct values whose text is distinct
+        merge, names = np.arange(names_u.size), names_u
+    else:
+        merge, names = pd.factorize(names_u)
+    if merge.size == names.size and coded.first_order:
+        return coded.codes, np.asarray(names, dtype=object)  # already canonical and in first-appearance order
+    codes, first = pd.factorize(merge[coded.codes])
+    return np.asarray(codes, dtype=np.int64), np.asarray(names, dtype=object)[first]
 
 
 def _row(r: Any) -> int | str:
@@ -578,12 +626,6 @@ def _row(r: Any) -> int | str:
 def _row_text(r: Any) -> str:
     r = _row(r)
     return f"row {r}" if isinstance(r, int) else str(r)
-
-
-def _id_str(x: Any) -> str:
-    if isinstance(x, float) and x.is_integer():
-        return str(int(x))
-    return str(x).strip()
 
 
 def _short_list(names: Any, k: int = 12) -> str:

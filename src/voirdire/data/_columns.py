@@ -1,0 +1,264 @@
+"""Column coding for the table constructor: factorize each column once, then canonicalise only
+its distinct values.
+
+A column of ``n`` rows with ``U`` distinct values costs one hash pass over the rows (done by
+pandas or Arrow in C) and Python work on the ``U`` distinct values at most; the per-row work is
+integer array indexing. Labels and raters have few distinct values, items many, so the ids of
+items are canonicalised with vectorised string operations where their type allows.
+
+Columns that pandas cannot hash faithfully (an object column mixing booleans with numbers, which
+pandas would merge because ``True == 1``, or holding lists) are canonicalised row by row first,
+which is exact and only slower on such unusual input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pandas.api.types import infer_dtype
+
+from .._optional import optional_import
+
+__all__ = ["Coded", "code_column", "is_arrow_strings", "is_first_order", "first_row", "id_strings", "canon", "id_str", "display",
+           "label_canon"]
+
+# object columns whose values pandas hashes without merging values we keep apart
+_SAFE_OBJECT_KINDS = frozenset({"string", "integer", "floating", "mixed-integer-float", "empty"})
+
+
+def canon(x: Any) -> Any:
+    """Canonical form of a label for matching: a float when it reads as a number, else a str."""
+    if isinstance(x, (bool, np.bool_)):
+        return str(x)
+    if isinstance(x, (int, float, np.integer, np.floating)):
+        return float(x)
+    s = str(x).strip()
+    if "_" in s:  # float() reads '1_0' as 10: an underscore is text, never a digit separator, in a label
+        return s
+    try:
+        return float(s)
+    except ValueError:
+        return s
+
+
+def display(x: Any) -> Any:
+    if isinstance(x, float) and x.is_integer():
+        return int(x)
+    return x
+
+
+def id_str(x: Any) -> str:
+    """Canonical string of an item, rater or cluster id (``5.0`` and ``' 5'`` read as ``'5'``)."""
+    if isinstance(x, float) and x.is_integer():
+        return str(int(x))
+    return str(x).strip()
+
+
+class Coded:
+    """One column coded as integers: ``codes`` (int64, ``-1`` where missing) into ``uniques``
+    (a Python-object array of distinct values, possibly some not used)."""
+
+    __slots__ = ("codes", "uniques", "_first", "kind", "_stripped")
+
+    def __init__(self, codes: np.ndarray, uniques: np.ndarray, first_order: bool | None,
+                 kind: str | None = None, stripped: np.ndarray | None = None) -> None:
+        self.codes = codes
+        self.uniques = uniques
+        self._first = first_order  # None: not known yet
+        self.kind = infer_dtype(uniques, skipna=False) if kind is None else kind
+        self._stripped = stripped
+
+    @property
+    def first_order(self) -> bool:
+        """Whether the distinct values are numbered in order of first appearance."""
+        if self._first is None:
+            self._first = is_first_order(self.codes)
+        return self._first
+
+    def stripped(self) -> np.ndarray:
+        """The distinct values stripped of surrounding whitespace (they are all strings)."""
+        if self._stripped is None:
+            self._stripped = _strip(self.uniques)
+        return self._stripped
+
+    def take(self, keep: np.ndarray | None) -> Coded:
+        """The rows in ``keep`` (a boolean mask), with unused distinct values dropped."""
+        codes = self.codes if keep is None else self.codes[keep]
+        U = self.uniques.size
+        used = np.zeros(U + 1, dtype=bool)
+        used[codes] = True  # code -1 marks slot U
+        used = used[:U]
+        if used.all():
+            first = self._first if keep is None else None
+            return Coded(codes, self.uniques, first, self.kind, self._stripped)
+        remap = np.cumsum(used) - 1
+        remap = np.append(remap, -1)  # -1 stays -1
+        codes = remap[codes]
+        return Coded(codes, self.uniques[used], None, self.kind,
+                     None if self._stripped is None else self._stripped[used])
+
+
+def _pa() -> Any:
+    """pyarrow when installed (an optional dependency), else None."""
+    return optional_import("pyarrow")
+
+
+def is_arrow(col: Any) -> bool:
+    """Whether ``col`` is an Arrow array or chunked array (without importing pyarrow)."""
+    return type(col).__module__.startswith("pyarrow") and type(col).__name__.endswith("Array")
+
+
+def is_arrow_strings(col: Any) -> bool:
+    """Whether ``col`` is an Arrow column of strings (plain or dictionary-encoded)."""
+    if not is_arrow(col):
+        return False
+    pa = _pa()
+    t = col.type.value_type if pa.types.is_dictionary(col.type) else col.type
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
+
+
+def _code_arrow(col: Any) -> Coded:
+    """Codes of an Arrow string column from Arrow's hash kernel (one dictionary across chunks,
+    in order of first appearance); nulls are missing."""
+    pa = _pa()
+    import pyarrow.compute as pc
+
+    if isinstance(col, pa.Array):
+        col = pa.chunked_array([col])
+    if pa.types.is_dictionary(col.type):
+        chunks = col.chunks
+        shared = bool(chunks) and len({c.dictionary.buffers()[1].address if len(c.dictionary) else 0
+                                       for c in chunks}) == 1 and len({len(c.dictionary) for c in chunks}) == 1
+        if not shared:  # several dictionaries: decode and encode again
+            col = col.cast(col.type.value_type).dictionary_encode()
+    else:
+        col = col.dictionary_encode()
+    chunks = col.chunks
+    if not chunks:
+        return Coded(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object), True, "string")
+    idx = pa.chunked_array([c.indices for c in chunks]).combine_chunks()
+    codes = np.asarray(pc.fill_null(idx, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    uniques = chunks[0].dictionary.to_numpy(zero_copy_only=False).astype(object, copy=False)
+    return Coded(codes, uniques, None, "string")
+
+
+def is_first_order(codes: np.ndarray) -> bool:
+    """Whether codes number their values in order of first appearance (-1 = missing, skipped)."""
+    c = codes[codes >= 0] if (codes < 0).any() else codes
+    if c.size == 0:
+        return True
+    run = np.maximum.accumulate(c)
+    return bool(c[0] == 0 and np.all(c[1:] <= run[:-1] + 1))
+
+
+def code_column(s: Any, per_row: Callable[[Any], Any]) -> Coded:
+    """Factorize a column (pandas, or an Arrow column of strings); ``per_row`` canonicalises rows
+    of columns pandas cannot hash faithfully."""
+    if is_arrow_strings(s):
+        return _code_arrow(s)
+    if is_arrow(s):
+        s = s.to_pandas()  # numbers, booleans, dates: exactly as pandas reads them
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        codes = np.asarray(s.cat.codes, dtype=np.int64)
+        return Coded(codes, s.cat.categories.to_numpy(dtype=object), None)
+    if s.dtype == object and infer_dtype(s, skipna=True) not in _SAFE_OBJECT_KINDS:
+        v = s.to_numpy(dtype=object)
+        na = pd.isna(s).to_numpy()
+        out = np.empty(v.size, dtype=object)
+        out[:] = [None if m else per_row(x) for x, m in zip(v, na)]
+        s = pd.Series(out, dtype=object)
+    codes, uniq = pd.factorize(s, use_na_sentinel=True)
+    return Coded(np.asarray(codes, dtype=np.int64), np.asarray(uniq, dtype=object), True)
+
+
+def first_row(mask_u: np.ndarray, codes: np.ndarray) -> int | None:
+    """Position of the first row whose distinct value is flagged in ``mask_u`` (None if none)."""
+    if not mask_u.any():
+        return None
+    hit = np.flatnonzero(mask_u[codes])
+    return int(hit[0]) if hit.size else None
+
+
+def _strip(uniq: np.ndarray) -> np.ndarray:
+    """``str.strip`` of every string; Python's own strip runs only on the strings that start or end
+    with something other than a letter or digit (found by Arrow), usually none of them."""
+    pa = _pa() if uniq.size >= 1000 else None
+    if pa is None:
+        return np.array([x.strip() for x in uniq] if uniq.size else [], dtype=object)
+    import pyarrow.compute as pc
+
+    edge = pc.match_substring_regex(pa.array(uniq, type=pa.string()), r"^[^0-9A-Za-z]|[^0-9A-Za-z]$")
+    cand = np.flatnonzero(edge.to_numpy(zero_copy_only=False))
+    if cand.size == 0:
+        return uniq
+    fixed = [x.strip() for x in uniq[cand]]
+    if all(a == b for a, b in zip(fixed, uniq[cand])):
+        return uniq
+    out = uniq.copy()
+    out[cand] = fixed
+    return out
+
+
+def blank_uniques(coded: Coded) -> np.ndarray:
+    """Which distinct values are blank (a string of whitespace only)."""
+    kind, uniq = coded.kind, coded.uniques
+    if kind == "string":
+        return coded.stripped() == ""
+    if kind in ("integer", "floating", "mixed-integer-float", "boolean", "empty"):
+        return np.zeros(uniq.size, dtype=bool)
+    return np.array([isinstance(x, str) and not x.strip() for x in uniq], dtype=bool)
+
+
+def id_strings(coded: Coded) -> np.ndarray:
+    """:func:`id_str` of every distinct value, vectorised for strings and integers."""
+    kind, uniq = coded.kind, coded.uniques
+    if kind == "string":
+        return coded.stripped()
+    if kind == "integer":
+        return uniq.astype(str).astype(object)
+    out = np.empty(uniq.size, dtype=object)
+    out[:] = [id_str(x) for x in uniq]
+    return out
+
+
+def label_canon(coded: Coded) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`canon` of every distinct label as three arrays: ``is_num``, ``num`` (the float, nan
+    where not a number) and ``txt`` (the stripped string, None where a number)."""
+    kind, uniq = coded.kind, coded.uniques
+    U = uniq.size
+    if kind in ("integer", "floating", "mixed-integer-float"):
+        return np.ones(U, bool), uniq.astype(float), np.full(U, None, dtype=object)
+    if kind == "string":
+        stripped = coded.stripped()
+        pa = _pa()
+        num = None
+        if pa is not None:
+            try:
+                num = pa.array(stripped, type=pa.string()).cast(pa.float64()).to_numpy(zero_copy_only=False)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                num = None
+        if num is not None:
+            num = np.array(num, dtype=float)
+            # Arrow reads a few spellings Python's float() refuses ('nan(1)'): check the non-finite ones
+            odd = np.flatnonzero(~np.isfinite(num))
+            if all(_is_float(stripped[k]) for k in odd):
+                return np.ones(U, bool), num, np.full(U, None, dtype=object)
+    c = [canon(x) for x in uniq]
+    is_num = np.fromiter((isinstance(x, float) for x in c), dtype=bool, count=U)
+    num = np.fromiter((x if isinstance(x, float) else np.nan for x in c), dtype=float, count=U)
+    txt = np.empty(U, dtype=object)
+    txt[:] = [None if isinstance(x, float) else x for x in c]
+    return is_num, num, txt
+
+
+def _is_float(s: str) -> bool:
+    if "_" in s:
+        return False
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
