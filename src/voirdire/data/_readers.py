@@ -172,6 +172,8 @@ def _fast_long_table(p: Path, format: str, item: str, rater: str, label: str) ->
         first = 1
     if tab is None or not {item, rater, label} <= set(tab.column_names) or tab.num_rows == 0:
         return None
+    if first == 1 and _formats.is_argilla_flat(tab.column_names):  # the general reader converts those
+        return None
     return tab, np.arange(first, tab.num_rows + first)
 
 
