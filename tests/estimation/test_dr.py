@@ -37,7 +37,7 @@ def test_identity_hand_checked():
     # phi = x + delta/pi (y - x) = [1 + 2*1, 2, 3 + 2*0, 4] = [3, 2, 3, 4]  -> theta = 3
     # var_total = sum (phi - 3)^2 / N^2 = (0 + 1 + 0 + 1) / 16 = 0.125
     # var_residual = sum_lab (1 - pi)/pi^2 e^2 / N^2 = 2 * 1 / 16 = 0.125  -> var_human = 0
-    res = dr_mean(X4, Y4, 0.5)
+    res = dr_mean(X4, Y4, 0.5, model="identity", interval="normal")
     assert isinstance(res, EstimateResult)
     assert res.estimate == pytest.approx(3.0)
     assert res.var_residual == pytest.approx(0.125)
@@ -47,7 +47,7 @@ def test_identity_hand_checked():
     z = 1.959963984540054
     assert res.ci.low == pytest.approx(3 - z * math.sqrt(0.125))
     assert res.ci.high == pytest.approx(3 + z * math.sqrt(0.125))
-    fin = dr_mean(X4, Y4, 0.5, target="finite")
+    fin = dr_mean(X4, Y4, 0.5, target="finite", model="identity")
     assert fin.se == pytest.approx(math.sqrt(0.125)) and fin.target == "finite"
 
 
@@ -55,12 +55,12 @@ def test_identity_hand_checked():
 def test_cluster_and_strata_forms_hand_checked():
     # dev = phi - theta = [0, -1, 0, 1]
     # clusters {0,1},{2,3}: cluster sums [-1, 1]; G/(G-1) = 2 -> 2 * 2 / 16 = 0.25
-    res = dr_mean(X4, Y4, 0.5, clusters=[0, 0, 1, 1])
+    res = dr_mean(X4, Y4, 0.5, clusters=[0, 0, 1, 1], model="identity")
     assert res.se == pytest.approx(math.sqrt(0.25))
     assert res.var_residual == pytest.approx(0.125)  # delta varies within a cluster: item-level design
     assert res.n_clusters == 2
     # strata {0,1},{2,3}: stratum means of dev -0.5, 0.5 -> within SS 0.5 + 0.5 = 1 -> 1/16
-    res = dr_mean(X4, Y4, 0.5, strata=["a", "a", "b", "b"])
+    res = dr_mean(X4, Y4, 0.5, strata=["a", "a", "b", "b"], model="identity")
     assert res.se ** 2 == pytest.approx(1 / 16)
     assert res.n_strata == 2
 
@@ -70,7 +70,7 @@ def test_whole_cluster_sampling_hand_checked():
     # cluster 0 = items 0,1 sampled whole; phi = [1 + 2*1, 2 + 2*1, 3, 4], theta = 3.5
     # cluster residual sums e_g = [2, 0]; var_residual = (0.5 / 0.25) * 4 / 16 = 0.5
     y = np.array([2.0, 3.0, np.nan, np.nan])
-    res = dr_mean(X4, y, 0.5, clusters=[0, 0, 1, 1])
+    res = dr_mean(X4, y, 0.5, clusters=[0, 0, 1, 1], model="identity")
     assert res.estimate == pytest.approx(3.5)
     assert res.var_residual == pytest.approx(0.5)
 
@@ -102,7 +102,7 @@ def test_everything_labelled_gives_plain_mean_and_sd():
     assert res.estimate == pytest.approx(y.mean())
     assert res.var_residual == 0.0
     assert res.se == pytest.approx(y.std() / math.sqrt(50))
-    assert dr_mean(x, y, 1.0, target="finite").se == 0.0
+    assert dr_mean(x, y, 1.0, target="finite", model="identity").se == 0.0
 
 
 def test_linear_without_cross_fit_matches_weighted_least_squares():
@@ -175,10 +175,10 @@ def test_invariances():
     n = 500
     x = rng.normal(3, 1, n)
     y = np.where(rng.random(n) < 0.3, x + rng.normal(0, 1, n), np.nan)
-    base = dr_mean(x, y, 0.3)
+    base = dr_mean(x, y, 0.3, model="identity")
     perm = rng.permutation(n)
-    assert dr_mean(x[perm], y[perm], 0.3).estimate == pytest.approx(base.estimate)
-    shifted = dr_mean(x + 10, y + 10, 0.3)
+    assert dr_mean(x[perm], y[perm], 0.3, model="identity").estimate == pytest.approx(base.estimate)
+    shifted = dr_mean(x + 10, y + 10, 0.3, model="identity")
     assert shifted.estimate == pytest.approx(base.estimate + 10)
     assert shifted.se == pytest.approx(base.se)
     # a calibrated model does not care about the judge's scale
@@ -192,7 +192,7 @@ def test_to_dict_and_frame():
     rng = np.random.default_rng(8)
     x = rng.normal(size=100)
     y = np.where(np.arange(100) < 40, x, np.nan)
-    res = dr_mean(x, y, 0.4)
+    res = dr_mean(x, y, 0.4, model="identity")
     d = res.to_dict()
     assert d["ci"]["confidence_level"] == 0.95 and d["n_labeled"] == 40
     f = res.to_frame()
@@ -209,12 +209,12 @@ def test_to_dict_and_frame():
 ])
 def test_bad_inclusion_prob(pi, match):
     with pytest.raises(InvalidParameterError, match=match):
-        dr_mean(X4, Y4, pi)
+        dr_mean(X4, Y4, pi, model="identity")
 
 
 def test_zero_probability_on_labelled_item_is_named():
     with pytest.raises(InvalidParameterError, match="human-scored item 0"):
-        dr_mean(X4, Y4, [0.0, 0.5, 0.5, 0.5])
+        dr_mean(X4, Y4, [0.0, 0.5, 0.5, 0.5], model="identity")
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -232,11 +232,11 @@ def test_bad_parameters(kwargs, match):
 
 def test_bad_scores():
     with pytest.raises(InvalidParameterError, match="same length"):
-        dr_mean(X4[:3], Y4, 0.5)
+        dr_mean(X4[:3], Y4, 0.5, model="identity")
     with pytest.raises(InvalidParameterError, match="not numbers"):
-        dr_mean(["a", "b", "c", "d"], Y4, 0.5)
+        dr_mean(["a", "b", "c", "d"], Y4, 0.5, model="identity")
     with pytest.raises(InvalidParameterError, match="finite score for every item"):
-        dr_mean([1.0, np.nan, 3.0, 4.0], Y4, 0.5)
+        dr_mean([1.0, np.nan, 3.0, 4.0], Y4, 0.5, model="identity")
     with pytest.raises(InvalidParameterError, match="training fold"):
         dr_mean(X4, Y4, 0.5, model="linear", cross_fit=5)
 
@@ -244,10 +244,10 @@ def test_bad_scores():
 def test_no_labelled_item_follows_policy():
     y = np.full(4, np.nan)
     with pytest.warns(DegenerateDataWarning, match="no item has a human score"):
-        res = dr_mean(X4, y, 0.5)
+        res = dr_mean(X4, y, 0.5, model="identity")
     assert math.isnan(res.estimate) and res.n_labeled == 0
     with pytest.raises(UndefinedStatisticError):
-        dr_mean(X4, y, 0.5, on_undefined="raise")
+        dr_mean(X4, y, 0.5, on_undefined="raise", model="identity")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert math.isnan(classical_mean(y, on_undefined="nan").estimate)
@@ -256,7 +256,7 @@ def test_no_labelled_item_follows_policy():
 
 def test_small_sample_warning():
     with pytest.warns(SmallSampleWarning, match="Only 2 labelled"):
-        dr_mean(X4, Y4, 0.5)
+        dr_mean(X4, Y4, 0.5, model="identity")
 
 
 # ------------------------------------------------------------------------------- tables
@@ -290,19 +290,19 @@ def test_dr_mean_table_equals_dr_mean_on_item_means():
     t = _table()
     x, y, _ = item_scores(t, "J")
     pi = {"a": 0.8, "b": 0.8, "c": 0.5, "d": 0.8, "e": 0.5, "f": 0.8}
-    res = dr_mean_table(t, "J", inclusion_prob=pi)
-    ref = dr_mean(x, y, [pi[str(i)] for i in t.items])
+    res = dr_mean_table(t, "J", inclusion_prob=pi, model="identity")
+    ref = dr_mean(x, y, [pi[str(i)] for i in t.items], model="identity")
     assert res.estimate == pytest.approx(ref.estimate)
     assert res.se == pytest.approx(ref.se)
     # items nobody scored ("c", "e") may be left out of the mapping; a scored one may not
-    part = dr_mean_table(t, "J", inclusion_prob={k: v for k, v in pi.items() if k not in ("c", "e")})
+    part = dr_mean_table(t, "J", inclusion_prob={k: v for k, v in pi.items() if k not in ("c", "e")}, model="identity")
     assert part.estimate == pytest.approx(ref.estimate)
     with pytest.raises(InvalidParameterError, match=r"no probability for 1 human-scored item\(s\), e.g. \['a'\]"):
-        dr_mean_table(t, "J", inclusion_prob={k: v for k, v in pi.items() if k != "a"})
+        dr_mean_table(t, "J", inclusion_prob={k: v for k, v in pi.items() if k != "a"}, model="identity")
     ser = pd.Series(pi)
-    assert dr_mean_table(t, "J", inclusion_prob=ser).estimate == pytest.approx(ref.estimate)
+    assert dr_mean_table(t, "J", inclusion_prob=ser, model="identity").estimate == pytest.approx(ref.estimate)
     with pytest.raises(InvalidParameterError, match="not in"):
-        dr_mean_table(t, "nobody", inclusion_prob=0.5)
+        dr_mean_table(t, "nobody", inclusion_prob=0.5, model="identity")
 
 
 @small
@@ -311,8 +311,8 @@ def test_dr_mean_table_missing_judge_scores():
                        "label": [3, 3, 4, 5, 4]})
     t = AnnotationTable.from_frame(df, judges=["J"], scale="interval")
     with pytest.raises(InvalidParameterError, match="no score for 1 of 3"):
-        dr_mean_table(t, "J", inclusion_prob=1.0)
-    res = dr_mean_table(t, "J", inclusion_prob=1.0, drop_unscored=True)
+        dr_mean_table(t, "J", inclusion_prob=1.0, model="identity")
+    res = dr_mean_table(t, "J", inclusion_prob=1.0, drop_unscored=True, model="identity")
     assert res.n_total == 2 and res.estimate == pytest.approx(4.0)
 
 
@@ -320,7 +320,7 @@ def test_dr_mean_table_rejects_non_numeric_scale():
     df = pd.DataFrame({"item": [1, 1], "rater": ["h", "J"], "label": ["good", "bad"]})
     t = AnnotationTable.from_frame(df, judges=["J"])
     with pytest.raises(InvalidParameterError, match="not numbers"):
-        dr_mean_table(t, "J", inclusion_prob=1.0)
+        dr_mean_table(t, "J", inclusion_prob=1.0, model="identity")
 
 
 def test_dr_mean_table_on_hanna_uses_clusters():
@@ -329,11 +329,11 @@ def test_dr_mean_table_on_hanna_uses_clusters():
     t = load_hanna()
     x, y, _ = item_scores(t, "ChatGPT")
     keep = np.isfinite(x)
-    res = dr_mean_table(t, "ChatGPT", inclusion_prob=1.0, drop_unscored=True, rng=0)
+    res = dr_mean_table(t, "ChatGPT", inclusion_prob=1.0, drop_unscored=True, rng=0, model="identity")
     # everything labelled: the estimate is the plain mean of the per-item human means
     assert res.estimate == pytest.approx(np.nanmean(y[keep]))
     assert res.n_clusters == 1056
-    flat = dr_mean(x[keep], y[keep], 1.0)
+    flat = dr_mean(x[keep], y[keep], 1.0, model="identity")
     assert res.se > flat.se  # six criteria of one story are correlated
 
 
@@ -352,7 +352,7 @@ def test_decomposition_and_permutation_properties(seed, n, p_low):
     lab = rng.random(n) < pi
     lab[:10] = True  # at least 10 labels: no small-sample warning
     y = np.where(lab, y_all, np.nan)
-    res = dr_mean(x, y, pi)
+    res = dr_mean(x, y, pi, model="identity")
     phi = x + np.where(lab, (y_all - x) / pi, 0.0)
     assert res.estimate == pytest.approx(phi.mean(), rel=1e-10, abs=1e-12)
     # var_human + var_residual is exactly the sample analogue of V
@@ -361,9 +361,9 @@ def test_decomposition_and_permutation_properties(seed, n, p_low):
     resid = np.sum(np.where(lab, (1 - pi) / pi**2 * (y_all - x) ** 2, 0.0)) / n**2
     assert res.var_residual == pytest.approx(resid, rel=1e-9, abs=1e-15)
     perm = rng.permutation(n)
-    other = dr_mean(x[perm], y[perm], pi[perm])
+    other = dr_mean(x[perm], y[perm], pi[perm], model="identity")
     assert other.estimate == pytest.approx(res.estimate, rel=1e-12, abs=1e-12)
     assert other.se == pytest.approx(res.se, rel=1e-9)
     # one cluster per item is the unclustered form up to the G/(G-1) factor
-    cl = dr_mean(x, y, pi, clusters=np.arange(n))
+    cl = dr_mean(x, y, pi, clusters=np.arange(n), model="identity")
     assert cl.se**2 == pytest.approx(res.se**2 * n / (n - 1), rel=1e-9)

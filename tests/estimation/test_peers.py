@@ -80,6 +80,6 @@ def test_dr_identity_equals_ppi_lambda_one_when_unlabelled_include_all(ppi):
     # mean_all(X) + mean_lab(Y - X).
     x, y, lab = _data(7)
     n = int(lab.sum())
-    ours = dr_mean(x, np.where(lab, y, np.nan), n / x.size)
+    ours = dr_mean(x, np.where(lab, y, np.nan), n / x.size, model="identity")
     point = ppi.ppi_mean_pointestimate(y[lab], x[lab], x, lam=1)
     assert ours.estimate == pytest.approx(float(np.squeeze(point)), abs=1e-10)

@@ -24,9 +24,12 @@ from ._console import styled
 
 
 class Model(str, Enum):
+    calibrated = "calibrated"
     identity = "identity"
     linear = "linear"
+    ridge = "ridge"
     isotonic = "isotonic"
+    gbm = "gbm"
 
 
 class Target(str, Enum):
@@ -176,7 +179,10 @@ def estimate_command(
     inclusion_prob: str = typer.Option(..., "--inclusion-prob", "-p",
                                        help="Probability each item was sent to humans: a number for all items, or a "
                                             "column of FILE (constant within an item)."),
-    model: Model = typer.Option(Model.identity, "--model", help="Prediction of the human score from the judge's."),
+    model: Model = typer.Option(Model.calibrated, "--model",
+                                help="Prediction of the human score from the judges': calibrated (ridge + power "
+                                     "tuning, never worse than human-only), identity (the paper's), linear, ridge, "
+                                     "isotonic, gbm."),
     cross_fit: int = typer.Option(5, "--cross-fit", help="Cross-fitting folds for linear/isotonic (1 = none)."),
     strata: str | None = typer.Option(None, "--strata", help="Column of FILE with the design stratum of each item."),
     target: Target = typer.Option(Target.superpopulation, "--target",
@@ -315,7 +321,8 @@ def plan_estimate_command(
     r2: float | None = typer.Option(None, "--r2", help="Share of the human variance the judge explains, in [0, 1)."),
     pilot: Path | None = typer.Option(None, "--pilot", help="Pilot annotation file (judge and humans on the same items)."),
     judge: str | None = typer.Option(None, "--judge", "-j", help="The judge in the pilot file."),
-    model: Model = typer.Option(Model.linear, "--model", help="Prediction model the study will use (for the pilot R\u00b2)."),
+    model: Model = typer.Option(Model.calibrated, "--model", help="Prediction model the study will use (for the pilot R\u00b2; "
+                                                                  "the same default as estimate)."),
     n_total: int | None = typer.Option(None, "--N", "--n-total", help="Items the LLM scores."),
     n_labeled: int | None = typer.Option(None, "--n", "--n-labeled", help="Items humans score."),
     inclusion_prob: float | None = typer.Option(None, "--inclusion-prob", "-p", help="pi = n/N instead of --n."),

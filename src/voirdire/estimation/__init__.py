@@ -8,7 +8,7 @@ designed subsample with known inclusion probabilities (METHODS §4).
 - :func:`draw_human_sample`: the Poisson-sampled subsample, probabilities saved beside it.
 """
 
-from ._dr import classical_mean, dr_mean, dr_mean_table, item_scores, ppi_mean
+from ._dr import classical_mean, dr_mean, dr_mean_table, item_scores, judge_matrix, ppi_mean
 from ._planning import plan_allocation, required_sample_size
 from ._results import AllocationResult, EstimateResult, HumanSample, SampleSizeResult
 from ._sampling import draw_human_sample
@@ -19,6 +19,7 @@ __all__ = [
     "classical_mean",
     "ppi_mean",
     "item_scores",
+    "judge_matrix",
     "required_sample_size",
     "plan_allocation",
     "draw_human_sample",

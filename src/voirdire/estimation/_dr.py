@@ -10,20 +10,28 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtri
+from scipy.special import ndtri, stdtrit
 
 from .._checks import as_generator, check_choice, check_confidence_level, check_on_undefined, undefined
 from .._results import ConfidenceInterval
-from ..exceptions import InvalidParameterError, SmallSampleWarning
+from ..exceptions import DegenerateDataWarning, InvalidParameterError, SmallSampleWarning
 from ._models import MODELS, cross_fit_predict
 from ._results import EstimateResult
 
-__all__ = ["dr_mean", "dr_mean_table", "classical_mean", "ppi_mean", "item_scores"]
+__all__ = ["dr_mean", "dr_mean_table", "classical_mean", "ppi_mean", "item_scores", "judge_matrix"]
 
 log = logging.getLogger(__name__)
 
 TARGETS = ("superpopulation", "finite")
 Target = Literal["superpopulation", "finite"]
+INTERVALS = ("auto", "t", "normal")
+Interval = Literal["auto", "t", "normal"]
+ModelName = Literal["calibrated", "identity", "linear", "ridge", "isotonic", "gbm"]
+MISSING_JUDGE = ("error", "impute")
+#: below this many labelled units (items, or clusters) ``interval="auto"`` uses the t interval
+SMALL_SAMPLE = 100
+#: fewest labelled items the default (calibrated) model is fitted on; below it, human-only
+MIN_CALIBRATED = 10
 
 
 # ---------------------------------------------------------------------------------- input guards
@@ -38,6 +46,69 @@ def _as_float_array(value: Any, name: str, func: str) -> np.ndarray:
         raise InvalidParameterError(
             f"The '{name}' parameter of {func} must be one-dimensional. Got shape {arr.shape}.")
     return arr
+
+
+def _judge_matrix(value: Any, n: int, func: str, *, covariates: Any = None, missing_judge: str = "error",
+                  name: str = "judge_scores") -> tuple[np.ndarray, list[str], int]:
+    """``(X, column names, number of judge columns)``: the judges' scores (and covariates) as an
+    ``(N, p)`` float matrix. Missing scores are refused, or imputed with the column mean plus a
+    missingness indicator when ``missing_judge="impute"``."""
+    blocks: list[tuple[str, Any]] = [(name, value)] + ([] if covariates is None else [("covariates", covariates)])
+    cols: list[np.ndarray] = []
+    names: list[str] = []
+    n_judges = 0
+    for what, v in blocks:
+        labels: list[str] | None = None
+        if isinstance(v, pd.DataFrame):
+            labels = [str(c) for c in v.columns]
+        elif isinstance(v, pd.Series) and v.name is not None:
+            labels = [str(v.name)]
+        try:
+            arr = np.asarray(v, dtype=float)
+        except (TypeError, ValueError):
+            raise InvalidParameterError(
+                f"The '{what}' parameter of {func} must be an array of numbers. "
+                f"Got values that are not numbers (e.g. {_first_bad(v)!r}).") from None
+        if arr.ndim == 1:
+            arr = arr.reshape(-1, 1)
+        if arr.ndim != 2 or arr.shape[1] == 0:
+            raise InvalidParameterError(
+                f"The '{what}' parameter of {func} must be one score per item (shape (N,)) or one column per "
+                f"judge (shape (N, p)). Got shape {np.shape(v)}.")
+        if arr.shape[0] != n:
+            raise InvalidParameterError(
+                f"The '{what}' and 'human_scores' parameters of {func} must have the same length "
+                f"(one value per item). Got {arr.shape[0]} and {n}.")
+        if labels is None:
+            labels = ([f"judge {k}" for k in range(arr.shape[1])] if what == name
+                      else [f"covariate {k}" for k in range(arr.shape[1])])
+        if np.isinf(arr).any():
+            i, k = map(int, np.argwhere(np.isinf(arr))[0])
+            raise InvalidParameterError(f"The '{what}' parameter of {func} holds an infinite value "
+                                        f"(item {i}, column {labels[k]!r}).")
+        cols.append(arr)
+        names += labels
+        if what == name:
+            n_judges = arr.shape[1]
+    X = np.hstack(cols) if len(cols) > 1 else cols[0]
+    miss = np.isnan(X)
+    if miss.any():
+        i, k = map(int, np.argwhere(miss)[0])
+        if missing_judge != "impute":
+            raise InvalidParameterError(
+                f"The '{name}' parameter of {func} must hold a finite score for every item (the judges score "
+                f"all items): column {names[k]!r} has no score for {int(miss[:, k].sum())} item(s), e.g. item {i}. "
+                "Drop those items, or pass missing_judge='impute' (column mean plus a missingness indicator).")
+        extra = []
+        for k in np.flatnonzero(miss.any(axis=0)):
+            col = X[:, k]
+            if miss[:, k].all():
+                raise InvalidParameterError(f"Column {names[k]!r} of {func} holds no score at all.")
+            col[miss[:, k]] = float(np.nanmean(col))
+            extra.append(miss[:, k].astype(float))
+            names.append(f"{names[k]} missing")
+        X = np.hstack([X, np.column_stack(extra)])
+    return X, names, n_judges
 
 
 def _first_bad(value: Any) -> Any:
@@ -181,9 +252,64 @@ def _nan_result(n_lab: int, n_tot: int, confidence_level: float, model: str, met
         model=model, method=method, target=target, cross_fit=cross_fit)
 
 
+def _effective_df(pi_l: np.ndarray, li: np.ndarray, clusters: np.ndarray | None, var_h: float, var_r: float,
+                  target: str, n_units: int) -> float:
+    """Satterthwaite degrees of freedom of the variance estimate.
+
+    The residual (design) term is a weighted sum over the labelled units with weights
+    ``a_i = (1 - pi_i)/pi_i^2`` (summed per cluster); treating its units as exchangeable gives
+    Kish's effective number ``(sum a)^2 / sum a^2`` of units, minus one. With the superpopulation
+    target the human-variance term (``n_units - 1`` df) is combined with it by Satterthwaite's
+    formula. Equal probabilities give ``n - 1``, the classical t.
+    """
+    a = (1.0 - pi_l) / pi_l**2
+    if clusters is not None:
+        a = np.bincount(clusters[li], weights=a)
+        a = a[a > 0]
+    s1, s2 = float(a.sum()), float(np.sum(a * a))
+    df_r = s1 * s1 / s2 - 1.0 if s2 > 0 else np.inf
+    df_h = max(n_units - 1.0, 1.0)
+    var_h = max(var_h, 0.0)
+    if target == "finite" or var_h == 0:
+        return max(df_r, 1.0)
+    denom = (var_r * var_r / df_r if np.isfinite(df_r) and df_r > 0 else 0.0) + var_h * var_h / df_h
+    return max((var_r + var_h) ** 2 / denom, 1.0) if denom > 0 else np.inf
+
+
+def _tune(y: np.ndarray, m: np.ndarray, pi: np.ndarray, lab: np.ndarray, clusters: np.ndarray | None,
+          strata: np.ndarray | None, target: str) -> tuple[np.ndarray, float]:
+    """Power tuning: ``m_lam = c + lam (m - c)`` with ``c`` the Hajek mean of the labelled scores and
+    ``lam`` in [0, 1] minimising the estimated variance of the DR estimate for ``target``.
+
+    ``lam = 0`` is the human-only (Hajek) estimate; the estimated variance is exactly quadratic in
+    ``lam`` (``phi`` is affine in it), so three evaluations of the one variance formula give it.
+    """
+    li = np.flatnonzero(lab)
+    wl = 1.0 / pi[li]
+    c = float(_dot(wl, y[li])) / float(wl.sum())
+
+    def var(lam: float) -> float:
+        m_l = c + lam * (m - c)
+        ce = y[li] - m_l[li]
+        wce = wl * ce
+        theta = (float(m_l.sum()) + float(wce.sum())) / m.size
+        v_tot, v_res, _ = _variance(m_l, li, wce, ce, pi[li], theta, clusters, strata)
+        return v_tot if target == "superpopulation" else v_res
+
+    v0, vh, v1 = var(0.0), var(0.5), var(1.0)
+    cc = 2.0 * (v1 - 2.0 * vh + v0)
+    bb = v1 - v0 - cc
+    if cc > 0:
+        lam = float(np.clip(-bb / (2.0 * cc), 0.0, 1.0))
+    else:
+        lam = 1.0 if v1 < v0 else 0.0
+    return c + lam * (m - c), lam
+
+
 def _core(y: np.ndarray, m: np.ndarray, pi: np.ndarray, lab: np.ndarray, *, scale: float,
           clusters: np.ndarray | None, strata: np.ndarray | None, target: str, confidence_level: float,
-          model: str, method: str, cross_fit: int) -> EstimateResult:
+          model: str, method: str, cross_fit: int, interval: str = "normal", lam: float | None = None,
+          r2: float | None = None, n_judges: int = 1) -> EstimateResult:
     """Everything an estimate needs, from predictions ``m`` and the design (one place, no drift)."""
     n_items = y.size
     li = np.flatnonzero(lab)
@@ -197,33 +323,40 @@ def _core(y: np.ndarray, m: np.ndarray, pi: np.ndarray, lab: np.ndarray, *, scal
     var_tot, var_res, _ = _variance(m, li, wce, ce, pi_l, theta, clusters, strata)
     var_human = var_tot - var_res
     se = float(np.sqrt(max(var_tot if target == "superpopulation" else var_res, 0.0)))
-    z = float(ndtri(0.5 + confidence_level / 2.0))
     # planning quantities on the labelled items (design-weighted)
     sw = float(wl.sum())
     ybar = float(_dot(wl, yl)) / sw
     s2 = float(_dot(wl, (yl - ybar) ** 2)) / sw
     se2 = float(_dot(wl, e * e)) / sw
-    r2 = 1.0 - se2 / s2 if s2 > 0 else float("nan")
-    n_units_lab = None
+    if r2 is None:
+        r2 = 1.0 - se2 / s2 if s2 > 0 else float("nan")
+    n_units_lab = n_lab
+    n_units = n_items
     if clusters is not None:
         n_units_lab = int(np.count_nonzero(np.bincount(clusters[li])))
-    if n_lab < 10 or (n_units_lab is not None and n_units_lab < 10):
+        n_units = int(clusters.max()) + 1
+    if n_lab < 10 or n_units_lab < 10:
         import warnings
 
         warnings.warn(
             f"Only {n_lab} labelled item(s)"
-            + (f" in {n_units_lab} cluster(s)" if n_units_lab is not None else "")
-            + ": the normal-approximation interval may not reach its nominal coverage.",
+            + (f" in {n_units_lab} cluster(s)" if clusters is not None else "")
+            + ": the interval may not reach its nominal coverage.",
             SmallSampleWarning, stacklevel=3)
+    use_t = interval == "t" or (interval == "auto" and n_units_lab < SMALL_SAMPLE)
+    df = float("inf")
+    if use_t:
+        df = _effective_df(pi_l, li, clusters, var_human, var_res, target, n_units)
+    q = float(stdtrit(df, 0.5 + confidence_level / 2.0)) if np.isfinite(df) else float(ndtri(0.5 + confidence_level / 2.0))
     return EstimateResult(
         estimate=theta, se=se,
-        ci=ConfidenceInterval(low=theta - z * se, high=theta + z * se, confidence_level=confidence_level,
-                              method="normal"),
+        ci=ConfidenceInterval(low=theta - q * se, high=theta + q * se, confidence_level=confidence_level,
+                              method="t" if np.isfinite(df) else "normal"),
         confidence_level=confidence_level, n_labeled=n_lab, n_total=n_items, var_human=var_human,
         var_residual=var_res, model=model, method=method, target=target, cross_fit=cross_fit,
         n_clusters=None if clusters is None else int(clusters.max()) + 1,
         n_strata=None if strata is None else int(strata.max()) + 1,
-        r2=r2, sd_human=float(np.sqrt(s2)),
+        r2=float(r2), sd_human=float(np.sqrt(s2)), lam=lam, df=df, n_judges=n_judges,
     )
 
 
@@ -239,16 +372,7 @@ def _prepare(judge: Any, human: Any, pi_in: Any, strata: Any, clusters: Any, con
         raise InvalidParameterError(f"The 'human_scores' parameter of {func} holds infinite values.")
     x = None
     if need_judge:
-        x = _as_float_array(judge, "judge_scores", func)
-        if x.size != y.size:
-            raise InvalidParameterError(
-                f"The 'judge_scores' and 'human_scores' parameters of {func} must have the same length "
-                f"(one value per item). Got {x.size} and {y.size}.")
-        if not np.isfinite(x).all():
-            i = int(np.flatnonzero(~np.isfinite(x))[0])
-            raise InvalidParameterError(
-                f"The 'judge_scores' parameter of {func} must hold a finite score for every item (the LLM "
-                f"scores all items). Item {i} has {x[i]!r}. Drop the items the judge did not score.")
+        x, _, _ = _judge_matrix(judge, y.size, func)
     lab = ~np.isnan(y)
     pi = None if pi_in is None else _check_inclusion(pi_in, y.size, lab, func)
     st = _codes(strata, y.size, "strata", func)
@@ -263,24 +387,39 @@ def _prepare(judge: Any, human: Any, pi_in: Any, strata: Any, clusters: Any, con
 
 
 def dr_mean(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *,
-            model: Literal["identity", "linear", "isotonic"] = "identity", cross_fit: int = 5,
+            model: ModelName = "calibrated", power_tuning: bool | None = None, cross_fit: int = 5,
+            covariates: Any = None, missing_judge: Literal["error", "impute"] = "error",
             strata: Any = None, clusters: Any = None, confidence_level: float = 0.95,
-            target: Target = "superpopulation", rng: int | np.random.Generator | None = None,
+            target: Target = "superpopulation", interval: Interval = "auto",
+            rng: int | np.random.Generator | None = None,
             on_undefined: Literal["warn", "raise", "nan"] = "warn") -> EstimateResult:
-    r"""Doubly-robust two-stage estimate of the mean human score.
+    r"""Doubly-robust two-stage estimate of the mean human score, from one or several judges.
 
-    The LLM judge scores all ``N`` items (``X_i``); humans score a subsample drawn with known
-    inclusion probabilities ``pi_i`` (``delta_i = 1`` when item ``i`` was scored). The estimate is
+    The LLM judges score all ``N`` items (``X_i``: one score, or a row of scores from several
+    judges, prompts or samples, plus optional item covariates); humans score a subsample drawn
+    with known inclusion probabilities ``pi_i`` (``delta_i = 1`` when item ``i`` was scored). The
+    estimate is
 
     .. math:: \hat\theta_{DR} = \frac1N \sum_i \Big[ m(X_i) + \frac{\delta_i}{\pi_i}\big(Y_i - m(X_i)\big) \Big]
 
-    with ``m`` a prediction of the human score from the judge score. Because ``pi`` is known by
-    design, the estimate is unbiased whatever ``m``: a good ``m`` only makes it more precise.
+    with ``m`` a cross-fitted prediction of the human score from the judges' scores. Because
+    ``pi`` is known by design, the estimate is unbiased whatever ``m``: a good ``m`` only makes it
+    more precise.
+
+    **Power tuning** (default with ``model="calibrated"``): the prediction is shrunk towards the
+    human-only estimate, ``m_lam = c + lam (m - c)`` with ``c`` the design-weighted (Hajek) mean
+    of the human scores and ``lam`` in [0, 1] minimising the estimated variance (exactly quadratic
+    in ``lam``). ``lam = 0`` is the human-only estimate, so the estimated variance is never above
+    the human-only one whatever the judges: a useless judge costs nothing, a good one saves labels.
 
     Parameters
     ----------
-    judge_scores : array-like of float, shape (N,)
-        The judge's score of every item (finite everywhere).
+    judge_scores : array-like of float, shape (N,) or (N, p), or DataFrame
+        The judges' scores of every item: one column per judge (or prompt, or sample of one
+        judge). Finite everywhere unless ``missing_judge="impute"``. A constant column carries no
+        information and is dropped with a :class:`DegenerateDataWarning`; collinear columns are
+        fine for ``"calibrated"``/``"ridge"`` (the penalty handles them) and give the minimum-norm
+        least-squares fit with ``"linear"``.
     human_scores : array-like of float, shape (N,)
         The human score of the labelled items, ``nan`` where humans did not score the item (with
         several humans per item, pass their mean; see :func:`dr_mean_table`).
@@ -289,14 +428,30 @@ def dr_mean(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *,
         means equal probabilities. ``nan`` is accepted on items without a human score (only the
         scored items' probabilities enter the estimate), but every item must have had a
         positive probability when the sample was drawn.
-    model : {"identity", "linear", "isotonic"}, default "identity"
-        ``m``: the judge score itself (as in the paper), a weighted least-squares line, or a
-        weighted increasing isotonic fit (``scipy.optimize.isotonic_regression``), fitted on the
-        labelled items with weights ``1/pi``.
+    model : {"calibrated", "identity", "linear", "ridge", "isotonic", "gbm"}, default "calibrated"
+        ``m``, fitted on the labelled items with weights ``1/pi``: ``"calibrated"`` is ridge
+        regression on every column (penalty by generalised cross-validation) with power tuning;
+        ``"identity"`` the judge score itself (one judge; the paper's estimator); ``"linear"``
+        weighted least squares; ``"ridge"`` as calibrated without power tuning; ``"isotonic"``
+        one weighted isotonic fit per judge (``scipy.optimize.isotonic_regression``; increasing,
+        or decreasing for a judge negatively correlated with the humans when there are several),
+        stacked by ridge; ``"gbm"`` scikit-learn's ``HistGradientBoostingRegressor`` (needs
+        scikit-learn, the ``[ml]`` extra).
+    power_tuning : bool, optional
+        Shrink the predictions towards the human-only estimate by the variance-minimising
+        ``lam`` (see above). ``None`` (default): on for ``"calibrated"`` only, so the other
+        models stay the plain DR estimator; ``True`` adds it to any model.
     cross_fit : int, default 5
         Folds for cross-fitting the model: the prediction for an item comes from a model fitted
         without that item's fold (whole clusters go to one fold). ``1`` fits once on all labels
         (a small in-sample bias); ignored for ``"identity"``.
+    covariates : array-like or DataFrame, shape (N,) or (N, q), optional
+        Item covariates (e.g. length) added to the judges' columns as predictors (not judges:
+        ``"identity"`` ignores them).
+    missing_judge : {"error", "impute"}, default "error"
+        A judge without a score on some items: refuse (default), or impute the column mean and add
+        a missingness-indicator column (the estimate stays unbiased: the design, not the model,
+        carries validity).
     strata : array-like, shape (N,), optional
         Design strata; the standard error then uses the stratified (within-stratum) form.
     clusters : array-like, shape (N,), optional
@@ -308,6 +463,11 @@ def dr_mean(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *,
         ``sqrt(var_human + var_residual)`` (the paper's variance). ``"finite"``: the estimand is
         the mean human score over exactly these ``N`` items; only the second-stage term
         ``var_residual`` is random, and the interval is narrower.
+    interval : {"auto", "t", "normal"}, default "auto"
+        ``"t"``: ``estimate +- t_{df} se`` with Satterthwaite's effective degrees of freedom (Kish's
+        effective number of labelled units under the design weights, minus one; combined with
+        ``n_units - 1`` for the human-variance term); ``"normal"``: the z interval; ``"auto"``:
+        t below 100 labelled units (items, or clusters), normal from there on.
     rng : int, numpy.random.Generator or None
         Randomness of the fold assignment.
     on_undefined : {"warn", "raise", "nan"}, default "warn"
@@ -317,7 +477,9 @@ def dr_mean(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *,
     -------
     EstimateResult
         ``estimate``, ``se``, ``ci``, ``n_labeled``, ``n_total``, ``var_human`` (``Var(Y)/N``),
-        ``var_residual`` (the penalty for scoring only a subsample), ``r2``, ``sd_human``.
+        ``var_residual`` (the penalty for scoring only a subsample), ``r2`` (cross-fitted, of the
+        model before power tuning), ``sd_human``, ``lam`` (power tuning), ``df`` (of the t
+        interval; inf for normal), ``n_judges``.
 
     Raises
     ------
@@ -334,8 +496,16 @@ def dr_mean(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *,
     means. The interval is a normal (z) interval; a :class:`SmallSampleWarning` is raised with
     fewer than 10 labelled items (or clusters).
 
-    ``r2`` is ``1 - sigma_e^2/sigma^2`` for the model used; with ``model="identity"`` a judge on
-    another scale (or biased) can give ``r2 < 0``: use ``"linear"`` then.
+    ``r2`` is ``1 - sigma_e^2/sigma^2`` for the model used (out of fold); with
+    ``model="identity"`` a judge on another scale (or biased) can give ``r2 < 0``: calibrate then.
+    A cross-fitted ``r2 < 0`` for a fitted model means the judges do not help: power tuning then
+    sets ``lam`` near 0, i.e. the human-only estimate.
+
+    Power tuning is the PPI++ construction of Angelopoulos, Duchi & Zrnic applied to the
+    cross-fitted, recalibrated prediction (as in recalibrated PPI, Ji, Lei & Zrnic, and the
+    "AutoEval done right" use of PPI++ by Boyeau et al.); choosing ``lam`` from the data adds one
+    parameter and leaves the estimator consistent (the variance at the estimated ``lam`` converges
+    to the minimum over ``lam``, which is at most the human-only variance).
 
     Validated by simulation (unbiased with a correct and with a wrong model, 95% coverage) and on
     SummEval and HANNA subsamples; see ``docs/estimation.md``.
@@ -344,6 +514,13 @@ def dr_mean(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *,
     ----------
     Kim et al., *Augmenting human evaluation with LLM raters: how much human review do you
     need?* (arXiv 2605.16354). Robins & Rotnitzky (1994); Kim & Shao (2021).
+    Angelopoulos, Duchi & Zrnic, *PPI++: Efficient prediction-powered inference* (arXiv 2311.01453).
+    Boyeau, Angelopoulos, Yosef, Malik & Jordan, *AutoEval done right: using synthetic data for
+    model evaluation* (arXiv 2403.07008).
+    Ji, Lei & Zrnic, *Predictions as surrogates: revisiting surrogate outcomes in the age of AI*
+    (recalibrated PPI; arXiv 2501.09731).
+    Satterthwaite, *An approximate distribution of estimates of variance components* (1946);
+    Kish, *Survey sampling* (1965), effective sample size.
 
     Examples
     --------
@@ -360,6 +537,12 @@ def dr_mean(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *,
     """
     func = "dr_mean"
     check_choice(model, "model", func, MODELS)
+    check_choice(missing_judge, "missing_judge", func, MISSING_JUDGE)
+    check_choice(interval, "interval", func, INTERVALS)
+    if power_tuning is not None and not isinstance(power_tuning, (bool, np.bool_)):
+        raise InvalidParameterError(
+            f"The 'power_tuning' parameter of {func} must be True, False or None. Got {power_tuning!r}.")
+    tune = model == "calibrated" if power_tuning is None else bool(power_tuning)
     cross_fit = _check_cross_fit(cross_fit, func)
     if model == "identity":  # needs no randomness: only check the argument
         gen = None
@@ -367,20 +550,65 @@ def dr_mean(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *,
             as_generator(rng)
     else:
         gen = as_generator(rng)
-    x, y, lab, pi, st, cl, confidence_level = _prepare(
-        judge_scores, human_scores, inclusion_prob, strata, clusters, confidence_level, target,
-        on_undefined, func)
-    assert x is not None and pi is not None
+    _, y, lab, pi, st, cl, confidence_level = _prepare(
+        None, human_scores, inclusion_prob, strata, clusters, confidence_level, target,
+        on_undefined, func, need_judge=False)
+    X, names, n_judges = _judge_matrix(judge_scores, y.size, func, covariates=covariates,
+                                       missing_judge=missing_judge)
+    if pi is None:
+        raise InvalidParameterError(f"The 'inclusion_prob' parameter of {func} is required (the design).")
+    if model == "identity" and n_judges != 1:
+        raise InvalidParameterError(
+            f"model='identity' of {func} uses one judge's score as the prediction; got {n_judges} judge columns. "
+            "Use model='calibrated' (or 'linear', 'ridge', 'isotonic', 'gbm') to combine several judges.")
     n_lab = int(lab.sum())
     folds_used = 0 if model == "identity" else cross_fit
     if n_lab == 0:
         undefined("dr_mean: no item has a human score (human_scores is all nan); the estimate is undefined.",
                   on_undefined)
         return _nan_result(0, y.size, confidence_level, model, "dr", target, folds_used)
-    m = x.astype(float, copy=True) if gen is None else cross_fit_predict(
-        x, y, pi, lab, model=model, n_folds=cross_fit, rng=gen, clusters=cl, func=func)
+    lam: float | None = None
+    if gen is None:
+        m = X[:, 0].astype(float, copy=True)
+    else:
+        const = np.ptp(X, axis=0) == 0
+        if const.any():
+            import warnings
+
+            warnings.warn(
+                f"{func}: column(s) {[names[k] for k in np.flatnonzero(const)]} are constant over the items: "
+                "they carry no information and are dropped" + (" (no column is left: the model predicts a "
+                                                                "constant, i.e. the human-only estimate)."
+                                                                if const.all() else "."),
+                DegenerateDataWarning, stacklevel=2)
+        too_few = model == "calibrated" and n_lab < MIN_CALIBRATED
+        if too_few:
+            import warnings
+
+            warnings.warn(
+                f"{func}: only {n_lab} labelled item(s), too few to fit the calibrated model "
+                f"(it needs {MIN_CALIBRATED}): the estimate is the human-only one (lam = 0).",
+                SmallSampleWarning, stacklevel=2)
+        if const.all() or too_few:
+            # nothing to fit: the constant (Hajek) prediction, i.e. the human-only estimate
+            li = np.flatnonzero(lab)
+            m = np.full(y.size, float(_dot(1.0 / pi[li], y[li])) / float(np.sum(1.0 / pi[li])))
+            tune = False
+            lam = 0.0 if model == "calibrated" or power_tuning else None
+        else:
+            m = cross_fit_predict(X[:, ~const], y, pi, lab, model=model, n_folds=cross_fit, rng=gen,
+                                  clusters=cl, func=func)
+    r2 = None
+    if tune:
+        li = np.flatnonzero(lab)
+        wl = 1.0 / pi[li]
+        ybar = float(_dot(wl, y[li])) / float(wl.sum())
+        s2 = float(_dot(wl, (y[li] - ybar) ** 2))
+        r2 = 1.0 - float(_dot(wl, (y[li] - m[li]) ** 2)) / s2 if s2 > 0 else float("nan")
+        m, lam = _tune(y, m, pi, lab, cl, st, target)
     return _core(y, m, pi, lab, scale=1.0, clusters=cl, strata=st, target=target,
-                 confidence_level=confidence_level, model=model, method="dr", cross_fit=folds_used)
+                 confidence_level=confidence_level, model=model, method="dr", cross_fit=folds_used,
+                 interval=interval, lam=lam, r2=r2, n_judges=n_judges)
 
 
 def _check_cross_fit(value: Any, func: str) -> int:
@@ -392,7 +620,7 @@ def _check_cross_fit(value: Any, func: str) -> int:
 
 
 def classical_mean(human_scores: Any, inclusion_prob: Any = None, *, strata: Any = None, clusters: Any = None,
-                   confidence_level: float = 0.95, target: Target = "superpopulation",
+                   confidence_level: float = 0.95, target: Target = "superpopulation", interval: Interval = "auto",
                    on_undefined: Literal["warn", "raise", "nan"] = "warn") -> EstimateResult:
     r"""Human-only, design-weighted (Hajek) estimate of the mean human score.
 
@@ -409,7 +637,7 @@ def classical_mean(human_scores: Any, inclusion_prob: Any = None, *, strata: Any
         population the labelled ones were drawn from.
     inclusion_prob : float or array-like, optional
         Design probabilities in (0, 1]. ``None``: a simple random sample, ``pi = n/N``.
-    strata, clusters, confidence_level, target, on_undefined
+    strata, clusters, confidence_level, target, interval, on_undefined
         As in :func:`dr_mean`.
 
     Returns
@@ -435,6 +663,7 @@ def classical_mean(human_scores: Any, inclusion_prob: Any = None, *, strata: Any
     (3.7, 10, 14)
     """
     func = "classical_mean"
+    check_choice(interval, "interval", func, INTERVALS)
     _, y, lab, pi, st, cl, confidence_level = _prepare(
         None, human_scores, inclusion_prob, strata, clusters, confidence_level, target, on_undefined, func,
         need_judge=False)
@@ -460,7 +689,8 @@ def classical_mean(human_scores: Any, inclusion_prob: Any = None, *, strata: Any
                                    n_strata=None if st is None else int(st.max()) + 1)
     m = np.full(y.size, theta)
     return _core(yz, m, pi, lab, scale=y.size / n_hat, clusters=cl, strata=st, target=target,
-                 confidence_level=confidence_level, model="constant", method="classical (hajek)", cross_fit=0)
+                 confidence_level=confidence_level, model="constant", method="classical (hajek)", cross_fit=0,
+                 interval=interval, n_judges=0)
 
 
 def ppi_mean(judge_scores: Any, human_scores: Any, *, lam: float | None = None, confidence_level: float = 0.95,
@@ -522,9 +752,14 @@ def ppi_mean(judge_scores: Any, human_scores: Any, *, lam: float | None = None, 
         if isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating, np.integer)) or not np.isfinite(lam):
             raise InvalidParameterError(f"The 'lam' parameter of {func} must be a finite float or None. Got {lam!r}.")
         lam = float(lam)
-    x, y, lab, _, _, _, _ = _prepare(judge_scores, human_scores, None, None, None, confidence_level,
+    X, y, lab, _, _, _, _ = _prepare(judge_scores, human_scores, None, None, None, confidence_level,
                                      "superpopulation", on_undefined, func)
-    assert x is not None
+    assert X is not None
+    if X.shape[1] != 1:
+        raise InvalidParameterError(
+            f"{func} takes one judge's scores (PPI++ with one predictor); got {X.shape[1]} columns. "
+            "Use dr_mean(..., model='calibrated') to combine several judges.")
+    x = X[:, 0]
     n, n_unl = int(lab.sum()), int((~lab).sum())
     if n < 2 or n_unl == 0:
         undefined(f"ppi_mean: needs at least 2 labelled and 1 unlabelled item (got {n} and {n_unl}).",
@@ -607,13 +842,32 @@ def _per_item(value: Any, items: np.ndarray, name: str, func: str, *, missing_ok
     return arr
 
 
-def dr_mean_table(table: Any, judge: str, *, inclusion_prob: Any,
-                  model: Literal["identity", "linear", "isotonic"] = "identity", cross_fit: int = 5,
-                  strata: Any = None, use_clusters: bool = True, drop_unscored: bool = False,
-                  confidence_level: float = 0.95, target: Target = "superpopulation",
+def judge_matrix(table: Any, judges: str | Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-item judge scores as an ``(N, p)`` matrix (``nan`` where a judge did not score an item),
+    the mean human score (``nan`` when no human scored it) and the human count.
+
+    The multi-judge form of :func:`item_scores` (same item order, abstentions ignored).
+    """
+    names = [judges] if isinstance(judges, str) else list(judges)
+    if not names:
+        raise InvalidParameterError("judge_matrix needs at least one judge.")
+    cols = []
+    human = cnt = None
+    for j in names:
+        x, human, cnt = item_scores(table, j)
+        cols.append(x)
+    assert human is not None and cnt is not None
+    return np.column_stack(cols), human, cnt
+
+
+def dr_mean_table(table: Any, judge: str | Sequence[str], *, inclusion_prob: Any,
+                  model: ModelName = "calibrated", power_tuning: bool | None = None, cross_fit: int = 5,
+                  covariates: Any = None, strata: Any = None, use_clusters: bool = True,
+                  drop_unscored: bool = False, missing_judge: Literal["error", "impute"] = "error",
+                  confidence_level: float = 0.95, target: Target = "superpopulation", interval: Interval = "auto",
                   rng: int | np.random.Generator | None = None,
                   on_undefined: Literal["warn", "raise", "nan"] = "warn") -> EstimateResult:
-    """:func:`dr_mean` on an :class:`~voirdire.data.AnnotationTable`: one judge, the humans' mean.
+    """:func:`dr_mean` on an :class:`~voirdire.data.AnnotationTable`: one or several judges, the humans' mean.
 
     Each item's human score ``Y_i`` is the **mean of the humans who scored it** (abstentions
     ignored), so the estimand is the mean over items of the per-item human mean: the quantity a
@@ -624,22 +878,23 @@ def dr_mean_table(table: Any, judge: str, *, inclusion_prob: Any,
     Parameters
     ----------
     table : AnnotationTable
-        Numeric scale; humans and the judge.
-    judge : str
-        The judge (its scores are ``X``; it must score every item unless ``drop_unscored``).
+        Numeric scale; humans and the judges.
+    judge : str or sequence of str
+        The judge(s) whose scores predict the humans (each must score every item unless
+        ``drop_unscored`` or ``missing_judge="impute"``).
     inclusion_prob : float, array (one per item, in ``table.items`` order) or mapping item -> prob
         A column of the long file becomes a mapping with
         ``df.groupby("item")["pi"].first()`` (a pandas Series indexed by item id); the table
         itself keeps only item, rater and label. A mapping may leave out items nobody scored
         (only the scored items' probabilities enter the estimate), not a human-scored item.
-    model, cross_fit, confidence_level, target, rng, on_undefined
-        As in :func:`dr_mean`.
+    model, power_tuning, cross_fit, covariates, missing_judge, confidence_level, target, interval, rng, on_undefined
+        As in :func:`dr_mean` (``covariates`` in ``table.items`` order).
     strata : array or mapping item -> stratum, optional
     use_clusters : bool, default True
         Use ``table.clusters`` (when set) for the cluster-robust standard error and the folds.
     drop_unscored : bool, default False
-        Drop items the judge did not score (or abstained on) instead of raising. This changes the
-        estimand to the items the judge scored.
+        Drop items some judge did not score (or abstained on) instead of raising. This changes the
+        estimand to the items every judge scored.
 
     Returns
     -------
@@ -649,12 +904,13 @@ def dr_mean_table(table: Any, judge: str, *, inclusion_prob: Any,
     --------
     >>> from voirdire.datasets import load_hanna
     >>> t = load_hanna(criterion="Coherence")
-    >>> res = dr_mean_table(t, "ChatGPT", inclusion_prob=1.0, model="linear", drop_unscored=True, rng=0)
-    >>> res.n_labeled == res.n_total, res.n_clusters
-    (True, 1056)
+    >>> res = dr_mean_table(t, ["ChatGPT", "Beluga-13B"], inclusion_prob=1.0, drop_unscored=True, rng=0)
+    >>> res.n_labeled == res.n_total, res.n_clusters, res.n_judges
+    (True, 1056, 2)
     """
     func = "dr_mean_table"
-    x, y, _ = item_scores(table, judge)
+    names = [judge] if isinstance(judge, str) else list(judge)
+    X, y, _ = judge_matrix(table, names)
     items = np.asarray(table.items)
     pi = _per_item(inclusion_prob, items, "inclusion_prob", func, missing_ok=True)
     if isinstance(pi, np.ndarray) and pi.dtype.kind == "f":
@@ -664,22 +920,30 @@ def dr_mean_table(table: Any, judge: str, *, inclusion_prob: Any,
                 f"The 'inclusion_prob' parameter of {func} has no probability for {gap.size} human-scored "
                 f"item(s), e.g. {[str(items[g]) for g in gap[:3]]}.")
     st = _per_item(strata, items, "strata", func)
+    cov = None if covariates is None else np.asarray(covariates, dtype=float)
     cl = table.clusters if use_clusters else None
-    keep = np.isfinite(x)
-    if not keep.all():
+    keep = np.isfinite(X).all(axis=1)
+    if not keep.all() and missing_judge != "impute":
         if not drop_unscored:
-            bad = items[~keep]
+            k = int(np.flatnonzero(~np.isfinite(X).all(axis=0))[0])
+            bad = items[~np.isfinite(X[:, k])]
             raise InvalidParameterError(
-                f"Judge {judge!r} has no score for {bad.size} of {items.size} item(s) in {table.source} "
-                f"(e.g. {[str(b) for b in bad[:3]]}). The estimator needs the judge's score on every item; "
-                "pass drop_unscored=True to estimate over the items it scored.")
-        x, y = x[keep], y[keep]
+                f"Judge {names[k]!r} has no score for {bad.size} of {items.size} item(s) in {table.source} "
+                f"(e.g. {[str(b) for b in bad[:3]]}). The estimator needs every judge's score on every item; "
+                "pass drop_unscored=True to estimate over the items every judge scored, or "
+                "missing_judge='impute'.")
+        X, y = X[keep], y[keep]
         if pi is not None and not np.isscalar(pi):
             pi = np.asarray(pi)[keep]
         if st is not None and not np.isscalar(st):
             st = np.asarray(st)[keep]
+        if cov is not None:
+            cov = cov[keep]
         if cl is not None:
             cl = np.unique(np.asarray(cl)[keep], return_inverse=True)[1]
-        log.info("dr_mean_table: dropped %d item(s) without a score from %s", int((~keep).sum()), judge)
-    return dr_mean(x, y, pi, model=model, cross_fit=cross_fit, strata=st, clusters=cl,
-                   confidence_level=confidence_level, target=target, rng=rng, on_undefined=on_undefined)
+        log.info("dr_mean_table: dropped %d item(s) without a score from every judge", int((~keep).sum()))
+    frame = pd.DataFrame(X, columns=names)
+    return dr_mean(frame if frame.shape[1] > 1 else frame.iloc[:, 0].to_numpy(), y, pi, model=model,
+                   power_tuning=power_tuning, cross_fit=cross_fit, covariates=cov, missing_judge=missing_judge,
+                   strata=st, clusters=cl, confidence_level=confidence_level, target=target, interval=interval,
+                   rng=rng, on_undefined=on_undefined)

@@ -25,7 +25,8 @@ class EstimateResult(Result):
         Standard error (``sqrt(var_human + var_residual)`` for ``target="superpopulation"``,
         ``sqrt(var_residual)`` for ``target="finite"``).
     ci : ConfidenceInterval
-        Normal (z) interval ``estimate +- z * se``.
+        ``estimate +- q * se`` with ``q`` a t quantile (``df`` degrees of freedom, small samples)
+        or the normal one (``ci.method`` says which).
     confidence_level : float
     n_labeled, n_total : int
         Items with a human score, and all items (the LLM scores every item).
@@ -59,7 +60,12 @@ class EstimateResult(Result):
     sd_human : float
         Design-weighted standard deviation of the human scores on the labelled items.
     lam : float or None
-        PPI++ power-tuning parameter (only for ``method="ppi++"``).
+        Power-tuning parameter: PPI++'s ``lambda`` (``method="ppi++"``), or the shrinkage of a
+        power-tuned DR model towards the human-only estimate (0: human-only, 1: the model).
+    df : float
+        Degrees of freedom of the t interval (``inf``: a normal interval).
+    n_judges : int
+        Judge columns used as predictors (0 for human-only).
     """
 
     estimate: float
@@ -79,6 +85,8 @@ class EstimateResult(Result):
     r2: float = float("nan")
     sd_human: float = float("nan")
     lam: float | None = None
+    df: float = float("inf")
+    n_judges: int = 1
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,0 +1,215 @@
+"""Several judges as covariates, power tuning, the small-sample t interval, bad judge matrices."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from voirdire.data import AnnotationTable
+from voirdire.estimation import classical_mean, dr_mean, dr_mean_table, ppi_mean
+from voirdire.estimation._dr import _tune, _variance
+from voirdire.exceptions import DegenerateDataWarning, InvalidParameterError, SmallSampleWarning
+
+small = pytest.mark.filterwarnings("ignore::voirdire.exceptions.SmallSampleWarning")
+
+
+def _world(seed: int, n: int = 1500, frac: float = 0.2):
+    rng = np.random.default_rng(seed)
+    z = rng.normal(0, 1, n)
+    X = np.column_stack([z + rng.normal(0, 0.8, n), 2 * z + rng.normal(0, 1.5, n) + 3, rng.normal(0, 1, n)])
+    y_full = 3 + z + rng.normal(0, 0.7, n)
+    lab = rng.random(n) < frac
+    return X, np.where(lab, y_full, np.nan), y_full
+
+
+def test_linear_on_two_judges_equals_weighted_least_squares():
+    X, y, _ = _world(0)
+    pi = np.where(X[:, 0] > 0, 0.3, 0.15)
+    res = dr_mean(X[:, :2], y, pi, model="linear", cross_fit=1, interval="normal")
+    lab = np.isfinite(y)
+    w = np.sqrt(1 / pi[lab])
+    A = np.column_stack([np.ones(lab.sum()), X[lab, :2]])
+    beta = np.linalg.lstsq(A * w[:, None], y[lab] * w, rcond=None)[0]
+    m = np.column_stack([np.ones(y.size), X[:, :2]]) @ beta
+    ref = (m.sum() + np.sum((y[lab] - m[lab]) / pi[lab])) / y.size
+    assert res.estimate == pytest.approx(ref, abs=1e-10)
+    assert res.n_judges == 2 and res.lam is None
+
+
+def test_frame_columns_and_covariates_are_predictors():
+    X, y, _ = _world(1)
+    frame = pd.DataFrame(X[:, :2], columns=["a", "b"])
+    a = dr_mean(frame, y, 0.2, covariates=X[:, 2], model="linear", cross_fit=1)
+    b = dr_mean(X, y, 0.2, model="linear", cross_fit=1)
+    assert a.estimate == pytest.approx(b.estimate, abs=1e-10)
+    assert a.n_judges == 2 and b.n_judges == 3
+
+
+@pytest.mark.parametrize("model", ["calibrated", "ridge", "isotonic", "gbm", "linear"])
+def test_every_model_takes_a_matrix_and_beats_one_judge(model):
+    X, y, _ = _world(2)
+    one = dr_mean(X[:, 0], y, 0.2, model="linear", rng=0)
+    many = dr_mean(X, y, 0.2, model=model, rng=0)
+    assert np.isfinite(many.estimate) and many.n_judges == 3
+    assert many.se < one.se  # the second judge adds information about z
+    assert many.r2 > one.r2
+
+
+def test_power_tuning_minimises_the_variance_exactly():
+    # lam from the closed-form quadratic equals a brute-force grid minimum of the one variance formula
+    X, y, _ = _world(3, n=400)
+    lab = np.isfinite(y)
+    pi = np.full(y.size, 0.2)
+    rng = np.random.default_rng(0)
+    m = X[:, 0] * 0.3 + rng.normal(0, 0.5, y.size) + 3  # a noisy, mis-scaled prediction
+    for target in ("superpopulation", "finite"):
+        _, lam = _tune(y, m, pi, lab, None, None, target)
+        li = np.flatnonzero(lab)
+        c = np.mean(y[li])
+
+        def var(l):
+            ml = c + l * (m - c)
+            ce = y[li] - ml[li]
+            theta = (ml.sum() + np.sum(ce / pi[li])) / y.size
+            vt, vr, _ = _variance(ml, li, ce / pi[li], ce, pi[li], theta, None, None)
+            return vt if target == "superpopulation" else vr
+
+        grid = np.linspace(0, 1, 2001)
+        best = grid[np.argmin([var(g) for g in grid])]
+        assert lam == pytest.approx(best, abs=1e-3)
+        assert var(lam) <= var(0.0) + 1e-15
+
+
+def test_useless_judge_gives_the_human_only_interval():
+    rng = np.random.default_rng(4)
+    n = 3000
+    y_full = rng.normal(3, 1, n)
+    x = rng.normal(0, 1, (n, 2))  # unrelated to the humans
+    y = np.where(rng.random(n) < 0.1, y_full, np.nan)
+    cal = dr_mean(x, y, 0.1, rng=0)
+    ident = dr_mean(x[:, 0], y, 0.1, model="identity")
+    human = classical_mean(y, 0.1)
+    assert cal.lam < 0.2
+    assert cal.se <= human.se * 1.02
+    assert ident.se > 1.2 * human.se  # the paper's identity model pays for the bad judge
+
+
+@pytest.mark.filterwarnings("ignore:Only .* labelled item")
+def test_calibrated_with_few_labels_falls_back_to_human_only():
+    X, y, y_full = _world(5, n=200, frac=0.03)
+    n_lab = int(np.isfinite(y).sum())
+    assert n_lab < 10
+    with pytest.warns(SmallSampleWarning, match="too few to fit the calibrated model"):
+        res = dr_mean(X, y, 0.03, rng=0)
+    assert res.lam == 0.0
+    assert res.estimate == pytest.approx(np.nanmean(y), abs=1e-12)
+
+
+@small
+def test_t_interval_hand_checked():
+    # X4/Y4 of test_dr: two labelled items at pi = 0.5 -> a_i = (1-pi)/pi^2 = 2 each, Kish n = 2,
+    # df = 1; the superpopulation human term is 0 here, so df = 1 and q = t_{0.975, 1} = 12.706
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    y = np.array([3.0, np.nan, 2.0, np.nan])
+    res = dr_mean(x, y, 0.5, model="identity")
+    assert res.ci.method == "t" and res.df == pytest.approx(1.0)
+    q = stats.t.ppf(0.975, 1)
+    assert res.ci.high - res.estimate == pytest.approx(q * res.se)
+    normal = dr_mean(x, y, 0.5, model="identity", interval="normal")
+    assert normal.ci.method == "normal" and math.isinf(normal.df)
+
+
+def test_effective_df_equal_probabilities_is_n_minus_one_and_unequal_is_smaller():
+    X, y, _ = _world(6, n=300, frac=0.15)
+    n = int(np.isfinite(y).sum())
+    res = dr_mean(X[:, 0], y, 0.15, model="identity", target="finite")
+    assert res.df == pytest.approx(n - 1)
+    pi = np.where(X[:, 0] > 0, 0.3, 0.05)
+    res2 = dr_mean(X[:, 0], y, pi, model="identity", target="finite", interval="t")
+    assert res2.df < n - 1
+    assert dr_mean(X[:, 0], y, 0.15, model="identity", interval="auto").ci.method == "t"  # n < 100
+
+
+def test_auto_interval_is_normal_with_many_labels():
+    X, y, _ = _world(7, n=2000, frac=0.2)
+    assert dr_mean(X, y, 0.2, rng=0).ci.method == "normal"
+    assert dr_mean(X, y, 0.2, rng=0, interval="t").ci.method == "t"
+
+
+def test_table_with_two_judges_equals_the_matrix():
+    X, y, _ = _world(8, n=120, frac=0.5)
+    rows = []
+    for i in range(y.size):
+        rows += [(f"i{i}", "A", X[i, 0]), (f"i{i}", "B", X[i, 1])]
+        if np.isfinite(y[i]):
+            rows.append((f"i{i}", "h", y[i]))
+    df = pd.DataFrame(rows, columns=["item", "rater", "label"])
+    t = AnnotationTable.from_frame(df, judges=["A", "B"], scale="interval")
+    res = dr_mean_table(t, ["A", "B"], inclusion_prob=0.5, rng=3)
+    order = np.array([int(str(i)[1:]) for i in t.items])
+    ref = dr_mean(X[order, :2], y[order], 0.5, rng=3)
+    assert res.estimate == pytest.approx(ref.estimate, abs=1e-10)
+    assert res.n_judges == 2
+
+
+# ------------------------------------------------------------------------------------ bad input
+def test_missing_judge_score_refused_or_imputed():
+    X, y, _ = _world(9)
+    X[5, 1] = np.nan
+    with pytest.raises(InvalidParameterError, match="column 'judge 1' has no score for 1 item.*missing_judge='impute'"):
+        dr_mean(X, y, 0.2, rng=0)
+    res = dr_mean(X, y, 0.2, rng=0, missing_judge="impute")
+    assert np.isfinite(res.estimate) and res.n_judges == 3
+
+
+def test_constant_judge_warns_and_is_dropped():
+    X, y, _ = _world(10)
+    X[:, 2] = 4.0
+    with pytest.warns(DegenerateDataWarning, match="constant over the items"):
+        res = dr_mean(X, y, 0.2, rng=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = dr_mean(X[:, :2], y, 0.2, rng=0)
+    assert res.estimate == pytest.approx(ref.estimate)
+
+
+def test_collinear_judges_are_fine_for_calibrated_and_linear():
+    X, y, _ = _world(11)
+    Xc = np.column_stack([X[:, 0], 2 * X[:, 0] + 1, X[:, 1]])
+    res = dr_mean(Xc, y, 0.2, rng=0)
+    lin = dr_mean(Xc, y, 0.2, model="linear", rng=0)
+    ref = dr_mean(X[:, :2], y, 0.2, model="linear", rng=0)
+    assert np.isfinite(res.estimate)
+    assert lin.estimate == pytest.approx(ref.estimate, abs=1e-8)  # min-norm fit: same predictions
+
+
+def test_identity_and_ppi_need_one_judge():
+    X, y, _ = _world(12)
+    with pytest.raises(InvalidParameterError, match="model='identity' of dr_mean uses one judge"):
+        dr_mean(X, y, 0.2, model="identity")
+    with pytest.raises(InvalidParameterError, match="ppi_mean takes one judge's scores"):
+        ppi_mean(X, y)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"power_tuning": "yes"}, "'power_tuning' parameter"),
+    ({"interval": "bootstrap"}, "'interval' parameter"),
+    ({"missing_judge": "drop"}, "'missing_judge' parameter"),
+])
+def test_bad_new_parameters(kwargs, match):
+    X, y, _ = _world(13)
+    with pytest.raises(InvalidParameterError, match=match):
+        dr_mean(X, y, 0.2, **kwargs)
+
+
+def test_zero_probability_on_a_labelled_item_is_refused():
+    X, y, _ = _world(14)
+    pi = np.full(y.size, 0.2)
+    pi[np.flatnonzero(np.isfinite(y))[0]] = 0.0
+    with pytest.raises(InvalidParameterError, match="must be in \\(0, 1\\] for every item"):
+        dr_mean(X, y, pi)
