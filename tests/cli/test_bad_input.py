@@ -798,7 +798,7 @@ def test_estimate_negative_r2_note_fits_the_model(tmp_path):
     check_ok(lin)
     out = _norm(lin.stdout)
     assert "R² < 0" in out and "--model linear calibrates" not in out
-    ident = runner.invoke(app, ["estimate", str(p), "-j", "llm", "-p", "0.5"])
+    ident = runner.invoke(app, ["estimate", str(p), "-j", "llm", "-p", "0.5", "--model", "identity"])
     check_ok(ident)
     assert "--model linear calibrates" in _norm(ident.stdout)
 

@@ -4,13 +4,15 @@ designed subsample with known inclusion probabilities (METHODS §4).
 - :func:`dr_mean`, :func:`dr_mean_table`: the doubly-robust estimator (valid whatever the
   prediction model, because the sampling probabilities are known).
 - :func:`classical_mean` (humans only, Hajek) and :func:`ppi_mean` (PPI++), for comparison.
-- :func:`required_sample_size`, :func:`plan_allocation`: how many human labels, and where.
+- :func:`required_sample_size`, :func:`plan_allocation`, :func:`plan_active`: how many human
+  labels, and where (strata, or item by item from the judges' predicted residuals and costs).
 - :func:`draw_human_sample`: the Poisson-sampled subsample, probabilities saved beside it.
 """
 
 from ._dr import classical_mean, dr_mean, dr_mean_table, item_scores, judge_matrix, ppi_mean
+from ._active import plan_active
 from ._planning import plan_allocation, required_sample_size
-from ._results import AllocationResult, EstimateResult, HumanSample, SampleSizeResult
+from ._results import ActiveDesign, AllocationResult, EstimateResult, HumanSample, SampleSizeResult
 from ._sampling import draw_human_sample
 
 __all__ = [
@@ -22,9 +24,11 @@ __all__ = [
     "judge_matrix",
     "required_sample_size",
     "plan_allocation",
+    "plan_active",
     "draw_human_sample",
     "EstimateResult",
     "SampleSizeResult",
     "AllocationResult",
     "HumanSample",
+    "ActiveDesign",
 ]

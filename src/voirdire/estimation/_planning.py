@@ -12,7 +12,7 @@ import pandas as pd
 from scipy import stats
 
 from .._checks import check_choice, check_confidence_level, check_probability
-from ..exceptions import DegenerateDataWarning, InfeasiblePlanError, InvalidParameterError
+from ..exceptions import DegenerateDataWarning, InfeasiblePlanError, InvalidParameterError, SmallSampleWarning
 from ._results import AllocationResult, EstimateResult, SampleSizeResult
 
 __all__ = ["required_sample_size", "plan_allocation", "pilot_r2"]
@@ -47,32 +47,48 @@ def _plannable(n: float, what: str) -> float:
     return n
 
 
-def pilot_r2(judge_scores: Any, human_scores: Any, *, model: str = "linear",
+def pilot_r2(judge_scores: Any, human_scores: Any, *, model: str = "calibrated",
              rng: int | np.random.Generator | None = 0) -> tuple[float, float, int]:
     """``(r2, sd_human, n_pairs)`` from a pilot where both scores are known on some items.
 
-    ``r2 = 1 - sigma_e^2 / sigma^2`` for the chosen model, with cross-fitted (out-of-fold)
-    predictions so that a flexible model does not flatter itself.
+    ``judge_scores`` is one judge's scores ``(n,)`` or several judges' ``(n, p)``. ``r2 = 1 -
+    sigma_e^2 / sigma^2`` for the chosen model, with cross-fitted (out-of-fold) predictions so
+    that a flexible model does not flatter itself: the same model and the same fit as
+    :func:`~voirdire.estimation.dr_mean`. For ``"calibrated"`` (power-tuned) the planning value
+    is ``max(r2, 0)``: power tuning falls back to the human-only estimate when the judges do not
+    help, so the plan is then a human-only plan.
     """
+    import warnings
+
     from ._dr import dr_mean
 
     x = np.asarray(judge_scores, dtype=float)
     y = np.asarray(human_scores, dtype=float)
-    if x.shape != y.shape or x.ndim != 1:
-        raise InvalidParameterError("The pilot must be two arrays of the same length (judge scores, human scores).")
-    both = np.isfinite(x) & np.isfinite(y)
+    X = x.reshape(-1, 1) if x.ndim == 1 else x
+    if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.size:
+        raise InvalidParameterError("The pilot must be judge scores (one column per judge) and human scores on the "
+                                    "same items.")
+    both = np.isfinite(X).all(axis=1) & np.isfinite(y)
     n = int(both.sum())
     if n < 10:
         raise InfeasiblePlanError(
             f"The pilot has {n} item(s) scored by both the judge and humans; at least 10 are needed to "
             "estimate R^2. Give r2= instead.")
-    res = dr_mean(x[both], y[both], 1.0, model=model, cross_fit=5 if model != "identity" else 1, rng=rng)  # type: ignore[arg-type]
-    return float(res.r2), float(res.sd_human), n
+    with warnings.catch_warnings():
+        # a constant judge or a small pilot: the R^2 below says what matters for the plan
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        warnings.simplefilter("ignore", SmallSampleWarning)
+        res = dr_mean(X[both] if X.shape[1] > 1 else X[both, 0], y[both], 1.0, model=model,  # type: ignore[arg-type]
+                      cross_fit=5 if model != "identity" else 1, rng=rng)
+    r2 = float(res.r2)
+    if model == "calibrated" and np.isfinite(r2):
+        r2 = max(r2, 0.0)
+    return r2, float(res.sd_human), n
 
 
 def required_sample_size(*, n_star: float | None = None, n_total: int | None = None,
                          n_labeled: int | None = None, inclusion_prob: float | None = None,
-                         r2: float | None = None, pilot: Any = None, model: str = "linear",
+                         r2: float | None = None, pilot: Any = None, model: str = "calibrated",
                          sd: float | None = None, target_halfwidth: float | None = None,
                          effect_size: float | None = None, power: float = 0.8,
                          significance_level: float = 0.05, confidence_level: float = 0.95,
@@ -106,7 +122,7 @@ def required_sample_size(*, n_star: float | None = None, n_total: int | None = N
         calibrated model, the squared correlation of judge and human scores).
     pilot : EstimateResult or (judge_scores, human_scores), optional
         Estimate ``r2`` (and ``sd`` when not given) from pilot data instead; with arrays,
-        ``model`` says which prediction model the study will use (default ``"linear"``).
+        ``model`` says which prediction model the study will use (default ``"calibrated"``, as in :func:`dr_mean`).
     sd : float, optional
         Standard deviation of the human scores (needed for ``target_halfwidth``/``effect_size``).
     target_halfwidth : float, optional

@@ -10,7 +10,7 @@ import pandas as pd
 
 from .._results import ConfidenceInterval, Result, to_jsonable
 
-__all__ = ["EstimateResult", "SampleSizeResult", "AllocationResult", "HumanSample"]
+__all__ = ["EstimateResult", "SampleSizeResult", "AllocationResult", "HumanSample", "ActiveDesign"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -205,3 +205,53 @@ class HumanSample(Result):
     def selected_items(self) -> np.ndarray:
         """Ids of the items drawn for human scoring."""
         return self.assignments.loc[self.assignments["selected"], "item"].to_numpy()
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ActiveDesign(Result):
+    """Active, cost-aware inclusion probabilities (:func:`plan_active`).
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per item: ``inclusion_prob, draw_prob, uncertainty, cost, labelled``.
+    inclusion_prob : numpy.ndarray
+        Per item: the probability of ending up human-scored (pilot and second phase together);
+        what :func:`dr_mean` needs.
+    draw_prob : numpy.ndarray
+        Second-phase probability of each item not in the pilot (0 for pilot items).
+    budget, expected_cost : float
+        The budget for new labels and the design's expected cost (equal unless everything fits).
+    expected_new_labels : float
+        ``sum pi`` over the items not yet labelled.
+    n_pilot : int
+        Items already labelled (pilot).
+    uncertainty_source : str
+        ``"residual"``, ``"disagreement"`` or ``"uniform"``.
+    floor : float
+        Share of the uniform design mixed in.
+    variance_ratio : float
+        Predicted residual variance against the uniform design at the same budget (< 1: better),
+        computed with the predicted uncertainties (an estimate, not a guarantee).
+    n_judges : int
+    n_iter : int
+        Passes of the capping loop (items pinned at ``pi = 1``).
+    note : str
+    """
+
+    table: pd.DataFrame
+    inclusion_prob: np.ndarray
+    draw_prob: np.ndarray
+    budget: float
+    expected_cost: float
+    expected_new_labels: float
+    n_pilot: int
+    uncertainty_source: str
+    floor: float
+    variance_ratio: float
+    n_judges: int
+    n_iter: int
+    note: str = ""
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.table.copy()

@@ -10,7 +10,7 @@ import pandas as pd
 
 from .._checks import as_generator
 from ..exceptions import InvalidParameterError
-from ._results import AllocationResult, HumanSample
+from ._results import ActiveDesign, AllocationResult, HumanSample
 
 __all__ = ["draw_human_sample"]
 
@@ -23,9 +23,13 @@ def draw_human_sample(items: Any, inclusion_prob: Any, rng: int | np.random.Gene
     ----------
     items : int, array-like of ids, or AnnotationTable
         The items the LLM scores (an int ``N`` means ids ``0..N-1``).
-    inclusion_prob : float, array-like (one per item), mapping item -> prob, or AllocationResult
+    inclusion_prob : float, array-like (one per item), mapping item -> prob, AllocationResult or ActiveDesign
         With an :class:`AllocationResult` (from :func:`plan_allocation`), pass ``strata`` (the
-        stratum of every item) and each item gets its stratum's ``inclusion_prob``.
+        stratum of every item) and each item gets its stratum's ``inclusion_prob``. With an
+        :class:`ActiveDesign` (from :func:`plan_active`, items in the same order) each item gets
+        its overall probability (``inclusion_prob``, recorded for the estimate) while the items
+        not in the pilot are drawn with the second-phase ``draw_prob``; pilot items are always
+        selected, and the ``uncertainty``, ``cost`` and ``pilot`` columns are recorded beside it.
     rng : int, numpy.random.Generator or None
         Randomness (an int seed reproduces the draw).
     strata : array-like, optional
@@ -67,7 +71,18 @@ def draw_human_sample(items: Any, inclusion_prob: Any, rng: int | np.random.Gene
     st = None if strata is None else np.asarray(strata)
     if st is not None and st.shape != (n,):
         raise InvalidParameterError(f"The 'strata' parameter of {func} must have one value per item ({n}).")
-    if isinstance(inclusion_prob, AllocationResult):
+    extra: dict[str, Any] = {}
+    if isinstance(inclusion_prob, ActiveDesign):
+        if inclusion_prob.inclusion_prob.size != n:
+            raise InvalidParameterError(
+                f"The ActiveDesign given to {func} has {inclusion_prob.inclusion_prob.size} items, not {n}.")
+        pi = np.asarray(inclusion_prob.inclusion_prob, dtype=float).copy()
+        draw_p = np.asarray(inclusion_prob.draw_prob, dtype=float)
+        pilot = inclusion_prob.table["labelled"].to_numpy(bool)
+        extra = {"uncertainty": inclusion_prob.table["uncertainty"].to_numpy(),
+                 "cost": inclusion_prob.table["cost"].to_numpy(),
+                 "pilot": inclusion_prob.table["labelled"].to_numpy()}
+    elif isinstance(inclusion_prob, AllocationResult):
         if st is None:
             raise InvalidParameterError(
                 f"{func} with an AllocationResult needs 'strata' (the stratum of every item).")
@@ -96,9 +111,14 @@ def draw_human_sample(items: Any, inclusion_prob: Any, rng: int | np.random.Gene
             f"{ids[bad][0]!r}.")
     seed = str(rng) if isinstance(rng, (int, np.integer)) else ""
     gen = as_generator(rng)
-    selected = gen.random(n) < pi
+    if extra:
+        selected = pilot | (gen.random(n) < draw_p)
+    else:
+        selected = gen.random(n) < pi
     df = pd.DataFrame({"item": ids, "inclusion_prob": pi, "selected": selected})
     if st is not None:
         df["stratum"] = st
+    for k, v in extra.items():
+        df[k] = v
     return HumanSample(assignments=df, n_items=n, n_selected=int(selected.sum()), expected_n=float(pi.sum()),
                        seed_entropy=seed)

@@ -456,7 +456,7 @@ def estimation_section(ctx: Context, w: Writer) -> None:
         keep = np.isfinite(x)
         entry: dict[str, Any] = {"judge": judge, "n_items_scored": int(keep.sum())}
         entry["dr"] = w.call(dr_mean_table, t, judge, inclusion_prob=pi_all.copy(), drop_unscored=True,
-                             confidence_level=ctx.confidence_level, rng=ctx.seed).to_dict()
+                             model="identity", confidence_level=ctx.confidence_level, rng=ctx.seed).to_dict()
         entry["dr_linear"] = w.call(dr_mean_table, t, judge, inclusion_prob=pi_all.copy(), drop_unscored=True,
                                     model="linear", confidence_level=ctx.confidence_level, rng=ctx.seed).to_dict()
         cl = None if t.clusters is None else t.clusters[keep]
