@@ -122,18 +122,14 @@ def _fit_linear(X: np.ndarray, y: np.ndarray, w: np.ndarray, *, ridge: bool) -> 
     n = y.size
     if ridge and s.size:
         s2 = s * s
-        alphas = _ALPHAS * sw / max(n, 1) * n  # penalty on the weighted scale of A'A (~ sum w per column)
-        best, best_a = np.inf, alphas[0]
+        alphas = _ALPHAS * sw  # penalty on the scale of A'A (~ sum w per standardised column)
         rss0 = float(b @ b - ub @ ub)  # part of b outside the column space
-        for a in alphas:
-            f = s2 / (s2 + a)
-            resid = float(np.sum(((1.0 - f) * ub) ** 2)) + rss0
-            dof = float(f.sum()) + 1.0  # + the intercept
-            if n - dof <= 0:
-                continue
-            gcv = n * resid / (n - dof) ** 2
-            if gcv < best:
-                best, best_a = gcv, a
+        f = s2[None, :] / (s2[None, :] + alphas[:, None])
+        resid = np.sum(((1.0 - f) * ub[None, :]) ** 2, axis=1) + rss0
+        dof = f.sum(axis=1) + 1.0  # + the intercept
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gcv = np.where(n - dof > 0, n * resid / (n - dof) ** 2, np.inf)
+        best_a = alphas[int(np.argmin(gcv))]
         coef = Vt.T @ (s / (s2 + best_a) * ub)
     else:
         coef = Vt.T @ (ub / s) if s.size else np.zeros(X.shape[1])
