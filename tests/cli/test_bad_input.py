@@ -797,10 +797,11 @@ def test_estimate_negative_r2_note_fits_the_model(tmp_path):
     lin = runner.invoke(app, ["estimate", str(p), "-j", "llm", "-p", "0.5", "--model", "linear"])
     check_ok(lin)
     out = _norm(lin.stdout)
-    assert "R² < 0" in out and "--model linear calibrates" not in out
+    assert "R² -" in out and "< 0" in out and "--model calibrated" not in out
+    assert "not helping" in out and "human-only estimate is" in out
     ident = runner.invoke(app, ["estimate", str(p), "-j", "llm", "-p", "0.5", "--model", "identity"])
     check_ok(ident)
-    assert "--model linear calibrates" in _norm(ident.stdout)
+    assert "--model calibrated calibrates" in _norm(ident.stdout)
 
 
 def test_agree_judge_without_overlap_is_not_the_humans_figure(files):

@@ -12,7 +12,7 @@ from scipy import stats
 
 from voirdire.data import AnnotationTable
 from voirdire.estimation import classical_mean, dr_mean, dr_mean_table, ppi_mean
-from voirdire.estimation._dr import _tune, _variance
+from voirdire.estimation._dr import _hajek_form, _tune, _variance
 from voirdire.exceptions import DegenerateDataWarning, InvalidParameterError, SmallSampleWarning
 
 small = pytest.mark.filterwarnings("ignore::voirdire.exceptions.SmallSampleWarning")
@@ -61,20 +61,21 @@ def test_every_model_takes_a_matrix_and_beats_one_judge(model):
 
 
 def test_power_tuning_minimises_the_variance_exactly():
-    # lam from the closed-form quadratic equals a brute-force grid minimum of the one variance formula
+    # lam from the closed-form quadratic equals a brute-force grid minimum of the one variance
+    # formula (Hajek-normalised DR), and lam = 0 is exactly classical_mean (estimate and SE)
     X, y, _ = _world(3, n=400)
     lab = np.isfinite(y)
-    pi = np.full(y.size, 0.2)
+    pi = np.where(X[:, 0] > 0, 0.3, 0.15)
     rng = np.random.default_rng(0)
     m = X[:, 0] * 0.3 + rng.normal(0, 0.5, y.size) + 3  # a noisy, mis-scaled prediction
+    li = np.flatnonzero(lab)
+    c = np.sum(y[li] / pi[li]) / np.sum(1 / pi[li])
     for target in ("superpopulation", "finite"):
-        _, lam = _tune(y, m, pi, lab, None, None, target)
-        li = np.flatnonzero(lab)
-        c = np.mean(y[li])
+        _, lam, _ = _tune(y, m, pi, lab, None, None, target)
 
-        def var(l):
-            ml = c + l * (m - c)
-            ce = y[li] - ml[li]
+        def var(lam_):
+            ml, scale = _hajek_form(y, c + lam_ * (m - c), pi, li)
+            ce = scale * (y[li] - ml[li])
             theta = (ml.sum() + np.sum(ce / pi[li])) / y.size
             vt, vr, _ = _variance(ml, li, ce / pi[li], ce, pi[li], theta, None, None)
             return vt if target == "superpopulation" else vr
@@ -82,7 +83,9 @@ def test_power_tuning_minimises_the_variance_exactly():
         grid = np.linspace(0, 1, 2001)
         best = grid[np.argmin([var(g) for g in grid])]
         assert lam == pytest.approx(best, abs=1e-3)
-        assert var(lam) <= var(0.0) + 1e-15
+        human = classical_mean(y, pi, target=target)
+        assert var(0.0) == pytest.approx(human.se**2, rel=1e-12)
+        assert var(lam) <= human.se**2
 
 
 def test_useless_judge_gives_the_human_only_interval():
@@ -95,7 +98,7 @@ def test_useless_judge_gives_the_human_only_interval():
     ident = dr_mean(x[:, 0], y, 0.1, model="identity")
     human = classical_mean(y, 0.1)
     assert cal.lam < 0.2
-    assert cal.se <= human.se * 1.02
+    assert cal.se <= human.se * (1 + 1e-12)  # by construction: lam = 0 is human-only
     assert ident.se > 1.2 * human.se  # the paper's identity model pays for the bad judge
 
 

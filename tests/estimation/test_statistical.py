@@ -8,6 +8,7 @@ within 4 Monte-Carlo standard errors of the truth; variances within 10%.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -192,3 +193,32 @@ def test_coverage_when_whole_clusters_are_sampled():
         ratio[r] = flat.var_residual / res.var_residual
     assert _binomial_ok(hits, k=3.5), hits.mean()
     assert np.median(ratio) < 0.7  # the item-level form understates the design variance (about half here)
+
+
+@pytest.mark.parametrize("design", ["uniform"])
+def test_small_sample_t_interval_covers_at_30_labels(design):
+    # ~30 labels, skewed discrete ratings, two judges, the default calibrated model: the t interval
+    # with the effective df covers the finite-population mean at the nominal rate (0.96 here, the
+    # normal interval 0.95). Known shortfall, not tested as passing: with unequal probabilities
+    # (0.05/0.15, ~8 heavily weighted labels carry the variance) the calibrated t interval covers
+    # 0.93 and human-only 0.94 (docs/estimation.md).
+    rng = np.random.default_rng(11)
+    n = 300
+    z = rng.normal(0, 1, n)
+    X = np.column_stack([z + rng.normal(0, 0.7, n), z + rng.normal(0, 0.9, n)])
+    y_full = np.clip(np.round(3 + 0.8 * z + rng.gamma(2, 0.4, n) - 0.8), 1, 5)
+    truth = y_full.mean()
+    pi = np.full(n, 0.1) if design == "uniform" else np.where(X[:, 0] > 0, 0.15, 0.05)
+    reps = 600
+    hits = np.empty(reps, dtype=bool)
+    n_lab = np.empty(reps)
+    for r in range(reps):
+        lab = rng.random(n) < pi
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = dr_mean(X, np.where(lab, y_full, np.nan), pi, target="finite", rng=r)
+        assert res.ci.method == "t"
+        hits[r] = res.ci.low <= truth <= res.ci.high
+        n_lab[r] = lab.sum()
+    assert 25 <= n_lab.mean() <= 35
+    assert _binomial_ok(hits), hits.mean()

@@ -40,6 +40,11 @@ class Target(str, Enum):
 _JSON_KEYS = {"DR": "doubly_robust", "human-only": "human_only", "PPI++": "ppi"}
 
 
+class Design(str, Enum):
+    standard = "standard"
+    active = "active"
+
+
 class TableOrJson(str, Enum):
     table = "table"
     json = "json"
@@ -175,7 +180,9 @@ def _render_estimates(rows: list[tuple[str, Any]], *, title: str, notes: list[An
 @format_options
 def estimate_command(
     file: Path = typer.Argument(..., help="Long annotation file (CSV/TSV/JSONL/Parquet): one row per item, rater, score."),
-    judge: str = typer.Option(..., "--judge", "-j", help="The LLM judge; it must score every item."),
+    judges: list[str] = typer.Option(..., "--judge", "-j",
+                                     help="An LLM judge (repeatable: several judges, prompts or samples are "
+                                          "combined); each must score every item."),
     inclusion_prob: str = typer.Option(..., "--inclusion-prob", "-p",
                                        help="Probability each item was sent to humans: a number for all items, or a "
                                             "column of FILE (constant within an item)."),
@@ -209,102 +216,165 @@ def estimate_command(
     Doubly robust: the judge's score, corrected by the humans' residuals weighted by 1/inclusion
     probability. Valid whatever the judge's quality, because the probabilities are known by design.
     """
-    from ..estimation import classical_mean, dr_mean, item_scores, ppi_mean
+    from ..estimation import compare_estimators, judge_matrix
 
     if scale == Level.nominal:
         fail("--scale nominal has no mean; use interval (default), ratio or ordinal with numeric scores.")
-    table = load_table(file, judges=[judge], scale=scale, abstain=abstain, item=item, rater=rater, label=label,
+    judges = list(dict.fromkeys(judges))  # a judge named twice is one predictor
+    judge = judges[0]
+    table = load_table(file, judges=judges, scale=scale, abstain=abstain, item=item, rater=rater, label=label,
                        role=role, cluster=cluster, cluster_sep=cluster_sep, duplicates=duplicates, missing=missing)
     if not table.humans:
         fail(f"{file}: no human rater (every rater is a judge).")
-    x, y, _ = item_scores(table, judge)
+    X, y, _ = judge_matrix(table, judges)
     pi = _inclusion_from_file(inclusion_prob, file, table, item, rater, y)
     st = None if strata is None else _strata_from_file(strata, file, table, item)
     cl = table.clusters
-    keep = np.isfinite(x)
+    items = np.asarray(table.items)
+    keep = np.isfinite(X).all(axis=1)
     if not keep.all():
         if not drop_unscored:
-            bad = table.items[~keep]
-            fail(f"{file}: judge {judge!r} has no score for {bad.size} of {table.n_items} item(s) "
-                 f"(e.g. {', '.join(repr(str(b)) for b in bad[:3])}). The estimator needs the judge's score on every "
-                 "item; pass --drop-unscored to estimate over the items it scored.")
-        x, y, pi = x[keep], y[keep], pi[keep]
+            k = int(np.flatnonzero(~np.isfinite(X).all(axis=0))[0])
+            bad = table.items[~np.isfinite(X[:, k])]
+            fail(f"{file}: judge {judges[k]!r} has no score for {bad.size} of {table.n_items} item(s) "
+                 f"(e.g. {', '.join(repr(str(b)) for b in bad[:3])}). The estimator needs every judge's score on every "
+                 "item; pass --drop-unscored to estimate over the items they all scored.")
+        X, y, pi, items = X[keep], y[keep], pi[keep], items[keep]
         st = None if st is None else st[keep]
         cl = None if cl is None else np.unique(cl[keep], return_inverse=True)[1]
     n_lab = int(np.isfinite(y).sum())
     if n_lab == 0:
         fail(f"{file}: no item has a human score, so there is nothing to estimate the human mean from. "
              "Check the judge name and the role of the raters.")
-    import warnings
-
-    from ..exceptions import DegenerateDataWarning, SmallSampleWarning
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", SmallSampleWarning)
-        warnings.simplefilter("always", DegenerateDataWarning)
-        dr = dr_mean(x, y, pi, model=model.value, cross_fit=cross_fit, strata=st, clusters=cl,
-                     confidence_level=confidence_level, target=target.value, rng=seed, on_undefined="raise")
-        results: dict[str, Any] = {"DR": dr}
-        if compare:
-            # a comparison row: undefined (one labelled unit) shows as nan with the reason, not an error
-            results["human-only"] = classical_mean(y, pi, strata=st, clusters=cl, confidence_level=confidence_level,
-                                                   target=target.value, on_undefined="warn")
-            uniform = bool(np.nanmax(pi[np.isfinite(y)]) == np.nanmin(pi[np.isfinite(y)]))
-            if uniform and n_lab >= 2 and n_lab < y.size:
-                results["PPI++"] = ppi_mean(x, y, confidence_level=confidence_level, on_undefined="nan")
-    warn_msgs = sorted({str(w.message) for w in caught})
+    comp = compare_estimators(X if X.shape[1] > 1 else X[:, 0], y, pi, judges=judges, items=items,
+                              model=model.value, cross_fit=cross_fit, strata=st, clusters=cl,
+                              confidence_level=confidence_level, target=target.value, compare=compare, rng=seed)
+    dr = comp.dr
+    results: dict[str, Any] = {"DR": dr}
+    if comp.human_only is not None:
+        results["human-only"] = comp.human_only
+    if comp.ppi is not None:
+        results["PPI++"] = comp.ppi
     known = pi[np.isfinite(pi)]
     design = {"inclusion_prob": inclusion_prob, "min": float(known.min()), "max": float(known.max()),
               "n_distinct": int(np.unique(known).size), "n_items_with_prob": int(known.size),
               "expected_n_labeled": float(known.sum()) if known.size == pi.size else None}
     if output == TableOrJson.json:
-        emit_json({"file": str(file), "judge": judge, "design": design,
-                   "estimates": {_JSON_KEYS[k]: v.to_dict() for k, v in results.items()}, "warnings": warn_msgs})
+        emit_json({"file": str(file), "judge": judge, "judges": judges, "model": dr.model, "design": design,
+                   "estimates": {_JSON_KEYS[k]: v.to_dict() for k, v in results.items()},
+                   "hints": comp.hints, "warnings": comp.warnings})
         return
     from ..report._format import fmt_num
 
+    tuned = "" if dr.lam is None else f", power tuning lambda {fmt_num(dr.lam)} (0 = human-only)"
+    interval_kind = (f"t interval with {fmt_num(dr.df, 1)} effective df" if dr.ci.method == "t"
+                     else "normal interval")
     notes: list[Any] = [
-        "n: human-scored items; N: all items (the judge scores every one).",
+        "n: human-scored items; N: all items (the judges score every one).",
         f"Variance of the DR estimate: human-variance term {fmt_num(dr.var_human, 6)} + residual penalty "
-        f"{fmt_num(dr.var_residual, 6)} (target: {dr.target}); model {dr.model}, R\u00b2 of the model "
-        f"{fmt_num(dr.r2)}, sd of the human scores {fmt_num(dr.sd_human)}.",
+        f"{fmt_num(dr.var_residual, 6)} (target: {dr.target}); model {dr.model} on {dr.n_judges} judge column(s)"
+        f"{tuned}; cross-fitted R\u00b2 of the model {fmt_num(dr.r2)}, sd of the human scores {fmt_num(dr.sd_human)}; "
+        f"{interval_kind}.",
         f"Inclusion probabilities {fmt_num(design['min'], 4)} to {fmt_num(design['max'], 4)} "
         f"({design['n_distinct']} distinct value(s)); report them with the estimate: the interval is valid "
         "because they are known.",
     ]
-    if np.isfinite(dr.r2) and dr.r2 < 0:
-        if model.value == "identity":
-            notes.append(f"R\u00b2 < 0: the judge's raw scores predict the human scores worse than a constant "
-                         "(another scale, or a bias); the estimate stays valid but is imprecise. --model linear "
-                         "calibrates them.")
-        else:
-            notes.append(f"R\u00b2 < 0: even the {model.value} model of the judge's scores predicts the human scores "
-                         "worse than a constant (out of fold); the estimate stays valid but is imprecise: the judge "
-                         "adds nothing here.")
-    if compare and "PPI++" not in results:
-        if not uniform:
-            notes.append("PPI++ not shown: it assumes a uniform random human subsample, and the probabilities differ.")
-        elif n_lab < 2:
-            notes.append("PPI++ not shown: it needs at least two human-scored items.")
-        else:
-            notes.append("PPI++ not shown: every item is human-scored, so there is nothing for the judge to add.")
-    notes += [styled(("warning:", "yellow"), f" {m}") for m in warn_msgs]
+    notes += [h["message"] for h in comp.hints]
+    if compare and comp.ppi_note:
+        notes.append(comp.ppi_note)
+    notes += [styled(("warning:", "yellow"), f" {m}") for m in comp.warnings]
     cl_pct = f"{confidence_level * 100:g}%"
+    who = judge if len(judges) == 1 else f"{len(judges)} judges"
     _render_estimates(list(results.items()),
-                      title=f"Mean human score, {judge} as the predictor ({cl_pct} intervals)", notes=notes)
+                      title=f"Mean human score, {who} as the predictor ({cl_pct} intervals)", notes=notes)
 
 
 # ------------------------------------------------------------------------------------ planning
-def _pilot(file: Path, judge: str, model: str, item: str, rater: str, label: str, scale: Level,
+def _pilot(file: Path, judges: list[str], model: str, item: str, rater: str, label: str, scale: Level,
            abstain: list[str] | None, duplicates: Duplicates = Duplicates.error,
            missing: Missing = Missing.error, role: str | None = None) -> tuple[float, float, int]:
-    from ..estimation import item_scores
+    from ..estimation import judge_matrix
     from ..estimation._planning import pilot_r2
 
-    table = load_table(file, judges=[judge], scale=scale, abstain=abstain, item=item, rater=rater, label=label,
+    judges = list(dict.fromkeys(judges))
+    table = load_table(file, judges=judges, scale=scale, abstain=abstain, item=item, rater=rater, label=label,
                        role=role, duplicates=duplicates, missing=missing)
-    x, y, _ = item_scores(table, judge)
-    return pilot_r2(x, y, model=model)
+    X, y, _ = judge_matrix(table, judges)
+    return pilot_r2(X if X.shape[1] > 1 else X[:, 0], y, model=model)
+
+
+def _plan_active(pilot: Path | None, judges: list[str], budget: float | None, out: Path | None,
+                 cost_column: str | None, pilot_prob: str | None, floor: float, model: str, seed: int,
+                 output: TableOrJson, **read: Any) -> None:
+    """``plan-estimate --design active``: item-level probabilities, drawn and written with the sample."""
+    from .._io import atomic_write
+    from .._safe import csv_frame
+    from ..estimation import draw_human_sample, judge_matrix, plan_active
+    from ..exceptions import SchemaError
+
+    if pilot is None or not judges:
+        fail("--design active needs --pilot FILE (every judge's score on every item of the study, and the humans' "
+             "scores on the pilot items, if any) and --judge NAME (one or more).")
+    if budget is None:
+        fail("--design active needs --budget (the expected cost of the new human labels; with unit costs, their number).")
+    if out is None:
+        fail("--design active needs --out FILE (where to write the assignments with their probabilities).")
+    judges = list(dict.fromkeys(judges))
+    table = load_table(pilot, judges=judges, **read)
+    X, y, _ = judge_matrix(table, judges)
+    items = np.asarray(table.items)
+    miss = ~np.isfinite(X).all(axis=1)
+    if miss.any():
+        k = int(np.flatnonzero(~np.isfinite(X).all(axis=0))[0])
+        bad = items[~np.isfinite(X[:, k])]
+        raise SchemaError(f"judge {judges[k]!r} has no score for {bad.size} item(s) (e.g. {str(bad[0])!r}); --design "
+                          "active needs every judge's score on every item of the study.", source=str(pilot))
+    costs = None
+    if cost_column is not None:
+        per, src = _per_item_column(pilot, cost_column, table, read["item"], read["rater"], numeric=False,
+                                    option="--cost-column")
+        costs = np.full(items.size, np.nan)
+        for k, i in enumerate(items):
+            v = per.get(str(i))
+            try:
+                costs[k] = float(v) if v is not None else np.nan
+            except ValueError:
+                raise SchemaError(f"cost {v!r} of item {str(i)!r} is not a number.", source=src,
+                                  column=cost_column) from None
+        bad_c = ~(np.isfinite(costs) & (costs > 0))
+        if bad_c.any():
+            k = int(np.flatnonzero(bad_c)[0])
+            raise SchemaError(f"item {str(items[k])!r} has cost {costs[k]!r}; every item needs a positive cost of a "
+                              "human label.", source=src, column=cost_column)
+    p1: Any = None
+    if np.isfinite(y).any():
+        if pilot_prob is None:
+            fail("the --pilot file has human scores: give --pilot-prob (the probability with which those items were "
+                 "drawn, a number or a column), so that their labels can enter the estimate.")
+        p1 = _inclusion_from_file(pilot_prob, pilot, table, read["item"], read["rater"], y)
+    res = plan_active(X if X.shape[1] > 1 else X[:, 0], budget=float(budget), costs=costs,
+                      human_scores=y if p1 is not None else None, pilot_prob=p1, floor=floor, model=model, rng=seed)
+    sample = draw_human_sample(items, res, rng=seed)
+    with atomic_write(out, inputs=[pilot]) as fh:
+        csv_frame(sample.assignments).to_csv(fh, index=False)
+    summary = {"file": str(out), "n_items": sample.n_items, "n_selected": sample.n_selected,
+               "n_pilot": res.n_pilot, "expected_new_labels": res.expected_new_labels,
+               "expected_cost": res.expected_cost, "uncertainty": res.uncertainty_source, "floor": res.floor,
+               "predicted_variance_ratio": res.variance_ratio, "model": model, "judges": judges, "seed": seed}
+    if output == TableOrJson.json:
+        emit_json({"design": "active", "sample": summary, "note": res.note})
+        return
+    from ..report._format import fmt_int, fmt_num
+
+    console.print(
+        f"Active design ({res.uncertainty_source} uncertainty, model {model}, floor {fmt_num(res.floor, 2)}): drew "
+        f"{fmt_int(sample.n_selected - res.n_pilot)} new item(s) for the humans (expected "
+        f"{fmt_num(res.expected_new_labels, 1)}, expected cost {fmt_num(res.expected_cost, 1)}) beside "
+        f"{fmt_int(res.n_pilot)} pilot item(s); predicted residual variance {fmt_num(res.variance_ratio, 2)}x the "
+        f"uniform design's at the same budget. Wrote {out}: its inclusion_prob column is what `voirdire estimate "
+        "--model " + model + "` needs (seed " + str(seed) + ").", highlight=False, soft_wrap=True)
+    if res.note:
+        console.print(res.note, highlight=False, soft_wrap=True)
 
 
 @app.command("plan-estimate")
@@ -320,7 +390,18 @@ def plan_estimate_command(
     sd: float | None = typer.Option(None, "--sd", help="Standard deviation of the human scores (or from --pilot)."),
     r2: float | None = typer.Option(None, "--r2", help="Share of the human variance the judge explains, in [0, 1)."),
     pilot: Path | None = typer.Option(None, "--pilot", help="Pilot annotation file (judge and humans on the same items)."),
-    judge: str | None = typer.Option(None, "--judge", "-j", help="The judge in the pilot file."),
+    judges: list[str] = typer.Option(None, "--judge", "-j", help="A judge in the pilot file (repeatable: several "
+                                                                 "judges are combined, as in estimate)."),
+    design: Design = typer.Option(Design.standard, "--design",
+                                  help="standard (sample sizes, or Neyman strata with --strata) or active: "
+                                       "item-level probabilities from the judges' predicted residuals and costs "
+                                       "(needs --pilot with every judge on every item, --budget and --out)."),
+    cost_column: str | None = typer.Option(None, "--cost-column", help="Column of the --pilot file with each item's "
+                                                                       "cost of a human label (--design active)."),
+    pilot_prob: str | None = typer.Option(None, "--pilot-prob", help="Probability with which the pilot's human-scored "
+                                                                     "items were drawn: a number or a column "
+                                                                     "(--design active)."),
+    floor: float = typer.Option(0.3, "--floor", help="Share of the uniform design mixed into --design active."),
     model: Model = typer.Option(Model.calibrated, "--model", help="Prediction model the study will use (for the pilot R\u00b2; "
                                                                   "the same default as estimate)."),
     n_total: int | None = typer.Option(None, "--N", "--n-total", help="Items the LLM scores."),
@@ -354,6 +435,12 @@ def plan_estimate_command(
     With --draw ITEMS --out FILE: also draw the Poisson human sample and write it with the
     probabilities beside it (N defaults to the number of items in ITEMS).
     """
+    judge = judges[0] if judges else None
+    if design == Design.active:
+        _plan_active(pilot, judges or [], budget, draw_out, cost_column, pilot_prob, floor, model.value, seed, output,
+                     item=item, rater=rater, label=label, role=role, scale=scale, abstain=abstain,
+                     duplicates=duplicates, missing=missing)
+        return
     if (draw is None) != (draw_out is None):
         fail("--draw ITEMS and --out FILE go together (the items to sample from, and where to write the sample).")
     draw_items = draw_strata = None
@@ -373,7 +460,8 @@ def plan_estimate_command(
                 err_console.print(styled(("warning:", "yellow"), f" the strata sizes of {strata_file} differ from {draw} "
                                   f"({'; '.join(off[:3])}): the expected number of labels will differ from the budget."),
                                   highlight=False, soft_wrap=True)
-            _draw(draw_items, alloc, draw_out, seed, output, strata=draw_strata, plan=alloc.to_dict())
+            _draw(draw_items, alloc, draw_out, seed, output, strata=draw_strata, plan=alloc.to_dict(),
+                  inputs=(draw, strata_file))
         return
     if budget is not None:
         fail("--budget goes with --strata FILE (a Neyman allocation over strata).")
@@ -389,9 +477,9 @@ def plan_estimate_command(
             fail("give --r2 or --pilot, not both.")
         if judge is None:
             fail("--pilot needs --judge NAME (the judge whose scores predict the humans).")
-        r2_p, sd_p, n_p = _pilot(pilot, judge, model.value, item, rater, label, scale, abstain, duplicates, missing,
+        r2_p, sd_p, n_p = _pilot(pilot, judges, model.value, item, rater, label, scale, abstain, duplicates, missing,
                                  role)
-        pilot_info = {"file": str(pilot), "judge": judge, "model": model.value, "r2": r2_p, "sd": sd_p, "n_pairs": n_p}
+        pilot_info = {"file": str(pilot), "judge": judge, "judges": judges, "model": model.value, "r2": r2_p, "sd": sd_p, "n_pairs": n_p}
         from ..exceptions import InfeasiblePlanError
 
         if not np.isfinite(r2_p) and not sd_p > 0:
@@ -418,7 +506,8 @@ def plan_estimate_command(
             fail(f"the plan needs N = {res.n_total} items but {draw} lists {draw_items.size}; plan for the file's items "
                  "(give two of --n-star/--target-halfwidth/--effect-size and --n/--inclusion-prob, or leave N free).")
         if output == TableOrJson.json:
-            _draw(draw_items, res.inclusion_prob, draw_out, seed, output, plan={"plan": res.to_dict(), "pilot": pilot_info})
+            _draw(draw_items, res.inclusion_prob, draw_out, seed, output, plan={"plan": res.to_dict(), "pilot": pilot_info},
+                  inputs=(draw, pilot))
             return
     if output == TableOrJson.json:
         emit_json({"plan": res.to_dict(), "pilot": pilot_info})
@@ -447,7 +536,7 @@ def plan_estimate_command(
     if res.note:
         console.print(res.note, highlight=False, soft_wrap=True)
     if draw_items is not None:
-        _draw(draw_items, res.inclusion_prob, draw_out, seed, output)
+        _draw(draw_items, res.inclusion_prob, draw_out, seed, output, inputs=(draw, pilot))
     else:
         console.print("Draw the human sample with these probabilities and keep them: the estimate needs them "
                       "(--draw ITEMS --out FILE does it).", highlight=False, soft_wrap=True)
@@ -480,12 +569,16 @@ def _read_items(file: Path, item_col: str, strata_col: str | None) -> tuple[np.n
 
 
 def _draw(items: Any, inclusion_prob: Any, out: Any, seed: int, output: TableOrJson, *,
-          strata: Any = None, plan: Any = None) -> None:
+          strata: Any = None, plan: Any = None, inputs: Any = ()) -> None:
     from ..estimation import draw_human_sample
     from ..report._format import fmt_int, fmt_num
 
+    from .._io import atomic_write
+    from .._safe import csv_frame
+
     sample = draw_human_sample(items, inclusion_prob, rng=seed, strata=strata)
-    sample.assignments.to_csv(out, index=False)
+    with atomic_write(out, inputs=inputs) as fh:
+        csv_frame(sample.assignments).to_csv(fh, index=False)
     summary = {"file": str(out), "n_items": sample.n_items, "n_selected": sample.n_selected,
                "expected_n": sample.expected_n, "seed": seed}
     if output == TableOrJson.json:

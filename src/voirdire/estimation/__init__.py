@@ -14,9 +14,12 @@ from ._active import plan_active
 from ._planning import plan_allocation, required_sample_size
 from ._results import ActiveDesign, AllocationResult, EstimateResult, HumanSample, SampleSizeResult
 from ._sampling import draw_human_sample
+from ._workflow import EstimatorComparison, compare_estimators
 
 __all__ = [
     "dr_mean",
+    "compare_estimators",
+    "EstimatorComparison",
     "dr_mean_table",
     "classical_mean",
     "ppi_mean",

@@ -252,45 +252,75 @@ def _nan_result(n_lab: int, n_tot: int, confidence_level: float, model: str, met
         model=model, method=method, target=target, cross_fit=cross_fit)
 
 
-def _effective_df(pi_l: np.ndarray, li: np.ndarray, clusters: np.ndarray | None, var_h: float, var_r: float,
-                  target: str, n_units: int) -> float:
+def _effective_df(pi_l: np.ndarray, li: np.ndarray, ce: np.ndarray, clusters: np.ndarray | None, var_h: float,
+                  var_r: float, target: str, n_units: int) -> float:
     """Satterthwaite degrees of freedom of the variance estimate.
 
-    The residual (design) term is a weighted sum over the labelled units with weights
-    ``a_i = (1 - pi_i)/pi_i^2`` (summed per cluster); treating its units as exchangeable gives
-    Kish's effective number ``(sum a)^2 / sum a^2`` of units, minus one. With the superpopulation
-    target the human-variance term (``n_units - 1`` df) is combined with it by Satterthwaite's
-    formula. Equal probabilities give ``n - 1``, the classical t.
+    The residual (design) term is a sum over the labelled units of ``u_i = a_i c e_i^2`` with
+    ``a_i = (1 - pi_i)/pi_i^2`` (summed per cluster). Two effective numbers of units, the smaller
+    kept: Kish's ``(sum a)^2 / sum a^2`` (the design weights alone; equal probabilities give
+    ``n``) and Satterthwaite's ``3 (sum u)^2 / sum u^2`` (the terms themselves, with the normal
+    kurtosis 3: about ``n`` for equal weights and normal residuals, fewer when a few heavily
+    weighted or large residuals carry the variance); minus one. With the superpopulation target
+    the human-variance term (``n_units - 1`` df) is combined with it by Satterthwaite's formula.
     """
     a = (1.0 - pi_l) / pi_l**2
+    u = a * ce * ce
     if clusters is not None:
         a = np.bincount(clusters[li], weights=a)
-        a = a[a > 0]
+        u = np.bincount(clusters[li], weights=u)
+        keep = a > 0
+        a, u = a[keep], u[keep]
     s1, s2 = float(a.sum()), float(np.sum(a * a))
     df_r = s1 * s1 / s2 - 1.0 if s2 > 0 else np.inf
+    t1, t2 = float(u.sum()), float(np.sum(u * u))
+    if t2 > 0:
+        df_r = min(df_r, 3.0 * t1 * t1 / t2 - 1.0)
+    df_r = max(df_r, 1.0)
     df_h = max(n_units - 1.0, 1.0)
     var_h = max(var_h, 0.0)
     if target == "finite" or var_h == 0:
-        return max(df_r, 1.0)
-    denom = (var_r * var_r / df_r if np.isfinite(df_r) and df_r > 0 else 0.0) + var_h * var_h / df_h
+        return df_r
+    denom = (var_r * var_r / df_r if np.isfinite(df_r) else 0.0) + var_h * var_h / df_h
     return max((var_r + var_h) ** 2 / denom, 1.0) if denom > 0 else np.inf
 
 
-def _tune(y: np.ndarray, m: np.ndarray, pi: np.ndarray, lab: np.ndarray, clusters: np.ndarray | None,
-          strata: np.ndarray | None, target: str) -> tuple[np.ndarray, float]:
-    """Power tuning: ``m_lam = c + lam (m - c)`` with ``c`` the Hajek mean of the labelled scores and
-    ``lam`` in [0, 1] minimising the estimated variance of the DR estimate for ``target``.
+def _hajek_form(y: np.ndarray, m: np.ndarray, pi: np.ndarray, li: np.ndarray) -> tuple[np.ndarray, float]:
+    """``(m + e_H, N / N_hat)``: the prediction shifted by the design-weighted (Hajek) mean residual
+    ``e_H``, and the Hajek scale of the residual term.
 
-    ``lam = 0`` is the human-only (Hajek) estimate; the estimated variance is exactly quadratic in
-    ``lam`` (``phi`` is affine in it), so three evaluations of the one variance formula give it.
+    With these, :func:`_core` computes the Hajek-normalised DR estimate
+    ``mean(m) + sum(delta/pi (Y - m)) / N_hat`` and its linearised variance; with a constant ``m``
+    it is exactly :func:`classical_mean` (estimate and standard error).
+    """
+    wl = 1.0 / pi[li]
+    n_hat = float(wl.sum())
+    e_h = float(_dot(wl, y[li] - m[li])) / n_hat
+    return m + e_h, m.size / n_hat
+
+
+def _tune(y: np.ndarray, m: np.ndarray, pi: np.ndarray, lab: np.ndarray, clusters: np.ndarray | None,
+          strata: np.ndarray | None, target: str) -> tuple[np.ndarray, float, float]:
+    """Power tuning: ``m_lam = c + lam (m - c)`` with ``c`` the Hajek mean of the labelled scores and
+    ``lam`` in [0, 1] minimising the estimated variance of the (Hajek-normalised) DR estimate for
+    ``target``. Returns the prediction to pass to :func:`_core` (shifted, see :func:`_hajek_form`),
+    ``lam`` and the residual scale.
+
+    ``lam = 0`` is exactly the human-only (Hajek) estimate with its standard error, so the
+    estimated variance at the chosen ``lam`` is never above the human-only one. The estimated
+    variance is exactly quadratic in ``lam`` (``phi`` is affine in it), so three evaluations of
+    the one variance formula give it.
     """
     li = np.flatnonzero(lab)
     wl = 1.0 / pi[li]
     c = float(_dot(wl, y[li])) / float(wl.sum())
 
+    def form(lam: float) -> tuple[np.ndarray, float]:
+        return _hajek_form(y, c + lam * (m - c), pi, li)
+
     def var(lam: float) -> float:
-        m_l = c + lam * (m - c)
-        ce = y[li] - m_l[li]
+        m_l, scale = form(lam)
+        ce = scale * (y[li] - m_l[li])
         wce = wl * ce
         theta = (float(m_l.sum()) + float(wce.sum())) / m.size
         v_tot, v_res, _ = _variance(m_l, li, wce, ce, pi[li], theta, clusters, strata)
@@ -303,7 +333,10 @@ def _tune(y: np.ndarray, m: np.ndarray, pi: np.ndarray, lab: np.ndarray, cluster
         lam = float(np.clip(-bb / (2.0 * cc), 0.0, 1.0))
     else:
         lam = 1.0 if v1 < v0 else 0.0
-    return c + lam * (m - c), lam
+    if var(lam) > v0:  # rounding at a flat optimum: keep the guarantee exact
+        lam = 0.0
+    m_l, scale = form(lam)
+    return m_l, lam, scale
 
 
 def _core(y: np.ndarray, m: np.ndarray, pi: np.ndarray, lab: np.ndarray, *, scale: float,
@@ -346,7 +379,7 @@ def _core(y: np.ndarray, m: np.ndarray, pi: np.ndarray, lab: np.ndarray, *, scal
     use_t = interval == "t" or (interval == "auto" and n_units_lab < SMALL_SAMPLE)
     df = float("inf")
     if use_t:
-        df = _effective_df(pi_l, li, clusters, var_human, var_res, target, n_units)
+        df = _effective_df(pi_l, li, ce, clusters, var_human, var_res, target, n_units)
     q = float(stdtrit(df, 0.5 + confidence_level / 2.0)) if np.isfinite(df) else float(ndtri(0.5 + confidence_level / 2.0))
     return EstimateResult(
         estimate=theta, se=se,
@@ -568,6 +601,7 @@ def dr_mean(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *,
                   on_undefined)
         return _nan_result(0, y.size, confidence_level, model, "dr", target, folds_used)
     lam: float | None = None
+    scale = 1.0
     if gen is None:
         m = X[:, 0].astype(float, copy=True)
     else:
@@ -592,7 +626,7 @@ def dr_mean(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *,
         if const.all() or too_few:
             # nothing to fit: the constant (Hajek) prediction, i.e. the human-only estimate
             li = np.flatnonzero(lab)
-            m = np.full(y.size, float(_dot(1.0 / pi[li], y[li])) / float(np.sum(1.0 / pi[li])))
+            m, scale = _hajek_form(y, np.zeros(y.size), pi, li)
             tune = False
             lam = 0.0 if model == "calibrated" or power_tuning else None
         else:
@@ -605,8 +639,8 @@ def dr_mean(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *,
         ybar = float(_dot(wl, y[li])) / float(wl.sum())
         s2 = float(_dot(wl, (y[li] - ybar) ** 2))
         r2 = 1.0 - float(_dot(wl, (y[li] - m[li]) ** 2)) / s2 if s2 > 0 else float("nan")
-        m, lam = _tune(y, m, pi, lab, cl, st, target)
-    return _core(y, m, pi, lab, scale=1.0, clusters=cl, strata=st, target=target,
+        m, lam, scale = _tune(y, m, pi, lab, cl, st, target)
+    return _core(y, m, pi, lab, scale=scale, clusters=cl, strata=st, target=target,
                  confidence_level=confidence_level, model=model, method="dr", cross_fit=folds_used,
                  interval=interval, lam=lam, r2=r2, n_judges=n_judges)
 
