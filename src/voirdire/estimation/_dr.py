@@ -100,7 +100,7 @@ def _judge_matrix(value: Any, n: int, func: str, *, covariates: Any = None, miss
                 f"all items): column {names[k]!r} has no score for {int(miss[:, k].sum())} item(s), e.g. item {i}. "
                 "Drop those items, or pass missing_judge='impute' (column mean plus a missingness indicator).")
         extra = []
-        for k in np.flatnonzero(miss.any(axis=0)):
+        for k in np.flatnonzero(miss.any(axis=0)).tolist():
             col = X[:, k]
             if miss[:, k].all():
                 raise InvalidParameterError(f"Column {names[k]!r} of {func} holds no score at all.")
