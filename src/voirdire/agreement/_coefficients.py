@@ -540,8 +540,8 @@ def agreement(table: AnnotationTable, *, coefficients: Sequence[str] | None = No
         Krippendorff's metric (default: the scale's level).
     weights : str or array, optional
         Weights for the weighted coefficients (AC2 defaults to quadratic).
-    confidence_level, n_resamples, rng, on_undefined, abstain_policy
-        As in :func:`krippendorff_alpha`.
+    confidence_level, n_resamples, rng, on_undefined, abstain_policy, method
+        As in :func:`krippendorff_alpha` (``method="auto"`` chooses per coefficient).
     label : str
         A name for the selection (shown by the CLI and the report).
 
