@@ -1,0 +1,224 @@
+"""The `voirdire study` commands (registered on import): a workspace of rounds on one SQLite file."""
+
+from __future__ import annotations
+
+import tempfile
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from ._app import (
+    Duplicates, Level, Missing, app, console, duplicates_option, emit_json, handle_errors, missing_option, role_option,
+)
+
+study_app = typer.Typer(help="A study workspace: rounds of labels, assignments and inclusion probabilities in one "
+                             "SQLite file (init, add, status, assign, draw, export, validate, estimate, report).",
+                        no_args_is_help=True)
+app.add_typer(study_app, name="study")
+
+_FORWARD = {"allow_extra_args": True, "ignore_unknown_options": True}
+
+
+class ExportFormat(str, Enum):
+    csv = "csv"
+    parquet = "parquet"
+
+
+class DrawDesign(str, Enum):
+    uniform = "uniform"
+
+
+def _open(path: Path) -> Any:
+    from ..study import Study
+
+    return Study(path)
+
+
+@study_app.command("init")
+@handle_errors
+def init_command(path: Path = typer.Argument(..., help="The study file to create (e.g. study.vdb)."),
+                 note: str = typer.Option("", "--note", help="A note stored with the study.")) -> None:
+    """Create an empty study (one SQLite file; never overwrites)."""
+    from ..study import Study
+
+    s = Study.init(path, note=note or None)
+    console.print(f"Created study {s.path} (schema {s.meta['schema_version']}).", highlight=False)
+
+
+@study_app.command("add")
+@handle_errors
+def add_command(
+    path: Path = typer.Argument(..., help="The study file."),
+    file: Path = typer.Argument(..., help="Labels to import as one new round (any file voirdire reads)."),
+    judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeatable)."),
+    role: str | None = role_option(),
+    item: str = typer.Option("item", "--item", help="Item id column."),
+    rater: str = typer.Option("rater", "--rater", help="Rater column."),
+    label: str = typer.Option("label", "--label", help="Label column."),
+    cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters."),
+    scale: Level = typer.Option(None, "--scale", help="Level of measurement of the labels."),
+    abstain: list[str] = typer.Option(None, "--abstain", help="A label meaning 'cannot assess' (repeatable)."),
+    duplicates: Duplicates = duplicates_option(),
+    missing: Missing = missing_option(),
+    strict: bool = typer.Option(False, "--strict", help="Refuse the round if a human label was never assigned."),
+    output: str = typer.Option("table", "--format", "-f", help="table or json."),
+) -> None:
+    """Import a file of labels as one round, in one transaction (all rows or none)."""
+    s = _open(path)
+    res = s.add(file, duplicates=duplicates.value, strict=strict, judges=judge or (), role=role, item=item,
+                rater=rater, label=label, cluster=cluster, scale=scale.value if scale else None,
+                abstain=abstain or (), missing=missing.value)
+    if output == "json":
+        emit_json(res.to_dict())
+        return
+    console.print(f"Round {res.round}: {res.n_rows:,} rows from {file}: {res.n_imported:,} imported, "
+                  f"{res.n_replaced:,} replaced, {res.n_duplicate:,} duplicate, {res.n_rejected:,} rejected"
+                  + (f" ({', '.join(f'{k}: {v}' for k, v in res.rejected.items())})" if res.rejected else "")
+                  + f"; {res.n_flagged:,} flagged (never assigned).", highlight=False, soft_wrap=True)
+
+
+@study_app.command("status")
+@handle_errors
+def status_command(path: Path = typer.Argument(..., help="The study file."),
+                   output: str = typer.Option("table", "--format", "-f", help="table or json.")) -> None:
+    """Rounds, every row accounted for, coverage per rater, open assignments."""
+    from rich import box
+    from rich.table import Table
+
+    st = _open(path).status()
+    if output == "json":
+        emit_json(st.to_dict())
+        return
+    console.print(f"{st.path}: {st.n_items:,} items, {st.n_humans} humans, {st.n_judges} judges, {st.n_labels:,} "
+                  f"labels ({st.n_flagged:,} flagged); {st.n_open_assignments:,} open and "
+                  f"{st.n_delivered_assignments:,} delivered assignments; {st.n_items_with_probability:,} items "
+                  f"with a recorded inclusion probability. Schema {st.schema_version}.", highlight=False,
+                  soft_wrap=True)
+    t = Table(title="Rounds (rows = imported + replaced + duplicate + rejected)", title_justify="left",
+              box=box.SIMPLE_HEAD)
+    for c in ("round", "kind", "rows", "imported", "replaced", "dup.", "rejected", "flagged", "from"):
+        t.add_column(c, justify="left" if c in ("kind", "from") else "right", no_wrap=c != "from", overflow="fold")
+    for r in st.rounds.itertuples():
+        t.add_row(str(r.round), r.kind, f"{r.n_rows:,}", f"{r.n_imported:,}", f"{r.n_replaced:,}",
+                  f"{r.n_duplicate:,}", f"{r.n_rejected:,}", f"{r.n_flagged:,}",
+                  Path(str(r.source)).name if r.source else f"{r.design} seed {r.seed}")
+    console.print(t)
+    c = Table(title="Coverage", title_justify="left", box=box.SIMPLE_HEAD)
+    for col in ("rater", "role", "labels", "coverage"):
+        c.add_column(col, justify="left" if col in ("rater", "role") else "right", no_wrap=True)
+    for r in st.coverage.itertuples():
+        c.add_row(str(r.rater), str(r.role), f"{int(r.n_labels):,}", f"{r.coverage:.1%}")
+    console.print(c)
+
+
+@study_app.command("export")
+@handle_errors
+def export_command(path: Path = typer.Argument(..., help="The study file."),
+                   output: Path = typer.Option(..., "--output", "-o", help="File to write."),
+                   to: ExportFormat = typer.Option(ExportFormat.csv, "--to", help="csv or parquet.")) -> None:
+    """Every label (item, rater, role, label, round, flagged, inclusion_prob) as one long file."""
+    _export(_open(path), output, to.value)
+    console.print(f"Wrote {output}.", highlight=False)
+
+
+def _export(study: Any, output: Path, to: str) -> None:
+    from .._io import atomic_write
+    from .._safe import csv_frame
+
+    df = study.export_frame()
+    if to == "parquet":
+        import io
+
+        from .._io import write_bytes
+        from .._optional import require
+
+        require("pyarrow", "Writing Parquet")
+        buf = io.BytesIO()
+        df.to_parquet(buf, index=False)
+        write_bytes(output, buf.getvalue(), inputs=[study.path])
+    else:
+        with atomic_write(output, inputs=[study.path]) as fh:
+            csv_frame(df).to_csv(fh, index=False)
+
+
+@study_app.command("assign")
+@handle_errors
+def assign_command(
+    path: Path = typer.Argument(..., help="The study file."),
+    n_per_rater: int = typer.Option(..., "--n-per-rater", "-n", min=1, help="Items each rater gets."),
+    output: Path = typer.Option(..., "--output", "-o", help="The next batch (.csv, .jsonl, or .json with --to)."),
+    design: str = typer.Option("strat", "--design", help="random, strat, panel, seq-refined or seq-coverage."),
+    assignee: list[str] = typer.Option(None, "--rater", "-r", help="A human to give work (repeatable; default all)."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the draw (recorded)."),
+    to: str = typer.Option(None, "--to", help="csv, jsonl, label-studio or argilla."),
+) -> None:
+    """The next batch of assignments, written for the annotators and recorded with its probabilities."""
+    from ..design import write_assignments
+
+    s = _open(path)
+    res, rnd = s.assign(design=design, n_per_rater=n_per_rater, raters=assignee or None, rng=seed)
+    out, manifest = write_assignments(res, output, format=to, inputs=[path])
+    console.print(f"Round {rnd}: {len(res.item):,} assignments ({design}, seed {seed}) recorded with their "
+                  f"inclusion probabilities; wrote {out} and {manifest}.", highlight=False, soft_wrap=True)
+
+
+@study_app.command("draw")
+@handle_errors
+def draw_command(
+    path: Path = typer.Argument(..., help="The study file."),
+    n: int = typer.Option(..., "-n", min=1, help="Expected number of items to send to humans."),
+    output: Path = typer.Option(..., "--output", "-o", help="CSV of the drawn items with their probabilities."),
+    design: DrawDesign = typer.Option(DrawDesign.uniform, "--design", help="uniform (Poisson, pi = n/N)."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the draw (recorded)."),
+) -> None:
+    """Draw the human subsample for estimation; every probability is recorded in the study."""
+    from .._io import atomic_write
+    from .._safe import csv_frame
+
+    s = _open(path)
+    drawn, rnd = s.draw(n=n, design=design.value, rng=seed)
+    with atomic_write(output, inputs=[path]) as fh:
+        csv_frame(drawn).to_csv(fh, index=False)
+    console.print(f"Round {rnd}: {len(drawn):,} items drawn ({design.value}, seed {seed}); probabilities recorded; "
+                  f"wrote {output}.", highlight=False)
+
+
+def _forward(command: str, path: Path, extra: list[str]) -> None:
+    """Run `voirdire COMMAND` on the study exported to a temporary file (identical to running it on an export)."""
+    from typer.main import get_command
+
+    s = _open(path)
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / f"{path.stem}.csv"
+        _export(s, f, "csv")
+        args = [command, str(f), "--role", "role", *extra]
+        if command == "estimate" and "inclusion_prob" in s.export_frame().columns and \
+                not any(a.startswith("--inclusion-prob") for a in extra):
+            args += ["--inclusion-prob", "inclusion_prob"]
+        rc = get_command(app).main(args=args, prog_name="voirdire", standalone_mode=False)
+        if isinstance(rc, int) and rc:   # click returns the exit code of typer.Exit when not standalone
+            raise typer.Exit(rc)
+
+
+@study_app.command("validate", context_settings=_FORWARD)
+@handle_errors
+def validate_command(ctx: typer.Context, path: Path = typer.Argument(..., help="The study file.")) -> None:
+    """`voirdire validate` over every round (any validate option after PATH, e.g. --judge J)."""
+    _forward("validate", path, list(ctx.args))
+
+
+@study_app.command("estimate", context_settings=_FORWARD)
+@handle_errors
+def estimate_command(ctx: typer.Context, path: Path = typer.Argument(..., help="The study file.")) -> None:
+    """`voirdire estimate` over every round with the recorded inclusion probabilities."""
+    _forward("estimate", path, list(ctx.args))
+
+
+@study_app.command("report", context_settings=_FORWARD)
+@handle_errors
+def report_command(ctx: typer.Context, path: Path = typer.Argument(..., help="The study file.")) -> None:
+    """`voirdire report` over every round (any report option after PATH)."""
+    _forward("report", path, list(ctx.args))
+

@@ -1,0 +1,8 @@
+"""Study workspace: rounds of labels, assignments and inclusion probabilities in one SQLite file.
+
+See ``docs/study.md``.
+"""
+
+from ._study import SCHEMA_VERSION, AddResult, Study, StudyError, StudyStatus
+
+__all__ = ["SCHEMA_VERSION", "AddResult", "Study", "StudyError", "StudyStatus"]

@@ -1,0 +1,527 @@
+"""A study workspace: one SQLite file holding every round of labels, assignments and probabilities."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import hashlib
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._results import Result
+from .._safe import shown
+from ..data import HUMAN, JUDGE, AnnotationTable, read_annotations, read_long_frame
+from ..exceptions import InvalidParameterError, SchemaError, VoirdireError
+
+__all__ = ["SCHEMA_VERSION", "Study", "StudyError", "StudyStatus", "AddResult"]
+
+#: Version of the database layout this release writes (``meta.schema_version``).
+SCHEMA_VERSION = 2
+_APP = "voirdire-study"
+_BUSY_MS = 30_000
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE rounds (
+    round INTEGER PRIMARY KEY, kind TEXT NOT NULL, created TEXT NOT NULL, source TEXT,
+    file_hash TEXT UNIQUE, n_rows INTEGER NOT NULL DEFAULT 0, n_imported INTEGER NOT NULL DEFAULT 0,
+    n_replaced INTEGER NOT NULL DEFAULT 0, n_duplicate INTEGER NOT NULL DEFAULT 0,
+    n_rejected INTEGER NOT NULL DEFAULT 0, n_flagged INTEGER NOT NULL DEFAULT 0,
+    design TEXT, seed INTEGER, note TEXT);
+CREATE TABLE raters (rater TEXT PRIMARY KEY, role TEXT NOT NULL CHECK (role IN ('human', 'judge')));
+CREATE TABLE items (item TEXT PRIMARY KEY, cluster TEXT);
+CREATE TABLE labels (
+    item TEXT NOT NULL REFERENCES items(item), rater TEXT NOT NULL REFERENCES raters(rater),
+    label TEXT NOT NULL, round INTEGER NOT NULL REFERENCES rounds(round), flagged INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (item, rater));
+CREATE INDEX labels_round ON labels(round);
+CREATE TABLE rejections (round INTEGER NOT NULL REFERENCES rounds(round), reason TEXT NOT NULL,
+                         n_rows INTEGER NOT NULL);
+CREATE TABLE assignments (
+    round INTEGER NOT NULL REFERENCES rounds(round), item TEXT NOT NULL, rater TEXT,
+    design TEXT NOT NULL, seed INTEGER, inclusion_prob REAL NOT NULL CHECK (inclusion_prob > 0 AND inclusion_prob <= 1),
+    stratum TEXT, status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'delivered')),
+    PRIMARY KEY (round, item, rater));
+CREATE INDEX assignments_item ON assignments(item, rater);
+"""
+
+# Version 1 had no `replaced` count and no `stratum` column: what `migrate` adds.
+_MIGRATIONS = {
+    1: ["ALTER TABLE rounds ADD COLUMN n_replaced INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE assignments ADD COLUMN stratum TEXT"],
+}
+
+
+class StudyError(VoirdireError, ValueError):
+    """A study that cannot be opened or changed as asked (the database is left as it was)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class AddResult(Result):
+    """What :meth:`Study.add` did with every row of a file (``n_rows`` = the sum of the others)."""
+
+    round: int
+    source: str
+    file_hash: str
+    n_rows: int
+    n_imported: int
+    n_replaced: int
+    n_duplicate: int
+    n_rejected: int
+    n_flagged: int
+    rejected: dict[str, int]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class StudyStatus(Result):
+    """Rounds, coverage and open work of a study (:meth:`Study.status`)."""
+
+    path: str
+    schema_version: int
+    n_items: int
+    n_humans: int
+    n_judges: int
+    n_labels: int
+    n_flagged: int
+    rounds: pd.DataFrame
+    coverage: pd.DataFrame
+    n_open_assignments: int
+    n_delivered_assignments: int
+    n_items_with_probability: int
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per round."""
+        return self.rounds.copy()
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _file_hash(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _numeric_key(s: str) -> str | None:
+    """The number an id reads as (``"001"`` and ``"1"`` both give ``"1"``), or None."""
+    try:
+        f = float(s)
+    except ValueError:
+        return None
+    if not np.isfinite(f):
+        return None
+    return str(int(f)) if f.is_integer() else repr(f)
+
+
+class Study:
+    """A study on one SQLite file: rounds of labels, assignments with their inclusion probabilities.
+
+    Create one with :meth:`init`, open it with ``Study(path)``. Every change is one transaction:
+    a round is imported whole or not at all (also when the process is killed), and two processes
+    writing at once take turns (the second waits up to 30 s, then fails with a message).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from voirdire.datasets import hanna_path
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> s = Study.init(d / "study.vdb")
+    >>> r = s.add(hanna_path(), label="score", role="role", scale="interval", abstain=[-1])
+    >>> r.n_rows == r.n_imported + r.n_duplicate + r.n_rejected + r.n_replaced
+    True
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise StudyError(f"{shown(str(path))} is not a study (no such file). Create one with `voirdire study "
+                             f"init {shown(str(path), quote=False)}`.")
+        with self._read() as con:
+            meta = self._meta(con)
+        v = int(meta.get("schema_version", "0"))
+        if v > SCHEMA_VERSION:
+            raise StudyError(f"{shown(str(path))} was written by a newer voirdire (study schema {v}; this release "
+                             f"reads up to {SCHEMA_VERSION}). Upgrade voirdire.")
+        if v < SCHEMA_VERSION:
+            self._migrate(v)
+        self.meta = meta
+
+    # ------------------------------------------------------------------ storage
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            con = sqlite3.connect(self.path, timeout=_BUSY_MS / 1000, isolation_level=None)
+            con.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
+            con.execute("PRAGMA foreign_keys = ON")
+            con.execute("PRAGMA synchronous = FULL")
+            return con
+        except sqlite3.Error as exc:
+            raise StudyError(f"{shown(str(self.path))} cannot be opened as a study: {exc}.") from None
+
+    def _meta(self, con: sqlite3.Connection) -> dict[str, str]:
+        try:
+            rows = con.execute("SELECT key, value FROM meta").fetchall()
+        except sqlite3.DatabaseError:
+            raise StudyError(f"{shown(str(self.path))} is not a study (not a voirdire study database).") from None
+        meta = dict(rows)
+        if meta.get("application") != _APP:
+            raise StudyError(f"{shown(str(self.path))} is not a study (a database, but not a voirdire study).")
+        return meta
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        con = self._connect()
+        try:
+            yield con
+        finally:
+            con.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One immediate transaction: committed whole, or rolled back whole."""
+        con = self._connect()
+        try:
+            try:
+                con.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise StudyError(f"{shown(str(self.path))} is busy (another process is writing to it): {exc}. "
+                                 f"Try again when it has finished.") from None
+            try:
+                yield con
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
+        finally:
+            con.close()
+
+    def _migrate(self, version: int) -> None:
+        with self._write() as con:
+            for v in range(version, SCHEMA_VERSION):
+                for stmt in _MIGRATIONS.get(v, []):
+                    con.execute(stmt)
+            con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+
+    @classmethod
+    def init(cls, path: str | os.PathLike[str], *, note: str | None = None) -> Study:
+        """Create an empty study file (refuses to overwrite anything)."""
+        p = Path(path)
+        if p.exists():
+            raise StudyError(f"{shown(str(path))} already exists; a study is never created over a file.")
+        if not p.parent.exists():
+            raise StudyError(f"the folder of {shown(str(path))} does not exist.")
+        tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+        con = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            con.executescript("BEGIN;" + _SCHEMA + "COMMIT;")
+            from .. import __version__
+            con.executemany("INSERT INTO meta VALUES (?, ?)", [
+                ("application", _APP), ("schema_version", str(SCHEMA_VERSION)), ("created", _now()),
+                ("voirdire_version", __version__), ("note", note or "")])
+            con.close()
+            os.link(tmp, p)          # fails if someone created p meanwhile: never overwrite
+        finally:
+            con.close()
+            tmp.unlink(missing_ok=True)
+        return cls(p)
+
+    # ------------------------------------------------------------------ rounds of labels
+    def add(self, file: str | os.PathLike[str], *, duplicates: str = "error", strict: bool = False,
+            **read: Any) -> AddResult:
+        """Import a file of labels as one new round, in one transaction.
+
+        ``read`` holds the reading options of :func:`voirdire.data.read_annotations` (``judges``,
+        ``role``, ``item``, ``rater``, ``label``, ``scale``, ``abstain``...). Labels for an
+        (item, rater) already in the study follow ``duplicates``: ``error`` refuses the round
+        when a label differs, ``first`` keeps the study's, ``last`` takes the file's (the same
+        label again is always counted as a duplicate and kept once). When the study has
+        assignments, a label nobody was assigned is imported and flagged (``strict=True``
+        refuses the round). The same file (by content) twice is refused.
+        """
+        if duplicates not in ("error", "first", "last"):
+            raise InvalidParameterError(f"duplicates must be error, first or last. Got {duplicates!r}.")
+        src = Path(file)
+        if not src.is_file():
+            raise StudyError(f"{shown(str(file))}: file not found.")
+        digest = _file_hash(src)
+        table, phantom = _read_round(src, duplicates, read)
+        frame = table.to_frame()
+        if phantom is not None:  # a one-rater file: drop the stand-in rater that let the reader accept it
+            frame = frame[frame["rater"].astype(str) != phantom]
+        labels = frame["label"].map(_label_text)
+        new = pd.DataFrame({"item": frame["item"].astype(str), "rater": frame["rater"].astype(str),
+                            "role": frame["role"].astype(str), "label": labels})
+        clusters = frame["cluster"].astype(str) if "cluster" in frame.columns else None
+        n_rows = int(table.n_rows_read)
+        rejected = {str(k): int(v) for k, v in table.dropped.items() if v}
+        with self._write() as con:
+            if con.execute("SELECT round FROM rounds WHERE file_hash = ?", (digest,)).fetchone():
+                raise StudyError(f"{shown(str(file))} was imported before (same content, sha256 {digest[:12]}...); "
+                                 f"a file is imported once.")
+            self._check_roles(con, new, str(file))
+            self._check_item_types(con, new["item"].unique(), str(file))
+            rnd = self._new_round(con, "labels", source=str(src), file_hash=digest, n_rows=n_rows)
+            old = pd.read_sql_query("SELECT item, rater, label FROM labels WHERE item IN (SELECT value FROM "
+                                    "json_each(?))", con, params=(pd.Series(new["item"].unique()).to_json(
+                                        orient="values"),))
+            merged = new.merge(old, on=["item", "rater"], how="left", suffixes=("", "_old"))
+            had = merged["label_old"].notna()
+            same = had & (merged["label_old"] == merged["label"])
+            differ = had & ~same
+            if differ.any() and duplicates == "error":
+                r = merged[differ].iloc[0]
+                raise StudyError(
+                    f"{shown(str(file))}: item {shown(r['item'])} already has a label from {shown(r['rater'])} "
+                    f"({shown(r['label_old'])}, this file says {shown(r['label'])}); {int(differ.sum())} such "
+                    f"label(s). Use --duplicates first (keep the study's) or last (take the file's).")
+            take = ~had | (differ & (duplicates == "last"))
+            n_dup = int(same.sum() + (differ & (duplicates == "first")).sum())
+            n_rep = int((differ & (duplicates == "last")).sum())
+            ins = merged[take]
+            flagged = self._flag_unassigned(con, ins, rnd)
+            if strict and flagged.any():
+                r = ins[flagged].iloc[0]
+                raise StudyError(f"{shown(str(file))}: {int(flagged.sum())} label(s) were never assigned, e.g. item "
+                                 f"{shown(r['item'])} for {shown(r['rater'])} (--strict refuses them).")
+            con.executemany("INSERT OR IGNORE INTO raters VALUES (?, ?)",
+                            new[["rater", "role"]].drop_duplicates().itertuples(index=False, name=None))
+            items = pd.DataFrame({"item": new["item"], "cluster": clusters if clusters is not None else None})
+            con.executemany("INSERT OR IGNORE INTO items VALUES (?, ?)",
+                            items.drop_duplicates("item").itertuples(index=False, name=None))
+            rows = list(zip(ins["item"], ins["rater"], ins["label"], [rnd] * len(ins),
+                            flagged.astype(int).tolist()))
+            con.executemany("INSERT INTO labels VALUES (?, ?, ?, ?, ?) ON CONFLICT(item, rater) DO UPDATE SET "
+                            "label = excluded.label, round = excluded.round, flagged = excluded.flagged", rows)
+            con.executemany("INSERT INTO rejections VALUES (?, ?, ?)", [(rnd, k, v) for k, v in rejected.items()])
+            n_rej = int(sum(rejected.values()))
+            n_imp = int((take & ~had).sum())
+            con.execute("UPDATE rounds SET n_imported = ?, n_replaced = ?, n_duplicate = ?, n_rejected = ?, "
+                        "n_flagged = ? WHERE round = ?", (n_imp, n_rep, n_dup, n_rej, int(flagged.sum()), rnd))
+            self._deliver(con, ins)
+        return AddResult(round=rnd, source=str(src), file_hash=digest, n_rows=n_rows, n_imported=n_imp,
+                         n_replaced=n_rep, n_duplicate=n_dup, n_rejected=n_rej, n_flagged=int(flagged.sum()),
+                         rejected=rejected)
+
+    @staticmethod
+    def _new_round(con: sqlite3.Connection, kind: str, **fields: Any) -> int:
+        cols = ["kind", "created", *fields]
+        cur = con.execute(f"INSERT INTO rounds ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                          (kind, _now(), *fields.values()))
+        return int(cur.lastrowid or 0)
+
+    def _check_roles(self, con: sqlite3.Connection, new: pd.DataFrame, src: str) -> None:
+        roles = dict(con.execute("SELECT rater, role FROM raters").fetchall())
+        r = new[["rater", "role"]].drop_duplicates()
+        for rater, role in zip(r["rater"], r["role"]):
+            if rater in roles and roles[rater] != role:
+                raise StudyError(f"{shown(src)}: rater {shown(rater)} is a {role} here but a {roles[rater]} in earlier "
+                                 f"rounds; a rater keeps one role in a study.")
+
+    def _check_item_types(self, con: sqlite3.Connection, items: np.ndarray, src: str) -> None:
+        known = [r[0] for r in con.execute("SELECT item FROM items")]
+        if not known:
+            return
+        num = {}
+        for k in known:
+            key = _numeric_key(k)
+            if key is not None:
+                num.setdefault(key, k)
+        kset = set(known)
+        for it in items:
+            if it in kset:
+                continue
+            key = _numeric_key(it)
+            if key is not None and key in num:
+                raise StudyError(f"{shown(src)}: item {shown(it)} reads as the same number as item {shown(num[key])} "
+                                 f"of an earlier round; ids must match exactly (keep leading zeros consistent).")
+
+    def _flag_unassigned(self, con: sqlite3.Connection, ins: pd.DataFrame, rnd: int) -> np.ndarray:
+        n_assign = con.execute("SELECT COUNT(*) FROM assignments").fetchone()[0]
+        if n_assign == 0 or ins.empty:
+            return np.zeros(len(ins), dtype=bool)
+        asg = pd.read_sql_query("SELECT DISTINCT item, rater FROM assignments WHERE rater IS NOT NULL", con)
+        anyrater = set(pd.read_sql_query("SELECT DISTINCT item FROM assignments WHERE rater IS NULL", con)["item"])
+        roles = dict(con.execute("SELECT rater, role FROM raters").fetchall())
+        hit = ins.merge(asg.assign(_a=1), on=["item", "rater"], how="left")["_a"].notna().to_numpy()
+        human = np.array([roles.get(r, role) == HUMAN for r, role in zip(ins["rater"], ins["role"])])
+        hit |= ins["item"].isin(anyrater).to_numpy()
+        return human & ~hit           # judges label everything: only human labels need an assignment
+
+    def _deliver(self, con: sqlite3.Connection, ins: pd.DataFrame) -> None:
+        con.executemany("UPDATE assignments SET status = 'delivered' WHERE item = ? AND (rater = ? OR rater IS NULL)",
+                        ins[["item", "rater"]].itertuples(index=False, name=None))
+
+    # ------------------------------------------------------------------ assignments and draws
+    def record_assignments(self, frame: pd.DataFrame, *, design: str, seed: int | None, kind: str = "assignment",
+                           note: str | None = None) -> int:
+        """Record a batch (columns item, inclusion_prob, optional rater and stratum) as one round."""
+        need = [c for c in ("item", "inclusion_prob") if c not in frame.columns]
+        if need:
+            raise InvalidParameterError(f"record_assignments needs the columns {need}.")
+        p = pd.to_numeric(frame["inclusion_prob"], errors="coerce")
+        if p.isna().any() or (p <= 0).any() or (p > 1).any():
+            raise InvalidParameterError("inclusion probabilities must lie in (0, 1].")
+        with self._write() as con:
+            rnd = self._new_round(con, kind, design=design, seed=seed, n_rows=len(frame), note=note)
+            rater = frame["rater"].astype(str) if "rater" in frame.columns else pd.Series([None] * len(frame))
+            stratum = frame["stratum"].astype(str) if "stratum" in frame.columns else pd.Series([None] * len(frame))
+            con.executemany("INSERT INTO assignments (round, item, rater, design, seed, inclusion_prob, stratum) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            zip([rnd] * len(frame), frame["item"].astype(str), rater, [design] * len(frame),
+                                [seed] * len(frame), p.astype(float), stratum))
+        return rnd
+
+    def assign(self, *, design: str = "strat", n_per_rater: int, raters: list[str] | None = None,
+               rng: int = 0) -> tuple[Any, int]:
+        """Allocate the next batch (:func:`voirdire.design.allocate`) and record it as one round.
+
+        Each assignment is recorded with the design's inclusion probability of the item for its
+        rater: the rater's assigned items in the stratum over its candidate items (those it has not
+        labelled) in the stratum, the stratum's share of the candidates taken as its share of all
+        items. Exact for ``random``; for ``strat`` exact when the strata are as common among the
+        candidates as overall; for the sequential designs a description, not a guarantee. Returns the :class:`AssignmentResult` and the round.
+        """
+        from ..design import allocate
+
+        table = self.to_table()
+        res = allocate(table, design=design, n_per_rater=n_per_rater, raters=raters, rng=rng)
+        frame = pd.DataFrame({"item": res.item.astype(str), "rater": res.rater.astype(str),
+                              "stratum": res.stratum.astype(str)})
+        # candidates of a rater: the items it has not labelled; a stratum's share among them is taken
+        # to be its share among all items
+        labelled = pd.Series(np.bincount(table.rater_idx, minlength=table.n_raters), index=table.raters.astype(str))
+        cand = (table.n_items - frame["rater"].map(labelled).fillna(0)).clip(lower=1).astype(float)
+        total = float(sum(res.strata.values()) or table.n_items)
+        share = frame["stratum"].map(lambda h: res.strata.get(h, total) / total).astype(float)
+        count = frame.groupby(["rater", "stratum"])["item"].transform("size").astype(float)
+        frame["inclusion_prob"] = (count / (cand * share).clip(lower=1.0)).clip(upper=1.0)
+        rnd = self.record_assignments(frame, design=design, seed=res.seed)
+        return res, rnd
+
+    def draw(self, *, n: int, design: str = "uniform", rng: int = 0) -> tuple[pd.DataFrame, int]:
+        """Draw the human subsample for estimation (Poisson sampling) and record every probability.
+
+        ``uniform``: each item with probability ``n / N``. Returns the drawn items (``item``,
+        ``inclusion_prob``) and the round; the probabilities feed ``study estimate``.
+        """
+        from ..estimation import draw_human_sample
+
+        if design != "uniform":
+            raise InvalidParameterError(f"draw design must be 'uniform'. Got {design!r}.")
+        with self._read() as con:
+            items = [r[0] for r in con.execute("SELECT item FROM items ORDER BY item")]
+        if not items:
+            raise StudyError(f"{shown(str(self.path))} holds no items yet; add the judge's scores first.")
+        if n > len(items):
+            raise InvalidParameterError(f"n = {n} is more than the {len(items)} items of the study.")
+        sample = draw_human_sample(np.asarray(items, dtype=object), n / len(items), rng=rng)
+        a = sample.assignments
+        drawn = a[a["selected"]][["item", "inclusion_prob"]].reset_index(drop=True)
+        drawn["item"] = drawn["item"].astype(str)
+        rnd = self.record_assignments(drawn, design=design, seed=rng, kind="draw")
+        return drawn, rnd
+
+    def inclusion_probabilities(self) -> pd.Series:
+        """Each drawn item's inclusion probability (from ``draw`` rounds; the latest draw of an item wins)."""
+        with self._read() as con:
+            df = pd.read_sql_query("SELECT item, inclusion_prob FROM assignments a JOIN rounds r USING (round) "
+                                   "WHERE r.kind = 'draw' ORDER BY round", con)
+        return df.drop_duplicates("item", keep="last").set_index("item")["inclusion_prob"]
+
+    # ------------------------------------------------------------------ reading back
+    def labels(self) -> pd.DataFrame:
+        """Every label with its rater's role, round and flag (long frame)."""
+        with self._read() as con:
+            return pd.read_sql_query(
+                "SELECT l.item, i.cluster, l.rater, r.role, l.label, l.round, l.flagged FROM labels l "
+                "JOIN raters r USING (rater) JOIN items i USING (item) ORDER BY l.round, l.item, l.rater", con)
+
+    def export_frame(self) -> pd.DataFrame:
+        """The long frame `export` writes: labels plus each drawn item's ``inclusion_prob``."""
+        df = self.labels()
+        pi = self.inclusion_probabilities()
+        if not pi.empty:
+            df["inclusion_prob"] = df["item"].map(pi)
+        if df["cluster"].isna().all() or (df["cluster"] == "None").all():
+            df = df.drop(columns="cluster")
+        return df
+
+    def to_table(self, **kw: Any) -> AnnotationTable:
+        """The labels of every round as an :class:`AnnotationTable` (roles from the study)."""
+        df = self.labels()
+        if df.empty:
+            raise StudyError(f"{shown(str(self.path))} holds no labels yet; add a file first.")
+        return AnnotationTable.from_frame(df, item="item", rater="rater", label="label", role="role",
+                                          source=str(self.path), **kw)
+
+    def status(self) -> StudyStatus:
+        """Rounds, coverage per rater, open assignments."""
+        with self._read() as con:
+            rounds = pd.read_sql_query("SELECT * FROM rounds ORDER BY round", con)
+            cov = pd.read_sql_query("SELECT r.rater, r.role, COUNT(l.item) AS n_labels, SUM(l.flagged) AS n_flagged "
+                                    "FROM raters r LEFT JOIN labels l USING (rater) GROUP BY r.rater, r.role "
+                                    "ORDER BY r.role, r.rater", con)
+            n_items = con.execute("SELECT COUNT(*) FROM items").fetchone()[0]
+            n_labels = con.execute("SELECT COUNT(*) FROM labels").fetchone()[0]
+            n_flag = con.execute("SELECT COALESCE(SUM(flagged), 0) FROM labels").fetchone()[0]
+            st = dict(con.execute("SELECT status, COUNT(*) FROM assignments GROUP BY status").fetchall())
+            n_pi = con.execute("SELECT COUNT(DISTINCT item) FROM assignments a JOIN rounds r USING (round) "
+                               "WHERE r.kind = 'draw'").fetchone()[0]
+            v = int(self._meta(con)["schema_version"])
+        cov["coverage"] = cov["n_labels"] / max(n_items, 1)
+        return StudyStatus(path=str(self.path), schema_version=v, n_items=int(n_items),
+                           n_humans=int((cov["role"] == HUMAN).sum()), n_judges=int((cov["role"] == JUDGE).sum()),
+                           n_labels=int(n_labels), n_flagged=int(n_flag), rounds=rounds, coverage=cov,
+                           n_open_assignments=int(st.get("open", 0)), n_delivered_assignments=int(st.get("delivered", 0)),
+                           n_items_with_probability=int(n_pi))
+
+    def integrity_check(self) -> bool:
+        """SQLite's own integrity check (True when the file is sound)."""
+        with self._read() as con:
+            return con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def _read_round(src: Path, duplicates: str, read: dict[str, Any]) -> tuple[AnnotationTable, str | None]:
+    """Read a round's file; a file with one rater (one annotator's batch) is read too.
+
+    The table reader refuses a single rater (no agreement can be computed on it), but a study round
+    often holds one annotator's labels. Such a long file is read with a stand-in second rater on
+    one row, removed again afterwards (returned as the second value).
+    """
+    try:
+        return read_annotations(src, duplicates=duplicates, **read), None
+    except SchemaError as exc:
+        if "at least two raters" not in str(exc):
+            raise
+    df, rows, source = read_long_frame(src)
+    item, rater = read.get("item", "item"), read.get("rater", "rater")
+    phantom = "\x00voirdire-stand-in"
+    extra = df.iloc[[0]].copy()
+    extra[rater] = phantom
+    role = read.get("role")
+    if role is not None and role in extra.columns:
+        extra[role] = HUMAN
+    kw = {k: v for k, v in read.items() if k not in ("judge_path",)}
+    judges = kw.pop("judges", ())
+    t = AnnotationTable.from_frame(pd.concat([df, extra], ignore_index=True), judges=judges,
+                                   duplicates=duplicates, source=source,  # type: ignore[arg-type]
+                                   row_numbers=np.concatenate([rows, [rows[-1] + 1]]),
+                                   **{k: v for k, v in kw.items() if k not in ("item", "rater")}, item=item,
+                                   rater=rater)
+    return dataclasses.replace(t, n_rows_read=t.n_rows_read - 1), phantom
+
+
+def _label_text(x: Any) -> str:
+    if isinstance(x, float) and x.is_integer():
+        return str(int(x))
+    return str(x)

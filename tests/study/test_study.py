@@ -1,0 +1,250 @@
+"""The study workspace: rounds imported whole or not at all, every row accounted for, probabilities kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from voirdire.cli import app
+from voirdire.exceptions import InvalidParameterError
+from voirdire.study import SCHEMA_VERSION, Study, StudyError
+
+runner = CliRunner()
+
+
+def _labels(path: Path, n_items: int, *, humans=("h1", "h2", "h3"), judges=("j1",), seed: int = 0,
+            start: int = 0, cover: float = 1.0) -> Path:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(start, start + n_items):
+        truth = rng.integers(0, 2)
+        for h in humans:
+            if rng.random() < cover:
+                rows.append((f"it{i}", h, "human", int(truth if rng.random() < 0.85 else 1 - truth)))
+        for j in judges:
+            rows.append((f"it{i}", j, "judge", int(truth if rng.random() < 0.8 else 1 - truth)))
+    pd.DataFrame(rows, columns=["item", "rater", "role", "label"]).to_csv(path, index=False)
+    return path
+
+
+def _snapshot(path: Path) -> tuple:
+    con = sqlite3.connect(path)
+    try:
+        return (con.execute("SELECT COUNT(*) FROM labels").fetchone()[0],
+                con.execute("SELECT COUNT(*) FROM rounds").fetchone()[0],
+                con.execute("SELECT COALESCE(SUM(n_imported), 0) FROM rounds").fetchone()[0])
+    finally:
+        con.close()
+
+
+def test_add_accounts_for_every_row(tmp_path) -> None:
+    s = Study.init(tmp_path / "s.vdb")
+    f = _labels(tmp_path / "a.csv", 50)
+    with open(f, "a") as fh:
+        fh.write("it999,h1,human,\n")                       # an empty label: rejected with --missing drop
+    r = s.add(f, role="role", missing="drop")
+    assert r.n_rows == 50 * 4 + 1 == r.n_imported + r.n_duplicate + r.n_rejected + r.n_replaced
+    assert r.n_rejected == 1 and r.rejected
+    st = s.status()
+    assert st.n_labels == 200 and st.n_items == 50 and (st.n_humans, st.n_judges) == (3, 1)
+    row = st.rounds.iloc[0]
+    assert row.n_rows == row.n_imported + row.n_duplicate + row.n_rejected + row.n_replaced
+    assert s.integrity_check()
+    with pytest.raises(StudyError, match="imported before"):
+        s.add(f, role="role", missing="drop")
+    assert s.status().n_labels == 200 and len(s.status().rounds) == 1    # untouched
+
+
+def test_duplicates_across_rounds(tmp_path) -> None:
+    s = Study.init(tmp_path / "s.vdb")
+    s.add(_labels(tmp_path / "a.csv", 30, seed=1), role="role")
+    before = _snapshot(s.path)
+    other = _labels(tmp_path / "b.csv", 30, seed=2)            # same items, other labels
+    with pytest.raises(StudyError, match="already has a label"):
+        s.add(other, role="role")
+    assert _snapshot(s.path) == before                         # refused whole
+    first = s.add(other, role="role", duplicates="first")
+    assert first.n_imported == 0 and first.n_duplicate == first.n_rows and first.n_replaced == 0
+    new = pd.read_csv(other)
+    new["label"] = 1 - new["label"]
+    new.to_csv(tmp_path / "c.csv", index=False)
+    last = s.add(tmp_path / "c.csv", role="role", duplicates="last")
+    assert last.n_replaced + last.n_duplicate == last.n_rows and last.n_replaced > 0
+    got = s.labels().merge(new.astype({"label": str}), on=["item", "rater"], suffixes=("", "_file"))
+    assert (got["label"] == got["label_file"]).all()           # the file's labels won
+
+
+def test_unassigned_labels_are_flagged_or_refused(tmp_path) -> None:
+    s = Study.init(tmp_path / "s.vdb")
+    s.add(_labels(tmp_path / "a.csv", 40, humans=("h1", "h2", "h3"), cover=0.5, seed=3), role="role")
+    res, rnd = s.assign(design="random", n_per_rater=3, raters=["h2"], rng=0)
+    assert rnd == 2 and len(res.item) == 3
+    st = s.status()
+    assert st.n_open_assignments == 3
+    assigned = {str(i) for i in res.item}
+    rows = [(i, "h2", "human", 1) for i in sorted(assigned)] + [("it0", "h9", "human", 0)]
+    pd.DataFrame(rows, columns=["item", "rater", "role", "label"]).to_csv(tmp_path / "b.csv", index=False)
+    with pytest.raises(StudyError, match="never assigned"):
+        s.add(tmp_path / "b.csv", role="role", strict=True, duplicates="last")
+    r = s.add(tmp_path / "b.csv", role="role", duplicates="last")
+    assert r.n_flagged == 1
+    st = s.status()
+    assert st.n_delivered_assignments == 3 and st.n_open_assignments == 0 and st.n_flagged == 1
+    probs = pd.read_sql_query("SELECT inclusion_prob FROM assignments", sqlite3.connect(s.path))["inclusion_prob"]
+    assert ((probs > 0) & (probs <= 1)).all()
+
+
+def test_role_change_and_item_type_clash_refused(tmp_path) -> None:
+    s = Study.init(tmp_path / "s.vdb")
+    pd.DataFrame({"item": ["001", "002"], "rater": ["h1", "j1"], "role": ["human", "judge"], "label": [1, 0]}) \
+        .to_csv(tmp_path / "a.csv", index=False)
+    s.add(tmp_path / "a.csv", role="role")
+    before = _snapshot(s.path)
+    pd.DataFrame({"item": ["003"], "rater": ["h1"], "role": ["judge"], "label": [1]}).to_csv(tmp_path / "b.csv",
+                                                                                            index=False)
+    with pytest.raises(StudyError, match="keeps one role"):
+        s.add(tmp_path / "b.csv", role="role")
+    pd.DataFrame({"item": ["1"], "rater": ["h2"], "role": ["human"], "label": [1]}).to_csv(tmp_path / "c.csv",
+                                                                                          index=False)
+    with pytest.raises(StudyError, match="same number as item '001'"):
+        s.add(tmp_path / "c.csv", role="role")
+    assert _snapshot(s.path) == before
+
+
+def test_not_a_study_newer_version_and_migration(tmp_path) -> None:
+    with pytest.raises(StudyError, match="not a study"):
+        Study(tmp_path / "missing.vdb")
+    (tmp_path / "x.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(StudyError, match="cannot be opened as a study|not a study"):
+        Study(tmp_path / "x.csv")
+    s = Study.init(tmp_path / "s.vdb")
+    with pytest.raises(StudyError, match="already exists"):
+        Study.init(tmp_path / "s.vdb")
+    con = sqlite3.connect(s.path)
+    con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
+    con.commit()
+    con.close()
+    with pytest.raises(StudyError, match="newer voirdire"):
+        Study(s.path)
+    # a study of the first schema (no n_replaced, no stratum) opens and is migrated
+    fixture = Path(__file__).with_name("study_schema1.sql")
+    old = tmp_path / "old.vdb"
+    con = sqlite3.connect(old)
+    con.executescript(fixture.read_text())
+    con.close()
+    s1 = Study(old)
+    assert s1.status().schema_version == SCHEMA_VERSION and s1.status().n_labels == 4
+    s1.add(_labels(tmp_path / "n.csv", 3, start=100), role="role")
+    assert s1.status().n_labels == 4 + 12 and s1.integrity_check()
+
+
+def test_draw_and_export(tmp_path) -> None:
+    s = Study.init(tmp_path / "s.vdb")
+    s.add(_labels(tmp_path / "a.csv", 200, humans=(), judges=("j1",), seed=4), role="role")
+    drawn, rnd = s.draw(n=40, rng=1)
+    assert rnd == 2 and set(drawn["inclusion_prob"]) == {0.2}
+    pi = s.inclusion_probabilities()
+    assert set(pi.index) == set(drawn["item"]) and np.allclose(pi, 0.2)
+    with pytest.raises(InvalidParameterError, match="more than"):
+        s.draw(n=1000)
+    out = tmp_path / "ex.csv"
+    r = runner.invoke(app, ["study", "export", str(s.path), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    ex = pd.read_csv(out)
+    assert len(ex) == 200 and ex["inclusion_prob"].notna().sum() == len(drawn)
+
+
+def test_study_validate_equals_validate_on_export(tmp_path) -> None:
+    p = tmp_path / "s.vdb"
+    assert runner.invoke(app, ["study", "init", str(p)]).exit_code == 0
+    a = _labels(tmp_path / "a.csv", 60, seed=5)
+    b = _labels(tmp_path / "b.csv", 60, seed=6, start=60)
+    for f in (a, b):
+        r = runner.invoke(app, ["study", "add", str(p), str(f), "--role", "role"])
+        assert r.exit_code == 0, r.output
+    st = runner.invoke(app, ["study", "status", str(p)])
+    assert st.exit_code == 0 and "240" in st.stdout and "Rounds" in st.stdout
+    out = tmp_path / "ex.csv"
+    assert runner.invoke(app, ["study", "export", str(p), "-o", str(out)]).exit_code == 0
+    args = ["--judge", "j1", "-f", "json", "--seed", "3"]
+    via_study = runner.invoke(app, ["study", "validate", str(p), *args])
+    direct = runner.invoke(app, ["validate", str(out), "--role", "role", *args])
+    assert via_study.exit_code == direct.exit_code, via_study.output
+    ds, dd = json.loads(via_study.stdout), json.loads(direct.stdout)
+    ds.pop("source", None), dd.pop("source", None)
+    for d in (ds, dd):
+        if isinstance(d.get("table"), dict):
+            d["table"].pop("source", None)
+    assert json.dumps(ds, sort_keys=True) == json.dumps(dd, sort_keys=True).replace(str(out), str(out))
+    bad = runner.invoke(app, ["study", "validate", str(p), "--judge", "nobody"])
+    assert bad.exit_code == 1 and "nobody" in bad.output and "Traceback" not in bad.output
+    r = runner.invoke(app, ["study", "status", str(tmp_path / "nope.vdb")])
+    assert r.exit_code == 1 and "not a study" in r.output
+
+
+_ADD = ("import sys; from voirdire.study import Study; "
+        "Study(sys.argv[1]).add(sys.argv[2], role='role')")
+
+
+@pytest.mark.slow
+def test_sigkill_during_add_leaves_before_or_after(tmp_path) -> None:
+    s = Study.init(tmp_path / "s.vdb")
+    s.add(_labels(tmp_path / "base.csv", 500, seed=7), role="role")
+    big = _labels(tmp_path / "big.csv", 20_000, seed=8, start=1000)     # 80,000 labels
+    before = _snapshot(s.path)
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    # time one full import on a copy to place the kills inside it
+    probe = tmp_path / "probe.vdb"
+    Study.init(probe)
+    t0 = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", _ADD, str(probe), str(big)], env=env, capture_output=True)
+    full = time.monotonic() - t0
+    assert done.returncode == 0, done.stderr
+    after_n = before[0] + 80_000
+    rng = np.random.default_rng(0)
+    outcomes = []
+    for _ in range(20):
+        proc = subprocess.Popen([sys.executable, "-c", _ADD, str(s.path), str(big)], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(float(rng.uniform(0.3, 1.05)) * full)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        snap = _snapshot(s.path)
+        assert snap in (before, (after_n, before[1] + 1, before[2] + 80_000)), snap
+        assert Study(s.path).integrity_check()
+        outcomes.append(snap == before)
+        if snap != before:      # it finished before the kill: start again from the old state
+            con = sqlite3.connect(s.path)
+            r = con.execute("SELECT MAX(round) FROM rounds").fetchone()[0]
+            con.execute("DELETE FROM labels WHERE round = ?", (r,))
+            con.execute("DELETE FROM rejections WHERE round = ?", (r,))
+            con.execute("DELETE FROM rounds WHERE round = ?", (r,))
+            con.commit()
+            con.close()
+            assert _snapshot(s.path) == before
+    assert any(outcomes)        # at least some kills landed inside the import
+
+
+@pytest.mark.slow
+def test_two_writers_take_turns(tmp_path) -> None:
+    s = Study.init(tmp_path / "s.vdb")
+    a = _labels(tmp_path / "a.csv", 3000, seed=9)
+    b = _labels(tmp_path / "b.csv", 3000, seed=10, start=5000)
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    procs = [subprocess.Popen([sys.executable, "-c", _ADD, str(s.path), str(f)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for f in (a, b)]
+    codes = [p.wait() for p in procs]
+    assert codes == [0, 0], [p.stderr.read() for p in procs if p.stderr]
+    st = s.status()
+    assert st.n_labels == 2 * 3000 * 4 and len(st.rounds) == 2 and s.integrity_check()
