@@ -105,12 +105,12 @@ def status_command(path: Path = typer.Argument(..., help="The study file."),
                   f"{r.n_duplicate:,}", f"{r.n_rejected:,}", f"{r.n_flagged:,}",
                   Path(str(r.source)).name if r.source else f"{r.design} seed {r.seed}")
     console.print(t)
-    c = Table(title="Coverage", title_justify="left", box=box.SIMPLE_HEAD)
+    cov = Table(title="Coverage", title_justify="left", box=box.SIMPLE_HEAD)
     for col in ("rater", "role", "labels", "coverage"):
-        c.add_column(col, justify="left" if col in ("rater", "role") else "right", no_wrap=True)
+        cov.add_column(col, justify="left" if col in ("rater", "role") else "right", no_wrap=True)
     for r in st.coverage.itertuples():
-        c.add_row(str(r.rater), str(r.role), f"{int(r.n_labels):,}", f"{r.coverage:.1%}")
-    console.print(c)
+        cov.add_row(str(r.rater), str(r.role), f"{int(r.n_labels):,}", f"{r.coverage:.1%}")
+    console.print(cov)
 
 
 @study_app.command("export")

@@ -331,7 +331,7 @@ class Study:
         known = [r[0] for r in con.execute("SELECT item FROM items")]
         if not known:
             return
-        num = {}
+        num: dict[str, str] = {}
         for k in known:
             key = _numeric_key(k)
             if key is not None:
@@ -499,7 +499,7 @@ def _read_round(src: Path, duplicates: str, read: dict[str, Any]) -> tuple[Annot
     one row, removed again afterwards (returned as the second value).
     """
     try:
-        return read_annotations(src, duplicates=duplicates, **read), None
+        return read_annotations(src, duplicates=duplicates, **read), None  # type: ignore[arg-type]
     except SchemaError as exc:
         if "at least two raters" not in str(exc):
             raise
