@@ -29,7 +29,7 @@ from voirdire.exceptions import SmallSampleWarning
 
 PACKAGES = ["voirdire", "voirdire.data", "voirdire.agreement", "voirdire.validation", "voirdire.design",
             "voirdire.simulate", "voirdire.estimation", "voirdire.pairwise", "voirdire.report",
-            "voirdire.datasets", "voirdire.exceptions", "voirdire.diagnostics"]
+            "voirdire.datasets", "voirdire.exceptions", "voirdire.diagnostics", "voirdire.workflows"]
 
 
 def _exports() -> list[tuple[str, str]]:
@@ -167,6 +167,20 @@ def test_validation_results_to_json(table) -> None:
         warnings.simplefilter("ignore", SmallSampleWarning)  # the two judges are close on 60 items
         _strict_json(rank_judges(table, ["judge_1", "judge_2"], n_resamples=20, rng=0))
         _strict_json(rank_judges(table, ["judge_1", "judge_2"], by="mean_d", n_resamples=20, rng=0))
+
+
+def test_workflow_results_to_json(table, onecat_table) -> None:
+    from voirdire.workflows import compare_raters, validate_judges
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SmallSampleWarning)
+        d = _strict_json(validate_judges(table, n_resamples=20, seed=0))
+    assert {j["verdict"]["decision"] for j in d["judges"]} <= {"accept", "reject", "inconclusive"}
+    _strict_json(compare_raters(table, n_resamples=20, seed=0, matrix=True))
+    # one category: the reference alpha is undefined, every verdict inconclusive, the JSON strict
+    d = _strict_json(validate_judges(onecat_table, n_resamples=20, seed=0))
+    assert d["reference"]["status"] == "undefined"
+    assert [j["verdict"]["decision"] for j in d["judges"]] == ["inconclusive"]
 
 
 def test_design_results_to_json(table, tmp_path) -> None:

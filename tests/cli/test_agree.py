@@ -67,7 +67,8 @@ def test_csv_output(binary_csv):
                               "--format", "csv", "--resamples", "0", "--abstain-policy", "disagree"])
     assert res.exit_code == 0, res.output
     df = pd.read_csv(io.StringIO(res.stdout))
-    assert set(df["group"]) == {"humans", "+ gpt-x"}
+    # CSV cells pass the formula guard (voirdire._safe.csv_cell): '+ gpt-x' would start a formula
+    assert set(df["group"]) == {"humans", "'+ gpt-x"}
     assert (df["abstain_policy"] == "disagree").all()
     assert {"estimate", "ci_low", "ci_high", "n_items", "n_pairs"} <= set(df.columns)
 
@@ -114,7 +115,7 @@ def test_alttest_folder_with_clusters():
 def test_binary_notes_explain_the_kappa_phi_gap():
     from types import SimpleNamespace
 
-    from voirdire.cli._agree import binary_notes
+    from voirdire.report._terminal import binary_notes
 
     b = SimpleNamespace(judge="gpt-x", positive="pass", kappa_phi_ratio=0.9, judge_rate=0.7, prevalence=0.5,
                         n_judge_abstentions=0, n_judge_labels=10, judge_coverage=1.0,

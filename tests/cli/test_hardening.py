@@ -50,12 +50,12 @@ def test_escape_sequences_in_rater_names_never_reach_the_terminal(tmp_path: Path
 
 
 def test_an_internal_error_is_one_line_with_a_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import voirdire.cli._agree as agree_mod
+    import voirdire.workflows as workflows
 
     def boom(*a: object, **k: object) -> None:
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(agree_mod, "compute_groups", boom)
+    monkeypatch.setattr(workflows, "compare_raters", boom)  # `voirdire agree` calls the workflow
     f = _binary(tmp_path / "ok.csv", "llm")
     res = runner.invoke(app, ["agree", str(f), "--judge", "llm"])
     assert res.exit_code == 1

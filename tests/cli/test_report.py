@@ -154,5 +154,5 @@ def test_pairwise_reading_options(labels_csv, tmp_path):
     assert doc["sections"]["pairwise"]["status"] == "ok"
     res = runner.invoke(app, base + ["--verdict-map", "nonsense"])
     assert res.exit_code == 1 and "RAW=A|T|B" in res.output
-    res = runner.invoke(app, base + ["--missing", "maybe"])
-    assert res.exit_code == 1 and "--missing" in res.output
+    res = runner.invoke(app, base + ["--missing", "maybe"])  # the shared reader option: a usage error, as everywhere
+    assert res.exit_code == 2 and "--missing" in res.output

@@ -163,9 +163,15 @@ def test_input_sha256_is_the_file_hash(tmp_path, hostile_table):
 
 
 def test_judges_argument_sets_roles(hostile_table):
+    # naming one of the table's judges restricts the report to it; the other judge stays a judge,
+    # out of the human reference (as in `voirdire validate -j gpt-x`)
     rep = build_report(hostile_table, judges=["gpt-x"], n_resamples=20)
     assert rep.meta["judges"] == ["gpt-x"]
-    assert "judge <b>2</b>" in rep.meta["humans"]
+    assert "judge <b>2</b>" not in rep.meta["humans"] and len(rep.meta["humans"]) == 4
+    assert [j["judge"] for j in rep.section("validation").results["judges"]] == ["gpt-x"]
+    # naming a rater the table calls human makes it the judge and every other rater human
+    rep = build_report(hostile_table, judges=["ann_a"], n_resamples=20)
+    assert rep.meta["judges"] == ["ann_a"] and "judge <b>2</b>" in rep.meta["humans"]
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -300,7 +306,8 @@ def test_judge_sharing_no_item_with_the_humans():
     assert [(s.key, s.reason) for s in rep.sections if s.status == "error"] == []
     val = rep.section("validation")
     assert val.results["judges"][0]["judge"] == "llm"
-    assert "leave_one_out_error" in val.results["judges"][0]
+    assert "leave_one_out" in val.results["judges"][0]["errors"]
+    assert val.results["judges"][0]["verdict"]["decision"] == "inconclusive"
     glance = rep.section("glance")
     assert glance.status == "ok"
     render_html(rep)

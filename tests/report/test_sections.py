@@ -19,24 +19,30 @@ def _eq(a, b):
 
 
 def test_agreement_matches_direct_call(built, hostile_table):
+    # every selection is resampled with the workflow's one agreement stream under the report's seed
     from voirdire.agreement import agreement
+    from voirdire.workflows import compare_raters, stream
 
     rep, _ = built
     sec = rep.section("agreement").results
     humans = list(hostile_table.humans)
-    direct = agreement(hostile_table, raters=humans, n_resamples=100, rng=7, label=f"humans ({len(humans)})")
+    direct = agreement(hostile_table, raters=humans, n_resamples=100, rng=stream(7, "agreement", "groups"),
+                       label="humans")
     _eq(sec["selections"][0]["results"], direct.to_dict()["results"])
-    direct_j = agreement(hostile_table, raters=humans + [JUDGES[1]], n_resamples=100, rng=7)
+    direct_j = agreement(hostile_table, raters=humans + [JUDGES[1]], n_resamples=100,
+                         rng=stream(7, "agreement", "groups"))
     _eq(sec["selections"][2]["results"], direct_j.to_dict()["results"])
+    _eq(sec["selections"], compare_raters(hostile_table, n_resamples=100, seed=7).to_dict()["groups"])
 
 
 def test_binary_family_matches_direct_call(built, hostile_table):
     from voirdire.agreement import binary_agreement
+    from voirdire.workflows import stream
 
     rep, _ = built
     conf = rep.section("agreement").results["confusion"]
     for k, j in enumerate(JUDGES):
-        direct = binary_agreement(hostile_table, j, n_resamples=100, rng=7)
+        direct = binary_agreement(hostile_table, j, n_resamples=100, rng=stream(7, "agreement", "binary", j))
         _eq(conf[k], direct.to_dict())
         # the binary-equivalence facts the page states
         assert conf[k]["coincide"] is True
@@ -44,22 +50,29 @@ def test_binary_family_matches_direct_call(built, hostile_table):
 
 
 def test_validation_matches_direct_calls(built, hostile_table):
+    # each test gets its own named stream of the report's seed (the workflow's seed tree)
     from voirdire.validation import alt_test, leave_one_out, rank_judges
+    from voirdire.workflows import stream, validate_judges
 
     rep, _ = built
     res = rep.section("validation").results
     assert res["score"] == "agreement"  # two categories: observed agreement, the spec's default
     for k, j in enumerate(JUDGES):
-        loo = leave_one_out(hostile_table, j, score="agreement", epsilon=0.05, n_resamples=100, rng=7)
+        loo = leave_one_out(hostile_table, j, score="agreement", epsilon=0.05, n_resamples=100,
+                            rng=stream(7, "validation", "leave_one_out", j))
         _eq(res["judges"][k]["leave_one_out"], loo.to_dict())
-        alt = alt_test(hostile_table, j, scoring="accuracy", epsilon=0.2, n_resamples=100, rng=7)
+        alt = alt_test(hostile_table, j, scoring="accuracy", epsilon=0.2, n_resamples=100,
+                       rng=stream(7, "validation", "alt_test", j))
         _eq(res["judges"][k]["alt_test"], alt.to_dict())
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the separability warning is recorded by the report, not here
-        rank = rank_judges(hostile_table, JUDGES, by="rho", n_resamples=100, rng=7)
+        rank = rank_judges(hostile_table, JUDGES, by="rho", n_resamples=100, rng=stream(7, "validation", "ranking"))
+        api = validate_judges(hostile_table, JUDGES, n_resamples=100, seed=7).to_dict()
     _eq(res["ranking"], rank.to_dict())
+    _eq(res["judges"], api["judges"])
+    _eq(res["reference"], api["reference"])
 
 
 def test_design_matches_direct_calls(built, hostile_table):
@@ -122,7 +135,7 @@ def test_checklist_reads_the_sections(built):
     rep, _ = built
     by = {c.item: c for c in rep.checklist}
     assert by["Confusion matrix"].value == "shown"
-    assert by["Coefficients with intervals"].value.startswith("α humans (4) = ")
+    assert by["Coefficients with intervals"].value.startswith("α humans = ")
     assert "exclude" in by["Abstention policy and coverage"].value
     sel = rep.section("agreement").results["selections"][0]["results"][0]
     assert f"{sel['n_pairs']:,} pairs" in by["n items and n pairs"].value
@@ -138,5 +151,6 @@ def test_glance_repeats_the_sections_decisions(built):
     for row, e in zip(table.rows, val):
         texts = [c.text for c in row]
         assert e["leave_one_out"]["decision"] in texts and e["alt_test"]["decision"] in texts
+        assert e["verdict"]["decision"] in texts
         # the numeric cells point at the sections that computed them, not at copies
         assert all(c.pointer.startswith(("/sections/validation/", "/sections/agreement/")) for c in row if c.pointer)

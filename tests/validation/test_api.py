@@ -12,8 +12,9 @@ from voirdire.data import AnnotationTable
 
 
 def test_public_names() -> None:
-    expected = {"AltTestResult", "alt_test", "LeaveOneOutResult", "LooArrays", "leave_one_out", "loo_core",
-                "RankingResult", "rank_judges", "rank_error", "top1_error"}
+    expected = {"AltTestResult", "alt_test", "check_test_options", "LeaveOneOutResult", "LooArrays", "leave_one_out",
+                "loo_core", "RankingResult", "rank_judges", "rank_error", "top1_error", "SequentialResult",
+                "validate_sequential", "SequentialOCResult", "sequential_operating_characteristics"}
     assert set(v.__all__) == expected
     for name in v.__all__:
         obj = getattr(v, name)

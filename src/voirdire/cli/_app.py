@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import functools
 import inspect
 import json
@@ -143,6 +144,73 @@ def format_options(func: F) -> F:
             return func(*args, **kwargs)
         finally:
             _FORMAT_OPTS.reset(token)
+@dataclasses.dataclass(frozen=True)
+class ReaderOptions:
+    """The options every command that reads an annotation file shares (see :func:`reader_options`)."""
+
+    scale: Level | None = None
+    categories: list[str] | None = None
+    abstain: list[str] | None = None
+    item: str = "item"
+    rater: str = "rater"
+    label: str = "label"
+    role: str | None = None
+    cluster: str | None = None
+    cluster_sep: str | None = None
+    duplicates: Duplicates = Duplicates.error
+    missing: Missing = Missing.error
+
+    def load(self, file: Path, *, judges: list[str] | None = None, **extra: Any) -> Any:
+        """Read ``file`` with these options."""
+        return load_table(file, judges=judges, scale=self.scale, categories=self.categories, abstain=self.abstain,
+                          item=self.item, rater=self.rater, label=self.label, role=self.role, cluster=self.cluster,
+                          cluster_sep=self.cluster_sep, duplicates=self.duplicates, missing=self.missing, **extra)
+
+
+def _reader_parameters() -> list[inspect.Parameter]:
+    kw = inspect.Parameter.KEYWORD_ONLY
+    P = inspect.Parameter
+    return [
+        P("scale", kw, annotation=Optional[Level],
+          default=typer.Option(None, "--scale", help="Level of measurement of the labels.")),
+        P("categories", kw, annotation=Optional[list[str]],
+          default=typer.Option(None, "--categories", help="Categories in order (comma-separated or repeated).")),
+        P("abstain", kw, annotation=Optional[list[str]],
+          default=typer.Option(None, "--abstain", help="A label value meaning 'cannot assess' (repeatable).")),
+        P("item", kw, annotation=str, default=typer.Option("item", "--item", help="Item id column.")),
+        P("rater", kw, annotation=str, default=typer.Option("rater", "--rater", help="Rater column.")),
+        P("label", kw, annotation=str, default=typer.Option("label", "--label", help="Label column.")),
+        P("role", kw, annotation=Optional[str], default=role_option()),
+        P("cluster", kw, annotation=Optional[str],
+          default=typer.Option(None, "--cluster", help="Column grouping items into clusters (resampled together).")),
+        P("cluster_sep", kw, annotation=Optional[str],
+          default=typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator (e.g. '__').")),
+        P("duplicates", kw, annotation=Duplicates, default=duplicates_option()),
+        P("missing", kw, annotation=Missing, default=missing_option()),
+    ]
+
+
+READER_OPTION_NAMES = tuple(f.name for f in dataclasses.fields(ReaderOptions))
+
+
+def reader_options(func: F) -> F:
+    """Give a command the shared reader options, declared once here.
+
+    The command takes ``reader: ReaderOptions`` instead of the eleven options; its ``--help``
+    lists them after its own.
+    """
+    import typing
+
+    hints = typing.get_type_hints(func)
+    sig = inspect.signature(func)
+    own = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()
+           if p.name != "reader"]
+    params = own + _reader_parameters()
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        reader = ReaderOptions(**{k: kwargs.pop(k) for k in READER_OPTION_NAMES if k in kwargs})
+        return func(*args, reader=reader, **kwargs)
 
     wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
     wrapper.__annotations__ = {p.name: p.annotation for p in params}
@@ -150,10 +218,32 @@ def format_options(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+#: Exit codes of every command: ran (and passed any gate); could not run (one-line error); the
+#: command line itself was malformed (Click's usage error); ran and failed the ``--fail-on`` gate.
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_GATE = 0, 1, 2, 3
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print a one-line error to stderr and exit with ``code``."""
     err_console.print(styled(("error:", "bold red"), " ", one_line(message)), highlight=False, soft_wrap=True)
     raise typer.Exit(code)
+
+
+#: Notes found while reading (e.g. numeric labels read as nominal), printed once the command has
+#: succeeded (an error keeps its one line on stderr).
+_DEFERRED_NOTES: list[str] = []
+
+
+def defer_note(message: str) -> None:
+    """A note for stderr, printed after the command's output when it succeeds."""
+    if message not in _DEFERRED_NOTES:
+        _DEFERRED_NOTES.append(message)
+
+
+def _flush_notes() -> None:
+    for n in _DEFERRED_NOTES:
+        err_console.print(styled(("note:", "yellow"), " ", n), highlight=False, soft_wrap=True)
+    _DEFERRED_NOTES.clear()
 
 
 def handle_errors(func: F) -> F:
@@ -164,13 +254,23 @@ def handle_errors(func: F) -> F:
         bad = check_ranges(kwargs)  # option ranges, declared once in cli/_ranges.py
         if bad is not None:
             fail(bad)
+        _DEFERRED_NOTES.clear()
         try:
-            return func(*args, **kwargs)
+            out = func(*args, **kwargs)
+        except typer.Exit as exc:
+            if exc.exit_code in (0, EXIT_GATE):
+                _flush_notes()
+            else:
+                _DEFERRED_NOTES.clear()
+            raise
         except Exception as exc:  # noqa: BLE001 - our errors, OS errors and bugs alike end in one line
+            _DEFERRED_NOTES.clear()
             message = report_exception(exc)
             if message is None:
                 raise
             fail(message)
+        _flush_notes()
+        return out
 
     return wrapper  # type: ignore[return-value]
 
@@ -193,7 +293,7 @@ def load_table(file: Path, *, judges: list[str] | None = None, scale: Level | st
     cats: list[str] | None = None
     if categories:
         cats = [c.strip() for part in categories for c in part.split(",") if c.strip()]
-    return read_annotations(
+    table = read_annotations(
         file, item=item, rater=rater, label=label, judges=judges or (), role=role,
         scale=scale.value if isinstance(scale, Enum) else scale, categories=cats, abstain=abstain or (),
         cluster=cluster, cluster_sep=cluster_sep, judge_path=judge_file,
@@ -203,6 +303,31 @@ def load_table(file: Path, *, judges: list[str] | None = None, scale: Level | st
         where=where or fo.get("where") or None, control=control or fo.get("control"),
         question=question or fo.get("question"),
     )
+    if scale is None:
+        note = numeric_nominal_note(table)
+        if note:
+            defer_note(note)
+    return table
+
+
+#: Numeric labels with at least this many distinct values, read without --scale, get a note.
+MIN_SCORE_VALUES = 3
+
+
+def numeric_nominal_note(table: Any) -> str | None:
+    """The note for numeric labels read as nominal (no --scale): they look like scores.
+
+    voirdire does not guess the level (a 1-5 rubric may be ordinal or interval, and 0/1/2 may be
+    codes): it keeps nominal, the safe reading for codes, and says how to declare scores.
+    """
+    sc = table.scale
+    if sc.level != "nominal" or not sc.is_numeric or sc.n_categories < MIN_SCORE_VALUES:
+        return None
+    cats = list(sc.categories or ())
+    shown = ", ".join(str(c) for c in cats[:6]) + (", ..." if len(cats) > 6 else "")
+    return (f"{table.source}: the labels are numbers ({shown}) and are read as nominal categories (no order, no "
+            "distance) because --scale was not given. If they are scores, pass --scale ordinal (an order) or "
+            "--scale interval (distances); the coefficients and the alt-test scoring change with it.")
 
 
 def emit_json(obj: Any) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from ._agree import _num, agreement_table, compute_groups, rater_groups
+from ..report import agreement_table, fmt_num
 from ._app import app, console, err_console, handle_errors
 from ._console import styled
 
@@ -27,7 +27,6 @@ def demo_agreement(*, seed: int = 0, n_resamples: int = 1000, quiet: bool = Fals
 
     Returns the results (for the report step) after printing them.
     """
-    from ..agreement import agreement
     from ..datasets import load_hanna
 
     t0 = time.perf_counter()
@@ -38,10 +37,15 @@ def demo_agreement(*, seed: int = 0, n_resamples: int = 1000, quiet: bool = Fals
             f"HANNA (bundled, MIT): {s.n_items} items = 1,056 stories x 6 criteria, {s.n_humans} MTurk humans, "
             f"{s.n_judges} LLM judges, scores 1-5 (judges: means of several samples), clustered by story "
             f"({s.n_clusters} clusters).", highlight=False, soft_wrap=True)
-    groups = rater_groups(table)
-    overall, notes = compute_groups(table, groups, coefficients=list(DEMO_COEFFICIENTS), level="interval",
-                                    weights=None, confidence_level=0.95, n_resamples=n_resamples, seed=seed,
-                                    abstain_policy="exclude")
+    from ..workflows import compare_raters
+
+    def compare(t: Any) -> Any:
+        return compare_raters(t, coefficients=list(DEMO_COEFFICIENTS), level="interval", n_resamples=n_resamples,
+                              seed=seed)
+
+    comp = compare(table)
+    groups = [(g.label, g.raters) for g in comp.groups]
+    overall, notes = list(comp.groups), list(comp.notes)
     # interval alpha per criterion, same groups
     crit_rows: list[tuple[str, list[Any]]] = []
     import pandas as pd
@@ -50,15 +54,9 @@ def demo_agreement(*, seed: int = 0, n_resamples: int = 1000, quiet: bool = Fals
 
     criteria = sorted(set(pd.read_csv(hanna_path(), usecols=["criterion"])["criterion"]))
     for c in criteria:
-        tc = load_hanna(criterion=c)
-        row = []
-        for label, raters in groups:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                row.append(agreement(tc, coefficients=["krippendorff_alpha"], raters=list(raters), level="interval",
-                                     n_resamples=n_resamples, rng=seed, label=label)["krippendorff_alpha"])
-            notes += [f"{c}, {label}: {w.message}" for w in caught]
-        crit_rows.append((c, row))
+        cc = compare(load_hanna(criterion=c))
+        crit_rows.append((c, [g["krippendorff_alpha"] for g in cc.groups]))
+        notes += [f"{c}: {n}" for n in cc.notes]
     elapsed = time.perf_counter() - t0
     if not quiet:
         console.print(agreement_table(overall, title="All criteria pooled: the humans, then the humans with each judge"))
@@ -71,7 +69,7 @@ def demo_agreement(*, seed: int = 0, n_resamples: int = 1000, quiet: bool = Fals
         for c, _ in crit_rows:
             ct.add_column(c[:6], justify="right", no_wrap=True)
         for k, (label, _) in enumerate(groups):
-            ct.add_row(label.removeprefix("+ ")[:12], *[_num(row[k].estimate, 2) for _, row in crit_rows])
+            ct.add_row(label.removeprefix("+ ")[:12], *[fmt_num(row[k].estimate, 2) for _, row in crit_rows])
         console.print(ct)
         halves = [(r.ci.high - r.ci.low) / 2 for _, row in crit_rows for r in row if r.ci.high == r.ci.high]
         if halves:

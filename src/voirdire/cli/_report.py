@@ -7,8 +7,9 @@ from typing import Any
 
 import typer
 
-from ._app import Level, app, console, err_console, fail, handle_errors, load_table, role_option, format_options
+from ._app import ReaderOptions, app, console, err_console, fail, format_options, handle_errors, reader_options
 from ._console import styled
+from ._validate import n_resamples_option
 
 
 def _inclusion_prob(spec: str, file: Path, table: Any, item_col: str) -> Any:
@@ -60,6 +61,7 @@ def _inclusion_prob(spec: str, file: Path, table: Any, item_col: str) -> Any:
 @app.command("report")
 @handle_errors
 @format_options
+@reader_options
 def report_command(
     file: Path = typer.Argument(..., help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeat for several)."),
@@ -71,22 +73,14 @@ def report_command(
                                               help="Known probability each item went to the humans: a number, or a column of FILE."),
     seed: int = typer.Option(0, "--seed", help="Seed of every resampling step (same seed, same numbers)."),
     confidence_level: float = typer.Option(0.95, "--confidence-level", help="Level of every interval."),
-    n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap resamples for intervals and stability."),
+    n_resamples: int = n_resamples_option(),
     epsilon: float = typer.Option(0.05, "--epsilon", help="Tolerance of the leave-one-human-out rule."),
     alt_epsilon: float = typer.Option(0.2, "--alt-epsilon",
                                       help="Margin of the alt-test: 0.2 expert, 0.15 skilled, 0.1 crowd annotators."),
-    scale: Level | None = typer.Option(None, "--scale", help="Level of measurement of the labels."),
-    categories: list[str] = typer.Option(None, "--categories", help="Categories in order (comma-separated or repeated)."),
-    abstain: list[str] = typer.Option(None, "--abstain", help="A label value meaning 'cannot assess' (repeatable)."),
-    item: str = typer.Option("item", "--item", help="Item id column."),
-    rater: str = typer.Option("rater", "--rater", help="Rater column (of both files)."),
-    label: str = typer.Option("label", "--label", help="Label column."),
-    role: str | None = role_option(),
-    cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters."),
-    cluster_sep: str | None = typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator."),
-    duplicates: str = typer.Option("error", "--duplicates",
-                                   help="A rater labelling an item twice differently: error, first or last."),
-    missing: str = typer.Option("error", "--missing", help="Empty labels or verdicts (both files): error or drop."),
+    stability_threshold: float = typer.Option(0.8, "--stability-threshold",
+                                              help="A decision less stable than this is inconclusive (in (0, 1])."),
+    reference_floor: float = typer.Option(0.4, "--reference-floor",
+                                          help="Humans' own alpha below which no judge is accepted (in [0, 1))."),
     pair: str = typer.Option("pair", "--pair", help="Pairwise file: column with the pair id."),
     verdict: str = typer.Option("verdict", "--verdict", help="Pairwise file: column with the verdict (A, T or B)."),
     order: str = typer.Option("order", "--order", help="Pairwise file: column with the presented order AB/BA."),
@@ -96,6 +90,8 @@ def report_command(
                                           help="Pairwise file: extra verdict spelling, e.g. model_1=A (repeatable)."),
     title: str | None = typer.Option(None, "--title", help="Page title."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    *,
+    reader: ReaderOptions,
 ) -> None:
     """Write a self-contained HTML validation report (with plots) and a JSON file with every number."""
     from rich.progress import BarColumn, Progress, TimeElapsedColumn
@@ -104,10 +100,7 @@ def report_command(
 
     from ..report import build_report, write_report
 
-    if duplicates not in ("error", "first", "last"):
-        fail(f"--duplicates must be error, first or last. Got {duplicates!r}.")
-    if missing not in ("error", "drop"):
-        fail(f"--missing must be 'error' or 'drop'. Got {missing!r}.")
+    rater, missing = reader.rater, reader.missing.value
     vmap: dict[str, str] | None = None
     if verdict_map:
         vmap = {}
@@ -116,12 +109,10 @@ def report_command(
                 fail(f"--verdict-map expects RAW=A|T|B, e.g. model_1=A. Got {spec!r}.")
             k, v = spec.split("=", 1)
             vmap[k.strip()] = v.strip()
-    table = load_table(file, judges=judge, scale=scale, categories=categories, abstain=abstain, item=item,
-                       rater=rater, label=label, role=role, cluster=cluster, cluster_sep=cluster_sep,
-                       duplicates=duplicates, missing=missing)
+    table = reader.load(file, judges=judge)
     if not table.judges:
         fail("no LLM judge: name one with --judge NAME (or mark judges in a --role column).")
-    pi = None if inclusion_prob is None else _inclusion_prob(inclusion_prob, file, table, item)
+    pi = None if inclusion_prob is None else _inclusion_prob(inclusion_prob, file, table, reader.item)
     ptable = None
     if pairwise is not None:
         from ..data import read_long_frame, read_pairwise
@@ -145,8 +136,10 @@ def report_command(
         def progress(step: str, done: int, total: int) -> None:
             bar.update(task, description=step, completed=done, total=total)
 
-        rep = build_report(table, pairwise=ptable, inclusion_prob=pi, seed=seed, confidence_level=confidence_level,
-                           n_resamples=n_resamples, epsilon=epsilon, alt_test_epsilon=alt_epsilon, input_path=file, pairwise_path=pairwise,
+        rep = build_report(table, judges=list(dict.fromkeys(judge)) if judge else None, pairwise=ptable, inclusion_prob=pi, seed=seed, confidence_level=confidence_level,
+                           n_resamples=n_resamples, epsilon=epsilon, alt_test_epsilon=alt_epsilon,
+                           stability_threshold=stability_threshold, reference_floor=reference_floor,
+                           input_path=file, pairwise_path=pairwise,
                            title=title, progress=progress)
         bar.update(task, description="Writing")
         paths = write_report(rep, out)

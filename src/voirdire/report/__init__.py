@@ -2,18 +2,26 @@
 
 ``build_report`` runs the analyses (and only it calls them); ``render_html`` turns a report into a
 page with inline CSS and SVG plots; ``write_report`` writes ``report.html`` and ``report.json``
-(validated by :func:`report_schema`). This package is the only place in voirdire where numbers
+(validated by :func:`report_schema`); ``render_validation`` / ``render_comparison`` print the
+workflows' results on a terminal, ``render_markdown`` / ``render_junit`` summarise a validation for CI. This package is the only place in voirdire where numbers
 are rounded and turned into strings. See ``docs/report.md``.
 """
 
 from ._build import ProgressCallback, build_report
 from ._format import fmt_ci, fmt_int, fmt_num, fmt_p, fmt_pct
+from ._gate import render_junit, render_markdown
 from ._html import ReportPaths, render_html, report_schema, write_report
 from ._model import SCHEMA_VERSION, ChecklistItem, Report, Section
+from ._terminal import agreement_table, render_comparison, render_validation
 
 __all__ = [
     "build_report",
     "render_html",
+    "render_comparison",
+    "agreement_table",
+    "render_validation",
+    "render_markdown",
+    "render_junit",
     "write_report",
     "report_schema",
     "Report",

@@ -23,9 +23,9 @@ def annotators_section(ctx: Context, w: Writer) -> None:
     humans = list(ctx.humans)
     if len(humans) < 2:
         raise NotAvailable("annotator diagnostics need at least two human annotators.")
-    from ._sections import _validation_score  # the validation section's score, so both read the same S
+    from ..workflows import default_score  # the validation workflow's score, so both read the same S
 
-    score = _validation_score(ctx)
+    score = default_score(ctx.table)
     d = w.call(rater_diagnostics, t, raters=humans, score=score, confidence_level=ctx.confidence_level,
                n_resamples=ctx.n_resamples, rng=ctx.seed)
     r = w.put("raters", d)

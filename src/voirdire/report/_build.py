@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_confidence_level, check_positive_int
+from .._checks import check_confidence_level, check_positive_int, check_probability
 from .._results import to_jsonable
 from ..exceptions import InvalidParameterError, VoirdireError
 from ._format import fmt_int, fmt_num, fmt_p, fmt_pct
@@ -78,6 +78,8 @@ class Context:
     n_resamples: int
     epsilon: float
     alt_test_epsilon: float = 0.2
+    stability_threshold: float = 0.8
+    reference_floor: float = 0.4
     cache: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
@@ -206,9 +208,11 @@ def build_report(
     inclusion_prob: float | Sequence[float] | np.ndarray | None = None,
     seed: int = 0,
     confidence_level: float = 0.95,
-    n_resamples: int = 1000,
+    n_resamples: int = 2000,
     epsilon: float = 0.05,
     alt_test_epsilon: float = 0.2,
+    stability_threshold: float = 0.8,
+    reference_floor: float = 0.4,
     input_path: str | os.PathLike[str] | None = None,
     pairwise_path: str | os.PathLike[str] | None = None,
     title: str | None = None,
@@ -228,8 +232,10 @@ def build_report(
     table : AnnotationTable
         The annotations (humans and judges).
     judges : sequence of str, optional
-        The LLM judges. Default: the raters the table already marks as judges. Naming them here
-        makes every other rater human.
+        The LLM judges to analyse. Default: the raters the table already marks as judges. Naming
+        judges the table already marks restricts the report to them (the others stay judges, out of
+        the human pool); naming a rater the table calls human makes it a judge and every other
+        rater human.
     pairwise : PairwiseTable, optional
         Pairwise preference data for the Pairwise section.
     inclusion_prob : float or array of float, optional
@@ -241,12 +247,15 @@ def build_report(
     confidence_level : float
         Level of every interval (default 0.95).
     n_resamples : int
-        Bootstrap resamples for the intervals and the decision stability (default 1000).
+        Bootstrap resamples for the intervals and the decision stability (default 2000, the
+        workflows' :data:`~voirdire.workflows.DEFAULT_N_RESAMPLES`).
     epsilon : float
         Tolerance of the leave-one-human-out rule (default 0.05; see :func:`voirdire.validation.leave_one_out`).
     alt_test_epsilon : float
         Cost-benefit margin of the alternative annotator test (default 0.2, the authors' value for
         expert annotators; 0.15 skilled, 0.1 crowd; see :func:`voirdire.validation.alt_test`).
+    stability_threshold, reference_floor : float
+        Verdict rules of :func:`voirdire.workflows.validate_judges` (defaults 0.8 and 0.4).
     input_path, pairwise_path : path-like, optional
         The input files; their SHA-256 goes in the header. Default: ``table.source`` when it is a
         file, else the table's content fingerprint.
@@ -298,15 +307,27 @@ def build_report(
         if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 <= float(eps) < 1:
             raise InvalidParameterError(
                 f"The '{name}' parameter of {func} must be a float in [0, 1). Got {eps!r} instead.")
+    check_probability(stability_threshold, "stability_threshold", func, open_high=False)
+    if isinstance(reference_floor, bool) or not isinstance(reference_floor, (int, float)) \
+            or not 0 <= float(reference_floor) < 1:
+        raise InvalidParameterError(
+            f"The 'reference_floor' parameter of {func} must be a float in [0, 1). Got {reference_floor!r} instead.")
+    analysed: tuple[str, ...] | None = None
     if judges is not None:
-        judges = [str(j) for j in judges]
-        table = table.with_roles(judges=judges)
+        judges = [str(j) for j in dict.fromkeys(judges)]
+        for j in judges:
+            table.rater_index(j)
+        if all(str(table.roles[table.rater_index(j)]) == "judge" for j in judges):
+            analysed = tuple(judges)  # the table's other judges stay judges (not humans), just not analysed
+        else:
+            table = table.with_roles(judges=judges)
     if inclusion_prob is not None:
         inclusion_prob = _check_inclusion(inclusion_prob, table, func)
 
-    ctx = Context(table=table, judges=tuple(table.judges), humans=tuple(table.humans), pairwise=pairwise,
+    ctx = Context(table=table, judges=analysed or tuple(table.judges), humans=tuple(table.humans), pairwise=pairwise,
                   inclusion_prob=inclusion_prob, seed=int(seed), confidence_level=confidence_level,
-                  n_resamples=n_resamples, epsilon=float(epsilon), alt_test_epsilon=float(alt_test_epsilon))
+                  n_resamples=n_resamples, epsilon=float(epsilon), alt_test_epsilon=float(alt_test_epsilon),
+                  stability_threshold=float(stability_threshold), reference_floor=float(reference_floor))
     steps = [max(1, int(SECTION_STEPS.get(key, lambda c: 1)(ctx))) for key, _, _ in SECTIONS]
     total = sum(steps) + 1
     sections: list[Section] = []
@@ -330,6 +351,8 @@ def build_report(
         "n_resamples": n_resamples,
         "epsilon": float(epsilon),
         "alt_test_epsilon": float(alt_test_epsilon),
+        "stability_threshold": float(stability_threshold),
+        "reference_floor": float(reference_floor),
         "judges": list(ctx.judges),
         "humans": list(ctx.humans),
         "input": inp,

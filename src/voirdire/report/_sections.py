@@ -91,27 +91,26 @@ def _coef_name(c: str) -> str:
 def agreement_section(ctx: Context, w: Writer) -> None:
     """Coefficients with intervals (humans; humans plus each judge), rater-by-rater heatmap,
     confusion matrices and the binary family."""
-    agreement = require("voirdire.agreement", "agreement")
+    from ..workflows import compare_raters
+
     t = ctx.table
     humans, judges = list(ctx.humans), list(ctx.judges)
-    selections: list[tuple[str, list[str], str]] = []
-    if len(humans) >= 2:
-        selections.append((f"humans ({len(humans)})", humans, "human"))
-    for j in judges:
-        if humans:
-            selections.append((f"humans + {j}", humans + [j], "judge"))
-    if not selections:
+    if len(humans) < 2 and not (judges and humans):
         raise NotAvailable("agreement needs at least two raters besides the judges, or a judge and a human.")
-    sel_out: list[dict[str, Any]] = []
+    done = [0]
+
+    def tick(step: str, k: int, total: int) -> None:
+        if 0 < k < total and k > done[0]:
+            done[0] = k
+            w.tick(step)
+
+    comp = w.call(compare_raters, t, judges or None, confidence_level=ctx.confidence_level,
+                  n_resamples=ctx.n_resamples, seed=ctx.seed, progress=tick)
+    for n in comp.notes:
+        if n not in w.warnings:
+            w.warnings.append(n)
+    sel_out: list[dict[str, Any]] = comp.to_dict()["groups"]
     w.put("selections", sel_out)
-    for si, (name, raters, group) in enumerate(selections):
-        if si:
-            w.tick(name)
-        res = w.call(agreement, t, raters=raters, confidence_level=ctx.confidence_level,
-                     n_resamples=ctx.n_resamples, rng=ctx.seed, label=name)
-        d = res.to_dict()
-        d["group"] = group
-        sel_out.append(d)
     w.results["selections"] = sel_out
     # the interval method(s) that method="auto" chose (by number of units and coefficient)
     methods: dict[str, list[str]] = {}
@@ -127,7 +126,9 @@ def agreement_section(ctx: Context, w: Writer) -> None:
            "together with one judge. A judge that labels like another careful human leaves the coefficient where "
            f"the humans alone put it; a judge that disagrees pulls it down. Intervals: {method_text} over "
            f"{'clusters' if t.clusters is not None else 'items'} ({ctx.n_resamples} resamples, seed {ctx.seed}), "
-           "chosen by the number of units (docs/agreement.md, 'Small samples').", "note")
+           "chosen by the number of units (docs/agreement.md, 'Small samples'); every selection sees the same "
+           "resamples. Items only the judge labelled are left out of its row (they hold no comparison and would "
+           "only shift the chance term).", "note")
     # ---- forest plot: every coefficient, grouped by coefficient
     labels, est, lo, hi, grp, rows = [], [], [], [], [], []
     coefs: list[str] = []
@@ -186,7 +187,7 @@ def agreement_section(ctx: Context, w: Writer) -> None:
     L = t.n_categories
     binary_agreement = _optional("voirdire.agreement", "binary_agreement")
     if binary_agreement is not None and judges and humans and 2 <= L <= MAX_CATEGORIES_SHOWN:
-        _confusion_block(ctx, w, binary_agreement, judges, L)
+        _confusion_block(ctx, w, binary_agreement, judges, L, comp.binary)
     elif L > MAX_CATEGORIES_SHOWN:
         w.text(f"No confusion matrix: the scale has {L} distinct values.", "note")
 
@@ -197,17 +198,22 @@ def _fmt_ci(r: dict[str, Any]) -> str:
     return fmt_ci(r["ci"]["low"], r["ci"]["high"])
 
 
-def _confusion_block(ctx: Context, w: Writer, binary_agreement: Any, judges: list[str], L: int) -> None:
+def _confusion_block(ctx: Context, w: Writer, binary_agreement: Any, judges: list[str], L: int,
+                     computed: Any = ()) -> None:
+    from ..workflows import stream
+
     t = ctx.table
     cats = _cats(t)
     out: list[dict[str, Any]] = []
     w.put("confusion", out)
+    done = {b.judge: b for b in computed}
     for judge in judges:
-        kw: dict[str, Any] = dict(confidence_level=ctx.confidence_level, n_resamples=ctx.n_resamples, rng=ctx.seed)
-        if L > 2:  # only the full L x L matrix is kept: no warning about the one-vs-rest phi
-            kw["positive"] = t.scale.categories[-1]
-            kw["on_undefined"] = "nan"
-        res = w.call(binary_agreement, t, judge, **kw)
+        if L == 2 and judge in done:  # the workflow's binary family (same stream as `voirdire agree`)
+            res = done[judge]
+        else:  # L > 2: only the full L x L matrix is kept: no warning about the one-vs-rest phi
+            res = w.call(binary_agreement, t, judge, positive=t.scale.categories[-1], on_undefined="nan",
+                         confidence_level=ctx.confidence_level, n_resamples=ctx.n_resamples,
+                         rng=stream(ctx.seed, "agreement", "binary", judge))
         d = res.to_dict()
         if L > 2:  # one-vs-rest numbers would mislead: keep the full L x L matrix only
             d = {k: d[k] for k in ("judge", "reference", "labels", "confusion_matrix", "n_ties", "abstention")}
@@ -245,104 +251,94 @@ def _confusion_block(ctx: Context, w: Writer, binary_agreement: Any, judges: lis
 
 
 # ----------------------------------------------------------------------------------------- validation
-def _validation_score(ctx: Context) -> str:
-    """Agreement score of the validation tests: observed agreement (the spec's default) on nominal and
-    ordinal labels; Krippendorff's alpha at the scale's level on interval/ratio scores, where exact
-    matches are rare and say little."""
-    t = ctx.table
-    if t.scale.level in ("interval", "ratio"):
-        return "alpha"
-    return "agreement"
-
-
-_DECISION_WORDS = {"accept": "accept", "reject": "reject", "inconclusive": "inconclusive"}
-
-
 def validation_section(ctx: Context, w: Writer) -> None:
-    """Per judge: leave-one-human-out d_k with intervals against -epsilon, omega, decision and
-    stability; the alt-test table; the ranking with P(best)."""
+    """Per judge: the verdict with its reasons; leave-one-human-out d_k with intervals against -epsilon,
+    omega, decision and stability; the alt-test table; the humans' own reliability; the ranking with P(best).
+    Everything comes from one call of :func:`voirdire.workflows.validate_judges`."""
+    from ..workflows import validate_judges
+
     if not ctx.judges:
         raise NotAvailable("no LLM judge named (pass judges=[...] or --judge NAME).")
     if len(ctx.humans) < 2:
         raise NotAvailable(f"the judge-validation tests need at least two humans; the table has {len(ctx.humans)}.")
-    leave_one_out = require("voirdire.validation", "leave_one_out")
-    alt_test = _optional("voirdire.validation", "alt_test")
-    rank_judges = _optional("voirdire.validation", "rank_judges")
-    score = _validation_score(ctx)
+
+    def tick(step: str, k: int, total: int) -> None:
+        if 1 < k <= len(ctx.judges):
+            w.tick(step)
+
+    res = w.call(validate_judges, ctx.table, list(ctx.judges), epsilon=ctx.epsilon,
+                 alt_test_epsilon=ctx.alt_test_epsilon, confidence_level=ctx.confidence_level,
+                 n_resamples=ctx.n_resamples, seed=ctx.seed, stability_threshold=ctx.stability_threshold,
+                 reference_floor=ctx.reference_floor, progress=tick)
+    for n in res.notes:
+        if n not in w.warnings:
+            w.warnings.append(n)
+    doc = res.to_dict()
+    score = doc["options"]["score"]
     w.put("score", score)
     w.put("epsilon", ctx.epsilon)
     w.put("alt_test_epsilon", ctx.alt_test_epsilon)
+    w.put("options", doc["options"])
+    w.put("reference", doc["reference"])
+    judges_out: list[dict[str, Any]] = doc["judges"]
+    w.put("judges", judges_out)
+    if doc["ranking"] is not None:
+        w.put("ranking", doc["ranking"])
+    ref = doc["reference"]
     w.text(f"Leave-one-human-out rule (METHODS §2): for each human k, d_k = S(judge; others) − S(k; others) "
            f"with S = {'observed agreement' if score == 'agreement' else 'Krippendorff alpha'}; the judge wins "
            f"against k when d_k ≥ −ε (ε = {fmt_num(ctx.epsilon, 2)}), ω is the share of humans it wins against, "
            "and it is accepted when ω ≥ 0.5. Stability is the bootstrap probability that the same decision "
-           "comes out; below about 0.8 read the decision as fragile.", "note")
-    judges_out: list[dict[str, Any]] = []
-    w.put("judges", judges_out)
+           f"comes out. The verdict is three-way: a decision less stable than {fmt_num(ctx.stability_threshold, 2)} "
+           "is inconclusive, and so is any accept against humans who do not agree among themselves "
+           f"(their own α below {fmt_num(ctx.reference_floor, 2)}, or an interval reaching 0); see docs/validation.md.",
+           "note")
+    if ref is not None:
+        w.heading("The reference: the humans' own agreement", badge=None)
+        w.text(ref["sentence"], "warning" if ref["status"] in ("noise", "undefined", "unreliable") else "p")
+        w.table("reference", "Krippendorff α among the humans (the reference every judge is compared with)",
+                ["coefficient", "level", "estimate", f"{ctx.cl_pct} interval", "items", "humans", "floor", "status"],
+                [["Krippendorff α", ref["level"], w.num("reference/estimate"),
+                  w.ci("reference/ci/low", "reference/ci/high"), w.int_("reference/n_items"),
+                  w.int_("reference/n_humans"), w.num("reference/floor", 2), ref["status"]]])
     summary_rows = []
-    for jn, judge in enumerate(ctx.judges):
-        if jn:
-            w.tick(judge)
-        entry: dict[str, Any] = {"judge": judge}
-        judges_out.append(entry)
-        try:
-            loo = w.call(leave_one_out, ctx.table, judge, score=score, epsilon=ctx.epsilon,
-                         confidence_level=ctx.confidence_level, n_resamples=ctx.n_resamples, rng=ctx.seed)
-        except Exception as exc:  # noqa: BLE001 - one judge's failure is reported, the others still run
-            if not _is_ours(exc):
-                raise
-            entry["leave_one_out_error"] = str(exc)
-            w.text(f"{judge}: the leave-one-out test could not be run: {exc}", "warning")
-            continue
-        entry["leave_one_out"] = loo.to_dict()
-        w.results["judges"] = judges_out
-        base = f"judges/{jn}/leave_one_out"
-        d = entry["leave_one_out"]
-        humans = d["humans"]
-        w.heading(judge, badge=d["decision"])
-        w.text(f"Leave-one-out: {d['decision']} (ω = {fmt_num(d['omega'], 3)} over {d['n_evaluated']} "
-               f"evaluated humans; decision stability {fmt_num(d['decision_stability'], 3)}).")
-        w.figure(f"loo-{jn}", f"{judge}: leave-one-human-out differences",
-                 plots.forest_plot(f"{w.key}-loo-{jn}", humans, d["d"], d["d_low"], d["d_high"],
-                                   xlabel=f"d_k = S(judge) − S(human k)   ({ctx.cl_pct} bootstrap intervals)",
-                                   refs=[(-ctx.epsilon, "−ε"), (0.0, "0")],
-                                   title=f"{judge}: d_k per held-out human"),
-                 caption="A point right of the dashed −ε line is a win for the judge against that human.")
-        rows = []
-        for k, h in enumerate(humans):
-            reason = d["reason"][k]
-            tk = d["t"][k]
-            rows.append([h, w.int_(f"{base}/n_items/{k}"), w.int_(f"{base}/n_pairs/{k}"),
-                         w.num(f"{base}/s_judge/{k}"), w.num(f"{base}/s_human/{k}"), w.num(f"{base}/d/{k}"),
-                         w.ci(f"{base}/d_low/{k}", f"{base}/d_high/{k}"),
-                         DASH if is_missing(tk) else ("win" if tk else "loss"), reason or ""])
-        w.table(f"loo-{jn}", f"{judge}: leave-one-human-out comparison",
-                ["held-out human", "items", "pairs", "S(judge; others)", "S(human; others)", "d_k",
-                 f"{ctx.cl_pct} interval", "T_k", "not evaluated because"], rows)
-        if alt_test is not None:
-            _alt_test_block(ctx, w, alt_test, judge, jn, entry)
+    for jn, entry in enumerate(judges_out):
+        judge = entry["judge"]
+        v = entry["verdict"]
+        w.heading(judge, badge=v["decision"])
+        w.text(v["sentence"], "warning" if v["decision"] != "accept" else "p")
+        for method, msg in entry["errors"].items():
+            name = "leave-one-out test" if method == "leave_one_out" else "alternative annotator test"
+            w.text(f"{judge}: the {name} could not be run: {msg}", "warning")
+        if "leave_one_out" in entry:
+            _loo_block(ctx, w, jn, entry)
+        if "alt_test" in entry:
+            _alt_test_block(ctx, w, judge, jn, entry)
         summary_rows.append(jn)
-    w.results["judges"] = to_jsonable(judges_out)  # every judge, including those whose test failed
     if summary_rows:
         rows = []
         for jn in summary_rows:
             e = judges_out[jn]
             base = f"judges/{jn}/leave_one_out"
-            row = [e["judge"], Cell(text=e["leave_one_out"]["decision"]), w.num(f"{base}/omega"),
-                   w.num(f"{base}/decision_stability"), w.num(f"{base}/p_accept")]
+            row: list[Any] = [e["judge"], Cell(text=e["verdict"]["decision"]),
+                              ", ".join(r["code"] for r in e["verdict"]["reasons"] if r["blocking"])]
+            if "leave_one_out" in e:
+                row += [Cell(text=e["leave_one_out"]["decision"]), w.num(f"{base}/omega"),
+                        w.num(f"{base}/decision_stability"), w.num(f"{base}/p_accept")]
+            else:
+                row += [Cell(text=DASH)] * 4
             if "alt_test" in e:
                 a = e["alt_test"]
                 row += [Cell(text=str(a["decision"])), w.num(f"judges/{jn}/alt_test/omega"),
                         w.num(f"judges/{jn}/alt_test/rho"), w.num(f"judges/{jn}/alt_test/decision_stability")]
+            else:
+                row += [Cell(text=DASH)] * 4
             rows.append(row)
-        cols = ["judge", "LOO decision", "ω", "stability", "P(accept)"]
-        if any("alt_test" in judges_out[jn] for jn in summary_rows):
-            cols += ["alt-test decision", "alt-test ω", "ρ (alt-test)", "alt-test stability"]
-            rows = [r + [DASH] * (len(cols) - len(r)) for r in rows]
-        w.table("decisions", "Decisions per judge", cols, rows)
-    if rank_judges is not None and len(ctx.judges) >= 2:
-        w.tick("ranking")
-        _ranking_block(ctx, w, rank_judges, score)
+        cols = ["judge", "verdict", "because", "LOO decision", "ω", "stability", "P(accept)",
+                "alt-test decision", "alt-test ω", "ρ (alt-test)", "alt-test stability"]
+        w.table("decisions", "Verdicts and decisions per judge", cols, rows)
+    if doc["ranking"] is not None:
+        _ranking_block(ctx, w)
 
 
 def _optional(module: str, name: str) -> Any:
@@ -352,26 +348,33 @@ def _optional(module: str, name: str) -> Any:
         return None
 
 
-def _is_ours(exc: BaseException) -> bool:
-    from ..exceptions import VoirdireError
+def _loo_block(ctx: Context, w: Writer, jn: int, entry: dict[str, Any]) -> None:
+    judge = entry["judge"]
+    base = f"judges/{jn}/leave_one_out"
+    d = entry["leave_one_out"]
+    humans = d["humans"]
+    w.text(f"Leave-one-out: {d['decision']} (ω = {fmt_num(d['omega'], 3)} over {d['n_evaluated']} "
+           f"evaluated humans; decision stability {fmt_num(d['decision_stability'], 3)}).")
+    w.figure(f"loo-{jn}", f"{judge}: leave-one-human-out differences",
+             plots.forest_plot(f"{w.key}-loo-{jn}", humans, d["d"], d["d_low"], d["d_high"],
+                               xlabel=f"d_k = S(judge) − S(human k)   ({ctx.cl_pct} bootstrap intervals)",
+                               refs=[(-ctx.epsilon, "−ε"), (0.0, "0")],
+                               title=f"{judge}: d_k per held-out human"),
+             caption="A point right of the dashed −ε line is a win for the judge against that human.")
+    rows = []
+    for k, h in enumerate(humans):
+        reason = d["reason"][k]
+        tk = d["t"][k]
+        rows.append([h, w.int_(f"{base}/n_items/{k}"), w.int_(f"{base}/n_pairs/{k}"),
+                     w.num(f"{base}/s_judge/{k}"), w.num(f"{base}/s_human/{k}"), w.num(f"{base}/d/{k}"),
+                     w.ci(f"{base}/d_low/{k}", f"{base}/d_high/{k}"),
+                     DASH if is_missing(tk) else ("win" if tk else "loss"), reason or ""])
+    w.table(f"loo-{jn}", f"{judge}: leave-one-human-out comparison",
+            ["held-out human", "items", "pairs", "S(judge; others)", "S(human; others)", "d_k",
+             f"{ctx.cl_pct} interval", "T_k", "not evaluated because"], rows)
 
-    return isinstance(exc, VoirdireError)
 
-
-def _alt_test_block(ctx: Context, w: Writer, alt_test: Any, judge: str, jn: int, entry: dict[str, Any]) -> None:
-    t = ctx.table
-    scoring = "neg_rmse" if t.scale.level in ("interval", "ratio") else "accuracy"
-    try:
-        res = w.call(alt_test, t, judge, scoring=scoring, epsilon=ctx.alt_test_epsilon,
-                     n_resamples=ctx.n_resamples, rng=ctx.seed)
-    except Exception as exc:  # noqa: BLE001
-        if not _is_ours(exc):
-            raise
-        entry["alt_test_error"] = str(exc)
-        w.text(f"{judge}: the alternative annotator test could not be run: {exc}", "warning")
-        return
-    entry["alt_test"] = res.to_dict()
-    w.results["judges"][jn] = entry
+def _alt_test_block(ctx: Context, w: Writer, judge: str, jn: int, entry: dict[str, Any]) -> None:
     a = entry["alt_test"]
     base = f"judges/{jn}/alt_test"
     rows = []
@@ -385,21 +388,14 @@ def _alt_test_block(ctx: Context, w: Writer, alt_test: Any, judge: str, jn: int,
     w.table(f"alt-{jn}",
             f"{judge}: alternative annotator test ({a['scoring']}, ε = {fmt_num(a['epsilon'], 2)}, "
             f"{a['correction'].upper()} at q = {fmt_num(a['q'], 2)}; ω = {fmt_num(a['omega'], 3)}, "
-            f"ρ = {fmt_num(a['rho'], 3)}: {a['decision']})",
+            f"ρ = {fmt_num(a['rho'], 3)}: {a['decision']}; stability {fmt_num(a['decision_stability'], 3)})",
             ["human", "items", "ρ̂ judge", "ρ̂ human", "mean d", "p (one-sided)", "H0 rejected", "skipped because"],
             rows)
 
 
-def _ranking_block(ctx: Context, w: Writer, rank_judges: Any, score: str) -> None:
-    try:
-        res = w.call(rank_judges, ctx.table, list(ctx.judges), by="rho", confidence_level=ctx.confidence_level,
-                     n_resamples=ctx.n_resamples, rng=ctx.seed)
-    except Exception as exc:  # noqa: BLE001
-        if not _is_ours(exc):
-            raise
-        w.text(f"The judges could not be ranked: {exc}", "warning")
-        return
-    r = w.put("ranking", res)
+def _ranking_block(ctx: Context, w: Writer) -> None:
+    w.tick("ranking")
+    r = w.results["ranking"]
     names = r["judges"]
     w.heading("Ranking the judges")
     order = [names.index(n) for n in r["order"]]
@@ -737,11 +733,11 @@ def build_glance(ctx: Context, w: Writer, sections: list[Section]) -> None:
 
         cols += ["α humans", "α humans + judge"]
     if val is not None:
-        cols += ["leave-one-out", "ω", "stability", "alt-test", "ρ"]
+        cols += ["verdict", "leave-one-out", "ω", "stability", "alt-test", "ρ", "alt-test stability"]
         if "ranking" in val.results:
             cols += ["P(best)"]
     rows = []
-    verdicts = []
+    sentences = []
     for jn, judge in enumerate(ctx.judges):
         row: list[Any] = [judge]
         if agr is not None:
@@ -752,33 +748,31 @@ def build_glance(ctx: Context, w: Writer, sections: list[Section]) -> None:
             vlist = val.results.get("judges", [])
             vj = next((i for i, x in enumerate(vlist) if x.get("judge") == judge), None)
             e = vlist[vj] if vj is not None else {}
+            row.append(Cell(text=e["verdict"]["decision"]) if "verdict" in e else Cell(text=DASH))
             if "leave_one_out" in e:
                 row += [Cell(text=e["leave_one_out"]["decision"]), w.ref(val, f"judges/{vj}/leave_one_out/omega"),
                         w.ref(val, f"judges/{vj}/leave_one_out/decision_stability")]
             else:
                 row += [Cell(text=DASH)] * 3
             if "alt_test" in e:
-                row += [Cell(text=e["alt_test"]["decision"]), w.ref(val, f"judges/{vj}/alt_test/rho")]
+                row += [Cell(text=e["alt_test"]["decision"]), w.ref(val, f"judges/{vj}/alt_test/rho"),
+                        w.ref(val, f"judges/{vj}/alt_test/decision_stability")]
             else:
-                row += [Cell(text=DASH)] * 2
+                row += [Cell(text=DASH)] * 3
             if "ranking" in val.results:
                 rj = val.results["ranking"]["judges"]
                 row.append(w.ref(val, f"ranking/p_best/{rj.index(judge)}") if judge in rj else Cell(text=DASH))
-            loo = (e.get("leave_one_out") or {}).get("decision")
-            alt = (e.get("alt_test") or {}).get("decision")
-            if loo or alt:
-                verdicts.append((judge, loo, alt, (e.get("leave_one_out") or {}).get("decision_stability")))
+            if "verdict" in e:
+                sentences.append(e["verdict"])
         rows.append(row)
     w.put("judges", list(ctx.judges))
-    for judge, loo, alt, stab in verdicts:
-        both = [x for x in (loo, alt) if x]
-        if len(set(both)) == 1:
-            line = f"{judge}: both tests say {both[0]}"
-        else:
-            line = f"{judge}: the tests disagree (leave-one-out: {loo or DASH}; alt-test: {alt or DASH})"
-        if stab is not None and loo and stab < 0.8:
-            line += f"; the leave-one-out decision is fragile (stability {fmt_num(stab, 2)})"
-        w.text(line + ".")
+    w.put("verdicts", sentences)
+    ref = val.results.get("reference") if val is not None else None
+    if ref is not None and ref.get("status") in ("noise", "undefined", "unreliable"):
+        w.text(ref["sentence"], "warning")
+    for v in sentences:
+        w.heading(v["judge"], badge=v["decision"])
+        w.text(v["sentence"], "p" if v["decision"] == "accept" else "warning")
     w.table("judges", "Headline numbers per judge (details in the sections below)", cols, rows)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._checks import as_generator, check_choice, check_probability
+from .._checks import as_generator, check_choice, check_positive_int, check_probability
 from .._results import Result
 from ..data import AnnotationTable
 from ..exceptions import DegenerateDataWarning, InvalidParameterError
@@ -433,3 +433,30 @@ def _bootstrap_omega(d: np.ndarray, ef: np.ndarray, epsilon: float, q: float, co
             out[pos + b] = multiplicity_rejections(p, q, correction) / K
         pos += W.shape[0]
     return out
+
+
+def check_test_options(table: AnnotationTable, *, epsilon: float | None = None, threshold: float = 0.5,
+                       min_items: int = 10, alt_test_epsilon: float | None = None, q: float = 0.05,
+                       scoring: Any = "accuracy",
+                       correction: str = "by", test: str = "t", min_items_per_human: int = 30,
+                       min_humans_per_item: int = 2) -> None:
+    """Check the options of :func:`leave_one_out` (``epsilon``, ``threshold``, ``min_items``; skipped when
+    ``epsilon`` is None) and :func:`alt_test` (the rest; skipped when ``alt_test_epsilon`` is None)
+    before any work.
+
+    Raises the same :class:`InvalidParameterError` the tests would, so a caller running many
+    judges can tell a bad option (the user's error) from data that do not allow a test.
+    """
+    if epsilon is not None:
+        check_epsilon(epsilon, "leave_one_out")
+        check_probability(threshold, "threshold", "leave_one_out", open_low=True, open_high=False)
+        check_positive_int(min_items, "min_items", "leave_one_out")
+    if alt_test_epsilon is None:
+        return
+    check_epsilon(alt_test_epsilon, "alt_test")
+    check_probability(q, "q", "alt_test")
+    check_choice(correction, "correction", "alt_test", CORRECTIONS)
+    check_choice(test, "test", "alt_test", TESTS)
+    _check_min(min_humans_per_item, "min_humans_per_item", "alt_test")
+    _check_min(min_items_per_human, "min_items_per_human", "alt_test")
+    _check_scoring(scoring, table, "alt_test")

@@ -1,0 +1,31 @@
+"""Workflows: one function per analysis family, returning one composite result with verdicts.
+
+``compare_raters`` (the humans, then the humans with each judge) and ``validate_judges``
+(leave-one-out, alt-test, the humans' own reliability and a ranking, each judge with a three-way
+:class:`Verdict`) own their defaults and derive every random stream from one seed through
+:class:`numpy.random.SeedSequence`. The ``voirdire`` commands and the HTML report both call them,
+so the same file, options and seed print the same numbers everywhere. See ``docs/validation.md``.
+"""
+
+from ._compare import RaterComparison, compare_raters
+from ._seeds import seed_sequence, stream
+from ._validate import DEFAULT_N_RESAMPLES, JudgeValidation, ValidationResult, default_score, default_scoring, validate_judges
+from ._verdict import REASON_CODES, TENTATIVE_LINE, Reason, ReferenceReliability, Verdict
+
+__all__ = [
+    "DEFAULT_N_RESAMPLES",
+    "REASON_CODES",
+    "TENTATIVE_LINE",
+    "JudgeValidation",
+    "RaterComparison",
+    "Reason",
+    "ReferenceReliability",
+    "ValidationResult",
+    "Verdict",
+    "compare_raters",
+    "default_score",
+    "default_scoring",
+    "seed_sequence",
+    "stream",
+    "validate_judges",
+]

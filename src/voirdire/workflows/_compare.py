@@ -1,0 +1,269 @@
+"""``compare_raters``: the humans among themselves, then the humans with each judge (private).
+The one function behind ``voirdire agree`` and the report's agreement section."""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from .._checks import check_choice, check_positive_int, check_probability
+from .._results import Result
+from ..exceptions import InvalidParameterError
+from ._seeds import check_seed, stream
+from ._validate import DEFAULT_N_RESAMPLES
+
+__all__ = ["compare_raters", "RaterComparison", "rater_groups"]
+
+ProgressCallback = Callable[[str, int, int], None]
+JUDGE_ITEMS = ("drop", "keep")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class RaterComparison(Result):
+    """The composite result of :func:`compare_raters`.
+
+    Attributes
+    ----------
+    source : str
+    options : dict
+        Every option as used, with ``seed`` and ``n_resamples``.
+    groups : tuple of AgreementTable
+        The humans among themselves (label ``"humans"``), then the humans with each judge
+        (label ``"+ <judge>"``), each with every coefficient asked for.
+    group_kinds : tuple of str
+        ``"human"`` or ``"judge"`` per group (``"all"`` for a table without judges).
+    n_judge_only_items : tuple of int
+        Per group: items only the judge labelled, left out of the group (0 for the humans' group,
+        and for every group with ``judge_only_items="keep"``).
+    binary : tuple of BinaryAgreementResult
+        The binary family per judge (binary labels, or a ``positive`` category given).
+    matrix : PairwiseMatrixResult or None
+        The rater-by-rater Cohen's kappa matrix, when asked for.
+    notes : tuple of str
+    """
+
+    source: str
+    options: dict[str, Any]
+    groups: tuple[Any, ...]
+    group_kinds: tuple[str, ...]
+    n_judge_only_items: tuple[int, ...]
+    binary: tuple[Any, ...]
+    matrix: Any
+    notes: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        from .._results import to_jsonable
+
+        groups = []
+        for g, kind, n in zip(self.groups, self.group_kinds, self.n_judge_only_items):
+            d = g.to_dict()
+            d["group"] = kind
+            d["n_judge_only_items"] = n
+            groups.append(d)
+        return {"source": self.source, "options": to_jsonable(self.options), "groups": groups,
+                "binary": [b.to_dict() for b in self.binary],
+                "matrix": None if self.matrix is None else self.matrix.to_dict(), "notes": list(self.notes)}
+
+    def to_frame(self) -> Any:
+        """Every coefficient of every group, one row each."""
+        import pandas as pd
+
+        frames = [g.to_frame() for g in self.groups]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def rater_groups(table: Any, judges: Sequence[str] | None = None) -> list[tuple[str, tuple[str, ...], str]]:
+    """(label, raters, kind): the humans among themselves, then the humans plus each judge."""
+    humans = tuple(str(h) for h in table.humans)
+    js = [str(j) for j in judges] if judges else [str(j) for j in table.judges]
+    if not js:
+        return [("all raters", tuple(str(r) for r in table.raters), "all")]
+    groups: list[tuple[str, tuple[str, ...], str]] = []
+    if len(humans) >= 2:
+        groups.append(("humans", humans, "human"))
+    if humans:
+        for j in js:
+            groups.append((f"+ {j}", humans + (j,), "judge"))
+    return groups
+
+
+def _isolated_judges(table: Any, raters: Sequence[str], abstain_policy: str) -> list[str]:
+    """Judges among ``raters`` that share no labelled item with any other rater of the selection."""
+    dense = table.dense()
+    L = table.n_categories
+    has = (dense >= 0) & (dense < L) if abstain_policy == "exclude" else dense >= 0
+    cols = [table.rater_index(r) for r in raters]
+    out = []
+    for r, c in zip(raters, cols):
+        if table.roles[c] != "judge":
+            continue
+        others = [o for o in cols if o != c]
+        if not others or not (has[:, c] & has[:, others].any(axis=1)).any():
+            out.append(str(r))
+    return out
+
+
+def _undefined(res: Any) -> Any:
+    """The same AgreementTable with every estimate, interval and standard error set to nan."""
+    from .._results import ConfidenceInterval
+
+    nan = float("nan")
+    rows = tuple(dataclasses.replace(
+        r, estimate=nan, se=nan, analytic_se=None if r.analytic_se is None else nan, observed=nan, expected=nan,
+        ci=ConfidenceInterval(low=nan, high=nan, confidence_level=r.ci.confidence_level, method=r.ci.method))
+        for r in res.results)
+    return dataclasses.replace(res, results=rows)
+
+
+def _human_items(table: Any, humans: Sequence[str], abstain_policy: str) -> np.ndarray:
+    """Boolean per item: at least one of ``humans`` labelled it (an abstention counts unless excluded)."""
+    hidx = [table.rater_index(h) for h in humans]
+    keep = np.isin(table.rater_idx, hidx)
+    if abstain_policy == "exclude":
+        keep &= ~table.is_abstention
+    return np.bincount(table.label_item[keep], minlength=table.n_items) > 0
+
+
+def compare_raters(
+    table: Any,
+    judges: Sequence[str] | None = None,
+    *,
+    coefficients: Sequence[str] | None = None,
+    level: str | None = None,
+    weights: str | None = None,
+    abstain_policy: str = "exclude",
+    positive: Any = None,
+    matrix: bool = False,
+    judge_only_items: Literal["drop", "keep"] = "drop",
+    confidence_level: float = 0.95,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
+    seed: int = 0,
+    progress: ProgressCallback | None = None,
+) -> RaterComparison:
+    """Agreement of the humans among themselves, then of the humans with each judge.
+
+    Every group gets the same coefficients with bootstrap intervals
+    (:func:`voirdire.agreement.agreement`); every group is resampled with the same stream (derived
+    from ``seed`` through :class:`numpy.random.SeedSequence`), so two groups on the same items
+    see the same resamples and their difference is not resampling noise. ``voirdire agree`` and the
+    report's agreement section both call this function.
+
+    A judge that shares no item with the humans gets nan throughout (its row would only repeat the
+    humans' own figures) and a note. Items that only the judge labelled are left out of the
+    "humans + judge" groups by default: they hold no comparison, but they would enter the chance
+    term of the Fleiss/Conger/Gwet-type coefficients (a judge that scored 1,200 summaries next to
+    experts on 200 moves Fleiss' kappa from 0.04 to -0.66); ``judge_only_items="keep"`` restores
+    the old behaviour.
+
+    Parameters
+    ----------
+    table : AnnotationTable
+    judges : sequence of str, optional
+        Default: every judge in the table (none: one group of every rater).
+    coefficients, level, weights, abstain_policy
+        As in :func:`voirdire.agreement.agreement`.
+    positive : optional
+        Positive category of the binary family (computed for binary labels, or when given).
+    matrix : bool, default False
+        Also the rater-by-rater Cohen's kappa matrix.
+    judge_only_items : {"drop", "keep"}, default "drop"
+    confidence_level : float, default 0.95
+    n_resamples : int, default 2000
+    seed : int, default 0
+    progress : callable, optional
+
+    Returns
+    -------
+    RaterComparison
+
+    Examples
+    --------
+    >>> from voirdire.datasets import load_hanna
+    >>> from voirdire.workflows import compare_raters
+    >>> t = load_hanna(criterion="Complexity").select(items=range(100))
+    >>> res = compare_raters(t, ["ChatGPT"], coefficients=["krippendorff_alpha"], n_resamples=50)
+    >>> [g.label for g in res.groups]
+    ['humans', '+ ChatGPT']
+    """
+    from ..agreement import COEFFICIENTS, agreement, binary_agreement, pairwise_matrix
+
+    func = "compare_raters"
+    for c in coefficients or []:
+        if c not in COEFFICIENTS:
+            raise InvalidParameterError(f"The 'coefficients' parameter of {func} must name coefficients among "
+                                        f"{list(COEFFICIENTS)}. Got {c!r}.")
+    judge_only_items = check_choice(judge_only_items, "judge_only_items", func, JUDGE_ITEMS)  # type: ignore[assignment]
+    confidence_level = check_probability(confidence_level, "confidence_level", func)
+    n_resamples = check_positive_int(n_resamples, "n_resamples", func, minimum=0)
+    seed = check_seed(seed, func)
+    js = [str(j) for j in dict.fromkeys(judges)] if judges else None
+    if js:
+        for j in js:
+            table.rater_index(j)
+        if any(str(table.roles[table.rater_index(j)]) != "judge" for j in js):
+            table = table.with_roles(judges=sorted(set(js) | {str(j) for j in table.judges}))
+    groups = rater_groups(table, js)
+    options: dict[str, Any] = dict(coefficients=None if coefficients is None else list(coefficients), level=level,
+                                   weights=weights, abstain_policy=abstain_policy, positive=positive,
+                                   judge_only_items=judge_only_items, confidence_level=confidence_level,
+                                   n_resamples=n_resamples, seed=seed)
+    out, kinds, n_only, notes = [], [], [], []
+    humans = [str(h) for h in table.humans]
+    human_items = _human_items(table, humans, abstain_policy) if humans else None
+    for k, (label, raters, kind) in enumerate(groups):
+        if progress is not None:
+            progress(label, k, len(groups))
+        sub, dropped = table, 0
+        if kind == "judge" and judge_only_items == "drop" and human_items is not None:
+            jmask = _human_items(table, [raters[-1]], abstain_policy)
+            dropped = int(np.count_nonzero(jmask & ~human_items))
+            if dropped:
+                sub = table.select(items=human_items)
+                notes.append(f"{label}: {dropped} item(s) only the judge labelled are left out (no human to compare "
+                             "with; they would only shift the chance term). judge_only_items='keep' keeps them.")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            res = agreement(sub, coefficients=coefficients, raters=list(raters), level=level, weights=weights,
+                            confidence_level=confidence_level, n_resamples=n_resamples,
+                            rng=stream(seed, "agreement", "groups"), abstain_policy=abstain_policy, label=label)
+        alone = _isolated_judges(table, raters, abstain_policy) if len(raters) >= 2 else []
+        if alone:
+            res = _undefined(res)
+            who = ", ".join(alone)
+            notes.append(f"{label}: {who} share{'s' if len(alone) == 1 else ''} no item with the humans, so "
+                         f"this row is undefined (nan); it would only repeat the humans' own figures.")
+        else:
+            for w in caught:
+                msg = f"{label}: {w.message}"
+                if msg not in notes:
+                    notes.append(msg)
+        out.append(res)
+        kinds.append(kind)
+        n_only.append(dropped)
+    binary: list[Any] = []
+    bjudges = js or [str(j) for j in table.judges]
+    if bjudges and humans and (table.n_categories == 2 or positive is not None):
+        for j in bjudges:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                binary.append(binary_agreement(table, j, reference="majority", positive=positive,
+                                               confidence_level=confidence_level, n_resamples=n_resamples,
+                                               rng=stream(seed, "agreement", "binary", j),
+                                               abstain_policy=abstain_policy))
+            notes += [f"{j}: {w.message}" for w in caught]
+    mat = None
+    if matrix:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            shown = humans + [j for j in bjudges if j not in humans]
+            mat = pairwise_matrix(table, coefficient="cohen_kappa", raters=shown or None, weights=weights,
+                                  abstain_policy=abstain_policy)
+        notes += [str(w.message) for w in caught]
+    if progress is not None:
+        progress("done", len(groups), len(groups))
+    return RaterComparison(source=str(table.source), options=options, groups=tuple(out), group_kinds=tuple(kinds),
+                           n_judge_only_items=tuple(n_only), binary=tuple(binary), matrix=mat, notes=tuple(notes))

@@ -1,0 +1,395 @@
+"""``validate_judges``: leave-one-human-out, alt-test, reference and ranking for every judge, with
+verdicts (private). The one function behind ``voirdire validate`` and the report's validation section."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from .._checks import check_choice, check_positive_int, check_probability
+from .._results import Result
+from ..exceptions import InvalidParameterError, VoirdireError
+from ._seeds import check_seed, stream
+from ._verdict import (
+    ReferenceReliability, Verdict, apply_reference, combine, make_verdict, method_outcome, reference_sentence,
+    reference_status,
+)
+
+__all__ = ["validate_judges", "ValidationResult", "JudgeValidation", "DEFAULT_N_RESAMPLES", "default_score",
+           "default_scoring"]
+
+#: The number of bootstrap resamples of every workflow (and of every command's ``--n-resamples``).
+DEFAULT_N_RESAMPLES = 2000
+
+METHODS = ("loo", "alt-test", "both")
+SCORES = ("agreement", "alpha", "kappa", "ac1")
+RANK_BY = ("rho", "omega", "mean_d", "score")
+
+ProgressCallback = Callable[[str, int, int], None]
+
+
+def default_score(table: Any) -> str:
+    """Leave-one-out score: Krippendorff's alpha at the scale's level on interval/ratio scores (where
+    exact matches are rare and say little), observed agreement otherwise (the spec's default)."""
+    return "alpha" if table.scale.level in ("interval", "ratio") else "agreement"
+
+
+def default_scoring(table: Any) -> str:
+    """Alt-test scoring: neg_rmse for numeric ordinal/interval/ratio labels (the authors' choice), else accuracy."""
+    if table.scale.level in ("ordinal", "interval", "ratio") and table.scale.is_numeric:
+        return "neg_rmse"
+    return "accuracy"
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class JudgeValidation(Result):
+    """Everything :func:`validate_judges` found for one judge.
+
+    ``leave_one_out`` / ``alt_test`` are the tests' results (``None`` when not run or when they
+    could not run; ``errors`` then says why), ``verdicts`` the per-method verdicts and ``verdict``
+    the combined one.
+    """
+
+    judge: str
+    leave_one_out: Any
+    alt_test: Any
+    errors: dict[str, str]
+    verdicts: tuple[Verdict, ...]
+    verdict: Verdict
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"judge": self.judge}
+        if self.leave_one_out is not None:
+            d["leave_one_out"] = self.leave_one_out.to_dict()
+        if self.alt_test is not None:
+            d["alt_test"] = self.alt_test.to_dict()
+        d["errors"] = dict(self.errors)
+        d["verdicts"] = [v.to_dict() for v in self.verdicts]
+        d["verdict"] = self.verdict.to_dict()
+        return d
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ValidationResult(Result):
+    """The composite result of :func:`validate_judges`.
+
+    Attributes
+    ----------
+    source : str
+        The table's source.
+    options : dict
+        Every option as used (defaults resolved), including ``seed`` and ``n_resamples``.
+    reference : ReferenceReliability or None
+        The humans' own agreement (``None`` with fewer than two humans).
+    judges : tuple of JudgeValidation
+        One per judge, in the order asked.
+    ranking : RankingResult or None
+        With two or more judges and resamples.
+    notes : tuple of str
+        Warnings the analyses raised, and why something was left out.
+    """
+
+    source: str
+    options: dict[str, Any]
+    reference: ReferenceReliability | None
+    judges: tuple[JudgeValidation, ...]
+    ranking: Any
+    notes: tuple[str, ...]
+
+    @property
+    def verdicts(self) -> dict[str, Verdict]:
+        """Combined verdict per judge."""
+        return {j.judge: j.verdict for j in self.judges}
+
+    def judge(self, name: str) -> JudgeValidation:
+        """The entry of one judge."""
+        for j in self.judges:
+            if j.judge == name:
+                return j
+        raise KeyError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        from .._results import to_jsonable
+
+        return {"source": self.source, "options": to_jsonable(self.options),
+                "reference": None if self.reference is None else self.reference.to_dict(),
+                "judges": [j.to_dict() for j in self.judges],
+                "ranking": None if self.ranking is None else self.ranking.to_dict(),
+                "notes": list(self.notes)}
+
+    def to_frame(self) -> Any:
+        """One row per judge: the combined verdict, its reason codes, and each test's decision."""
+        import pandas as pd
+
+        rows = []
+        for j in self.judges:
+            rows.append({"judge": j.judge, "verdict": j.verdict.decision, "reasons": ",".join(j.verdict.codes),
+                         "leave_one_out": None if j.leave_one_out is None else j.leave_one_out.decision,
+                         "alt_test": None if j.alt_test is None else j.alt_test.decision,
+                         "sentence": j.verdict.sentence})
+        return pd.DataFrame(rows)
+
+
+def _run(func: Callable[..., Any], notes: list[str], *args: Any, **kwargs: Any) -> Any:
+    """Call an analysis, turning its warnings into notes."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = func(*args, **kwargs)
+    for w in caught:
+        msg = str(w.message)
+        if msg not in notes:
+            notes.append(msg)
+    return out
+
+
+def _check_threshold(value: Any, name: str, func: str) -> float:
+    """A float in (0, 1]."""
+    return check_probability(value, name, func, open_high=False)
+
+
+def validate_judges(
+    table: Any,
+    judges: Sequence[str] | None = None,
+    *,
+    method: Literal["loo", "alt-test", "both"] = "both",
+    score: str | None = None,
+    scoring: str | None = None,
+    epsilon: float = 0.05,
+    alt_test_epsilon: float = 0.2,
+    threshold: float = 0.5,
+    min_items: int = 10,
+    correction: str = "by",
+    test: str = "t",
+    q: float = 0.05,
+    min_items_per_human: int = 30,
+    min_humans_per_item: int = 2,
+    rank_by: str | None = None,
+    confidence_level: float = 0.95,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
+    seed: int = 0,
+    stability_threshold: float = 0.8,
+    reference_floor: float = 0.4,
+    progress: ProgressCallback | None = None,
+) -> ValidationResult:
+    """May each judge stand in for the humans? Both tests, the reference, a ranking and a verdict.
+
+    For every judge: the leave-one-human-out rule (:func:`voirdire.validation.leave_one_out`) and
+    the Alternative Annotator Test (:func:`voirdire.validation.alt_test`), each turned into a
+    three-way :class:`Verdict` with reasons, and a combined verdict; the humans' own agreement as
+    the reference (Krippendorff's alpha at the table's level, with its interval); with several
+    judges, :func:`voirdire.validation.rank_judges`. ``voirdire validate`` and the report's
+    validation section both call this function, so the same table, options and seed give the same
+    numbers everywhere.
+
+    Every random stream derives from ``seed`` through :class:`numpy.random.SeedSequence`, named by
+    what it serves (``("validation", "alt_test", judge)``...), so a judge's numbers do not depend
+    on which other judges are validated with it.
+
+    Parameters
+    ----------
+    table : AnnotationTable
+    judges : sequence of str, optional
+        Default: every judge of the table.
+    method : {"loo", "alt-test", "both"}, default "both"
+    score : {"agreement", "alpha", "kappa", "ac1"}, optional
+        Leave-one-out score (default: alpha on interval/ratio scales, else observed agreement).
+    scoring : {"accuracy", "neg_rmse"}, optional
+        Alt-test scoring (default: neg_rmse for numeric ordinal/interval/ratio labels, else accuracy).
+    epsilon : float, default 0.05
+        Leave-one-out tolerance.
+    alt_test_epsilon : float, default 0.2
+        Alt-test margin (0.2 expert, 0.15 skilled, 0.1 crowd annotators).
+    threshold, min_items : leave-one-out options (see :func:`~voirdire.validation.leave_one_out`).
+    correction, test, q, min_items_per_human, min_humans_per_item : alt-test options.
+    rank_by : {"rho", "omega", "mean_d", "score"}, optional
+        Ranking statistic (default rho when the alt-test runs, else mean_d).
+    confidence_level : float, default 0.95
+    n_resamples : int, default 2000
+        Bootstrap resamples for every interval and stability (0: none; then no decision is stable
+        enough to accept, and no ranking).
+    seed : int, default 0
+    stability_threshold : float in (0, 1], default 0.8
+        A decision less stable than this is inconclusive.
+    reference_floor : float in [0, 1), default 0.4
+        Below this humans' alpha an accept becomes inconclusive (``docs/validation.md`` justifies
+        the default); an interval reaching 0 always makes the verdict inconclusive.
+    progress : callable, optional
+        ``progress(step, done, total)``.
+
+    Returns
+    -------
+    ValidationResult
+
+    Raises
+    ------
+    InvalidParameterError
+        Bad options (checked before any work), an unknown judge, fewer than two humans.
+
+    Examples
+    --------
+    >>> from voirdire.datasets import load_hanna
+    >>> from voirdire.workflows import validate_judges
+    >>> t = load_hanna(criterion="Coherence").select(items=range(200))
+    >>> res = validate_judges(t, ["ChatGPT"], n_resamples=50)
+    >>> res.reference.status, res.verdicts["ChatGPT"].decision
+    ('noise', 'inconclusive')
+    """
+    from ..validation import alt_test, check_test_options, leave_one_out, rank_judges
+
+    func = "validate_judges"
+    method = check_choice(method, "method", func, METHODS)  # type: ignore[assignment]
+    if score is not None:
+        check_choice(score, "score", func, SCORES)
+    if rank_by is not None:
+        check_choice(rank_by, "rank_by", func, RANK_BY)
+    confidence_level = check_probability(confidence_level, "confidence_level", func)
+    n_resamples = check_positive_int(n_resamples, "n_resamples", func, minimum=0)
+    seed = check_seed(seed, func)
+    stability_threshold = _check_threshold(stability_threshold, "stability_threshold", func)
+    if isinstance(reference_floor, bool) or not isinstance(reference_floor, (int, float)) \
+            or not 0 <= float(reference_floor) < 1:
+        raise InvalidParameterError(
+            f"The 'reference_floor' parameter of {func} must be a float in [0, 1). Got {reference_floor!r} instead.")
+    reference_floor = float(reference_floor)
+    names = [str(j) for j in (dict.fromkeys(judges) if judges else table.judges)]
+    if not names:
+        raise InvalidParameterError(f"{table.source} marks no rater as a judge. Name the judge(s) to validate.")
+    for j in names:
+        if j not in table.raters:
+            raise InvalidParameterError(f"Judge {j!r} is not a rater of {table.source}; raters are "
+                                        f"{[str(r) for r in table.raters][:20]}.")
+    if any(str(table.roles[table.rater_index(j)]) != "judge" for j in names):
+        table = table.with_roles(judges=sorted(set(names) | {str(j) for j in table.judges}))
+    humans = [str(h) for h in table.humans]
+    if len(humans) < 2:
+        raise InvalidParameterError(f"Validating a judge needs at least two humans; {table.source} has {len(humans)}.")
+    run_loo = method in ("loo", "both")
+    run_alt = method in ("alt-test", "both")
+    score = score or default_score(table)
+    scoring = scoring or default_scoring(table)
+    check_test_options(table, epsilon=epsilon if run_loo else None, threshold=threshold, min_items=min_items,
+                       alt_test_epsilon=alt_test_epsilon if run_alt else None, q=q, scoring=scoring,
+                       correction=correction, test=test, min_items_per_human=min_items_per_human,
+                       min_humans_per_item=min_humans_per_item)
+    by = rank_by or ("rho" if run_alt else "mean_d")
+    options: dict[str, Any] = dict(
+        method=method, score=score if run_loo else None, scoring=scoring if run_alt else None,
+        epsilon=float(epsilon) if run_loo else None, alt_test_epsilon=float(alt_test_epsilon) if run_alt else None,
+        threshold=float(threshold), min_items=int(min_items), correction=correction, test=test, q=float(q),
+        min_items_per_human=int(min_items_per_human), min_humans_per_item=int(min_humans_per_item),
+        rank_by=by, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed,
+        stability_threshold=stability_threshold, reference_floor=reference_floor)
+
+    total = len(names) + 2
+    notes: list[str] = []
+    if progress is not None:
+        progress("reference", 0, total)
+    reference = human_reference(table, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed,
+                                floor=reference_floor, notes=notes)
+    entries: list[JudgeValidation] = []
+    for i, name in enumerate(names):
+        if progress is not None:
+            progress(name, i + 1, total)
+        loo = alt = None
+        errors: dict[str, str] = {}
+        if run_loo:
+            try:
+                loo = _run(leave_one_out, notes, table, name, score=score, epsilon=epsilon, threshold=threshold,
+                           min_items=min_items, confidence_level=confidence_level, n_resamples=n_resamples,
+                           rng=stream(seed, "validation", "leave_one_out", name))
+            except VoirdireError as exc:
+                errors["leave_one_out"] = str(exc)
+        if run_alt:
+            try:
+                alt = _run(alt_test, notes, table, name, scoring=scoring, epsilon=alt_test_epsilon, q=q,
+                           correction=correction, test=test, min_humans_per_item=min_humans_per_item,
+                           min_items_per_human=min_items_per_human, n_resamples=n_resamples,
+                           rng=stream(seed, "validation", "alt_test", name))
+            except VoirdireError as exc:
+                errors["alt_test"] = str(exc)
+        entries.append(_judge_entry(table, name, loo, alt, errors, run_loo, run_alt, reference, options, notes))
+    ranking = None
+    if progress is not None:
+        progress("ranking", len(names) + 1, total)
+    if len(names) >= 2 and n_resamples == 0:
+        notes.append("No ranking: ranking several judges needs bootstrap resamples (n_resamples > 0).")
+    elif len(names) >= 2:
+        try:
+            ranking = _run(rank_judges, notes, table, names, by=by, score=score, scoring=scoring, epsilon=epsilon,
+                           min_items=min_items, min_humans_per_item=min_humans_per_item,
+                           min_items_per_human=min_items_per_human, confidence_level=confidence_level,
+                           n_resamples=n_resamples, rng=stream(seed, "validation", "ranking"))
+        except VoirdireError as exc:
+            notes.append(f"No ranking: {exc}")
+    if progress is not None:
+        progress("done", total, total)
+    return ValidationResult(source=str(table.source), options=options, reference=reference, judges=tuple(entries),
+                            ranking=ranking, notes=tuple(notes))
+
+
+def human_reference(table: Any, *, confidence_level: float, n_resamples: int, seed: int, floor: float,
+                    notes: list[str]) -> ReferenceReliability:
+    """Krippendorff's alpha over the humans at the table's level, with its interval and status."""
+    from ..agreement import krippendorff_alpha
+
+    res = _run(krippendorff_alpha, notes, table, raters=list(table.humans), confidence_level=confidence_level,
+               n_resamples=n_resamples, rng=stream(seed, "validation", "reference"), on_undefined="nan")
+    est, low, high = float(res.estimate), float(res.ci.low), float(res.ci.high)
+    if n_resamples == 0 and (not math.isfinite(low)):
+        low = high = float("nan")
+    status = reference_status(est, low, floor)
+    return ReferenceReliability(coefficient="krippendorff_alpha", level=str(res.level), estimate=est, ci=res.ci,
+                                n_items=int(res.n_items), n_humans=len(table.humans), floor=floor, status=status,
+                                sentence=reference_sentence(status, est, low, high, str(res.level), floor))
+
+
+def _judge_entry(table: Any, name: str, loo: Any, alt: Any, errors: dict[str, str], run_loo: bool, run_alt: bool,
+                 reference: ReferenceReliability, options: dict[str, Any], notes: list[str]) -> JudgeValidation:
+    thr = options["stability_threshold"]
+    outcomes: dict[str, Any] = {}
+    verdicts: list[Verdict] = []
+    for method, res, ran in (("leave_one_out", loo, run_loo), ("alt_test", alt, run_alt)):
+        if not ran:
+            continue
+        out, reasons = method_outcome(method, res, errors.get(method), stability_threshold=thr)
+        outcomes[method] = (out, reasons, res)
+        fo, fr = apply_reference(out, list(reasons), reference)
+        verdicts.append(make_verdict(name, method, None if res is None else res.decision, fo, fr))
+    settle = None
+    decs = {v[0] for v in outcomes.values()}
+    if {"accept", "reject"} <= decs and loo is not None:
+        settle = _settle(table, name, options, notes, loo)
+    combined = combine(name, outcomes, reference, settle)
+    return JudgeValidation(judge=name, leave_one_out=loo, alt_test=alt, errors=errors, verdicts=tuple(verdicts),
+                           verdict=combined)
+
+
+def _settle(table: Any, judge: str, options: dict[str, Any], notes: list[str], loo: Any) -> str:
+    """What would settle a disagreement: the planner's eligible items per held-out human (m*)."""
+    from ..design import plan_certification
+    from ..exceptions import InfeasiblePlanError
+
+    eps = options["epsilon"]
+    try:
+        plan = _run(plan_certification, notes, table, judge=judge, epsilon=eps, score=options["score"] or "agreement",
+                    n_resamples=200, rng=stream(options["seed"], "validation", "plan", judge))
+    except InfeasiblePlanError:
+        return (f"More overlap will not settle it: the judge trails the humans by more than epsilon = {eps:g} on "
+                "the leave-one-out score, so more labels only make that rejection surer; the disagreement is about "
+                "the margin. Decide which margin fits your use (epsilon, alt-test epsilon).")
+    except VoirdireError as exc:
+        return f"The planner could not say how much overlap would settle it ({exc})."
+    need = []
+    for h, m, e in zip(plan.humans, plan.m_star_by_human, plan.eligible_by_human):
+        if m is not None and e is not None and math.isfinite(float(m)) and math.isfinite(float(e)) and m > e:
+            need.append(f"{h}: +{int(m - e)}")
+    if need:
+        return (f"What would settle it: the planner asks for about {int(plan.m_star)} eligible items per held-out "
+                f"human (items labelled by that human, the judge and another human), so more overlapping labels "
+                "for " + "; ".join(need) + " (see voirdire plan).")
+    return (f"The current overlap already meets the planner's m* = {int(plan.m_star)} eligible items per held-out "
+            "human: the disagreement is about the two tests' margins, not the sample; decide which margin fits "
+            "your use.")

@@ -1,0 +1,68 @@
+"""One seed, one set of numbers: ``voirdire validate``, ``voirdire agree``, ``voirdire report`` and the
+Python API print the same results for the same file, options and seed (they all call the workflows)."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from voirdire.cli import app
+from voirdire.data import read_annotations
+from voirdire.workflows import compare_raters, validate_judges
+
+from ..conftest import shared_data
+
+runner = CliRunner()
+JUDGES = ["gemini_pro", "gpt-4o"]
+
+
+def _wax_slice(tmp_path):
+    """The first 120 items of WAX as a long CSV with a role column (a file, as a user has it)."""
+    t = read_annotations(shared_data("alttest", "wax"))
+    s = t.select(items=range(120))
+    df = s.to_frame()
+    df["role"] = [str(s.roles[s.rater_index(r)]) for r in df["rater"]]
+    path = tmp_path / "wax120.csv"
+    df[["item", "rater", "label", "role"]].to_csv(path, index=False)
+    return path
+
+
+def test_validate_report_and_api_agree(tmp_path):
+    path = _wax_slice(tmp_path)
+    common = ["--role", "role", "--seed", "3", "--n-resamples", "60"]
+    js = sum((["-j", j] for j in JUDGES), [])
+    cli = runner.invoke(app, ["validate", str(path), *js, *common, "--format", "json"])
+    assert cli.exit_code == 0, cli.output
+    cli_doc = json.loads(cli.stdout)
+    out = tmp_path / "rep"
+    rep = runner.invoke(app, ["report", str(path), *js, *common, "-o", str(out), "-q"])
+    assert rep.exit_code == 0, rep.output
+    rep_doc = json.loads((out / "report.json").read_text())
+    val = rep_doc["sections"]["validation"]["results"]
+    api = validate_judges(read_annotations(path, role="role"), JUDGES, seed=3, n_resamples=60).to_dict()
+    api = json.loads(json.dumps(api))  # the same JSON round trip the files went through
+    for key in ("judges", "ranking", "reference", "options"):
+        assert cli_doc[key] == api[key], key
+        assert val[key] == api[key], key
+    # a judge's numbers do not depend on which other judges are validated with it
+    one = validate_judges(read_annotations(path, role="role"), [JUDGES[1]], seed=3, n_resamples=60).to_dict()
+    assert json.loads(json.dumps(one["judges"][0])) == api["judges"][1]
+    # and the seed matters
+    other = validate_judges(read_annotations(path, role="role"), [JUDGES[1]], seed=4, n_resamples=60).to_dict()
+    assert other["judges"][0]["leave_one_out"]["d_low"] != one["judges"][0]["leave_one_out"]["d_low"]
+
+
+def test_agree_report_and_api_agree(tmp_path):
+    path = _wax_slice(tmp_path)
+    common = ["--role", "role", "--seed", "5", "--n-resamples", "40"]
+    cli = runner.invoke(app, ["agree", str(path), "-j", "gpt-4o", *common, "--format", "json"])
+    assert cli.exit_code == 0, cli.output
+    cli_doc = json.loads(cli.stdout)
+    out = tmp_path / "rep"
+    rep = runner.invoke(app, ["report", str(path), "-j", "gpt-4o", *common, "-o", str(out), "-q"])
+    assert rep.exit_code == 0, rep.output
+    sel = json.loads((out / "report.json").read_text())["sections"]["agreement"]["results"]["selections"]
+    api = json.loads(json.dumps(compare_raters(read_annotations(path, role="role", judges=["gpt-4o"]), ["gpt-4o"],
+                                               seed=5, n_resamples=40).to_dict()))
+    assert cli_doc["groups"] == api["groups"] == sel
