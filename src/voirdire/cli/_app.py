@@ -144,6 +144,13 @@ def format_options(func: F) -> F:
             return func(*args, **kwargs)
         finally:
             _FORMAT_OPTS.reset(token)
+
+    wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
+    del wrapper.__wrapped__  # typer must read the new signature, not the wrapped one
+    return wrapper  # type: ignore[return-value]
+
+
 @dataclasses.dataclass(frozen=True)
 class ReaderOptions:
     """The options every command that reads an annotation file shares (see :func:`reader_options`)."""
