@@ -70,6 +70,9 @@ def test_numeric_labels_without_scale_get_a_note(tmp_path):
     res = runner.invoke(app, ["agree", str(f), "-j", "j", "--n-resamples", "0"])
     assert res.exit_code == 0, res.output
     assert "read as nominal categories" in res.stderr and "--scale ordinal" in res.stderr
+    # machine output carries the note itself and leaves stderr clean
+    res = runner.invoke(app, ["agree", str(f), "-j", "j", "--n-resamples", "0", "--format", "json"])
+    assert "read as nominal categories" in json.loads(res.stdout)["notes"][0] and "read as" not in res.stderr
     res = runner.invoke(app, ["agree", str(f), "-j", "j", "--n-resamples", "0", "--scale", "ordinal"])
     assert "read as nominal" not in res.stderr
     # two numeric values (0/1 codes) are not scores: no note

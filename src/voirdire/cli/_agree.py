@@ -8,7 +8,10 @@ from pathlib import Path
 
 import typer
 
-from ._app import Level, OutputFormat, ReaderOptions, app, console, emit_json, err_console, format_options, handle_errors, reader_options
+from ._app import (
+    Level, OutputFormat, ReaderOptions, app, console, emit_json, err_console, format_options, handle_errors,
+    numeric_nominal_note, reader_options,
+)
 from ._validate import n_resamples_option
 
 
@@ -82,6 +85,9 @@ def agree_command(
                               n_resamples=n_resamples, seed=seed, progress=progress)
     if output_format == OutputFormat.json:
         doc = {"table": table.summary(), **comp.to_dict()}
+        scale_note = numeric_nominal_note(table) if reader.scale is None else None
+        if scale_note:
+            doc["notes"] = [scale_note] + doc["notes"]
         if comp.matrix is None:
             doc.pop("matrix")
         emit_json(doc)

@@ -262,10 +262,13 @@ def handle_errors(func: F) -> F:
         if bad is not None:
             fail(bad)
         _DEFERRED_NOTES.clear()
+        fmt = kwargs.get("output_format", kwargs.get("output", "table"))
+        # machine-readable output (json, csv, markdown, junit) carries its notes itself; stderr stays clean
+        human = str(getattr(fmt, "value", fmt) or "table") == "table"
         try:
             out = func(*args, **kwargs)
         except typer.Exit as exc:
-            if exc.exit_code in (0, EXIT_GATE):
+            if exc.exit_code in (0, EXIT_GATE) and human:
                 _flush_notes()
             else:
                 _DEFERRED_NOTES.clear()
@@ -276,7 +279,9 @@ def handle_errors(func: F) -> F:
             if message is None:
                 raise
             fail(message)
-        _flush_notes()
+        if human:
+            _flush_notes()
+        _DEFERRED_NOTES.clear()
         return out
 
     return wrapper  # type: ignore[return-value]

@@ -11,7 +11,7 @@ from typing import Any
 import typer
 
 from ._app import (
-    EXIT_GATE, ReaderOptions, app, console, emit_json, err_console, fail, format_options, handle_errors, reader_options,
+    EXIT_GATE, ReaderOptions, app, console, emit_json, err_console, fail, format_options, handle_errors, numeric_nominal_note, reader_options,
 )
 from ._console import styled
 from ._raters import annotator_sensitivity, exclude_humans, sensitivity_lines
@@ -142,7 +142,8 @@ def validate_command(
     flags, sens = annotator_sensitivity(table, loos, seed=seed) if check_raters and loos else (None, [])
     if output_format == "json":
         doc = {"table": table.summary(), **res.to_dict()}
-        doc["notes"] = ([excluded_note] if excluded_note else []) + doc["notes"]
+        scale_note = numeric_nominal_note(table) if reader.scale is None else None
+        doc["notes"] = ([excluded_note] if excluded_note else []) + ([scale_note] if scale_note else []) + doc["notes"]
         doc.update({"excluded_raters": list(dict.fromkeys(exclude_rater or [])),
                     "flagged_raters": [] if flags is None else list(flags.flagged_raters),
                     "sensitivity": [{"judge": x.judge, "won_mainly_against_excluded": x.won_mainly_against_excluded,
