@@ -25,8 +25,8 @@ def spam_csv(tmp_path):
         lab = rng.integers(0, q, n) if k == 5 else np.where(rng.random(n) < 0.8, z, (z + rng.integers(1, q, n)) % q)
         keep = rng.random(n) >= 0.2
         name = "spam" if k == 5 else f"h{k}"
-        rows += [(f"i{i}", name, int(lab[i])) for i in np.flatnonzero(keep)]
-    rows += [(f"i{i}", "llm", int(z[i])) for i in range(n)]
+        rows += [(f"i{i}", name, f"c{int(lab[i])}") for i in np.flatnonzero(keep)]
+    rows += [(f"i{i}", "llm", f"c{int(z[i])}") for i in range(n)]
     p = tmp_path / "labels.csv"
     pd.DataFrame(rows, columns=["item", "rater", "label"]).to_csv(p, index=False)
     return p
@@ -95,7 +95,7 @@ def beats_spammers_csv(tmp_path):
 
     cols = {"g1": rater(0.85), "g2": rater(0.85), "g3": rater(0.85), "s1": rng.integers(0, q, n),
             "s2": rng.integers(0, q, n), "s3": rng.integers(0, q, n), "llm": rater(0.55)}
-    rows = [(f"i{i}", r, int(v[i])) for r, v in cols.items() for i in range(n)]
+    rows = [(f"i{i}", r, f"c{int(v[i])}") for r, v in cols.items() for i in range(n)]
     p = tmp_path / "beats.csv"
     pd.DataFrame(rows, columns=["item", "rater", "label"]).to_csv(p, index=False)
     return p
@@ -108,7 +108,9 @@ def test_validate_says_when_won_against_flagged(beats_spammers_csv):
     doc = json.loads(res.output)
     assert doc["judges"][0]["leave_one_out"]["decision"] == "accept"
     assert sorted(doc["flagged_raters"]) == ["s1", "s2", "s3"]
-    assert doc["sensitivity"][0]["reasons"] == ["won_mainly_against_flagged_annotators"]
+    assert doc["judges"][0]["sensitivity"]["won_mainly_against_excluded"]
+    codes = [r["code"] for r in doc["judges"][0]["verdict"]["reasons"]]
+    assert "won_mainly_against_flagged_annotators" in codes
     res = runner.invoke(app, ["validate", str(beats_spammers_csv), "-j", "llm", "--method", "loo", "--resamples", "300"])
     assert "won mainly against the excluded annotators" in " ".join(res.output.split())
     # the user decides: without the spammers the judge is rejected, and the output says who was left out
@@ -121,4 +123,4 @@ def test_validate_says_when_won_against_flagged(beats_spammers_csv):
     assert res.exit_code == 1 and "not a human" in res.output
     res = runner.invoke(app, ["validate", str(beats_spammers_csv), "-j", "llm", "--method", "loo", "--resamples", "50",
                               "--no-check-raters", "-f", "json"])
-    assert json.loads(res.output)["sensitivity"] == []
+    assert json.loads(res.output)["judges"][0]["sensitivity"] is None

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from ._assign import FileFormat
 from ._app import (
-    Duplicates, Level, Missing, OutputFormat, app, console, duplicates_option, emit_json, err_console, format_options,
+    Duplicates, Level, Missing, OutputFormat, app, console, duplicates_option, emit_json, format_options,
     handle_errors, load_table, missing_option, role_option,
 )
 from ._console import styled
@@ -82,44 +82,6 @@ def items_table(r: Any, k: int) -> Table:
         row += [str(int(r.n_labels[i])), _f(r.observed[i]), _f(r.expected[i]), _f(r.excess[i], sign=True)]
         t.add_row(*row)
     return t
-
-
-def exclude_humans(table: Any, names: list[str] | None) -> tuple[Any, str | None]:
-    """``--exclude-rater``: the table without these humans, and the line that says so (never silent)."""
-    from .._safe import shown
-    from ..exceptions import InvalidParameterError
-
-    if not names:
-        return table, None
-    names = list(dict.fromkeys(names))
-    for n in names:
-        if n not in table.humans:
-            raise InvalidParameterError(f"--exclude-rater {shown(n)}: not a human in {shown(str(table.source))}. "
-                                        f"Humans: {', '.join(shown(h) for h in list(table.humans)[:12])}.")
-    keep = [str(r) for r in table.raters if str(r) not in names]
-    note = (f"Excluded by the user (--exclude-rater): {', '.join(names)}; every number in this output is without "
-            f"{'them' if len(names) > 1 else 'this annotator'}.")
-    return table.select(raters=keep), note
-
-
-def annotator_sensitivity(table: Any, loos: dict[str, Any], *, seed: int) -> tuple[Any, list[Any]]:
-    """Flag outlier annotators (same score as the validation) and, when any is flagged, each judge's
-    leave-one-out decision again without them: ``(diagnostics or None, [LooSensitivityResult])``."""
-    from ..diagnostics import loo_sensitivity, rater_diagnostics
-    from ..exceptions import VoirdireError
-
-    if not loos or len(table.humans) < 3:
-        return None, []
-    first = next(iter(loos.values()))
-    try:
-        d = rater_diagnostics(table, score=first.score, min_items=first.min_items, competence=False,
-                              n_resamples=max(first.n_resamples, 2000), rng=seed)
-        if not d.flagged.any():
-            return d, []
-        return d, [loo_sensitivity(table, j, diagnostics=d, loo=r, rng=seed) for j, r in loos.items()]
-    except VoirdireError as exc:  # the validation stands; only the check is missing, and the output says so
-        err_console.print(styled(("note:", "yellow"), f" annotator check skipped: {exc}"), highlight=False)
-        return None, []
 
 
 def sensitivity_lines(d: Any, sens: list[Any]) -> None:

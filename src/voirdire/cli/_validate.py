@@ -14,7 +14,7 @@ from ._app import (
     EXIT_GATE, ReaderOptions, app, console, emit_json, err_console, fail, format_options, handle_errors, numeric_nominal_note, reader_options,
 )
 from ._console import styled
-from ._raters import annotator_sensitivity, exclude_humans, sensitivity_lines
+from ._raters import sensitivity_lines
 
 
 class Method(str, Enum):
@@ -123,7 +123,6 @@ def validate_command(
     if output_format not in FORMATS:
         fail(f"--format must be one of {list(FORMATS)}. Got {output_format!r}.")
     table = reader.load(file, judges=judge)
-    table, excluded_note = exclude_humans(table, exclude_rater)
     judges = list(dict.fromkeys(judge)) if judge else list(table.judges)
     if not judges:
         fail(f"{table.source} marks no rater as a judge. Name the judge with --judge NAME.")
@@ -137,17 +136,14 @@ def validate_command(
         min_items_per_human=min_items_per_human, min_humans_per_item=min_humans_per_item,
         rank_by=None if rank_by is None else rank_by.value, confidence_level=confidence_level,
         n_resamples=n_resamples, seed=seed, stability_threshold=stability_threshold,
-        reference_floor=reference_floor)
-    loos = {j.judge: j.leave_one_out for j in res.judges if j.leave_one_out is not None}
-    flags, sens = annotator_sensitivity(table, loos, seed=seed) if check_raters and loos else (None, [])
+        reference_floor=reference_floor, exclude_raters=exclude_rater or None, check_raters=check_raters)
+    if res.excluded_raters:
+        table = table.select(raters=[str(r) for r in table.raters if str(r) not in res.excluded_raters])
+    sens = [j.sensitivity for j in res.judges if j.sensitivity is not None]
     if output_format == "json":
         doc = {"table": table.summary(), **res.to_dict()}
         scale_note = numeric_nominal_note(table) if reader.scale is None else None
-        doc["notes"] = ([excluded_note] if excluded_note else []) + ([scale_note] if scale_note else []) + doc["notes"]
-        doc.update({"excluded_raters": list(dict.fromkeys(exclude_rater or [])),
-                    "flagged_raters": [] if flags is None else list(flags.flagged_raters),
-                    "sensitivity": [{"judge": x.judge, "won_mainly_against_excluded": x.won_mainly_against_excluded,
-                                     "reasons": list(x.reasons), "sentence": x.sentence} for x in sens]})
+        doc["notes"] = ([scale_note] if scale_note else []) + doc["notes"]
         emit_json(doc)
     elif output_format == "csv":
         import pandas as pd
@@ -166,9 +162,7 @@ def validate_command(
         sys.stdout.write(render_junit(res, fail_on=fail_on))
     else:
         render_validation(console, err_console, table, res)
-        sensitivity_lines(flags, sens)
-        if excluded_note:
-            err_console.print(styled(("note:", "yellow"), " ", excluded_note), highlight=False, soft_wrap=True)
+        sensitivity_lines(res.annotators, sens)
     if fail_on is not None:
         failing = [j.judge for j in res.judges if j.verdict.decision in FAIL_ON[fail_on]]
         if failing:

@@ -14,7 +14,7 @@ from .._results import Result
 from ..exceptions import InvalidParameterError, VoirdireError
 from ._seeds import check_seed, stream
 from ._verdict import (
-    ReferenceReliability, Verdict, apply_reference, combine, make_verdict, method_outcome, reference_sentence,
+    Reason, ReferenceReliability, Verdict, apply_reference, combine, make_verdict, method_outcome, reference_sentence,
     reference_status,
 )
 
@@ -59,6 +59,7 @@ class JudgeValidation(Result):
     errors: dict[str, str]
     verdicts: tuple[Verdict, ...]
     verdict: Verdict
+    sensitivity: Any = None
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"judge": self.judge}
@@ -69,6 +70,13 @@ class JudgeValidation(Result):
         d["errors"] = dict(self.errors)
         d["verdicts"] = [v.to_dict() for v in self.verdicts]
         d["verdict"] = self.verdict.to_dict()
+        x = self.sensitivity
+        d["sensitivity"] = None if x is None else {
+            "excluded": list(x.excluded), "wins_against_excluded": x.wins_against_excluded,
+            "omega_others": x.omega_others, "decision_others": x.decision_others,
+            "omega_without": None if x.without is None else x.without.omega,
+            "decision_without": None if x.without is None else x.without.decision,
+            "won_mainly_against_excluded": x.won_mainly_against_excluded, "sentence": x.sentence}
         return d
 
 
@@ -98,6 +106,8 @@ class ValidationResult(Result):
     judges: tuple[JudgeValidation, ...]
     ranking: Any
     notes: tuple[str, ...]
+    excluded_raters: tuple[str, ...] = ()
+    annotators: Any = None
 
     @property
     def verdicts(self) -> dict[str, Verdict]:
@@ -118,7 +128,9 @@ class ValidationResult(Result):
                 "reference": None if self.reference is None else self.reference.to_dict(),
                 "judges": [j.to_dict() for j in self.judges],
                 "ranking": None if self.ranking is None else self.ranking.to_dict(),
-                "notes": list(self.notes)}
+                "notes": list(self.notes), "excluded_raters": list(self.excluded_raters),
+                "flagged_raters": [] if self.annotators is None else list(self.annotators.flagged_raters),
+                "annotator_rule": None if self.annotators is None else self.annotators.rule}
 
     def to_frame(self) -> Any:
         """One row per judge: the combined verdict, its reason codes, and each test's decision."""
@@ -172,6 +184,8 @@ def validate_judges(
     seed: int = 0,
     stability_threshold: float = 0.8,
     reference_floor: float = 0.4,
+    exclude_raters: Sequence[str] | None = None,
+    check_raters: bool = True,
     progress: ProgressCallback | None = None,
 ) -> ValidationResult:
     """May each judge stand in for the humans? Both tests, the reference, a ranking and a verdict.
@@ -216,6 +230,16 @@ def validate_judges(
     reference_floor : float in [0, 1), default 0.4
         Below this humans' alpha an accept becomes inconclusive (``docs/validation.md`` justifies
         the default); an interval reaching 0 always makes the verdict inconclusive.
+    exclude_raters : sequence of str, optional
+        Humans left out of everything (the user's decision; recorded in ``excluded_raters`` and
+        in a note, never silent).
+    check_raters : bool, default True
+        With the leave-one-out rule and three or more humans, flag outlier annotators
+        (:func:`voirdire.diagnostics.rater_diagnostics`, same score) and, when any is flagged, show
+        each judge's leave-one-out decision again without them
+        (:func:`~voirdire.diagnostics.loo_sensitivity`, in ``JudgeValidation.sensitivity``); an
+        acceptance that does not survive carries the non-blocking reason
+        ``won_mainly_against_flagged_annotators``. The decision itself is unchanged.
     progress : callable, optional
         ``progress(step, done, total)``.
 
@@ -263,6 +287,14 @@ def validate_judges(
                                         f"{[str(r) for r in table.raters][:20]}.")
     if any(str(table.roles[table.rater_index(j)]) != "judge" for j in names):
         table = table.with_roles(judges=sorted(set(names) | {str(j) for j in table.judges}))
+    excluded: tuple[str, ...] = ()
+    if exclude_raters:
+        excluded = tuple(dict.fromkeys(str(h) for h in exclude_raters))
+        for h in excluded:
+            if h not in table.humans:
+                raise InvalidParameterError(f"Cannot exclude {h!r}: it is not a human in {table.source}. Humans: "
+                                            f"{[str(x) for x in table.humans][:12]}.")
+        table = table.select(raters=[str(r) for r in table.raters if str(r) not in excluded])
     humans = [str(h) for h in table.humans]
     if len(humans) < 2:
         raise InvalidParameterError(f"Validating a judge needs at least two humans; {table.source} has {len(humans)}.")
@@ -285,6 +317,9 @@ def validate_judges(
 
     total = len(names) + 2
     notes: list[str] = []
+    if excluded:
+        notes.append(f"Excluded by the user: {', '.join(excluded)}; every number here is without "
+                     f"{'them' if len(excluded) > 1 else 'this annotator'}.")
     if progress is not None:
         progress("reference", 0, total)
     reference = human_reference(table, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed,
@@ -326,8 +361,42 @@ def validate_judges(
             notes.append(f"No ranking: {exc}")
     if progress is not None:
         progress("done", total, total)
+    annotators = None
+    if check_raters and run_loo and len(humans) >= 3:
+        annotators, entries = _check_annotators(table, entries, score=score, min_items=min_items,
+                                                n_resamples=n_resamples, seed=seed, notes=notes)
     return ValidationResult(source=str(table.source), options=options, reference=reference, judges=tuple(entries),
-                            ranking=ranking, notes=tuple(notes))
+                            ranking=ranking, notes=tuple(notes), excluded_raters=excluded, annotators=annotators)
+
+
+def _check_annotators(table: Any, entries: list[JudgeValidation], *, score: str, min_items: int, n_resamples: int,
+                      seed: int, notes: list[str]) -> tuple[Any, list[JudgeValidation]]:
+    """Flag outlier annotators and attach each judge's leave-one-out sensitivity to its entry."""
+    from ..diagnostics import WON_AGAINST_FLAGGED, loo_sensitivity, rater_diagnostics
+
+    try:
+        d = rater_diagnostics(table, score=score, min_items=min_items, competence=False,
+                              n_resamples=max(n_resamples, 2000), rng=stream(seed, "validation", "annotators"))
+    except VoirdireError as exc:
+        notes.append(f"Annotator check skipped: {exc}")
+        return None, entries
+    if not d.flagged.any():
+        return d, entries
+    out = []
+    for e in entries:
+        if e.leave_one_out is None:
+            out.append(e)
+            continue
+        s = loo_sensitivity(table, e.judge, diagnostics=d, loo=e.leave_one_out,
+                            rng=stream(seed, "validation", "annotators", e.judge))
+        if s.won_mainly_against_excluded:
+            r = Reason(code=WON_AGAINST_FLAGGED, method="leave_one_out", blocking=False, message=s.sentence)
+            verdicts = tuple(dataclasses.replace(v, reasons=v.reasons + (r,)) if v.method == "leave_one_out" else v
+                             for v in e.verdicts)
+            verdict = dataclasses.replace(e.verdict, reasons=e.verdict.reasons + (r,))
+            e = dataclasses.replace(e, verdicts=verdicts, verdict=verdict)
+        out.append(dataclasses.replace(e, sensitivity=s))
+    return d, out
 
 
 def human_reference(table: Any, *, confidence_level: float, n_resamples: int, seed: int, floor: float,

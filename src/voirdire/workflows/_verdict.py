@@ -49,6 +49,8 @@ REASON_CODES: dict[str, str] = {
     "reference_tentative": "the humans' own alpha is above the floor but below 0.667 (tentative)",
     "methods_disagree": "leave-one-out and the alt-test reach different decisions",
     "method_inconclusive": "one of the methods is inconclusive",
+    "won_mainly_against_flagged_annotators": "the leave-one-out acceptance does not hold once the annotators flagged "
+                                             "as outliers no longer count (non-blocking: a sensitivity line)",
 }
 
 
