@@ -59,3 +59,23 @@ def test_cebab_gpt4o_also_wins_without_w40(alttest_dir):
     r = loo_sensitivity(t, "gpt-4o", n_resamples=200, rng=0)
     assert r.excluded == ("w40",) and r.wins_against_excluded == 1
     assert r.without is not None and r.without.decision == "accept" and not r.won_mainly_against_excluded
+
+
+def test_validate_judges_carries_the_reason_and_the_exclusion():
+    from voirdire.workflows import validate_judges
+    t = _judge_beats_only_spammers()
+    res = validate_judges(t, ["judge"], method="loo", n_resamples=300, seed=0)
+    assert set(res.annotators.flagged_raters) == {"s1", "s2", "s3"}
+    j = res.judge("judge")
+    assert j.leave_one_out.decision == "accept" and j.sensitivity.won_mainly_against_excluded
+    assert WON_AGAINST_FLAGGED in j.verdict.codes
+    loo_v = [v for v in j.verdicts if v.method == "leave_one_out"][0]
+    assert WON_AGAINST_FLAGGED in loo_v.codes
+    assert res.to_dict()["flagged_raters"] == list(res.annotators.flagged_raters)
+    ex = validate_judges(t, ["judge"], method="loo", n_resamples=300, seed=0, exclude_raters=["s1", "s2", "s3"])
+    assert ex.excluded_raters == ("s1", "s2", "s3") and ex.judge("judge").leave_one_out.decision == "reject"
+    assert "Excluded by the user" in ex.notes[0]
+    off = validate_judges(t, ["judge"], method="loo", n_resamples=100, seed=0, check_raters=False)
+    assert off.annotators is None and off.judge("judge").sensitivity is None
+    with pytest.raises(InvalidParameterError, match="not a human"):
+        validate_judges(t, ["judge"], exclude_raters=["nobody"])
