@@ -98,3 +98,13 @@ def as_generator(rng: int | np.random.Generator | None) -> np.random.Generator:
     raise InvalidParameterError(
         f"The 'rng' parameter must be an int, a numpy Generator or None. Got {type(rng).__name__}."
     )
+
+
+def check_epsilon(epsilon: Any, func: str) -> float:
+    """``epsilon`` as a float in [0, 1) (the tolerance of the validation tests and planners), else raise."""
+    ok = isinstance(epsilon, (int, float, np.integer, np.floating)) and not isinstance(epsilon, bool)
+    if ok and 0.0 <= float(epsilon) < 1.0:
+        return float(epsilon)
+    hint = fraction_hint(epsilon, open_low=False) if ok else ""
+    raise InvalidParameterError(
+        f"The 'epsilon' parameter of {func} must be a float in [0, 1). Got {epsilon!r} instead.{hint}")

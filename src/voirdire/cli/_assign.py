@@ -74,7 +74,7 @@ def assign_command(
         return
     from rich.table import Table
 
-    from ..report._format import fmt_int
+    from ..report import fmt_int
 
     t = Table(title=f"{design.value} assignments from {table.source}", title_justify="left")
     t.add_column("rater")

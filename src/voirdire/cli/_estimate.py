@@ -162,7 +162,7 @@ def _strata_from_file(column: str, file: Path, table: Any, item_col: str) -> np.
 def _render_estimates(rows: list[tuple[str, Any]], *, title: str, notes: list[Any]) -> None:
     from rich.table import Table
 
-    from ..report._format import fmt_int, fmt_num
+    from ..report import fmt_int, fmt_num
 
     t = Table(title=title, title_justify="left")
     for col in ("estimator", "estimate", "SE", "interval", "n", "N"):
@@ -264,7 +264,7 @@ def estimate_command(
                    "estimates": {_JSON_KEYS[k]: v.to_dict() for k, v in results.items()},
                    "hints": comp.hints, "warnings": comp.warnings})
         return
-    from ..report._format import fmt_num
+    from ..report import fmt_num
 
     tuned = "" if dr.lam is None else f", power tuning lambda {fmt_num(dr.lam)} (0 = human-only)"
     interval_kind = (f"t interval with {fmt_num(dr.df, 1)} effective df" if dr.ci.method == "t"
@@ -364,7 +364,7 @@ def _plan_active(pilot: Path | None, judges: list[str], budget: float | None, ou
     if output == TableOrJson.json:
         emit_json({"design": "active", "sample": summary, "note": res.note})
         return
-    from ..report._format import fmt_int, fmt_num
+    from ..report import fmt_int, fmt_num
 
     console.print(
         f"Active design ({res.uncertainty_source} uncertainty, model {model}, floor {fmt_num(res.floor, 2)}): drew "
@@ -514,7 +514,7 @@ def plan_estimate_command(
         return
     from rich.table import Table
 
-    from ..report._format import fmt_int, fmt_num
+    from ..report import fmt_int, fmt_num
 
     t = Table(title="Two-stage design", title_justify="left")
     t.add_column("quantity")
@@ -571,7 +571,7 @@ def _read_items(file: Path, item_col: str, strata_col: str | None) -> tuple[np.n
 def _draw(items: Any, inclusion_prob: Any, out: Any, seed: int, output: TableOrJson, *,
           strata: Any = None, plan: Any = None, inputs: Any = ()) -> None:
     from ..estimation import draw_human_sample
-    from ..report._format import fmt_int, fmt_num
+    from ..report import fmt_int, fmt_num
 
     from .._io import atomic_write
     from .._safe import csv_frame
@@ -634,7 +634,7 @@ def _plan_allocation(strata_file: Path, budget: float | None, min_prob: float, o
         return res
     from rich.table import Table
 
-    from ..report._format import fmt_num
+    from ..report import fmt_num
 
     t = Table(title=f"Neyman allocation of a budget of {budget:g}", title_justify="left")
     for col in ("stratum", "items", "resid. sd", "cost", "pi", "labels", "prop. pi"):

@@ -70,7 +70,7 @@ def _overlap_quiet(table: Any, **kw: Any) -> tuple[Any, list[str]]:
 def _render_overlap(res: Any, notes: list[str], *, matrix: bool = True) -> None:
     from rich.table import Table
 
-    from ..report._format import fmt_int, fmt_num, fmt_pct
+    from ..report import fmt_int, fmt_num, fmt_pct
 
     cov = res.coverage_frame()
     t = Table(title=f"Coverage ({fmt_int(res.n_items)} items)", title_justify="left")
@@ -307,7 +307,7 @@ def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: li
     from rich import box
     from rich.table import Table
 
-    from ..report._format import fmt_int, fmt_num, fmt_pct
+    from ..report import fmt_int, fmt_num, fmt_pct
 
     ans = out["answers"]
     settled = set()

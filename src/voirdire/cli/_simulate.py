@@ -22,7 +22,7 @@ class Preset(str, Enum):
 
 def _md(df: Any, *, digits: int = 3, ints: tuple[str, ...] = ()) -> str:
     """A Markdown table (numbers rounded here, in the CLI)."""
-    from ..report._format import fmt_int, fmt_num
+    from ..report import fmt_int, fmt_num
 
     cols = list(df.columns)
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
@@ -193,7 +193,7 @@ def _render(res: Any) -> None:
     from rich import box
     from rich.table import Table
 
-    from ..report._format import fmt_int, fmt_num
+    from ..report import fmt_int, fmt_num
 
     console.print(f"{res.n_validations:,} sparse validations ({res.n_repetitions} runs per cell, design and "
                   f"coverage) in {res.elapsed_s:.1f} s on {res.executor} ({res.n_workers} worker(s)); seed {res.seed}.",

@@ -55,7 +55,7 @@ def render_sequential(results: list[Any], *, since: int = 0) -> None:
     from rich import box
     from rich.table import Table
 
-    from ..report._format import fmt_int, fmt_num
+    from ..report import fmt_int, fmt_num
 
     for r in results:
         t = Table(title=f"{r.judge}: sequential {r.method} (epsilon {r.epsilon:g}, e-BH q {r.q:g})",

@@ -15,7 +15,8 @@ from .._checks import as_generator, check_choice, check_positive_int, check_prob
 from .._results import Result
 from ..data import AnnotationTable
 from ..exceptions import InfeasiblePlanError, InvalidParameterError
-from ..validation._common import check_epsilon
+from .._checks import check_epsilon
+from .._scores import SCORES
 
 __all__ = ["CertificationPlanResult", "RankingPlanResult", "plan_certification", "plan_ranking",
            "false_reject_probability"]
@@ -305,7 +306,7 @@ def plan_certification(
     epsilon = check_epsilon(epsilon, func)
     sig = check_probability(significance_level, "significance_level", func)
     z = float(stats.norm.ppf(1 - sig / 2))
-    score = check_choice(score, "score", func, ("agreement", "alpha", "kappa", "ac1"))
+    score = check_choice(score, "score", func, SCORES)
     n_resamples = check_positive_int(n_resamples, "n_resamples", func, minimum=20)
     if pilot is None:
         if mu_d is None or sigma0 is None:

@@ -14,7 +14,7 @@ from .._checks import check_choice, check_positive_int, check_probability
 from .._results import Result
 from ..data import AnnotationTable
 from ..exceptions import InvalidParameterError
-from ..validation._common import check_epsilon
+from .._checks import check_epsilon
 from ._core import DESIGNS
 
 __all__ = ["SimulationPlanResult", "plan_by_simulation", "fit_latent_class"]

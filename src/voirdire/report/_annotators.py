@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._build import Context, NotAvailable, Writer, require
+from ..diagnostics import item_diagnostics, loo_sensitivity, rater_diagnostics
+from ._build import Context, NotAvailable, Writer
 
 __all__ = ["annotators_section", "TOP_ITEMS"]
 
@@ -16,9 +17,6 @@ def annotators_section(ctx: Context, w: Writer) -> None:
     """Per-annotator diagnostics (:func:`voirdire.diagnostics.rater_diagnostics`), contested items
     (:func:`~voirdire.diagnostics.item_diagnostics`) and the sensitivity of each judge's
     leave-one-out decision to flagged annotators (:func:`~voirdire.diagnostics.loo_sensitivity`)."""
-    rater_diagnostics = require("voirdire.diagnostics", "rater_diagnostics")
-    item_diagnostics = require("voirdire.diagnostics", "item_diagnostics")
-    loo_sensitivity = require("voirdire.diagnostics", "loo_sensitivity")
     t = ctx.table
     humans = list(ctx.humans)
     if len(humans) < 2:

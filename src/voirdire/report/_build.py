@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import hashlib
-import importlib
 import logging
 import os
 import platform
@@ -33,19 +32,7 @@ ProgressCallback = Callable[[str, int, int], None]
 
 
 class NotAvailable(Exception):
-    """Raised by a section builder when the data or the installed analyses do not allow it."""
-
-
-def require(module: str, name: str) -> Any:
-    """The public function ``module.name``, or :class:`NotAvailable` when this version lacks it."""
-    try:
-        mod = importlib.import_module(module)
-    except ImportError:
-        raise NotAvailable(f"{module} is not available in this installation.") from None
-    obj = getattr(mod, name, None)
-    if obj is None:
-        raise NotAvailable(f"{module}.{name} is not available in this installation.")
-    return obj
+    """Raised by a section builder when the data do not allow it."""
 
 
 def lookup(doc: Any, path: str) -> Any:

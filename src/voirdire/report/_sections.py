@@ -1,5 +1,5 @@
-"""The report's sections (private). Each builder reads the :class:`Context`, calls public analyses
-(imported lazily, so a missing analysis only removes its section) and fills a :class:`Writer`.
+"""The report's sections (private). Each builder reads the :class:`Context`, calls the public analyses
+and workflows (imported plainly) and fills a :class:`Writer`.
 
 Builders raise :class:`NotAvailable` when the data or the installation do not allow the section.
 """
@@ -13,8 +13,14 @@ import numpy as np
 
 from . import _plots as plots
 from .._results import to_jsonable
+from .._scores import HTML_NAMES
 from ._annotators import annotators_section
-from ._build import Context, NotAvailable, Writer, require
+from ..agreement import binary_agreement, pairwise_matrix
+from ..design import overlap, plan_certification
+from ..estimation import classical_mean, dr_mean_table, item_scores, ppi_mean
+from ..pairwise import PairwiseBayesModel
+from ..workflows import compare_raters, stream, validate_judges
+from ._build import Context, NotAvailable, Writer
 from ._format import DASH, fmt_int, fmt_num, fmt_pct, is_missing
 from ._model import Cell, ChecklistItem, Section
 
@@ -77,11 +83,7 @@ def data_section(ctx: Context, w: Writer) -> None:
 
 
 # ----------------------------------------------------------------------------------------- agreement
-_COEF_NAMES = {
-    "observed_agreement": "observed agreement", "cohen_kappa": "Cohen κ", "fleiss_kappa": "Fleiss κ",
-    "krippendorff_alpha": "Krippendorff α", "gwet_ac1": "Gwet AC1", "gwet_ac2": "Gwet AC2",
-    "scott_pi": "Scott π", "bennett_s": "Bennett S", "conger_kappa": "Conger κ",
-}
+_COEF_NAMES = HTML_NAMES  # the registry's HTML spelling of each coefficient
 
 
 def _coef_name(c: str) -> str:
@@ -91,8 +93,6 @@ def _coef_name(c: str) -> str:
 def agreement_section(ctx: Context, w: Writer) -> None:
     """Coefficients with intervals (humans; humans plus each judge), rater-by-rater heatmap,
     confusion matrices and the binary family."""
-    from ..workflows import compare_raters
-
     t = ctx.table
     humans, judges = list(ctx.humans), list(ctx.judges)
     if len(humans) < 2 and not (judges and humans):
@@ -172,8 +172,7 @@ def agreement_section(ctx: Context, w: Writer) -> None:
         f"{s_['label']}: {fmt_int(s_['results'][0]['n_items'])} items, {fmt_int(s_['results'][0]['n_pairs'])} pairs"
         for s_ in sel_out if s_["results"]))
     # ---- rater-by-rater heatmap
-    pairwise_matrix = _optional("voirdire.agreement", "pairwise_matrix")
-    if pairwise_matrix is not None:
+    if True:  # the rater-by-rater matrix
         coef = "cohen_kappa" if t.scale.level == "nominal" else "krippendorff_alpha"
         pm = w.put("pairwise_matrix", w.call(pairwise_matrix, t, coefficient=coef, on_undefined="nan"))
         names = pm["raters"]
@@ -185,9 +184,8 @@ def agreement_section(ctx: Context, w: Writer) -> None:
                          "or no shared item.")
     # ---- confusion matrices and the binary family
     L = t.n_categories
-    binary_agreement = _optional("voirdire.agreement", "binary_agreement")
-    if binary_agreement is not None and judges and humans and 2 <= L <= MAX_CATEGORIES_SHOWN:
-        _confusion_block(ctx, w, binary_agreement, judges, L, comp.binary)
+    if judges and humans and 2 <= L <= MAX_CATEGORIES_SHOWN:
+        _confusion_block(ctx, w, judges, L, comp.binary)
     elif L > MAX_CATEGORIES_SHOWN:
         w.text(f"No confusion matrix: the scale has {L} distinct values.", "note")
 
@@ -198,10 +196,7 @@ def _fmt_ci(r: dict[str, Any]) -> str:
     return fmt_ci(r["ci"]["low"], r["ci"]["high"])
 
 
-def _confusion_block(ctx: Context, w: Writer, binary_agreement: Any, judges: list[str], L: int,
-                     computed: Any = ()) -> None:
-    from ..workflows import stream
-
+def _confusion_block(ctx: Context, w: Writer, judges: list[str], L: int, computed: Any = ()) -> None:
     t = ctx.table
     cats = _cats(t)
     out: list[dict[str, Any]] = []
@@ -255,8 +250,6 @@ def validation_section(ctx: Context, w: Writer) -> None:
     """Per judge: the verdict with its reasons; leave-one-human-out d_k with intervals against -epsilon,
     omega, decision and stability; the alt-test table; the humans' own reliability; the ranking with P(best).
     Everything comes from one call of :func:`voirdire.workflows.validate_judges`."""
-    from ..workflows import validate_judges
-
     if not ctx.judges:
         raise NotAvailable("no LLM judge named (pass judges=[...] or --judge NAME).")
     if len(ctx.humans) < 2:
@@ -341,13 +334,6 @@ def validation_section(ctx: Context, w: Writer) -> None:
         _ranking_block(ctx, w)
 
 
-def _optional(module: str, name: str) -> Any:
-    try:
-        return require(module, name)
-    except NotAvailable:
-        return None
-
-
 def _loo_block(ctx: Context, w: Writer, jn: int, entry: dict[str, Any]) -> None:
     judge = entry["judge"]
     base = f"judges/{jn}/leave_one_out"
@@ -430,10 +416,6 @@ def estimation_section(ctx: Context, w: Writer) -> None:
     t = ctx.table
     if not t.scale.is_numeric:
         raise NotAvailable("the labels are not numbers, so there is no mean score to estimate.")
-    dr_mean_table = require("voirdire.estimation", "dr_mean_table")
-    classical_mean = require("voirdire.estimation", "classical_mean")
-    ppi_mean = _optional("voirdire.estimation", "ppi_mean")
-    item_scores = require("voirdire.estimation", "item_scores")
     pi_all = np.broadcast_to(np.asarray(ctx.inclusion_prob, dtype=float), (t.n_items,))
     w.text("Three estimates of the mean human score over all items: doubly robust (the judge's score on every "
            "item, corrected by the humans' residuals weighted by 1/π; valid whatever the judge's quality because "
@@ -441,7 +423,9 @@ def estimation_section(ctx: Context, w: Writer) -> None:
            "(assumes the human-scored items are a uniform random subset). A narrower valid interval means the "
            "judge saves human labels. With m(X) = X (the paper's choice) a judge whose scores sit on a different "
            "scale than the humans' can make the interval wider than human-only; the calibrated version predicts "
-           "the human score from the judge's by a cross-fitted linear fit, and stays valid because π is known.",
+           "the human score from the judge's by a cross-fitted linear fit, and stays valid because π is known. "
+           "PPI++ is shown only when π is the same on every human-scored item and some items have no human "
+           "score (as in `voirdire estimate`).",
            "note")
     out: list[dict[str, Any]] = []
     w.put("judges", out)
@@ -458,7 +442,12 @@ def estimation_section(ctx: Context, w: Writer) -> None:
         cl = None if t.clusters is None else t.clusters[keep]
         entry["human_only"] = w.call(classical_mean, y[keep], pi_all[keep].copy(), clusters=cl,
                                      confidence_level=ctx.confidence_level).to_dict()
-        if ppi_mean is not None:
+        # PPI++ assumes the human-scored items are a uniform random subset: only then, and only with
+        # unscored items to use, is it shown (the same rule as `voirdire estimate`)
+        scored = keep & np.isfinite(y)
+        n_lab = int(scored.sum())
+        uniform = n_lab > 0 and bool(np.nanmax(pi_all[scored]) == np.nanmin(pi_all[scored]))
+        if uniform and 2 <= n_lab < int(keep.sum()):
             entry["ppi"] = w.call(ppi_mean, x[keep], y[keep], confidence_level=ctx.confidence_level).to_dict()
         out.append(entry)
         w.results["judges"] = out
@@ -486,7 +475,6 @@ def estimation_section(ctx: Context, w: Writer) -> None:
 # ----------------------------------------------------------------------------------------- design
 def design_section(ctx: Context, w: Writer) -> None:
     """Overlap heatmap, eligible items per held-out human, and the planner's recommendation."""
-    overlap = require("voirdire.design", "overlap")
     t = ctx.table
     ov = w.put("overlap", w.call(overlap, t, judges=list(ctx.judges) or None))
     names = ov["raters"]
@@ -525,9 +513,8 @@ def design_section(ctx: Context, w: Writer) -> None:
             rows.append([h] + [w.int_(f"overlap/eligible/{k}/{jn}") for jn in range(len(jud))])
         w.table("eligible", "Eligible items per held-out human (rows) and judge (columns); comparison pairs are in "
                             "the JSON (overlap.n_pairs)", ["held-out human", *jud], rows)
-    plan = _optional("voirdire.design", "plan_certification")
-    if plan is not None and ctx.judges and len(ctx.humans) >= 2:
-        _plan_block(ctx, w, plan)
+    if ctx.judges and len(ctx.humans) >= 2:
+        _plan_block(ctx, w, plan_certification)
 
 
 def _plan_block(ctx: Context, w: Writer, plan: Any) -> None:
@@ -578,10 +565,9 @@ def pairwise_section(ctx: Context, w: Writer) -> None:
     """The Bayesian pairwise model: position bias per judge, human confusion matrices, entropy."""
     if ctx.pairwise is None:
         raise NotAvailable("no pairwise file given (pass pairwise= or --pairwise FILE).")
-    Model = require("voirdire.pairwise", "PairwiseBayesModel")
     pt = ctx.pairwise
     w.put("summary", pt.summary())
-    model = w.call(Model(rng=ctx.seed).fit, pt)
+    model = w.call(PairwiseBayesModel(rng=ctx.seed).fit, pt)
     post = model.posterior(credible_level=ctx.confidence_level)
     d = w.put("posterior", post)
     verdicts = ["A", "tie", "B"]

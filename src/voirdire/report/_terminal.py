@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .._safe import escape_control
+from .._scores import TERMINAL_NAMES
 from ._format import fmt_ci, fmt_int, fmt_num, fmt_p
 
 __all__ = ["render_comparison", "render_validation", "verdict_lines", "agreement_table", "binary_tables",
@@ -57,9 +58,7 @@ def _pct(x: float) -> str:
     return "-" if not math.isfinite(x) else f"{100 * x:.1f}%"
 
 
-DISPLAY = {"observed_agreement": "agreement", "cohen_kappa": "Cohen kappa", "scott_pi": "Scott pi",
-           "fleiss_kappa": "Fleiss kappa", "conger_kappa": "Conger kappa", "krippendorff_alpha": "Kripp. alpha",
-           "gwet_ac1": "Gwet AC1", "gwet_ac2": "Gwet AC2", "bennett_s": "Bennett S"}
+DISPLAY = TERMINAL_NAMES  # the registry's terminal spelling of each coefficient
 
 
 def display_name(r: Any) -> str:

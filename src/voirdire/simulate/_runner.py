@@ -16,10 +16,10 @@ import pandas as pd
 from .._checks import check_choice, check_positive_int, fraction_hint
 from .._results import Result, to_jsonable
 from ..data import AnnotationTable
-from ..design._core import DESIGNS
+from .._designs import DESIGNS
 from ..exceptions import InfeasiblePlanError, InvalidParameterError, VoirdireError
 from ..validation import loo_core, rank_error, top1_error
-from ..validation._common import check_epsilon
+from .._checks import check_epsilon
 from ._alpha import alpha_dense
 from ._generators import LatentClassModel, SimulatedAnnotations
 from ._subsample import budget_for, sparse_codes
@@ -30,7 +30,7 @@ logger = logging.getLogger(__name__)
 
 PAPER_DESIGNS: tuple[str, ...] = ("random", "strat", "seq-refined", "seq-coverage")
 PAPER_COVERAGES: tuple[float, ...] = (0.05, 0.25, 0.50)
-_SCORES = ("agreement", "alpha", "kappa", "ac1")
+from .._scores import SCORES as _SCORES  # noqa: E402 - the one registry of score names
 _RANK_BY = ("mean_d", "omega", "pool")
 Progress = Callable[[int, int], None]
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from .._checks import as_generator, check_choice, fraction_hint
 from ..data import AnnotationTable
-from ..design._core import DESIGNS, draw_design
+from .._designs import DESIGNS, draw_design
 from ..exceptions import InfeasiblePlanError, InvalidParameterError
 
 __all__ = ["subsample", "sparse_codes", "budget_for"]

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import fraction_hint
+from .._checks import check_epsilon, fraction_hint  # noqa: F401 - check_epsilon re-exported for validation
 from ..data import AnnotationTable
 from ..exceptions import InvalidParameterError
 
@@ -51,15 +51,6 @@ def resolve_judges(table: AnnotationTable, judges: str | Sequence[str], func: st
             f"{func} needs at least two human raters (one held out, at least one in the pool). "
             f"{table.source} has {hidx.size}: {list(table.humans)}.")
     return [str(n) for n in names], np.asarray(jidx, dtype=np.intp), hidx
-
-
-def check_epsilon(epsilon: Any, func: str) -> float:
-    ok = isinstance(epsilon, (int, float, np.integer, np.floating)) and not isinstance(epsilon, bool)
-    if ok and 0.0 <= float(epsilon) < 1.0:
-        return float(epsilon)
-    hint = fraction_hint(epsilon, open_low=False) if ok else ""
-    raise InvalidParameterError(
-        f"The 'epsilon' parameter of {func} must be a float in [0, 1). Got {epsilon!r} instead.{hint}")
 
 
 def check_nonneg_int(value: Any, name: str, func: str) -> int:

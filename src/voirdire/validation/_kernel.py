@@ -28,7 +28,7 @@ import numpy as np
 
 from ..exceptions import VoirdireError
 
-SCORES = ("agreement", "alpha", "kappa", "ac1")
+from .._scores import SCORES  # noqa: E402 - the one registry of score names
 
 
 def delta_matrix(level: str, n_categories: int, category_values: np.ndarray | None) -> np.ndarray | None:

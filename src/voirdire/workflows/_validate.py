@@ -25,7 +25,7 @@ __all__ = ["validate_judges", "ValidationResult", "JudgeValidation", "DEFAULT_N_
 DEFAULT_N_RESAMPLES = 2000
 
 METHODS = ("loo", "alt-test", "both")
-SCORES = ("agreement", "alpha", "kappa", "ac1")
+from .._scores import SCORES  # noqa: E402 - the one registry of score names
 RANK_BY = ("rho", "omega", "mean_d", "score")
 
 ProgressCallback = Callable[[str, int, int], None]
