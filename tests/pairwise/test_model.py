@@ -125,7 +125,7 @@ def test_hard_update_adds_whole_counts():
 
 def test_streaming_resume_is_exact(tmp_path):
     table, _ = simulate_pairwise(320, rng=3)
-    kw = dict(n_particles=60, batch_size=32, rng=7)
+    kw = dict(n_particles=60, batch_size=32, n_refine=0, rng=7)
     full = PairwiseBayesModel(**kw).fit(table)
     a = PairwiseBayesModel(**kw)
     a.partial_fit(table.select(pairs=slice(0, 160)))
@@ -277,7 +277,7 @@ def test_judge_tie_offsets_are_recovered():
 
 def test_judge_ties_resume_is_exact(tmp_path):
     table, _ = simulate_pairwise(128, rng=6)
-    kw = dict(n_particles=40, batch_size=32, judge_ties=True, rng=3)
+    kw = dict(n_particles=40, batch_size=32, judge_ties=True, n_refine=0, rng=3)
     full = PairwiseBayesModel(**kw).fit(table)
     a = PairwiseBayesModel(**kw).partial_fit(table.select(pairs=slice(0, 64)))
     a.save(tmp_path / "s.npz")
@@ -333,7 +333,7 @@ def test_per_judge_agrees_with_joint_for_two_judges(tmp_path):
     assert (joint.predict_proba(table).argmax(1) == per.predict_proba(table).argmax(1)).mean() > 0.95
     assert per.particles_[1].shape == (100, 2) and np.allclose(per.particles_[1].sum(0), 1.0)
     # exact resume in per-judge mode too
-    kw = dict(n_particles=50, batch_size=50, particles="per_judge", rng=4)
+    kw = dict(n_particles=50, batch_size=50, particles="per_judge", n_refine=0, rng=4)
     full = PairwiseBayesModel(**kw).fit(table)
     a = PairwiseBayesModel(**kw).partial_fit(table.select(pairs=slice(0, 200)))
     a.save(tmp_path / "s.npz")

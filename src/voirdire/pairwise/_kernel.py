@@ -23,9 +23,14 @@ _CLIP = 60.0
 _BOUND = 50.0   # |theta|, |tau| (and the callers' |shift|) stay below this: exp() cannot overflow
 
 
+Prior = tuple[float, float, float, float]
+#: ``(mean theta, precision theta, mean tau, precision tau)`` of the standard N(0, I) prior.
+STANDARD_PRIOR: Prior = (0.0, 1.0, 0.0, 1.0)
+
+
 def objective(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarray, d: np.ndarray,
-              nt: np.ndarray, logL: np.ndarray, *, derivatives: bool = True, tshift: np.ndarray | None = None
-              ) -> tuple[Any, ...]:
+              nt: np.ndarray, logL: np.ndarray, *, derivatives: bool = True, tshift: np.ndarray | None = None,
+              prior: Prior = STANDARD_PRIOR) -> tuple[Any, ...]:
     """Objective, gradient, Hessian (full and a safe negative-definite one), and class posteriors.
 
     Parameters
@@ -36,6 +41,9 @@ def objective(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarr
     logL : (B, 3) human log-evidence per latent class (zeros when the item has no human)
     tshift : (M, K), optional
         Per-particle channel offset ``delta_j`` of the judge's tie logit (``tau + delta_j``).
+    prior : (m_theta, p_theta, m_tau, p_tau)
+        Independent normal priors ``theta ~ N(m_theta, 1/p_theta)``, ``tau ~ N(m_tau, 1/p_tau)``
+        (default N(0, I)); the objective includes their log normalising constants up to ``-log 2 pi``.
 
     Returns
     -------
@@ -48,7 +56,8 @@ def objective(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarr
     theta = np.clip(theta, -_BOUND, _BOUND)
     tau = np.clip(tau, -_BOUND, _BOUND)
     # --- prior
-    f = -0.5 * (theta * theta + tau * tau)
+    m_t, p_t, m_a, p_a = prior
+    f = -0.5 * (p_t * (theta - m_t) ** 2 + p_a * (tau - m_a) ** 2) + 0.5 * np.log(p_t * p_a)
     # --- judges (channel-first layout (K, B, M); reductions over K by einsum, buffers reused)
     K = shift.shape[-1]
     if K:
@@ -111,11 +120,11 @@ def objective(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarr
     covp_tt = p1 + p3 - pdp * pdp
     covp_ta = -pdp * p2
     covp_aa = p2 * (1.0 - p2)
-    g_t = -theta + gj_t + qdq - pdp
-    g_a = -tau + gj_a + q2 - p2
-    s_tt = -1.0 + hj_tt - covp_tt
+    g_t = -p_t * (theta - m_t) + gj_t + qdq - pdp
+    g_a = -p_a * (tau - m_a) + gj_a + q2 - p2
+    s_tt = -p_t + hj_tt - covp_tt
     s_ta = hj_ta - covp_ta
-    s_aa = -1.0 + hj_aa - covp_aa
+    s_aa = -p_a + hj_aa - covp_aa
     h_tt = s_tt + (q1 + q3 - qdq * qdq)
     h_ta = s_ta - qdq * q2
     h_aa = s_aa + q2 * (1.0 - q2)
@@ -131,7 +140,8 @@ def q_of(parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
 
 def local_map(theta0: np.ndarray, tau0: np.ndarray, shift: np.ndarray, n: np.ndarray, d: np.ndarray,
               nt: np.ndarray, logL: np.ndarray, *, max_iter: int = 30, tol: float = 1e-7,
-              tshift: np.ndarray | None = None, history: list[float] | None = None
+              tshift: np.ndarray | None = None, history: list[float] | None = None,
+              prior: Prior = STANDARD_PRIOR
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, bool]:
     """Damped Newton ascent of :func:`objective` for all (item, particle) problems at once.
 
@@ -154,7 +164,8 @@ def local_map(theta0: np.ndarray, tau0: np.ndarray, shift: np.ndarray, n: np.nda
     converged = False
     it = 0
     for it in range(1, max_iter + 1):
-        f, g_t, g_a, h_tt, h_ta, h_aa, s_tt, s_ta, s_aa, q = objective(theta, tau, shift, n, d, nt, logL, tshift=tshift)
+        f, g_t, g_a, h_tt, h_ta, h_aa, s_tt, s_ta, s_aa, q = objective(theta, tau, shift, n, d, nt, logL, tshift=tshift,
+                                                                   prior=prior)
         bad = f < f_prev - 1e-10 * (1.0 + np.abs(f_prev))
         if history is not None:  # the objective at the accepted points (never decreases)
             history.append(float(np.where(bad, f_prev, f).sum()))
@@ -186,8 +197,8 @@ def local_map(theta0: np.ndarray, tau0: np.ndarray, shift: np.ndarray, n: np.nda
 
 
 def warm_start(shift: np.ndarray, w: np.ndarray, n: np.ndarray, d: np.ndarray, nt: np.ndarray,
-               logL: np.ndarray, *, tol: float = 1e-9, tshift: np.ndarray | None = None
-               ) -> tuple[np.ndarray, np.ndarray]:
+               logL: np.ndarray, *, tol: float = 1e-9, tshift: np.ndarray | None = None,
+               prior: Prior = STANDARD_PRIOR) -> tuple[np.ndarray, np.ndarray]:
     """Starting points for every particle: the MAP at the weighted-mean shift, moved to first order.
 
     Solves each item's problem once at the particle-weighted mean shift ``c_bar``, then uses the
@@ -198,10 +209,12 @@ def warm_start(shift: np.ndarray, w: np.ndarray, n: np.ndarray, d: np.ndarray, n
     M, K = shift.shape
     cbar = (w[:, None] * shift).sum(0, keepdims=True)                   # (1, K)
     tbar = None if tshift is None else (w[:, None] * tshift).sum(0, keepdims=True)
-    th, ta, *_ = local_map(np.zeros((B, 1)), np.zeros((B, 1)), cbar, n, d, nt, logL, tol=tol, tshift=tbar)
+    th, ta, *_ = local_map(np.zeros((B, 1)), np.zeros((B, 1)), cbar, n, d, nt, logL, tol=tol, tshift=tbar,
+                          prior=prior)
     if K == 0:
         return np.repeat(th, M, axis=1), np.repeat(ta, M, axis=1)
-    _, _, _, h_tt, h_ta, h_aa, s_tt, s_ta, s_aa, _ = objective(th, ta, cbar, n, d, nt, logL, tshift=tbar)
+    _, _, _, h_tt, h_ta, h_aa, s_tt, s_ta, s_aa, _ = objective(th, ta, cbar, n, d, nt, logL, tshift=tbar,
+                                                                  prior=prior)
     nd = (h_tt < 0) & (h_tt * h_aa - h_ta * h_ta > 0)
     a_tt, a_ta, a_aa = (np.where(nd, h_tt, s_tt), np.where(nd, h_ta, s_ta), np.where(nd, h_aa, s_aa))
     # per-channel d g / d c at the solution: (K, B)
@@ -226,3 +239,61 @@ def warm_start(shift: np.ndarray, w: np.ndarray, n: np.ndarray, d: np.ndarray, n
     dth = -(a_aa * rt - a_ta * ra) / det
     dta = -(-a_ta * rt + a_tt * ra) / det
     return th + np.clip(dth, -2.0, 2.0), ta + np.clip(dta, -2.0, 2.0)
+
+
+
+_GH5_X, _GH5_W = np.polynomial.hermite_e.hermegauss(5)
+_GH5_W = _GH5_W / _GH5_W.sum()
+
+
+def human_mixture(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarray, d: np.ndarray,
+                  nt: np.ndarray, logL: np.ndarray, *, tshift: np.ndarray | None = None,
+                  prior: Prior = STANDARD_PRIOR) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Humans' evidence integrated over the pair's (theta, tau) given the judges.
+
+    The humans depend on (theta, tau) only through the latent verdict ``z ~ pi(theta, tau)``, so
+
+        p(z = k | judges, humans) ∝ L_k E[pi_k(theta, tau) | judges],
+        p(humans | judges) = sum_k L_k E[pi_k | judges].
+
+    ``(theta, tau)`` must be the MAP of the prior-and-judges objective (``logL = 0``); the
+    expectation is taken under its Laplace approximation by a 5 x 5 Gauss-Hermite product rule
+    (exact when a pair has no judge label: the posterior is then the normal prior).
+
+    Returns
+    -------
+    rho : (B, M, 3)
+        Posterior of the latent verdict.
+    log_mix : (B, M)
+        ``log p(humans | judges)`` (``logL`` included).
+    moments : (B, M, 4)
+        ``E[theta], E[theta^2], E[tau], E[tau^2]`` given judges and humans.
+    """
+    zero = np.zeros_like(logL)
+    _, _, _, h_tt, h_ta, h_aa, s_tt, s_ta, s_aa, _ = objective(theta, tau, shift, n, d, nt, zero, tshift=tshift,
+                                                               prior=prior)
+    nd = (h_tt < 0) & (h_tt * h_aa - h_ta * h_ta > 0)
+    a_tt, a_ta, a_aa = (np.where(nd, h_tt, s_tt), np.where(nd, h_ta, s_ta), np.where(nd, h_aa, s_aa))
+    det = a_tt * a_aa - a_ta * a_ta
+    v_tt, v_ta, v_aa = -a_aa / det, a_ta / det, -a_tt / det          # covariance (-H)^{-1}
+    l11 = np.sqrt(np.maximum(v_tt, 0.0))
+    l21 = np.where(l11 > 0, v_ta / np.where(l11 > 0, l11, 1.0), 0.0)
+    l22 = np.sqrt(np.maximum(v_aa - l21 * l21, 0.0))
+    top = logL.max(1, keepdims=True)
+    L = np.exp(np.clip(logL - top, -300.0, 0.0))[:, None, :]        # (B, 1, 3)
+    num = np.zeros(theta.shape + (3,))
+    mom = np.zeros(theta.shape + (4,))
+    for xi, wi in zip(_GH5_X, _GH5_W):
+        for xj, wj in zip(_GH5_X, _GH5_W):
+            th = np.clip(theta + l11 * xi, -_BOUND, _BOUND)
+            ta = np.clip(tau + l21 * xi + l22 * xj, -_BOUND, _BOUND)
+            u = np.stack([th, ta, -th], -1)
+            pi = np.exp(u - u.max(-1, keepdims=True))
+            pi /= pi.sum(-1, keepdims=True)
+            c = (wi * wj) * pi * L                                        # (B, M, 3)
+            num += c
+            cs = c.sum(-1)
+            mom += cs[..., None] * np.stack([th, th * th, ta, ta * ta], -1)
+    tot = num.sum(-1)
+    tot = np.maximum(tot, 1e-300)
+    return num / tot[..., None], np.log(tot) + top, mom / tot[..., None]
