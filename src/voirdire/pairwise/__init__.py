@@ -3,9 +3,11 @@
 :class:`PairwiseBayesModel` is the streaming BayesJudge model (Rao-Blackwellised SMC over the
 judges' position biases, Dawid-Skene humans); the baselines (majority vote, per-pair
 Bradley-Terry-Davidson, Dawid-Skene, MACE, GLAD) share its ``fit``/``predict_proba`` interface;
-:func:`leave_one_human_out` compares them on held-out human verdicts.
+:func:`leave_one_human_out` compares them on held-out human verdicts; :func:`bias_report` measures
+each judge's position, length and self-preference biases.
 """
 
+from ._bias import BiasReport, bias_report, model_family, pair_covariates
 from ._baselines import GLAD, MACE, BradleyTerryDavidson, DawidSkene, MajorityVote, crowd_arrays
 from ._evaluate import LOHOResult, default_methods, leave_one_human_out, score_predictions
 from ._model import PairwiseBayesModel, PairwisePosterior, entropy
@@ -13,4 +15,5 @@ from ._simulate import DEFAULT_CONFUSIONS, PairwiseTruth, simulate_pairwise
 
 __all__ = ["PairwiseBayesModel", "PairwisePosterior", "PairwiseTruth", "simulate_pairwise",
            "DEFAULT_CONFUSIONS", "entropy", "MajorityVote", "BradleyTerryDavidson", "DawidSkene", "MACE",
-           "GLAD", "crowd_arrays", "leave_one_human_out", "LOHOResult", "score_predictions", "default_methods"]
+           "GLAD", "crowd_arrays", "leave_one_human_out", "LOHOResult", "score_predictions", "default_methods",
+           "bias_report", "BiasReport", "pair_covariates", "model_family"]

@@ -1,0 +1,70 @@
+"""Leave-one-human-out ablation of PairwiseBayesModel against Dawid-Skene and the humans' vote.
+
+Usage: .venv/bin/python bench/pairwise_ablation.py [ROOT] [--sets summeval_h2h,pandalm,llmfao]
+       [--particles 100]
+
+For every set: each human (or fold of humans, at most 10) is held out; every method is fitted
+on the rest, with and without the judges, and scored on the held-out verdicts (accuracy, NLL).
+Seeds are fixed (rng=0). Prints markdown tables (docs/pairwise.md, "Does the model earn its place").
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from voirdire.data import read_pairwise_set
+from voirdire.pairwise import DawidSkene, MajorityVote, PairwiseBayesModel, leave_one_human_out
+
+VARIANTS = {
+    "PairwiseBayesModel (defaults)": {},
+    "  paper's inference (standard prior, joint MAP plug-in, no refine)":
+        {"pair_prior": "standard", "integrate_verdict": False, "n_refine": 0},
+    "  without empirical-Bayes prior": {"pair_prior": "standard"},
+    "  without integrated verdict": {"integrate_verdict": False},
+    "  without refine sweeps": {"n_refine": 0},
+    "  + judge tie offsets": {"judge_ties": True},
+}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("root", nargs="?", default="../shared/data/pairwise")
+    ap.add_argument("--sets", default="summeval_h2h,pandalm,llmfao")
+    ap.add_argument("--particles", type=int, default=100)
+    ap.add_argument("--variants", default="all")
+    a = ap.parse_args()
+    keep = list(VARIANTS) if a.variants == "all" else [k for k in VARIANTS if k.strip() in a.variants.split(";")]
+    for name in a.sets.split(","):
+        t = read_pairwise_set(name, a.root)
+        nj = t.select(raters=list(t.humans))
+        methods: dict = {"vote of the other humans (+0.5 pseudo-votes)": lambda: MajorityVote(smoothing=0.5),
+                         "Dawid-Skene": lambda: DawidSkene()}
+        for k in keep:
+            methods[k] = (lambda kw=VARIANTS[k]: PairwiseBayesModel(n_particles=a.particles, rng=0, **kw))
+        t0 = time.perf_counter()
+        rows = {}
+        weights = {}
+        for label, tab in (("with judges", t), ("without judges", nj)):
+            ms = {k: v for k, v in methods.items() if not (label == "with judges" and k.startswith("vote"))}
+            r = leave_one_human_out(tab, methods=ms, rng=0)
+            for _, row in r.table[r.table["group"] == "all"].iterrows():
+                rows.setdefault(row["method"], {})[label] = (row["accuracy"], row["nll"])
+        full = PairwiseBayesModel(n_particles=a.particles, rng=0).fit(t)
+        post = full.posterior()
+        for j, b, lo, hi in zip(post.judges, post.bias_mean, post.bias_low, post.bias_high):
+            weights[j] = (b, lo, hi)
+        print(f"\n### {name}: {t.n_pairs:,} pairs, {len(t.humans)} humans, {len(t.judges)} judges "
+              f"({time.perf_counter() - t0:.0f} s)\n")
+        print("| method | accuracy with judges | NLL with judges | accuracy without | NLL without |")
+        print("|---|---:|---:|---:|---:|")
+        for m, v in rows.items():
+            w = v.get("with judges", (float("nan"), float("nan")))
+            wo = v.get("without judges", (float("nan"), float("nan")))
+            print(f"| {m} | {w[0]:.3f} | {w[1]:.3f} | {wo[0]:.3f} | {wo[1]:.3f} |")
+        print(f"\nEmpirical-Bayes pair prior: {', '.join(f'{k} {v:.2f}' for k, v in full.pair_prior_.items())}")
+        print("Judges:", "; ".join(f"{j}: position bias {b:.3f} [{lo:.3f}, {hi:.3f}]" for j, (b, lo, hi) in weights.items()))
+
+
+if __name__ == "__main__":
+    main()
