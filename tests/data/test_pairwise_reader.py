@@ -140,8 +140,12 @@ def test_empty_file_and_missing_column(tmp_path):
         read_pairwise(_write(tmp_path, "pair,rater,verdict\n"))
     with pytest.raises(SchemaError, match=r"column 'verdict': missing column 'verdict'"):
         read_pairwise(_write(tmp_path, "pair,rater,label\np,a,A\n"))
-    with pytest.raises(SchemaError, match="missing column 'order'"):
-        read_pairwise(_write(tmp_path, "pair,rater,verdict\np,a,A\n"), judges=["a"])
+    # no order column: judges are taken as asked in order AB, with a warning (issue 16)
+    from voirdire.exceptions import VoirdireWarning
+
+    with pytest.warns(VoirdireWarning, match="taken as shown in order AB"):
+        t = read_pairwise(_write(tmp_path, "pair,rater,verdict\np,a,A\np,h,B\n"), judges=["a"])
+    assert t.orders.tolist() == [0, -1] and t.judges == ("a",)
 
 
 def test_duplicate_and_unknown_judge(tmp_path):

@@ -5,7 +5,7 @@ Each command lives in its own module; importing the module registers it on :data
 
 from __future__ import annotations
 
-from . import _agree, _assign, _demo, _estimate, _pairwise, _plan, _raters, _report, _simulate, _study, _validate, _watch  # noqa: F401
+from . import _agree, _assign, _bias, _demo, _estimate, _pairwise, _plan, _raters, _report, _simulate, _study, _validate, _watch  # noqa: F401
 from ._app import app
 
 __all__ = ["app", "main"]

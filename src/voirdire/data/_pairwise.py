@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import logging
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -15,7 +16,7 @@ import pandas as pd
 
 from .._results import Result
 from .._safe import shown
-from ..exceptions import InvalidParameterError, SchemaError
+from ..exceptions import InvalidParameterError, SchemaError, VoirdireWarning
 from ._readers import read_long_frame
 
 logger = logging.getLogger(__name__)
@@ -378,6 +379,13 @@ class PairwiseTable:
                     raise SchemaError(f"unknown order {shown(oraw[j])}. Expected 'AB' (A shown first) or 'BA' (B shown first).",
                                       source=source, row=int(rows[j]), column=order)
                 ocodes[j] = o
+        if order is None and (keep & is_judge).any():
+            # no order column at all: judges asked in one order, taken as AB (A shown first)
+            warnings.warn(
+                f"{source}: no order column; every judge verdict is taken as shown in order AB (A first). "
+                f"A judge seen in one order has its position bias confounded with the pairs' quality.",
+                VoirdireWarning, stacklevel=3)
+            ocodes[keep & is_judge] = 0
         miss_o = np.flatnonzero(keep & is_judge & (ocodes < 0))
         if len(miss_o):
             j = int(miss_o[0])
@@ -453,8 +461,10 @@ def read_pairwise(
     pair, rater, verdict : str
         Column names (defaults ``pair``, ``rater``, ``verdict``).
     order : str or None
-        Column with the presented order ``AB``/``BA``; required (non-empty) on every judge row,
-        optional for humans. Default ``"order"`` (ignored when the column is absent and no judge is named).
+        Column with the presented order ``AB``/``BA``; required (non-empty) on every judge row
+        when the column exists, optional for humans. Default ``"order"``. When the file has no
+        such column, every judge verdict is taken as shown in order AB, with a warning (a judge
+        asked in one order: its position bias is then confounded with the pairs' quality).
     judges : sequence of str
         Raters that are LLM judges; every other rater is human.
     role : str, optional
@@ -498,9 +508,6 @@ def read_pairwise(
         logger.info("%s: read as the public pairwise set %r", folder, _SET_FOLDERS[folder.name])
         return read_pairwise_set(_SET_FOLDERS[folder.name], folder.parent)
     df, rows, src = read_long_frame(path)
-    if order == "order" and "order" not in df.columns and judges:
-        raise SchemaError("missing column 'order': judge rows need the presented order (AB/BA). "
-                          "Name the column with order= (--order).", source=src, column="order")
     return PairwiseTable.from_frame(df, pair=pair, rater=rater, verdict=verdict, order=order, judges=judges,
                                     role=role, verdict_map=verdict_map, presented=presented, missing=missing,
                                     source=src, row_numbers=rows)
