@@ -58,3 +58,20 @@ def test_bias_bad_input(tmp_path):
     assert r.exit_code == 1 and "--judge" in r.output
     r = runner.invoke(app, ["bias", str(p), "--judge", "gpt-4o", "--family", "nonsense"])
     assert r.exit_code == 1 and "NAME=FAMILY" in r.output
+
+
+def test_pair_key_spanning_several_columns(tmp_path):
+    from voirdire.data import read_pairwise
+
+    p = tmp_path / "k.csv"
+    p.write_text("q_id,model_a,model_b,rater,verdict,order\n"
+                 "q1,x,y,h,A,\nq1,x,y,gpt-4o,A,AB\nq1,x,z,h,B,\nq1,x,z,gpt-4o,B,AB\nq2,x,y,h,T,\nq2,x,y,gpt-4o,A,AB\n")
+    t = read_pairwise(p, pair=["q_id", "model_a", "model_b"], judges=["gpt-4o"])
+    assert t.pairs.tolist() == ["q1|x|y", "q1|x|z", "q2|x|y"]
+    r = runner.invoke(app, ["bias", str(p), "--judge", "gpt-4o", "--pair", "q_id", "--pair", "model_a",
+                            "--pair", "model_b", "-f", "json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["n_pairs"] == 3
+    r = runner.invoke(app, ["pairwise", str(p), "--judge", "gpt-4o", "--pair", "q_id", "--pair", "nope",
+                            "--particles", "10"])
+    assert r.exit_code == 1 and "missing column 'nope'" in r.output

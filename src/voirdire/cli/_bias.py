@@ -27,7 +27,8 @@ def bias_command(
     file: Path = typer.Argument(..., help="Long table of verdicts: one row per (pair, rater, presented order); "
                                           "optional columns model_a, model_b (systems) and len_a, len_b (lengths)."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="A rater that is an LLM judge (repeatable)."),
-    pair: str = typer.Option("pair", "--pair", help="Column with the pair id."),
+    pair: list[str] = typer.Option(None, "--pair", help="Column with the pair id; repeat it for a key spanning "
+                                                       "several columns (--pair q_id --pair model_a --pair model_b)."),
     rater: str = typer.Option("rater", "--rater", help="Column with the rater name."),
     verdict: str = typer.Option("verdict", "--verdict", help="Column with the verdict: A, T (tie) or B."),
     order: str = typer.Option("order", "--order", help="Column with the presented order AB/BA (judges)."),
@@ -58,13 +59,20 @@ def bias_command(
         k, v = spec.split("=", 1)
         fams[k.strip()] = v.strip()
     df, rows, src = read_long_frame(file)
-    table = PairwiseTable.from_frame(df, pair=pair, rater=rater, verdict=verdict,
+    key = list(pair) if pair else ["pair"]
+    table = PairwiseTable.from_frame(df, pair=key, rater=rater, verdict=verdict,
                                      order=order if order in df.columns or judge else None, judges=judge or (),
                                      role=role, presented=presented, missing=missing,  # type: ignore[arg-type]
                                      source=src, row_numbers=rows)
     if not table.judges:
         fail("no judge in the file: name the judges with --judge (or a --role column).")
-    cov = pair_covariates(df, pair=pair, source=src) if pair in df.columns else None
+    if len(key) > 1:
+        from ..data._pairwise import _join_pair_key
+
+        df, kcol = _join_pair_key(df, key, src)
+    else:
+        kcol = key[0]
+    cov = pair_covariates(df, pair=kcol, source=src) if kcol in df.columns else None
     rep = bias_report(table, covariates=cov, families=fams, alpha=alpha)
     eff = rep.effects
     if fmt == OutputFormat.json:

@@ -80,7 +80,8 @@ def _honest_summary(loho: Any) -> list[str]:
 def pairwise_command(
     file: Path = typer.Argument(..., help="Long table of verdicts: one row per (pair, rater, presented order)."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="A rater that is an LLM judge (repeatable)."),
-    pair: str = typer.Option("pair", "--pair", help="Column with the pair id."),
+    pair: list[str] = typer.Option(None, "--pair", help="Column with the pair id; repeat it for a key spanning "
+                                                       "several columns (--pair q_id --pair model_a --pair model_b)."),
     rater: str = typer.Option("rater", "--rater", help="Column with the rater name."),
     verdict: str = typer.Option("verdict", "--verdict", help="Column with the verdict: A, T (tie) or B."),
     order: str = typer.Option("order", "--order", help="Column with the presented order AB/BA (judges)."),
@@ -134,7 +135,7 @@ def pairwise_command(
                 fail(f"--verdict-map expects RAW=A|T|B, e.g. model_1=A. Got {spec!r}.")
             raw, v = spec.split("=", 1)
             vmap[raw.strip()] = v.strip()
-    table = read_pairwise(file, pair=pair, rater=rater, verdict=verdict, order=order, judges=judge or (),
+    table = read_pairwise(file, pair=list(pair) if pair else "pair", rater=rater, verdict=verdict, order=order, judges=judge or (),
                           role=role, verdict_map=vmap, presented=presented, missing=missing)  # type: ignore[arg-type]
     if resume is not None:
         model = PairwiseBayesModel.load(resume)

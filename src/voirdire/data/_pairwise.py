@@ -283,7 +283,8 @@ class PairwiseTable:
                               verdict_map=verdict_map, presented=presented)
 
     @classmethod
-    def from_frame(cls, df: pd.DataFrame, *, pair: str = "pair", rater: str = "rater", verdict: str = "verdict",
+    def from_frame(cls, df: pd.DataFrame, *, pair: str | Sequence[str] = "pair", rater: str = "rater",
+                   verdict: str = "verdict",
                    order: str | None = "order", judges: Sequence[str] = (), role: str | None = None,
                    verdict_map: Mapping[Any, str] | None = None, presented: bool = False,
                    missing: MissingPolicy = "error", source: str = "<memory>",
@@ -294,6 +295,8 @@ class PairwiseTable:
                 f"The 'missing' parameter of read_pairwise must be one of ['error', 'drop']. Got {missing!r} instead.")
         if isinstance(judges, str):
             judges = [judges]
+        if not isinstance(pair, str):
+            df, pair = _join_pair_key(df, list(pair), source)
         rows = np.arange(1, len(df) + 1) if row_numbers is None else np.asarray(row_numbers)
         if len(df) == 0:
             raise SchemaError("the table has no rows. Check that the file holds data below its header.", source=source)
@@ -433,7 +436,7 @@ _SET_FOLDERS = {"summeval_h2h": "summeval_h2h", "pandalm": "pandalm", "llmfao": 
 def read_pairwise(
     path: str | os.PathLike[str],
     *,
-    pair: str = "pair",
+    pair: str | Sequence[str] = "pair",
     rater: str = "rater",
     verdict: str = "verdict",
     order: str | None = "order",
@@ -458,8 +461,11 @@ def read_pairwise(
     ----------
     path : path-like
         The file.
-    pair, rater, verdict : str
-        Column names (defaults ``pair``, ``rater``, ``verdict``).
+    pair : str or sequence of str
+        Column with the pair id (default ``pair``), or several columns whose values together
+        identify a pair (e.g. ``["q_id", "model_a", "model_b"]``; joined with ``|``).
+    rater, verdict : str
+        Column names (defaults ``rater``, ``verdict``).
     order : str or None
         Column with the presented order ``AB``/``BA``; required (non-empty) on every judge row
         when the column exists, optional for humans. Default ``"order"``. When the file has no
@@ -511,6 +517,28 @@ def read_pairwise(
     return PairwiseTable.from_frame(df, pair=pair, rater=rater, verdict=verdict, order=order, judges=judges,
                                     role=role, verdict_map=verdict_map, presented=presented, missing=missing,
                                     source=src, row_numbers=rows)
+
+
+def _join_pair_key(df: pd.DataFrame, cols: list[str], source: str) -> tuple[pd.DataFrame, str]:
+    """A frame with one pair-id column made of ``cols`` (values joined with ``|``)."""
+    if not cols:
+        raise InvalidParameterError("pair= needs at least one column name.")
+    for col in cols:
+        if col not in df.columns:
+            raise SchemaError(f"missing column '{col}' (part of the pair key {cols}). The file's columns are "
+                              f"{_short(list(map(str, df.columns)))}.", source=source, column=col)
+    if len(cols) == 1:
+        return df, cols[0]
+    parts = [_as_str(df[c]) for c in cols]
+    for col, vals in zip(cols, parts):
+        blank = np.flatnonzero(vals == "")
+        if len(blank):
+            raise SchemaError("empty pair id part. Every row needs a value in each pair-key column.",
+                              source=source, row=int(blank[0]) + 1, column=col)
+    name = "|".join(cols)
+    out = df.copy()
+    out[name] = ["|".join(t) for t in zip(*parts)]
+    return out, name
 
 
 def _vkey(v: Any) -> str:
