@@ -37,7 +37,7 @@ def bias_command(
     missing: str = typer.Option("error", "--missing", help="Empty verdicts: 'error' or 'drop'."),
     family: list[str] = typer.Option(None, "--family", help="NAME=FAMILY for a judge or model whose family the "
                                                              "built-in rule does not know (repeatable)."),
-    alpha: float = typer.Option(0.05, "--alpha", help="False discovery rate of the flags (Benjamini-Hochberg)."),
+    fdr: float = typer.Option(0.05, "--fdr", help="False discovery rate of the flags (Benjamini-Hochberg)."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="table, json or csv."),
 ) -> None:
     """Judge biases: position (flip rate under swap, preference for the response shown first, also
@@ -50,8 +50,8 @@ def bias_command(
 
     if missing not in ("error", "drop"):
         fail(f"--missing must be 'error' or 'drop'. Got {missing!r}.")
-    if not 0 < alpha < 1:
-        fail(f"--alpha must be in (0, 1). Got {alpha}.")
+    if not 0 < fdr < 1:
+        fail(f"--fdr must be in (0, 1). Got {fdr}.")
     fams: dict[str, str] = {}
     for spec in family or []:
         if "=" not in spec:
@@ -73,17 +73,17 @@ def bias_command(
     else:
         kcol = key[0]
     cov = pair_covariates(df, pair=kcol, source=src) if kcol in df.columns else None
-    rep = bias_report(table, covariates=cov, families=fams, alpha=alpha)
+    rep = bias_report(table, covariates=cov, families=fams, fdr=fdr)
     eff = rep.effects
     if fmt == OutputFormat.json:
-        emit_json({"file": str(file), "n_pairs": rep.n_pairs, "alpha": rep.alpha, "level": rep.level,
+        emit_json({"file": str(file), "n_pairs": rep.n_pairs, "fdr": rep.fdr, "level": rep.level,
                    "power": rep.power, "effects": eff.to_dict("records")})
         return
     if fmt == OutputFormat.csv:
         typer.echo(csv_frame(eff).to_csv(index=False), nl=False)
         return
     t = Table(title=f"Judge biases ({100 * rep.level:.0f}% intervals; flagged: Benjamini-Hochberg at "
-                    f"{rep.alpha:g})", title_justify="left")
+                    f"{rep.fdr:g})", title_justify="left")
     for c in ("judge", "effect", "estimate", "interval", "q", "flag", "MDE", "pairs", "detail"):
         t.add_column(c, justify="left" if c in ("judge", "effect", "detail") else "right")
     for rec in eff.to_dict("records"):

@@ -86,15 +86,15 @@ class BiasReport(Result):
     """Judge bias effects, one row per (judge, effect) in ``effects``.
 
     Columns: ``judge, effect, estimate, low, high, se, p_value, q_value, flagged, mde, n_pairs,
-    unit, detail``. ``flagged``: rejected by Benjamini-Hochberg at ``alpha`` over every tested
-    effect of the report. ``mde``: the smallest true effect a two-sided level-``alpha`` test
-    detects with probability ``power`` at this sample size (``(z_{1-alpha/2} + z_power) * se``).
+    unit, detail``. ``flagged``: rejected by Benjamini-Hochberg at false discovery rate ``fdr`` over every tested
+    effect of the report. ``mde``: the smallest true effect a two-sided level-``fdr`` test
+    detects with probability ``power`` at this sample size (``(z_{1-fdr/2} + z_power) * se``).
     Effects that cannot be computed (no swapped pairs, no length or model columns) are listed
     with ``estimate`` nan and the reason in ``detail``.
     """
 
     effects: pd.DataFrame
-    alpha: float
+    fdr: float
     level: float
     power: float
     n_pairs: int
@@ -150,7 +150,7 @@ def _logit_cluster(X: np.ndarray, y: np.ndarray, cl: np.ndarray, n_iter: int = 5
 
 
 def bias_report(table: PairwiseTable, *, covariates: pd.DataFrame | None = None,
-                families: Mapping[str, str] | None = None, alpha: float = 0.05, level: float = 0.95,
+                families: Mapping[str, str] | None = None, fdr: float = 0.05, level: float = 0.95,
                 power: float = 0.8) -> BiasReport:
     """Position, length and self-preference biases of every judge, with intervals and FDR flags.
 
@@ -171,7 +171,7 @@ def bias_report(table: PairwiseTable, *, covariates: pd.DataFrame | None = None,
       family, the judge's win rate for that response (tie = 1/2) minus the humans' on the same
       pairs, averaged over pairs. Needs ``model_a, model_b`` and humans.
 
-    p-values are two-sided (normal); ``flagged`` controls the false discovery rate at ``alpha``
+    p-values are two-sided (normal); ``flagged`` controls the false discovery rate at ``fdr``
     (Benjamini-Hochberg) over all tested effects. Per-pair scores average a judge's labels on the
     pair (both orders), so the intervals are valid for judges asked twice.
 
@@ -183,7 +183,12 @@ def bias_report(table: PairwiseTable, *, covariates: pd.DataFrame | None = None,
         ``len_a, len_b`` (see :func:`pair_covariates`).
     families : mapping, optional
         Model or judge name -> family; names not in it go through :func:`model_family`.
-    alpha, level, power : float
+    fdr : float, default 0.05
+        False discovery rate of the flags (Benjamini-Hochberg); also the test level of ``mde``.
+    level : float, default 0.95
+        Level of the intervals.
+    power : float, default 0.8
+        Power at which ``mde`` is computed.
 
     Examples
     --------
@@ -196,11 +201,11 @@ def bias_report(table: PairwiseTable, *, covariates: pd.DataFrame | None = None,
     if not isinstance(table, PairwiseTable):
         raise InvalidParameterError(
             f"The 'table' parameter of bias_report must be a PairwiseTable. Got {type(table).__name__}.")
-    alpha = check_probability(alpha, "alpha", "bias_report")
+    fdr = check_probability(fdr, "fdr", "bias_report")
     level = check_probability(level, "level", "bias_report")
     power = check_probability(power, "power", "bias_report")
     z = float(stats.norm.ppf(0.5 + level / 2))
-    z_mde = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+    z_mde = float(stats.norm.ppf(1 - fdr / 2) + stats.norm.ppf(power))
     cov = None
     if covariates is not None:
         cov = covariates.copy()
@@ -328,10 +333,10 @@ def bias_report(table: PairwiseTable, *, covariates: pd.DataFrame | None = None,
                                       "n_pairs", "unit", "detail"])
     pv = eff["p_value"].to_numpy(dtype=float)
     eff["q_value"] = _bh_qvalues(pv)
-    eff["flagged"] = _rejected_flags(pv, alpha, "bh") if len(pv) else np.zeros(0, bool)
+    eff["flagged"] = _rejected_flags(pv, fdr, "bh") if len(pv) else np.zeros(0, bool)
     eff = eff[["judge", "effect", "estimate", "low", "high", "se", "p_value", "q_value", "flagged", "mde",
                "n_pairs", "unit", "detail"]]
-    return BiasReport(effects=eff, alpha=alpha, level=level, power=power, n_pairs=P)
+    return BiasReport(effects=eff, fdr=fdr, level=level, power=power, n_pairs=P)
 
 
 def _wilson(k: int, n: int, z: float) -> tuple[float, float]:
