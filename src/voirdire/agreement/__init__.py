@@ -2,7 +2,8 @@
 
 Every coefficient reduces the table to per-item sufficient statistics; the bootstrap resamples
 items (clusters when the table has them) by re-summing those statistics, and the analytic
-standard errors follow Gwet (2014) or Fleiss, Cohen & Everitt (1969). See ``docs/agreement.md``.
+standard errors follow Gwet (2014) or Fleiss, Cohen & Everitt (1969). A table larger than memory is
+read in batches by :func:`krippendorff_alpha_stream`. See ``docs/agreement.md``.
 """
 
 from ._binary import binary_agreement
@@ -22,6 +23,7 @@ from ._coefficients import (
 )
 from ._pairwise import pairwise_matrix
 from ._prepare import ABSTAIN_POLICIES
+from ._stream import krippendorff_alpha_stream
 from ._results import (
     AbstentionInfo,
     AgreementResult,
@@ -48,6 +50,7 @@ __all__ = [
     "gwet_ac1",
     "gwet_ac2",
     "krippendorff_alpha",
+    "krippendorff_alpha_stream",
     "observed_agreement",
     "pairwise_matrix",
     "scott_pi",

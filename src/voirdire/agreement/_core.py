@@ -23,6 +23,7 @@ from .._checks import as_generator, undefined
 from .._results import ConfidenceInterval
 from .._stats import intervals as _iv
 from ..exceptions import DegenerateDataWarning, InvalidParameterError, SmallSampleWarning
+from ._poisson import weight_key, weighted_sums
 from ._prepare import Prepared
 from ._results import AgreementResult
 from ._weights import distance_matrix, weight_matrix
@@ -31,6 +32,10 @@ _BLOCK_CELLS = 4_000_000  # weight-matrix entries per block of resamples
 
 
 # ----------------------------------------------------------------------------- helpers
+# From this many units on, continuous data are resampled with independent unit weights (see
+# _poisson): O(units x resamples) byte draws instead of index draws and counting. Below it the
+# classical multinomial bootstrap is cheap, and it is the reference at small n.
+_POISSON_MIN_UNITS = 20_000
 _DENSE_CELLS = 20_000_000  # per-item count matrices up to this size are dense
 
 
@@ -1023,8 +1028,11 @@ def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarra
     (one matrix product per block). When many units have identical statistics (categorical
     labels), the multiplicities of each *type* of unit are drawn directly from their exact joint
     law, ``Multinomial(n_units, n_type / n_units)``, which costs O(types) instead of O(units) per
-    resample and gives the same bootstrap distribution. The draws depend only on ``rng`` and the
-    data.
+    resample and gives the same bootstrap distribution. Otherwise, from ``_POISSON_MIN_UNITS``
+    units on and when every statistic is a function of weighted column sums (and no replicate
+    SEs are asked for), each unit gets an independent weight per resample with mean 1 and variance 1 (a Poisson-type bootstrap, see :mod:`._poisson`): no index draws, one
+    pass over the units for all resamples, the same weights however the units are chunked. The
+    draws depend only on ``rng`` and the data.
     """
     # a spec with several outputs per resample declares ``out_shape`` (e.g. one value per rater)
     boots = [np.full((B, *getattr(s, "out_shape", ())), np.nan) for s in specs]
@@ -1059,6 +1067,22 @@ def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarra
                 boots[j][start:start + b] = s.from_weights(Wt, st)
                 if want[j]:
                     se_out[j][start:start + b] = _replicate_se(s, Wt, st)  # type: ignore[index]
+        return boots
+    linear = [st is not None and type(s).from_weights is _Spec.from_weights and not sp.issparse(st)
+              for s, st in zip(specs, stats_list)]
+    if (n_units >= _POISSON_MIN_UNITS and not any(want)
+            and all(ok_ or st is None for ok_, st in zip(linear, stats_list))):
+        # every statistic is a function of weighted column sums: independent unit weights, one
+        # pass over the units for all resamples (see _poisson), no index draws
+        cols = [np.asarray(st, dtype=np.float64).reshape(n_units, -1) for st in stats_list if st is not None]
+        sums = weighted_sums(np.hstack(cols), weight_key(gen), B)
+        at = 0
+        for j, (s, st) in enumerate(zip(specs, stats_list)):
+            if st is None:
+                continue
+            k = np.asarray(st).reshape(n_units, -1).shape[1]
+            boots[j][:] = s.estimate(sums[:, at:at + k])[0]
+            at += k
         return boots
     block = max(1, min(B, _BLOCK_CELLS // max(n_units, k_max, 1)))
     for start in range(0, B, block):

@@ -360,7 +360,7 @@ class AnnotationTable:
         def raw(col: str, pos: int) -> Any:
             """The value of ``col`` at frame position ``pos``, as the reader saw it (for messages)."""
             if arrow:
-                return df.column(col).slice(pos, 1).to_pandas().to_numpy(dtype=object)[0]
+                return df.column(col).slice(pos, 1).to_pandas().to_numpy(dtype=object)[0]  # type: ignore[operator]
             return df[col].iloc[[pos]].to_numpy(dtype=object)[0]
 
         # Every column is coded once (codes into its distinct values); checks run on the distinct
