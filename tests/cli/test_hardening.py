@@ -86,3 +86,80 @@ def test_assign_refuses_to_overwrite_its_input(tmp_path: Path) -> None:
     res = runner.invoke(app, ["assign", str(f), "-n", "2", "-r", "new1", "--design", "random", "-o", str(f)])
     assert res.exit_code == 1 and "also an input" in res.output
     assert f.read_bytes() == before
+
+
+# ---------------------------------------------------------------------------------------------- writers
+def _pairwise_csv(path: Path, n: int = 40, seed: int = 0) -> Path:
+    from voirdire.pairwise import simulate_pairwise
+
+    table, _ = simulate_pairwise(n, biases=[1.0, 0.0], rng=seed)
+    table.to_frame().drop(columns="role").to_csv(path, index=False)
+    return path
+
+
+def test_pairwise_save_state_refuses_the_votes_file(tmp_path: Path) -> None:
+    f = _pairwise_csv(tmp_path / "votes.csv")
+    before = f.read_bytes()
+    res = runner.invoke(app, ["pairwise", str(f), "--particles", "20", "--save-state", str(f)])
+    assert res.exit_code == 1 and "also an input" in res.output
+    assert f.read_bytes() == before
+
+
+def test_plan_estimate_draw_refuses_the_items_file(tmp_path: Path) -> None:
+    f = tmp_path / "items.csv"
+    f.write_text("item\n" + "".join(f"i{k}\n" for k in range(30)))
+    before = f.read_bytes()
+    res = runner.invoke(app, ["plan-estimate", "--target-halfwidth", "0.5", "--sd", "1", "--r2", "0.5",
+                              "--draw", str(f), "--out", str(f)])
+    assert res.exit_code == 1 and "also an input" in res.output
+    assert f.read_bytes() == before
+
+
+def _formula_free(text: str) -> None:
+    """No CSV cell starts with a formula character (quoted or not)."""
+    import csv
+    import io
+
+    for row in csv.reader(io.StringIO(text)):
+        for cell in row:
+            assert not cell.lstrip(" ").startswith(("=", "+", "@", "\t", "\r")), (cell, row)
+            assert not (cell.startswith("-") and not cell.lstrip("-").replace(".", "").replace("e", "")
+                        .replace("-", "").replace("+", "").isdigit() and cell not in ("-",)), (cell, row)
+
+
+def test_csv_outputs_neutralise_formulas_in_names_and_the_judge_row_prefix(tmp_path: Path) -> None:
+    evil = '=HYPERLINK("http://evil.example","x")'
+    f = _binary(tmp_path / "f.csv", evil)
+    res = runner.invoke(app, ["agree", str(f), "--judge", evil, "--resamples", "20", "-f", "csv"])
+    assert res.exit_code == 0, res.output
+    assert "'+ " in res.stdout  # the tool's own '+ judge' rows are neutralised too
+    _formula_free(res.stdout)
+    res = runner.invoke(app, ["validate", str(f), "--judge", evil, "--resamples", "20", "-f", "csv"])
+    assert res.exit_code == 0, res.output
+    assert "'=HYPERLINK" in res.stdout
+    _formula_free(res.stdout)
+
+
+def test_draw_output_neutralises_item_ids(tmp_path: Path) -> None:
+    f = tmp_path / "items.csv"
+    f.write_text("item\n" + "".join(f"\"=cmd|' /C calc'!A{k}\"\n" for k in range(20)))
+    out = tmp_path / "sample.csv"
+    res = runner.invoke(app, ["plan-estimate", "--target-halfwidth", "0.5", "--sd", "1", "--r2", "0.5",
+                              "--draw", str(f), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    text = out.read_text()
+    assert "'=cmd" in text
+    _formula_free(text)
+
+
+def test_report_never_writes_through_a_planted_symlink(tmp_path: Path) -> None:
+    f = _binary(tmp_path / "f.csv", "llm", n=20)
+    out = tmp_path / "rep"
+    out.mkdir()
+    victim = tmp_path / "victim"
+    for name in ("report.html.tmp", "report.json.tmp"):
+        (out / name).symlink_to(victim)
+    res = runner.invoke(app, ["report", str(f), "--judge", "llm", "--out", str(out), "--n-resamples", "20", "-q"])
+    assert res.exit_code == 0, res.output
+    assert not victim.exists()
+    assert not (out / "report.html").is_symlink() and (out / "report.html").stat().st_size > 0

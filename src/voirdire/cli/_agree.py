@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from .._safe import csv_frame
 from ._app import (
     Level, OutputFormat, ReaderOptions, app, console, emit_json, err_console, format_options, handle_errors,
     numeric_nominal_note, reader_options,

@@ -120,7 +120,9 @@ def run_demo(output_dir: Path | str | None = None, *, seed: int = 0, n_resamples
                "overall": [g.to_dict() for g in results["overall"]],
                "per_criterion": {c: [r.to_dict() for r in row] for c, row in results["per_criterion"]}}
         path = out / "agreement.json"
-        path.write_text(json.dumps(to_jsonable(doc), indent=2) + "\n", encoding="utf-8")
+        from .._io import write_text
+
+        write_text(path, json.dumps(to_jsonable(doc), indent=2) + "\n")
         results["paths"] = {"agreement_json": path}
         if not quiet:
             console.print(f"Agreement results: {path}", highlight=False, soft_wrap=True)

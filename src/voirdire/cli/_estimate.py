@@ -445,6 +445,9 @@ def plan_estimate_command(
         fail("--draw ITEMS and --out FILE go together (the items to sample from, and where to write the sample).")
     draw_items = draw_strata = None
     if draw is not None:
+        from .._io import check_not_input
+
+        check_not_input(draw_out or draw, [draw, pilot, strata_file])  # --out over an input would destroy it
         draw_items, draw_strata = _read_items(draw, item, strata_column)
     if strata_file is not None:
         alloc = _plan_allocation(strata_file, budget, min_prob,

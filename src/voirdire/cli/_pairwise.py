@@ -135,6 +135,10 @@ def pairwise_command(
                 fail(f"--verdict-map expects RAW=A|T|B, e.g. model_1=A. Got {spec!r}.")
             raw, v = spec.split("=", 1)
             vmap[raw.strip()] = v.strip()
+    if save_state is not None:  # the state may replace --resume's file (atomically), never the votes
+        from .._io import check_not_input
+
+        check_not_input(save_state, [file])
     table = read_pairwise(file, pair=list(pair) if pair else "pair", rater=rater, verdict=verdict, order=order, judges=judge or (),
                           role=role, verdict_map=vmap, presented=presented, missing=missing)  # type: ignore[arg-type]
     if resume is not None:

@@ -142,7 +142,7 @@ def report_command(
                            input_path=file, pairwise_path=pairwise,
                            title=title, progress=progress)
         bar.update(task, description="Writing")
-        paths = write_report(rep, out)
+        paths = write_report(rep, out, inputs=[file, pairwise])
     for s in rep.not_available:
         err_console.print(styled((f"{s.status}:", "yellow"), f" {s.title}: {s.reason}"), highlight=False,
                           soft_wrap=True)

@@ -44,18 +44,17 @@ def _md(df: Any, *, digits: int = 3, ints: tuple[str, ...] = ()) -> str:
 _T1_COLS = ["group", "setting", "coverage", "design", "alpha_full", "abs_bias", "std", "reliability"]
 
 
-def _write_outputs(res: Any, out: Path) -> list[Path]:
+def _write_outputs(res: Any, out: Path, inputs: list[Path] | None = None) -> list[Path]:
+    """Every file of the run appears complete, or none changes; experiment.json is replaced last."""
+    from .._io import atomic_outputs
+    from .._safe import csv_frame
+
+    if out.exists() and not out.is_dir():
+        fail(f"--output {str(out)!r} exists and is not a folder. Choose a folder.")
     out.mkdir(parents=True, exist_ok=True)
-    files = []
-    for name, df in (("runs", res.runs), ("tasks", res.tasks), ("cells", res.cells)):
-        p = out / f"{name}.csv"
-        df.to_csv(p, index=False)
-        files.append(p)
     t1, t2, t3 = res.table1(), res.table2(), res.table3()
-    for name, df in (("table1_alpha", t1), ("table2_ranking", t2), ("table3_decisions", t3)):
-        p = out / f"{name}.csv"
-        df.to_csv(p, index=False)
-        files.append(p)
+    tables = [("runs", res.runs), ("tasks", res.tasks), ("cells", res.cells),
+              ("table1_alpha", t1), ("table2_ranking", t2), ("table3_decisions", t3)]
     n_cells = res.cells.groupby("group").size().to_dict()
     kinds = res.cells.groupby(["group", "cell_type"]).size().to_dict()
     md = [
@@ -86,13 +85,16 @@ def _write_outputs(res: Any, out: Path) -> list[Path]:
         "",
         _md(t3, ints=("n_strong_pass", "n_boundary_pass", "n_reject")),
     ]
-    p = out / "tables.md"
-    p.write_text("\n".join(md), encoding="utf-8")
-    files.append(p)
-    meta = out / "experiment.json"
-    meta.write_text(json.dumps({k: v for k, v in res.to_dict().items() if not k.startswith("table")}, indent=2) + "\n",
-                    encoding="utf-8")
-    files.append(meta)
+    files = [out / f"{name}.csv" for name, _ in tables] + [out / "tables.md", out / "experiment.json"]
+    meta = json.dumps({k: v for k, v in res.to_dict().items() if not k.startswith("table")}, indent=2) + "\n"
+    with atomic_outputs(inputs=inputs or ()) as group:
+        for (name, df), p in zip(tables, files):
+            with group.open(p) as fh:
+                csv_frame(df).to_csv(fh, index=False)
+        with group.open(files[-2]) as fh:
+            fh.write("\n".join(md))
+        with group.open(files[-1]) as fh:
+            fh.write(meta)
     return files
 
 
@@ -178,7 +180,7 @@ def simulate_command(
 
         res = run_experiment(settings, designs=designs, coverages=covs, n_repetitions=repetitions, epsilon=epsilon,
                              rng=seed, n_jobs=n_jobs, scheduler=scheduler, progress=cb)
-    files = _write_outputs(res, output) if output is not None else []
+    files = _write_outputs(res, output, list(full or [])) if output is not None else []
     if fmt == TableOrJson.json:
         emit_json(res.to_dict() | {"files": [str(f) for f in files]})
         return

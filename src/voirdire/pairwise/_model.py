@@ -836,7 +836,10 @@ class PairwiseBayesModel:
             "judge_counts": self._jcount.tolist(), "hyper": self._hyper.tolist(),
             "rng": self._rng.bit_generator.state,
         }
-        with open(path, "wb") as fh:
+        from .._io import atomic_write
+
+        # the old state stays complete until the new one is: a kill mid-save never loses the stream
+        with atomic_write(path, "wb") as fh:
             np.savez(fh, meta=np.array(json.dumps(meta)), beta=self._beta, delta=self._delta, logw=self._logw, alpha=self._alpha,
                      ess=self.ess_history_, pairs=np.asarray([str(p) for p in pairs], dtype=str), out=out)
 

@@ -7,6 +7,7 @@ import json
 import os
 from importlib import resources
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from .._results import Result
@@ -105,7 +106,8 @@ class ReportPaths(Result):
     out_dir: Path
 
 
-def write_report(report: Report, out_dir: str | os.PathLike[str]) -> ReportPaths:
+def write_report(report: Report, out_dir: str | os.PathLike[str], *,
+                 inputs: Sequence[str | os.PathLike[str] | None] = ()) -> ReportPaths:
     """Write ``report.html`` and ``report.json`` into ``out_dir`` (created if needed).
 
     Parameters
@@ -132,9 +134,13 @@ def write_report(report: Report, out_dir: str | os.PathLike[str]) -> ReportPaths
     html_path, json_path = out / "report.html", out / "report.json"
     html = render_html(report)
     doc = report.to_dict()
-    tmp_h, tmp_j = html_path.with_suffix(".html.tmp"), json_path.with_suffix(".json.tmp")
-    tmp_h.write_text(html, encoding="utf-8")
-    tmp_j.write_text(json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
-    os.replace(tmp_h, html_path)
-    os.replace(tmp_j, json_path)
+    text_j = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    from .._io import atomic_outputs
+
+    # both appear complete or not at all (temp files under random names: a planted link is never followed)
+    with atomic_outputs(inputs=inputs) as files:
+        with files.open(html_path) as fh:
+            fh.write(html)
+        with files.open(json_path) as fh:
+            fh.write(text_j)
     return ReportPaths(html=html_path, json=json_path, out_dir=out)
