@@ -108,3 +108,26 @@ def check_epsilon(epsilon: Any, func: str) -> float:
     hint = fraction_hint(epsilon, open_low=False) if ok else ""
     raise InvalidParameterError(
         f"The 'epsilon' parameter of {func} must be a float in [0, 1). Got {epsilon!r} instead.{hint}")
+
+
+def available_memory() -> int | None:
+    """Bytes of physical memory available now (``None`` where the system does not say)."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return None
+
+
+def check_fits(n_bytes: float, what: str, fix: str) -> None:
+    """Raise before allocating ``n_bytes`` when they exceed the memory available.
+
+    The message reads ``too large: <what> needs X GiB, more than the Y GiB of memory available;
+    <fix>``: a clear error instead of a ``MemoryError`` half-way through.
+    """
+    avail = available_memory()
+    if avail is not None and n_bytes > avail:
+        raise InvalidParameterError(
+            f"too large: {what} needs {n_bytes / 2**30:.1f} GiB, more than the {avail / 2**30:.1f} GiB of memory "
+            f"available; {fix}")

@@ -163,3 +163,31 @@ def test_report_never_writes_through_a_planted_symlink(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     assert not victim.exists()
     assert not (out / "report.html").is_symlink() and (out / "report.html").stat().st_size > 0
+
+
+def test_report_exits_nonzero_when_every_section_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import voirdire.report._sections as sections
+
+    def broken(ctx: object, w: object) -> None:
+        raise RuntimeError("simulated section bug")
+
+    monkeypatch.setattr(sections, "SECTIONS", [(k, t, b if k == "data" else broken) for k, t, b in sections.SECTIONS])
+    f = _binary(tmp_path / "f.csv", "llm", n=20)
+    res = runner.invoke(app, ["report", str(f), "--judge", "llm", "--out", str(tmp_path / "r"), "--n-resamples", "20",
+                              "-q"])
+    assert res.exit_code == 1 and "no section of the report could be computed" in res.output
+    assert (tmp_path / "r" / "report.json").exists()  # the page that says why is still written
+
+
+def test_memory_is_estimated_before_allocation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import voirdire._checks as checks
+
+    # 3,000 distinct nominal labels (two humans and a judge); the machine is made to look small instead of making the data huge
+    rows = ["item,rater,label"] + [f"i{i},{r},lab{i}{r}" for i in range(1000) for r in ("a", "b", "c")]
+    f = tmp_path / "many.csv"
+    f.write_text("\n".join(rows) + "\n")
+    monkeypatch.setattr(checks, "available_memory", lambda: 20 * 2**20)
+    for command in ("agree",):
+        res = runner.invoke(app, [command, str(f), "--resamples", "0", *(["--judge", "c"] if command == "validate" else [])])
+        assert res.exit_code == 1, res.output
+        assert "too large: 3,000 categories x 1,000 items needs" in res.output and "GiB" in res.output

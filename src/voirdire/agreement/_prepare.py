@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_choice
+from .._checks import check_choice, check_fits
 from ..data import AnnotationTable
 from ..exceptions import InvalidParameterError
 from ._results import AbstentionInfo
@@ -134,6 +134,10 @@ def prepare(table: AnnotationTable, *, raters: Sequence[str] | None, policy: str
             code = np.where(abst, L, code)
         q, abst_code = L + 1, L
         categories = cats + (ABSTAIN_LABEL,)
+    # every coefficient builds per-item category counts (items x categories) and a working copy
+    check_fits(16.0 * table.n_items * q, f"{q:,} categories x {table.n_items:,} items",
+               "treat numeric labels as numbers (--scale interval or ordinal), merge rare categories, or use a "
+               "subset of the items.")
     numeric = table.scale.is_numeric
     if numeric:
         try:

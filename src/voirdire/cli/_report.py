@@ -148,3 +148,8 @@ def report_command(
                           soft_wrap=True)
     console.print(f"Report: {paths.html}", highlight=False, soft_wrap=True, markup=False)
     console.print(f"JSON:   {paths.json}", highlight=False, soft_wrap=True, markup=False)
+    analyses = [s for s in rep.sections if s.key != "data"]
+    failed = [s for s in analyses if s.status == "error"]
+    if failed and not any(s.status == "ok" for s in analyses):  # a page of errors is no report: say so
+        fail(f"no section of the report could be computed ({len(failed)} failed, the others do not apply); "
+             f"the page lists why. First: {failed[0].title}: {failed[0].reason}")

@@ -845,18 +845,41 @@ class PairwiseBayesModel:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> PairwiseBayesModel:
-        """Load a model saved by :meth:`save`; ``partial_fit`` then continues the stream."""
+        """Load a model saved by :meth:`save`; ``partial_fit`` then continues the stream.
+
+        The file is untrusted: it must be a NumPy ``.npz`` archive (no pickle is ever loaded) whose
+        every key, shape, range and value passes :func:`voirdire.pairwise._state.validate_state`.
+        """
+        import zipfile
+        import zlib
+
+        from ._state import ARRAYS, validate_state
+
+        src = str(path)
         try:
-            with np.load(path, allow_pickle=False) as z:
+            with open(path, "rb") as fh:
+                magic = fh.read(4)
+        except OSError as exc:
+            raise SchemaError(f"cannot read the state: {exc.strerror or exc}.", source=src) from None
+        if magic != b"PK\x03\x04":
+            raise SchemaError("not a saved PairwiseBayesModel state: not a NumPy .npz archive. Resume from a file "
+                              "written by --save-state.", source=src)
+        try:
+            with open(path, "rb") as raw, np.load(raw, allow_pickle=False) as z:
+                missing = [k for k in ("meta", *ARRAYS) if k not in z.files]
+                if missing:
+                    raise SchemaError(f"not a saved PairwiseBayesModel state: array(s) {missing} missing.", source=src)
                 meta = json.loads(str(z["meta"]))
                 if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
                     fmt = meta.get("format") if isinstance(meta, dict) else None
-                    raise SchemaError(f"unknown state format {fmt!r}; expected {_FORMAT!r}.", source=str(path))
-                arrays = {k: z[k] for k in ("beta", "delta", "logw", "alpha", "ess", "pairs", "out")}
+                    raise SchemaError(f"unknown state format {str(fmt)[:40]!r}; expected {_FORMAT!r}.", source=src)
+                arrays = {k: z[k] for k in ARRAYS}
         except SchemaError:
             raise
-        except (OSError, ValueError, KeyError, EOFError) as exc:
-            raise SchemaError(f"not a saved PairwiseBayesModel state ({exc}).", source=str(path)) from None
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error, RecursionError) as exc:
+            raise SchemaError(f"not a saved PairwiseBayesModel state: the archive is damaged or truncated "
+                              f"({str(exc)[:80]}).", source=src) from None
+        rng = validate_state(meta, arrays, src)
         params = dict(meta["params"])
         params.setdefault("pair_prior", "standard")        # states saved before these options existed
         params.setdefault("integrate_verdict", False)
@@ -866,19 +889,17 @@ class PairwiseBayesModel:
         model.judges_ = list(meta["judges"])
         model._hpos = {r: k for k, r in enumerate(model.humans_)}
         model._jpos = {r: k for k, r in enumerate(model.judges_)}
-        model._beta = arrays["beta"]
-        model._delta = arrays["delta"]
-        model._logw = arrays["logw"]
-        model._alpha = arrays["alpha"]
+        model._beta = arrays["beta"].astype(float)
+        model._delta = arrays["delta"].astype(float)
+        model._logw = arrays["logw"].astype(float)
+        model._alpha = arrays["alpha"].astype(float)
         model.n_items_seen_ = int(meta["n_items_seen"])
         model.n_resamples_ = int(meta["n_resamples"])
         model._chunk_len = int(meta["chunk_len"])
         model._jcount = np.asarray(meta["judge_counts"], dtype=np.int64)
         model._hyper = np.asarray(meta.get("hyper", [0.0] * 8), dtype=float)
         model._ess = [(float(a), float(b)) for a, b in arrays["ess"]]
-        bg = getattr(np.random, meta["rng"]["bit_generator"])()
-        bg.state = meta["rng"]
-        model._rng = np.random.Generator(bg)
+        model._rng = rng
         if len(arrays["pairs"]):
             model._out_pairs = [arrays["pairs"].astype(object)]
             model._out = [arrays["out"]]
