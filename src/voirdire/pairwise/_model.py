@@ -866,13 +866,13 @@ class PairwiseBayesModel:
                               "written by --save-state.", source=src)
         try:
             with open(path, "rb") as raw, np.load(raw, allow_pickle=False) as z:
-                missing = [k for k in ("meta", *ARRAYS) if k not in z.files]
-                if missing:
-                    raise SchemaError(f"not a saved PairwiseBayesModel state: array(s) {missing} missing.", source=src)
-                meta = json.loads(str(z["meta"]))
+                meta = json.loads(str(z["meta"])) if "meta" in z.files else None
                 if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
                     fmt = meta.get("format") if isinstance(meta, dict) else None
                     raise SchemaError(f"unknown state format {str(fmt)[:40]!r}; expected {_FORMAT!r}.", source=src)
+                missing = [k for k in ARRAYS if k not in z.files]
+                if missing:
+                    raise SchemaError(f"not a saved PairwiseBayesModel state: array(s) {missing} missing.", source=src)
                 arrays = {k: z[k] for k in ARRAYS}
         except SchemaError:
             raise
