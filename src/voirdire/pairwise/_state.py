@@ -53,7 +53,12 @@ def validate_state(meta: Any, arrays: dict[str, np.ndarray], src: str) -> np.ran
     """Check a loaded state completely; return the restored random generator. Raises :class:`SchemaError`."""
     if not isinstance(meta, dict):
         raise _bad(src, "the metadata is not an object")
-    keys = set(meta)
+    keys = set(meta) - {"hyper"}  # 'hyper' (8 hyperparameters) is absent from older states
+    if "hyper" in meta:
+        h = meta["hyper"]
+        if not isinstance(h, list) or len(h) != 8 or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in h):
+            raise _bad(src, "'hyper' must be a list of 8 finite numbers")
     if keys != _META:
         extra, missing = sorted(keys - _META), sorted(_META - keys)
         raise _bad(src, "unknown key(s) " + str(extra)[:80] if extra else f"missing key(s) {missing}")
