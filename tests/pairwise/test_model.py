@@ -266,8 +266,11 @@ def test_profile_likelihood_attenuates_bias():
 def test_judge_tie_offsets_are_recovered():
     """Extension: a judge that rarely says tie (delta = -1.5) and one that often does (+0.5)."""
     table, truth = simulate_pairwise(2000, confusions=FIVE, biases=[0.8, -0.3], tie_offsets=[-1.5, 0.5], rng=41)
-    plain = PairwiseBayesModel(rng=0).fit(table).posterior()
-    ties = PairwiseBayesModel(judge_ties=True, rng=0).fit(table).posterior()
+    # the stream is drawn from the paper's N(0, I) pair prior, which the model is given here: with the
+    # empirical-Bayes prior (the default) the learned tau mean and the offsets share the tie rate
+    # (offset -1.29 for -1.5 on this seed, docs/pairwise.md)
+    plain = PairwiseBayesModel(pair_prior="standard", rng=0).fit(table).posterior()
+    ties = PairwiseBayesModel(judge_ties=True, pair_prior="standard", rng=0).fit(table).posterior()
     assert np.abs(ties.tie_offset_mean - truth.tie_offsets).max() < 0.2
     assert np.abs(ties.bias_mean - truth.biases).max() < 0.1
     # the paper's model, misspecified here, is further off on the biases
