@@ -288,3 +288,15 @@ def test_auto_interval_covers_at_small_n(cell):
         assert abs(hits[nm] / reps - 0.95) <= tol, (nm, hits[nm] / reps)
     if cell == "rare-30":
         assert pct["krippendorff_alpha"] / reps < 0.91  # the undercoverage that auto repairs
+
+
+def test_fallback_chain_ends_when_nothing_is_defined() -> None:
+    # every method undefined (no replicates, no jackknife, no analytic SE): a nan interval with a reason,
+    # not an endless jackknife -> percentile -> jackknife recursion
+    from voirdire._stats import intervals as iv
+
+    scale = iv.Scale()
+    for m in ("bca", "studentized", "jackknife", "percentile", "wald"):
+        r = iv.build(m, 0.4, boots=np.zeros(0), jack=np.zeros(0), boot_se=None, analytic_se=None, n_units=20,
+                     level=0.95, scale=scale)
+        assert np.isnan(r.low) and np.isnan(r.high) and r.note

@@ -254,7 +254,7 @@ FALLBACK = ("jackknife", "percentile")
 
 def build(method: str, est: float, *, boots: np.ndarray | None, jack: np.ndarray | None,
           boot_se: np.ndarray | None, analytic_se: float | None, n_units: int, level: float,
-          scale: Scale) -> Interval:
+          scale: Scale, fallback: bool = True) -> Interval:
     """The interval of ``method``; when its inputs do not define it, the first of
     ``jackknife``, ``percentile`` that is defined, with a note saying why (``nan`` when none is).
 
@@ -286,14 +286,16 @@ def build(method: str, est: float, *, boots: np.ndarray | None, jack: np.ndarray
         r = wilson(est, n_eff, level)
     else:
         raise ValueError(method)
-    if math.isfinite(r.low) and math.isfinite(r.high):
+    if (math.isfinite(r.low) and math.isfinite(r.high)) or not fallback:
         return r
     why = r.note or f"{METHOD_NAMES[method]} undefined on these data"
     for fb in FALLBACK:
         if fb == method:
             continue
+        # one level of fallback only: a fallback that is undefined too must not start its own chain
+        # (jackknife -> percentile -> jackknife ... recursed without end)
         alt = build(fb, est, boots=boots, jack=jack, boot_se=None, analytic_se=analytic_se, n_units=n_units,
-                    level=level, scale=scale)
+                    level=level, scale=scale, fallback=False)
         if math.isfinite(alt.low) and math.isfinite(alt.high):
             return dataclasses.replace(alt, note=f"{why}; {METHOD_NAMES[alt.method]} used instead")
     return dataclasses.replace(NAN_INTERVAL, note=f"{why}; no other interval is defined either")
