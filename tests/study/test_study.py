@@ -244,7 +244,7 @@ def test_two_writers_take_turns(tmp_path) -> None:
     env = dict(os.environ, PYTHONWARNINGS="ignore")
     procs = [subprocess.Popen([sys.executable, "-c", _ADD, str(s.path), str(f)], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) for f in (a, b)]
-    codes = [p.wait() for p in procs]
-    assert codes == [0, 0], [p.stderr.read() for p in procs if p.stderr]
+    outs = [p.communicate() for p in procs]        # communicate() also closes the pipes
+    assert [p.returncode for p in procs] == [0, 0], [err for _, err in outs]
     st = s.status()
     assert st.n_labels == 2 * 3000 * 4 and len(st.rounds) == 2 and s.integrity_check()
