@@ -57,3 +57,18 @@ def test_watch_bad_input(rounds_file, tmp_path) -> None:
     bad.write_text("item,rater,role,label,round\n1,a,human,1,0\n1,b,human,1,\n1,j,judge,1,0\n")
     r = runner.invoke(app, ["watch", str(bad), "--role", "role", "--round-column", "round"])
     assert r.exit_code == 1 and "empty round" in r.output and "row 3" in r.output
+
+
+def test_validate_sequential_equals_watch_and_gates(rounds_file) -> None:
+    base = [str(rounds_file), "--role", "role", "--judge", "Beluga-13B", "--round-column", "round", "--method", "loo"]
+    v = runner.invoke(app, ["validate", *base, "--sequential", "-f", "json"])
+    w = runner.invoke(app, ["watch", *base, "-f", "json"])
+    assert v.exit_code == 0 and w.exit_code == 0, v.output
+    assert json.loads(v.stdout) == json.loads(w.stdout)
+    decision = json.loads(v.stdout)["judges"][0]["decision"]
+    gated = runner.invoke(app, ["validate", *base, "--sequential", "--fail-on", "reject"])
+    assert gated.exit_code == (3 if decision == "reject" else 0), gated.output
+    r = runner.invoke(app, ["validate", str(rounds_file), "--role", "role", "--sequential", "--method", "loo"])
+    assert r.exit_code == 1 and "--round-column" in r.output
+    r = runner.invoke(app, ["validate", str(rounds_file), "--role", "role", "--sequential", "--round-column", "round"])
+    assert r.exit_code == 1 and "one method" in r.output

@@ -111,6 +111,10 @@ def validate_command(
                                             "(repeatable); said in the output, never silent."),
     check_raters: bool = typer.Option(True, "--check-raters/--no-check-raters", help="Flag outlier annotators and "
                                       "show the leave-one-out decision again without them."),
+    sequential: bool = typer.Option(False, "--sequential", help="Anytime-valid validation look by look (betting "
+                                    "e-processes, e-BH across humans); needs --round-column. See voirdire watch."),
+    round_column: str | None = typer.Option(None, "--round-column", help="With --sequential: the column holding "
+                                            "each label's round (batch number or arrival time)."),
     *,
     reader: ReaderOptions,
 ) -> None:
@@ -122,6 +126,9 @@ def validate_command(
         fail(f"--fail-on must be one of {list(FAIL_ON)}. Got {fail_on!r}.")
     if output_format not in FORMATS:
         fail(f"--format must be one of {list(FORMATS)}. Got {output_format!r}.")
+    if sequential or round_column is not None:
+        _validate_sequential(file, judge, method, epsilon, q, seed, round_column, fail_on, output_format, reader)
+        return
     table = reader.load(file, judges=judge)
     judges = list(dict.fromkeys(judge)) if judge else list(table.judges)
     if not judges:
@@ -171,3 +178,35 @@ def validate_command(
                                          + ", ".join(f"{j} is {res.verdicts[j].decision}" for j in failing)),
                                   highlight=False, soft_wrap=True)
             raise typer.Exit(EXIT_GATE)
+
+
+def _validate_sequential(file: Path, judge: list[str] | None, method: Any, epsilon: float | None, q: float, seed: int,
+                         round_column: str | None, fail_on: str | None, output_format: str,
+                         reader: ReaderOptions) -> None:
+    """``validate --sequential``: the anytime-valid rule of ``voirdire watch``; "continue" counts as inconclusive."""
+    from ._watch import load_rounds, render_sequential, sequential_results
+
+    if round_column is None:
+        fail("--sequential needs --round-column COL: the column with each label's round (batch or time).")
+    if method.value == "both":
+        fail("--sequential runs one method: add --method alt-test or --method loo.")
+    if output_format not in ("table", "json"):
+        fail(f"--sequential writes table or json. Got --format {output_format}.")
+    rounds = load_rounds(file, round_column=round_column, item=reader.item, rater=reader.rater,
+                         duplicates=reader.duplicates)
+    table = reader.load(file, judges=judge)
+    results = sequential_results(table, rounds, list(judge or []), method=method.value, epsilon=epsilon, q=q,
+                                 seed=seed)
+    if output_format == "json":
+        emit_json({"file": str(file), "judges": [r.to_dict() for r in results]})
+    else:
+        render_sequential(results)
+    if fail_on is not None:
+        verdict = {"accept": "accept", "reject": "reject", "continue": "inconclusive"}
+        failing = [r.judge for r in results if verdict[r.decision] in FAIL_ON[fail_on]]
+        if failing:
+            if output_format == "table":
+                err_console.print(styled(("gate failed", "bold red"), f" (--fail-on {fail_on}): "
+                                         + ", ".join(failing)), highlight=False, soft_wrap=True)
+            raise typer.Exit(EXIT_GATE)
+

@@ -27,27 +27,40 @@ class WatchFormat(str, Enum):
     json = "json"
 
 
-def run_sequential(file: Path, *, judges: list[str], round_column: str, method: str, epsilon: float | None,
-                   q: float, seed: int, read: dict[str, Any]) -> list[Any]:
-    """Read the file and its rounds, and run the sequential rule for every judge (shared by validate)."""
+def load_rounds(file: Path, *, round_column: str, item: str, rater: str, duplicates: Any) -> Any:
+    """Each label's round from a long file, with in-file duplicates resolved as the table reader does."""
     from ..data import read_rounds
-    from ..validation import validate_sequential
 
     if file.is_dir():
         fail(f"{file}: sequential validation needs a long file with a round column (--round-column), not an "
              f"AltTest directory.")
-    table = load_table(file, judges=judges, **read)
-    rounds = read_rounds(file, column=round_column, item=read.get("item", "item"), rater=read.get("rater", "rater"))
-    dup = read.get("duplicates", "error")
-    dup = dup.value if isinstance(dup, Enum) else dup
+    rounds = read_rounds(file, column=round_column, item=item, rater=rater)
+    dup = duplicates.value if isinstance(duplicates, Enum) else duplicates
     if dup in ("first", "last"):
-        rounds = rounds.assign(_k=rounds["item"].astype(str).str.strip() + "\x00" + rounds["rater"].astype(str).str.strip())
-        rounds = rounds.drop_duplicates("_k", keep=dup).drop(columns="_k")
+        key = rounds["item"].astype(str).str.strip() + "\x00" + rounds["rater"].astype(str).str.strip()
+        rounds = rounds.loc[~key.duplicated(keep=dup)]
+    return rounds
+
+
+def sequential_results(table: Any, rounds: Any, judges: list[str], *, method: str, epsilon: float | None, q: float,
+                       seed: int) -> list[Any]:
+    """The sequential rule for every judge (shared by ``watch`` and ``validate --sequential``)."""
+    from ..validation import validate_sequential
+
     names = list(dict.fromkeys(judges)) if judges else list(table.judges)
     if not names:
-        fail(f"{file}: no judge to validate; name it with --judge.")
+        fail(f"{table.source}: no judge to validate; name it with --judge.")
     return [validate_sequential(table, j, rounds=rounds, method=method, epsilon=epsilon, q=q,  # type: ignore[arg-type]
                                 rng=seed) for j in names]
+
+
+def run_sequential(file: Path, *, judges: list[str], round_column: str, method: str, epsilon: float | None,
+                   q: float, seed: int, read: dict[str, Any]) -> list[Any]:
+    """Read the file and its rounds, and run the sequential rule for every judge."""
+    rounds = load_rounds(file, round_column=round_column, item=read.get("item", "item"),
+                         rater=read.get("rater", "rater"), duplicates=read.get("duplicates", "error"))
+    table = load_table(file, judges=judges, **read)
+    return sequential_results(table, rounds, judges, method=method, epsilon=epsilon, q=q, seed=seed)
 
 
 def render_sequential(results: list[Any], *, since: int = 0) -> None:
