@@ -134,10 +134,14 @@ def prepare(table: AnnotationTable, *, raters: Sequence[str] | None, policy: str
             code = np.where(abst, L, code)
         q, abst_code = L + 1, L
         categories = cats + (ABSTAIN_LABEL,)
-    # every coefficient builds per-item category counts (items x categories) and a working copy
-    check_fits(16.0 * table.n_items * q, f"{q:,} categories x {table.n_items:,} items",
-               "treat numeric labels as numbers (--scale interval or ordinal), merge rare categories, or use a "
-               "subset of the items.")
+    # categorical labels: the coefficients build per-item category counts (items x categories) and a working
+    # copy. Numeric scales are exempt: continuous scores have as many "categories" as distinct values, and
+    # interval/ratio alpha works from the values (1M distinct floats run in well under a second), so the
+    # estimate would refuse what runs fine; a real MemoryError still ends in the CLI's one-line "too large".
+    if not table.scale.is_numeric:
+        check_fits(16.0 * table.n_items * q, f"{q:,} categories x {table.n_items:,} items",
+                   "treat numeric labels as numbers (--scale interval or ordinal), merge rare categories, or use a "
+                   "subset of the items.")
     numeric = table.scale.is_numeric
     if numeric:
         try:
