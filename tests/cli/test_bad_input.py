@@ -762,8 +762,9 @@ def test_json_output_is_strict(cmd, case, files):
 
 def test_validate_repeated_judge_runs_once(files):
     # regression: `-j llm -j llm` validated llm twice and then refused the ranking
+    # --scale nominal said explicitly: numeric labels read without --scale now carry a note (issue 10)
     res = runner.invoke(app, ["validate", files["good"], "-j", "llm", "-j", "llm", "--method", "loo",
-                              "--resamples", "20", "-f", "json"])
+                              "--resamples", "20", "-f", "json", "--scale", "nominal"])
     check_ok(res)
     d = json.loads(res.stdout)
     assert [e["judge"] for e in d["judges"]] == ["llm"] and not d["notes"]
