@@ -43,6 +43,16 @@ def annotators_section(ctx: Context, w: Writer) -> None:
     w.table("raters", f"Annotators (pool {d.coefficient} = {d.pool_estimate:.3f})",
             ["annotator", "labels", "shared items", "S(k;pool)", f"{ctx.cl_pct} CI", "gap", "p", "delta pool",
              f"{ctx.cl_pct} CI", "DS", "MACE", "flag"], rows)
+    from . import _plots as plots
+
+    w.figure("annotators", "Each annotator's agreement with the rest of the pool",
+             plots.forest_plot(f"{w.key}-annotators", list(d.raters), list(r["s"]), list(r["s_low"]),
+                               list(r["s_high"]),
+                               groups=["other" if r["flagged"][k] else "human" for k in range(len(d.raters))],
+                               xlabel=f"S(k;pool), {d.score} ({ctx.cl_pct} bootstrap intervals)",
+                               title="S(k;pool) per annotator"),
+             caption="Grey: flagged as an outlier. An annotator whose interval sits left of the others' agrees "
+                     "less with the pool than the pool's other members do.")
     flagged = d.flagged_raters
     if flagged:
         for name, why in zip(d.raters, d.reason):

@@ -259,7 +259,7 @@ def validate_judges(
     >>> t = load_hanna(criterion="Coherence").select(items=range(200))
     >>> res = validate_judges(t, ["ChatGPT"], n_resamples=50)
     >>> res.reference.status, res.verdicts["ChatGPT"].decision
-    ('noise', 'inconclusive')
+    ('unreliable', 'inconclusive')
     """
     from ..validation import alt_test, check_test_options, leave_one_out, rank_judges
 
