@@ -1,4 +1,4 @@
-"""The index-free bootstrap for many distinct units (agreement/_poisson.py): its weight law, its
+"""The index-free bootstrap for many distinct units (voirdire/_stats/_poisson.py): its weight law, its
 independence of chunking and threads, resample-by-resample equality with alpha recomputed on the
 reweighted items (krippendorff), and (marker ``statistical``) interval coverage."""
 
@@ -11,7 +11,7 @@ import pytest
 from voirdire import agreement as A
 from voirdire.agreement import _core
 from voirdire.agreement._coefficients import _make_spec
-from voirdire.agreement._poisson import (
+from voirdire._stats._poisson import (
     GROUP_UNITS, WEIGHT_COUNTS, unit_weights, weight_key, weighted_sums,
 )
 from voirdire.agreement._prepare import prepare

@@ -22,8 +22,9 @@ import scipy.sparse as sp
 from .._checks import as_generator, undefined
 from .._results import ConfidenceInterval
 from .._stats import intervals as _iv
+from .._stats.resampling import draw_counts, type_counts, unit_map, unit_sums, weight_key, weighted_sums
+from .._stats.resampling import unit_types as _unit_types
 from ..exceptions import DegenerateDataWarning, InvalidParameterError, SmallSampleWarning
-from ._poisson import weight_key, weighted_sums
 from ._prepare import Prepared
 from ._results import AgreementResult
 from ._weights import distance_matrix, weight_matrix
@@ -927,68 +928,18 @@ def _scale(s: _Spec) -> Any:
 
 def _units(prep: Prepared, mask: np.ndarray) -> tuple[np.ndarray, int, str]:
     """Map each item to its resampling unit (-1 when it carries no information)."""
-    if prep.clusters is not None:
-        cl = np.asarray(prep.clusters)
-        used = np.unique(cl[mask])
-        pos = np.full(int(cl.max()) + 1 if cl.size else 0, -1)
-        pos[used] = np.arange(used.size)
-        unit = np.where(mask, pos[cl], -1)
-        return unit, int(used.size), "cluster"
-    unit = np.full(mask.shape[0], -1)
-    idx = np.flatnonzero(mask)
-    unit[idx] = np.arange(idx.size)
-    return unit, int(idx.size), "item"
+    return unit_map(mask, prep.clusters)
 
 
-def _aggregate(S: Any, unit: np.ndarray, n_units: int) -> Any:
-    ok = np.flatnonzero(unit >= 0)
-    if ok.size == n_units and np.array_equal(unit[ok], np.arange(n_units)):
-        return S[ok]
-    A = sp.csr_matrix((np.ones(ok.size), (unit[ok], ok)), shape=(n_units, unit.shape[0]))
-    out = A @ S
-    return out if sp.issparse(out) else np.asarray(out)
+_aggregate = unit_sums  # item statistics -> unit statistics (the resampling layer's)
 
 
 def _draw_block(gen: np.random.Generator, b: int, n_units: int) -> np.ndarray:
-    """Multiplicities of ``n_units`` units in ``b`` bootstrap resamples (rows sum to ``n_units``)."""
-    dt = np.int32 if n_units < 2**31 - 1 else np.int64
-    idx = gen.integers(0, n_units, size=(b, n_units), dtype=dt)
-    W = np.empty((b, n_units))
-    for j in range(b):
-        W[j] = np.bincount(idx[j], minlength=n_units)
-    return W
+    """Multiplicities of ``n_units`` units in ``b`` bootstrap resamples (rows sum to ``n_units``).
 
-
-def _unit_types(stats_list: Sequence[Any], n_units: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """Group units whose statistics rows are identical in every spec.
-
-    Returns ``(type_of_unit, n_per_type)`` when there are at most a quarter as many types as
-    units (categorical data: items with the same label counts are interchangeable), else None.
+    32-bit index draws (the engine's stream since the first release; 64-bit past 2**31 units).
     """
-    mats = [st for st in stats_list if st is not None]
-    if n_units < 64 or not mats or any(sp.issparse(m) for m in mats):
-        return None
-    M = np.hstack([np.asarray(m, dtype=np.float64).reshape(n_units, -1) for m in mats])
-    if M.shape[1] > 256:
-        return None
-    # An exact, platform-independent row hash: the rows' bit patterns times fixed odd constants,
-    # summed with uint64 wrap-around (equal rows -> equal hashes; collisions are checked below).
-    bits = np.ascontiguousarray(M).view(np.uint64)
-    h = np.zeros(n_units, dtype=np.uint64)
-    c1, c2, c3 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)
-    for j in range(bits.shape[1]):  # splitmix64 finaliser of each column, combined in order
-        x = bits[:, j] ^ (bits[:, j] >> np.uint64(30))
-        x *= c1
-        x ^= x >> np.uint64(27)
-        x *= c2
-        x ^= x >> np.uint64(31)
-        h = (h ^ x) * c3 + np.uint64(j + 1)
-    keys, first, inv = np.unique(h, return_index=True, return_inverse=True)
-    if keys.size * 4 > n_units:
-        return None
-    if not np.array_equal(M, M[first][inv]):  # a hash collision: do not compress
-        return None
-    return inv.ravel(), np.bincount(inv.ravel(), minlength=keys.size)
+    return draw_counts(gen, b, n_units, index_dtype=np.int32 if n_units < 2**31 - 1 else np.int64)
 
 
 def _replicate_se(s: _Spec, W: np.ndarray, st: Any, unit_of_item: np.ndarray | None = None) -> np.ndarray:
@@ -1030,7 +981,7 @@ def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarra
     law, ``Multinomial(n_units, n_type / n_units)``, which costs O(types) instead of O(units) per
     resample and gives the same bootstrap distribution. Otherwise, from ``_POISSON_MIN_UNITS``
     units on and when every statistic is a function of weighted column sums (and no replicate
-    SEs are asked for), each unit gets an independent weight per resample with mean 1 and variance 1 (a Poisson-type bootstrap, see :mod:`._poisson`): no index draws, one
+    SEs are asked for), each unit gets an independent weight per resample with mean 1 and variance 1 (a Poisson-type bootstrap, see :mod:`voirdire._stats._poisson`): no index draws, one
     pass over the units for all resamples, the same weights however the units are chunked. The
     draws depend only on ``rng`` and the data.
     """
@@ -1056,11 +1007,10 @@ def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarra
         first = np.zeros(n_per_type.size, dtype=np.int64)
         first[type_of_unit[::-1]] = np.arange(n_units)[::-1]
         reduced = [None if st is None else np.asarray(st)[first] for st in stats_list]
-        pvals = n_per_type / n_units
         block = max(1, min(B, _BLOCK_CELLS // max(n_per_type.size, k_max, 1)))
         for start in range(0, B, block):
             b = min(block, B - start)
-            Wt = gen.multinomial(n_units, pvals, size=b).astype(np.float64)
+            Wt = type_counts(gen, n_per_type, b)
             for j, (s, st) in enumerate(zip(specs, reduced)):
                 if st is None:
                     continue

@@ -17,6 +17,7 @@ from ..data import AnnotationTable
 from ..exceptions import InfeasiblePlanError, InvalidParameterError
 from .._checks import check_epsilon
 from .._scores import SCORES
+from .._stats.resampling import cluster_index, draw_indices
 
 __all__ = ["CertificationPlanResult", "RankingPlanResult", "plan_certification", "plan_ranking",
            "false_reject_probability"]
@@ -210,7 +211,7 @@ def _lin_var(D: np.ndarray, w: np.ndarray, est: float, clusters: np.ndarray | No
     s2 = float(np.mean(r**2) / mw**2)
     if clusters is None or s2 <= 0:
         return s2, 1.0
-    _, inv = np.unique(clusters, return_inverse=True)
+    inv, _ = cluster_index(clusters)
     rc = np.bincount(inv, weights=r)
     n_cl = rc.size
     if n_cl < 2:
@@ -411,7 +412,7 @@ def _bootstrap_moments(pilot: AnnotationTable, judge: str, *, score: str, n_resa
         unit_items = np.arange(pilot.n_items)[:, None]
         starts = None
     else:
-        _, inv = np.unique(pilot.clusters, return_inverse=True)
+        inv, _ = cluster_index(pilot.clusters)
         order = np.argsort(inv, kind="stable")
         sizes = np.bincount(inv)
         starts = np.concatenate([[0], np.cumsum(sizes)])
@@ -420,7 +421,7 @@ def _bootstrap_moments(pilot: AnnotationTable, judge: str, *, score: str, n_resa
     n_units = len(groups)
     boot = np.full((n_resamples, hidx.size), np.nan)
     for b in range(n_resamples):
-        pick = gen.integers(0, n_units, size=n_units)
+        pick = draw_indices(gen, 1, n_units)[0]  # one call per resample: the planner's stream
         idx = unit_items[pick, 0] if unit_items is not None else np.concatenate([groups[u] for u in pick])
         boot[b] = loo_core(codes[idx], hidx, jcol, **kw).d[0]  # type: ignore[arg-type]
     # sample variance over the finite resamples of each human, nan below two (np.nanvar would warn

@@ -17,7 +17,7 @@ from ..data import AnnotationTable
 from ..exceptions import DegenerateDataWarning, InvalidParameterError
 from ._common import check_epsilon, check_nonneg_int, check_table, resolve_judges
 from ._kernel import nanmean_last
-from ._resample import resampling_unit, weight_batches
+from .._stats.resampling import resampling_unit, weight_batches
 
 __all__ = ["AltTestResult", "alt_test", "multiplicity_rejections"]
 

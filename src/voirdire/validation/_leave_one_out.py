@@ -16,7 +16,7 @@ from ..exceptions import DegenerateDataWarning, InvalidParameterError
 from ._common import category_values, check_epsilon, check_nonneg_int, check_table, resolve_judges
 from ._kernel import SCORES, PairStats, finalize
 from ._loo import _arrays_from_stats
-from ._resample import resampling_unit, weight_batches
+from .._stats.resampling import cluster_index, resampling_unit, weight_batches
 
 __all__ = ["LeaveOneOutResult", "leave_one_out"]
 
@@ -108,8 +108,7 @@ def _jackknife_d(ps: PairStats, *, score: str, level: str, cvals: np.ndarray,
     if clusters is None:
         inv, n_units = np.arange(n), n
     else:
-        _, inv = np.unique(np.asarray(clusters), return_inverse=True)
-        n_units = int(inv.max()) + 1 if inv.size else 0
+        inv, n_units = cluster_index(clusters)
     if n_units > _JACKKNIFE_MAX_UNITS or n_units < 3:
         return None
     kw: dict[str, Any] = dict(score=score, level=level, n_categories=ps.n_categories, category_values=cvals)

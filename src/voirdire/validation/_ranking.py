@@ -17,7 +17,7 @@ from ._alt_test import _check_scoring, bootstrap_alt_stats, indicators
 from ._common import category_values, check_epsilon, check_nonneg_int, check_table, resolve_judges
 from ._kernel import SCORES, PairStats, finalize, nanmean_last
 from ._leave_one_out import _omega
-from ._resample import resampling_unit, weight_batches
+from .._stats.resampling import resampling_unit, weight_batches
 
 __all__ = ["RankingResult", "rank_judges"]
 

@@ -1,0 +1,165 @@
+"""The one resampling layer (private): resampling units, bootstrap weights, pattern compression.
+
+Every bootstrap in voirdire draws its weights here; what differs between analyses is only the
+statistic the weights multiply. The pieces:
+
+units
+    :func:`unit_map` maps each item to its resampling unit (the item itself, or its cluster;
+    -1 for an item that carries no information), :func:`cluster_index` codes cluster labels
+    ``0 .. G-1``, :func:`unit_sums` adds item statistics into unit statistics and
+    :func:`resampling_unit` names the unit ("item" or "cluster").
+index draws (the classical bootstrap)
+    :func:`draw_counts` gives the multiplicities of ``n`` units in ``b`` resamples of ``n``
+    draws with replacement; :func:`weight_batches` yields them in memory-bounded batches, spread
+    from clusters to their items; :func:`draw_indices` gives the drawn indices themselves, for a
+    statistic that is recomputed on the resampled rows rather than from weighted sums.
+pattern compression
+    :func:`unit_types` groups units whose statistics rows are identical (categorical labels:
+    items with the same label counts are interchangeable); :func:`type_counts` then draws the
+    multiplicity of each *type* directly from its exact joint law, ``Multinomial(n, n_t / n)``,
+    which gives the same bootstrap distribution at O(types) per resample.
+weight batches for many distinct units
+    :func:`weight_key` / :func:`weighted_sums` / :func:`unit_weights` (from :mod:`._poisson`):
+    independent unit weights with mean 1 and variance 1, the same however the units are chunked
+    or threaded.
+
+Streams: every draw comes from the ``numpy.random.Generator`` the caller passes. Index draws
+take the generator's 32-bit or 64-bit bounded integers (``index_dtype``): the agreement engine
+has always drawn 32-bit indices in blocks, the validation tests and the planner 64-bit indices,
+and both are kept so that every published figure reproduces from its seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._poisson import GROUP_UNITS, WEIGHT_COUNTS, unit_weights, weight_key, weighted_sums
+
+__all__ = [
+    "GROUP_UNITS", "WEIGHT_COUNTS", "cluster_index", "draw_counts", "draw_indices", "resampling_unit",
+    "type_counts", "unit_map", "unit_sums", "unit_types", "unit_weights", "weight_batches", "weight_key",
+    "weighted_sums",
+]
+
+# weight-matrix entries per batch of resamples in :func:`weight_batches`
+BATCH_CELLS = 4_000_000
+
+
+def resampling_unit(clusters: np.ndarray | None) -> str:
+    """``"item"`` without clusters, ``"cluster"`` with them."""
+    return "item" if clusters is None else "cluster"
+
+
+def cluster_index(clusters: Any) -> tuple[np.ndarray, int]:
+    """Cluster labels coded ``0 .. G-1`` in sorted label order, and ``G``."""
+    _, inv = np.unique(np.asarray(clusters), return_inverse=True)
+    inv = inv.ravel()
+    return inv, int(inv.max()) + 1 if inv.size else 0
+
+
+def unit_map(mask: np.ndarray, clusters: np.ndarray | None) -> tuple[np.ndarray, int, str]:
+    """Each item's resampling unit (-1 where ``mask`` is False), the number of units, their kind.
+
+    ``clusters`` are integer cluster codes per item (or None: every informative item is its own
+    unit). Units are numbered ``0 .. n_units-1`` in item order (clusters: in code order), so
+    unused clusters take no unit.
+    """
+    if clusters is not None:
+        cl = np.asarray(clusters)
+        used = np.unique(cl[mask])
+        pos = np.full(int(cl.max()) + 1 if cl.size else 0, -1)
+        pos[used] = np.arange(used.size)
+        unit = np.where(mask, pos[cl], -1)
+        return unit, int(used.size), "cluster"
+    unit = np.full(mask.shape[0], -1)
+    idx = np.flatnonzero(mask)
+    unit[idx] = np.arange(idx.size)
+    return unit, int(idx.size), "item"
+
+
+def unit_sums(S: Any, unit: np.ndarray, n_units: int) -> Any:
+    """Per-unit sums of the item statistics ``S`` (rows of items with ``unit < 0`` are dropped)."""
+    ok = np.flatnonzero(unit >= 0)
+    if ok.size == n_units and np.array_equal(unit[ok], np.arange(n_units)):
+        return S[ok]
+    A = sp.csr_matrix((np.ones(ok.size), (unit[ok], ok)), shape=(n_units, unit.shape[0]))
+    out = A @ S
+    return out if sp.issparse(out) else np.asarray(out)
+
+
+def draw_indices(gen: np.random.Generator, b: int, n_units: int, *,
+                 index_dtype: type[np.integer] = np.int64) -> np.ndarray:
+    """``(b, n_units)`` unit indices: each row one resample of ``n_units`` draws with replacement."""
+    return gen.integers(0, n_units, size=(b, n_units), dtype=index_dtype)
+
+
+def draw_counts(gen: np.random.Generator, b: int, n_units: int, *,
+                index_dtype: type[np.integer] = np.int64) -> np.ndarray:
+    """Multiplicities (float) of ``n_units`` units in ``b`` bootstrap resamples; rows sum to ``n_units``."""
+    idx = draw_indices(gen, b, n_units, index_dtype=index_dtype)
+    flat = idx.astype(np.int64, copy=False) + (np.arange(b, dtype=np.int64) * n_units)[:, None]
+    return np.bincount(flat.ravel(), minlength=b * n_units).reshape(b, n_units).astype(np.float64)
+
+
+def weight_batches(n_items: int, n_resamples: int, rng: np.random.Generator, *,
+                   clusters: np.ndarray | None = None, batch: int | None = None) -> Iterator[np.ndarray]:
+    """Yield ``(b, n_items)`` float matrices of bootstrap counts, ``n_resamples`` rows in all.
+
+    Each row is one nonparametric bootstrap resample: ``n`` draws with replacement of the items
+    (or, when ``clusters`` is given, of the clusters; an item's weight is then the number of
+    times its cluster was drawn). Rows come in batches to bound memory.
+    """
+    if clusters is None:
+        inv, n_units = None, n_items
+    else:
+        inv, n_units = cluster_index(clusters)
+    if batch is None:
+        batch = max(1, min(n_resamples, int(BATCH_CELLS // max(n_units, 1))))
+    done = 0
+    while done < n_resamples:
+        b = min(batch, n_resamples - done)
+        counts = draw_counts(rng, b, n_units)
+        yield counts if inv is None else counts[:, inv]
+        done += b
+
+
+def unit_types(stats_list: Sequence[Any], n_units: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Group units whose statistics rows are identical in every matrix of ``stats_list``.
+
+    Returns ``(type_of_unit, n_per_type)`` when there are at most a quarter as many types as
+    units (categorical data: items with the same label counts are interchangeable), else None.
+    """
+    mats = [st for st in stats_list if st is not None]
+    if n_units < 64 or not mats or any(sp.issparse(m) for m in mats):
+        return None
+    M = np.hstack([np.asarray(m, dtype=np.float64).reshape(n_units, -1) for m in mats])
+    if M.shape[1] > 256:
+        return None
+    # An exact, platform-independent row hash: the rows' bit patterns times fixed odd constants,
+    # summed with uint64 wrap-around (equal rows -> equal hashes; collisions are checked below).
+    bits = np.ascontiguousarray(M).view(np.uint64)
+    h = np.zeros(n_units, dtype=np.uint64)
+    c1, c2, c3 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)
+    for j in range(bits.shape[1]):  # splitmix64 finaliser of each column, combined in order
+        x = bits[:, j] ^ (bits[:, j] >> np.uint64(30))
+        x *= c1
+        x ^= x >> np.uint64(27)
+        x *= c2
+        x ^= x >> np.uint64(31)
+        h = (h ^ x) * c3 + np.uint64(j + 1)
+    keys, first, inv = np.unique(h, return_index=True, return_inverse=True)
+    if keys.size * 4 > n_units:
+        return None
+    if not np.array_equal(M, M[first][inv]):  # a hash collision: do not compress
+        return None
+    return inv.ravel(), np.bincount(inv.ravel(), minlength=keys.size)
+
+
+def type_counts(gen: np.random.Generator, n_per_type: np.ndarray, b: int) -> np.ndarray:
+    """Multiplicities (float) of each unit type in ``b`` resamples: ``Multinomial(n, n_t / n)`` rows."""
+    n_units = int(n_per_type.sum())
+    return gen.multinomial(n_units, n_per_type / n_units, size=b).astype(np.float64)

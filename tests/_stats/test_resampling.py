@@ -1,0 +1,65 @@
+"""The one resampling layer (voirdire/_stats/resampling.py): units, index draws, weight batches,
+pattern compression. Its callers' streams are pinned here, so a change of stream shows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from voirdire._stats import resampling as R
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_draw_counts_are_the_multiplicities_of_the_drawn_indices(dtype):
+    a = R.draw_counts(np.random.default_rng(3), 7, 11, index_dtype=dtype)
+    idx = np.random.default_rng(3).integers(0, 11, size=(7, 11), dtype=dtype)
+    want = np.stack([np.bincount(row, minlength=11) for row in idx]).astype(float)
+    assert a.dtype == np.float64 and np.array_equal(a, want)
+    assert (a.sum(axis=1) == 11).all()
+
+
+def test_weight_batches_spread_cluster_counts_to_items_in_bounded_batches():
+    clusters = np.array(["b", "a", "b", "c", "a", "c", "c"])
+    got = list(R.weight_batches(7, 10, np.random.default_rng(1), clusters=clusters, batch=4))
+    assert [w.shape for w in got] == [(4, 7), (4, 7), (2, 7)]
+    W = np.vstack(got)
+    inv, g = R.cluster_index(clusters)
+    assert g == 3 and list(inv) == [1, 0, 1, 2, 0, 2, 2]
+    # items of one cluster share its weight; the clusters' draws sum to the number of clusters
+    assert (W[:, [0, 2]] == W[:, [0]]).all() and (W[:, [3, 5, 6]] == W[:, [3]]).all()
+    assert (W[:, [1, 0, 3]].sum(axis=1) == 3).all()
+    # the same stream as drawing the cluster counts batch by batch
+    gen = np.random.default_rng(1)
+    ref = np.vstack([R.draw_counts(gen, b, 3) for b in (4, 4, 2)])[:, inv]
+    assert np.array_equal(W, ref)
+
+
+def test_unit_map_and_unit_sums():
+    mask = np.array([True, False, True, True, True])
+    unit, n, kind = R.unit_map(mask, None)
+    assert (kind, n, list(unit)) == ("item", 4, [0, -1, 1, 2, 3])
+    unit, n, kind = R.unit_map(mask, np.array([4, 4, 0, 4, 2]))
+    assert (kind, n, list(unit)) == ("cluster", 3, [2, -1, 0, 2, 1])
+    S = np.arange(10.0).reshape(5, 2)
+    assert np.array_equal(R.unit_sums(S, unit, n), [[4, 5], [8, 9], [6, 8]])
+    assert R.resampling_unit(None) == "item" and R.resampling_unit(np.zeros(2)) == "cluster"
+
+
+def test_pattern_compression_groups_identical_rows_and_keeps_the_bootstrap_law():
+    rng = np.random.default_rng(0)
+    S = rng.integers(0, 2, size=(400, 3)).astype(float)  # at most 8 distinct rows
+    t, n_t = R.unit_types([S], 400)
+    assert n_t.sum() == 400 and n_t.size <= 8
+    assert all((S[t == k] == S[t == k][0]).all() for k in range(n_t.size))
+    assert R.unit_types([rng.normal(size=(400, 3))], 400) is None  # all distinct: no compression
+    # the type multiplicities of one resample have the law of the summed unit multiplicities
+    C = R.type_counts(np.random.default_rng(2), n_t, 4000)
+    assert (C.sum(axis=1) == 400).all()
+    assert np.allclose(C.mean(axis=0), n_t, atol=5 * np.sqrt(n_t) / np.sqrt(4000) + 1e-9)
+    assert np.allclose(C.var(axis=0), n_t * (1 - n_t / 400), rtol=0.15)
+
+
+def test_draw_indices_one_call_per_resample_is_the_generators_plain_stream():
+    gen, ref = np.random.default_rng(5), np.random.default_rng(5)
+    for _ in range(3):
+        assert np.array_equal(R.draw_indices(gen, 1, 9)[0], ref.integers(0, 9, size=9))
