@@ -1,4 +1,8 @@
-"""Agreement weights and distance matrices on the categories of a prepared table."""
+"""Agreement weights and distance matrices on the categories of a prepared table.
+
+The matrices themselves come from :mod:`voirdire._stats.distances`; this module places the
+abstention category and checks the options against the table.
+"""
 
 from __future__ import annotations
 
@@ -6,54 +10,15 @@ from typing import Any
 
 import numpy as np
 
+from .._stats.distances import WEIGHT_NAMES, agreement_weights, delta
 from ..exceptions import InvalidParameterError
 from ._prepare import Prepared
 
-WEIGHT_NAMES = ("identity", "linear", "quadratic", "ordinal", "radical", "ratio", "circular", "bipolar")
 MAX_CATEGORIES = 2000  # q x q matrices above this are refused (use the interval path instead)
 
 
 def _positions(prep: Prepared) -> np.ndarray:
     return prep.cat_values if prep.numeric else np.arange(1, prep.n_sub + 1, dtype=float)
-
-
-def substantive_weights(name: str, x: np.ndarray) -> np.ndarray:
-    """Gwet's weight matrices (agreement weights in [0, 1], 1 on the diagonal) on values ``x``."""
-    q = x.size
-    if name == "identity" or q < 2:
-        return np.eye(q)
-    d = x[:, None] - x[None, :]
-    lo, hi = float(x.min()), float(x.max())
-    rng_ = hi - lo
-    if name == "linear":
-        return 1.0 - np.abs(d) / rng_
-    if name == "quadratic":
-        return 1.0 - (d / rng_) ** 2
-    if name == "radical":
-        return 1.0 - np.sqrt(np.abs(d)) / np.sqrt(rng_)
-    if name == "ratio":
-        s = x[:, None] + x[None, :]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.where(s == 0, 0.0, (d / np.where(s == 0, 1, s)) ** 2)
-        m = ((hi - lo) / (hi + lo)) ** 2 if hi + lo != 0 else 1.0
-        return 1.0 - r / m
-    if name == "ordinal":
-        k = np.arange(q)
-        nkl = np.abs(k[:, None] - k[None, :]) + 1
-        w = nkl * (nkl - 1) / 2.0
-        return 1.0 - w / w.max()
-    if name == "circular":
-        u = hi - lo + 1
-        w = np.sin(np.pi * d / u) ** 2
-        return 1.0 - w / w.max()
-    if name == "bipolar":
-        s = x[:, None] + x[None, :]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            w = d ** 2 / ((s - 2 * lo) * (2 * hi - s))
-        w[np.eye(q, dtype=bool)] = 0.0
-        w = np.nan_to_num(w, nan=0.0, posinf=0.0)
-        return 1.0 - w / w.max()
-    raise InvalidParameterError(f"unknown weights {name!r}")  # pragma: no cover - checked earlier
 
 
 def weight_matrix(weights: Any, prep: Prepared, func: str) -> tuple[np.ndarray, str]:
@@ -84,7 +49,7 @@ def weight_matrix(weights: Any, prep: Prepared, func: str) -> tuple[np.ndarray, 
             raise InvalidParameterError(
                 f"{func}: {name!r} weights cannot place the abstention category on the scale. Use "
                 f"abstain_policy='exclude' or 'disagree', or weights=None.")
-        W = substantive_weights(name, _positions(prep)) if L else np.zeros((0, 0))
+        W = agreement_weights(name, _positions(prep)) if L else np.zeros((0, 0))
     else:
         W = np.asarray(weights, dtype=float)
         name = "custom"
@@ -112,12 +77,9 @@ def distance_matrix(level: str, prep: Prepared) -> np.ndarray:
     """
     L = prep.n_sub
     if level == "nominal":
-        D = 1.0 - np.eye(L)
+        D = delta("nominal", None, n_categories=L)
     elif level == "ratio":
-        x = prep.cat_values
-        s = x[:, None] + x[None, :]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            D = np.where(s == 0, 0.0, ((x[:, None] - x[None, :]) / np.where(s == 0, 1, s)) ** 2)
+        D = delta("ratio", prep.cat_values)
         m = D.max() if D.size else 0.0
         if m > 0:
             D = D / m

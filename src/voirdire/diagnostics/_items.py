@@ -12,12 +12,12 @@ import scipy.sparse as sp
 
 from .._checks import check_positive_int
 from .._results import Result
+from .._stats.distances import delta, ordinal_delta
 from ..agreement._coefficients import _level
 from ..agreement._prepare import prepare
 from ..data import AnnotationTable
 from ..design import AssignmentResult
 from ..exceptions import InvalidParameterError
-from ..validation._kernel import delta_matrix, ordinal_delta
 
 __all__ = ["ItemDiagnosticsResult", "item_diagnostics"]
 
@@ -177,10 +177,7 @@ def item_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = N
         if lvl == "ordinal":
             Delta = ordinal_delta(c)
         else:
-            dm = delta_matrix(lvl, L, prep.cat_values.astype(float))
-            if dm is None:  # pragma: no cover - only ordinal has none
-                raise InvalidParameterError(f"{_FUNC}: no distance matrix for level {lvl!r}")
-            Delta = dm[:L, :L]
+            Delta = delta(lvl, prep.cat_values.astype(float), n_categories=L)
         cdc = np.einsum("il,lm,im->i", C, Delta, C)
         pdp = np.einsum("il,lm,im->i", Pi, Delta, Pi)
         self_term = np.einsum("kl,lm,km->k", P, Delta, P)

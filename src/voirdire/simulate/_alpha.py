@@ -8,28 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._stats.distances import delta
+
 __all__ = ["alpha_dense"]
-
-
-def _delta2(level: str, n_c: np.ndarray, values: np.ndarray) -> np.ndarray:
-    L = n_c.size
-    if level == "nominal":
-        return 1.0 - np.eye(L)
-    if level == "ordinal":
-        cum = np.concatenate([[0.0], np.cumsum(n_c)])
-        a = np.arange(L)
-        lo = np.minimum.outer(a, a)
-        hi = np.maximum.outer(a, a)
-        s = cum[hi + 1] - cum[lo]
-        return (s - (n_c[:, None] + n_c[None, :]) / 2.0) ** 2
-    v = np.asarray(values, dtype=float)
-    diff = v[:, None] - v[None, :]
-    if level == "interval":
-        return diff**2
-    tot = v[:, None] + v[None, :]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.where(tot == 0, 0.0, diff / np.where(tot == 0, 1.0, tot))
-    return r**2
 
 
 def alpha_dense(codes: np.ndarray, n_categories: int, *, level: str = "nominal",
@@ -57,7 +38,7 @@ def alpha_dense(codes: np.ndarray, n_categories: int, *, level: str = "nominal",
     if tot <= 1:
         return float("nan")
     vals = np.arange(L, dtype=float) if category_values is None else np.asarray(category_values, float)
-    d2 = _delta2(level, n_c, vals)
+    d2 = delta(level, vals, n_categories=L, margins=n_c)
     do = float(np.sum(o * d2))
     de = float(n_c @ d2 @ n_c) / (tot - 1.0)
     if de <= 1e-12 * tot:

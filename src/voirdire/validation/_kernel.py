@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._stats.distances import delta, ordinal_delta
 from ..exceptions import VoirdireError
 
 from .._scores import SCORES  # noqa: E402 - the one registry of score names
@@ -40,29 +41,8 @@ def delta_matrix(level: str, n_categories: int, category_values: np.ndarray | No
     if level == "ordinal":
         return None
     out = np.zeros((L + 1, L + 1))
-    if level == "nominal" or category_values is None:
-        out[:L, :L] = 1.0 - np.eye(L)
-        return out
-    v = np.asarray(category_values, dtype=float)
-    diff = v[:, None] - v[None, :]
-    if level == "interval":
-        out[:L, :L] = diff**2
-    else:  # ratio
-        s = v[:, None] + v[None, :]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            r = np.where(s == 0, 0.0, diff / np.where(s == 0, 1.0, s))
-        out[:L, :L] = r**2
+    out[:L, :L] = delta("nominal" if category_values is None else level, category_values, n_categories=L)
     return out
-
-
-def ordinal_delta(marg: np.ndarray) -> np.ndarray:
-    """Krippendorff's ordinal metric from category margins ``(..., L)`` -> ``(..., L, L)``.
-
-    ``delta_ab = (sum_{g=a..b} n_g - (n_a + n_b) / 2)^2``.
-    """
-    cum = np.cumsum(marg, axis=-1)
-    v = cum[..., None, :] - cum[..., :, None] - (marg[..., None, :] - marg[..., :, None]) / 2.0
-    return v**2
 
 
 def nanmean_last(x: np.ndarray) -> np.ndarray:
