@@ -36,8 +36,8 @@ def main() -> None:
     args = ap.parse_args()
 
     from voirdire.simulate import PAPER_COVERAGES, PAPER_DESIGNS, run_experiment, sparse_overlap_settings
-    from voirdire.simulate._alpha import alpha_dense
-    from voirdire.simulate._subsample import sparse_codes
+    from voirdire._simulation import alpha_dense
+    from voirdire._simulation import sparse_codes
 
     reps = max(1, int(round(300 * args.fraction)))
     settings = sparse_overlap_settings(n_items=500, rng=0)
@@ -78,7 +78,7 @@ def main() -> None:
             # import of numpy/scipy/pandas/voirdire takes ~2 s per worker on this machine)
             import importlib
 
-            client.run(importlib.import_module, "voirdire.simulate._runner")
+            client.run(importlib.import_module, "voirdire._simulation.runner")
             t = time.perf_counter()
             r3 = run_experiment(settings, scheduler=client, **grid)
             w3 = time.perf_counter() - t

@@ -39,7 +39,7 @@ def test_scheduler_without_dask_names_the_extra(monkeypatch):
     import pytest
 
     from voirdire._optional import MissingExtraError
-    from voirdire.simulate._runner import _dask_client
+    from voirdire._simulation.runner import _dask_client
 
     monkeypatch.setitem(sys.modules, "distributed", None)
     with pytest.raises(MissingExtraError, match=r"pip install 'voirdire\[dask\]'$"):

@@ -42,7 +42,7 @@ def test_every_caller_reads_the_shared_matrices():
     from voirdire.agreement._prepare import prepare
     from voirdire.agreement._weights import distance_matrix
     from voirdire.data import AnnotationTable
-    from voirdire.simulate._alpha import alpha_dense
+    from voirdire._simulation import alpha_dense
     from voirdire.validation._kernel import delta_matrix
 
     v = np.array([1.0, 2.0, 5.0])

@@ -7,7 +7,7 @@ import pytest
 
 from voirdire.exceptions import InvalidParameterError
 from voirdire.simulate import LatentClassModel, simulate_annotations
-from voirdire.simulate._alpha import alpha_dense
+from voirdire._simulation import alpha_dense
 from voirdire.validation import loo_core
 
 

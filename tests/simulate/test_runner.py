@@ -9,7 +9,7 @@ import pytest
 from voirdire.exceptions import InfeasiblePlanError, InvalidParameterError
 from voirdire.simulate import (ExperimentSetting, LatentClassModel, run_experiment, simulate_annotations,
                                sparse_overlap_settings)
-from voirdire.simulate._alpha import alpha_dense
+from voirdire._simulation import alpha_dense
 from voirdire.validation import loo_core
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from .._checks import check_choice, check_positive_int, check_probability
 from .._results import Result
+from .._simulation import ExperimentSetting, LatentClassModel, run_experiment
 from ..data import AnnotationTable
 from ..exceptions import InvalidParameterError
 from .._checks import check_epsilon
@@ -244,8 +245,6 @@ def plan_by_simulation(
     >>> res.to_frame()[["budget", "false_reject", "false_accept"]].shape
     (2, 3)
     """
-    from ..simulate import ExperimentSetting, LatentClassModel, run_experiment
-
     func = "plan_by_simulation"
     design = check_choice(design, "design", func, DESIGNS)
     fr_t = check_probability(fr_target, "fr_target", func, open_low=False)

@@ -8,8 +8,7 @@ import numpy as np
 
 from ..data import AnnotationTable
 from ..exceptions import InvalidParameterError
-from ._generators import simulate_annotations
-from ._runner import ExperimentSetting
+from .._simulation import ExperimentSetting, simulate_annotations
 
 __all__ = ["sparse_overlap_settings", "JUDGE_ACCURACY_GRID"]
 

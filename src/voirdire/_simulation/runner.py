@@ -20,9 +20,9 @@ from .._designs import DESIGNS
 from ..exceptions import InfeasiblePlanError, InvalidParameterError, VoirdireError
 from ..validation import loo_core, rank_error, top1_error
 from .._checks import check_epsilon
-from ._alpha import alpha_dense
-from ._generators import LatentClassModel, SimulatedAnnotations
-from ._subsample import budget_for, sparse_codes
+from .alpha import alpha_dense
+from .generators import LatentClassModel, SimulatedAnnotations
+from .subsample import budget_for, sparse_codes
 
 __all__ = ["ExperimentSetting", "ExperimentResult", "run_experiment", "PAPER_DESIGNS", "PAPER_COVERAGES"]
 
