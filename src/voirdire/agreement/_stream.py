@@ -27,9 +27,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .._optional import require
-from ..data import AnnotationTable, Scale
-from ..data._columns import id_str
-from ..data._table import DuplicatePolicy, MissingPolicy
+from ..data import AnnotationTable, DuplicatePolicy, MissingPolicy, Scale, id_str
 from ..exceptions import InvalidParameterError, SchemaError
 from . import _core
 from ._prepare import Prepared, prepare

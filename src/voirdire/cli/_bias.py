@@ -44,8 +44,7 @@ def bias_command(
     when the humans tie), length beyond the humans' verdicts, self-preference against humans on the
     same pairs; each with a 95% interval, a Benjamini-Hochberg flag and the minimum detectable effect."""
     from .._safe import csv_frame, escape_control
-    from ..data import read_long_frame
-    from ..data._pairwise import PairwiseTable
+    from ..data import PairwiseTable, join_pair_key, read_long_frame
     from ..pairwise import bias_report, pair_covariates
 
     if missing not in ("error", "drop"):
@@ -67,9 +66,7 @@ def bias_command(
     if not table.judges:
         fail("no judge in the file: name the judges with --judge (or a --role column).")
     if len(key) > 1:
-        from ..data._pairwise import _join_pair_key
-
-        df, kcol = _join_pair_key(df, key, src)
+        df, kcol = join_pair_key(df, key, src)
     else:
         kcol = key[0]
     cov = pair_covariates(df, pair=kcol, source=src) if kcol in df.columns else None

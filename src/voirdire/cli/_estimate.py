@@ -293,8 +293,7 @@ def estimate_command(
 def _pilot(file: Path, judges: list[str], model: str, item: str, rater: str, label: str, scale: Level,
            abstain: list[str] | None, duplicates: Duplicates = Duplicates.error,
            missing: Missing = Missing.error, role: str | None = None) -> tuple[float, float, int]:
-    from ..estimation import judge_matrix
-    from ..estimation._planning import pilot_r2
+    from ..estimation import judge_matrix, pilot_r2
 
     judges = list(dict.fromkeys(judges))
     table = load_table(file, judges=judges, scale=scale, abstain=abstain, item=item, rater=rater, label=label,

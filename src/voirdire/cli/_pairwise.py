@@ -145,7 +145,7 @@ def pairwise_command(
         model = PairwiseBayesModel.load(resume)
         model.partial_fit(table)
     else:
-        from ..pairwise._model import MAX_JOINT_JUDGES
+        from ..pairwise import MAX_JOINT_JUDGES
 
         per_judge = mode == "per-judge" or (mode == "auto" and len(table.judges) > MAX_JOINT_JUDGES)
         model = PairwiseBayesModel(n_particles=particles, update=update, laplace=laplace,  # type: ignore[arg-type]

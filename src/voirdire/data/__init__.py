@@ -1,14 +1,16 @@
 """Reading annotation data into one table model: :class:`AnnotationTable` and :class:`Scale`."""
 
 from ._formats import FORMATS, argilla_records, label_studio_tasks
-from ._pairwise import PairwiseTable, read_pairwise
+from ._columns import id_str
+from ._pairwise import ORDERS, VERDICTS, PairwiseTable, join_pair_key, read_pairwise
 from ._pairwise_sets import PAIRWISE_SETS, pairwise_set_frame, read_pairwise_set
 from ._readers import read_annotations, read_long_frame
 from ._rounds import read_rounds
 from ._scale import LEVELS, Scale
-from ._table import HUMAN, JUDGE, AnnotationTable, TableSummary
+from ._table import HUMAN, JUDGE, AnnotationTable, DuplicatePolicy, MissingPolicy, TableSummary
 
 __all__ = ["AnnotationTable", "Scale", "TableSummary", "read_annotations", "read_long_frame",
            "LEVELS", "HUMAN", "JUDGE", "PairwiseTable", "read_pairwise",
            "PAIRWISE_SETS", "pairwise_set_frame", "read_pairwise_set", "read_rounds",
-           "FORMATS", "label_studio_tasks", "argilla_records"]
+           "FORMATS", "label_studio_tasks", "argilla_records", "VERDICTS", "ORDERS", "join_pair_key", "id_str",
+           "DuplicatePolicy", "MissingPolicy"]

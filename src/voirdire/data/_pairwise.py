@@ -21,7 +21,7 @@ from ._readers import read_long_frame
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["PairwiseTable", "PairwiseSummary", "read_pairwise", "VERDICTS", "ORDERS"]
+__all__ = ["PairwiseTable", "PairwiseSummary", "read_pairwise", "VERDICTS", "ORDERS", "join_pair_key"]
 
 #: Verdict codes in the original response order: 0 = A better, 1 = tie, 2 = B better.
 VERDICTS = ("A", "T", "B")
@@ -296,7 +296,7 @@ class PairwiseTable:
         if isinstance(judges, str):
             judges = [judges]
         if not isinstance(pair, str):
-            df, pair = _join_pair_key(df, list(pair), source)
+            df, pair = join_pair_key(df, list(pair), source)
         rows = np.arange(1, len(df) + 1) if row_numbers is None else np.asarray(row_numbers)
         if len(df) == 0:
             raise SchemaError("the table has no rows. Check that the file holds data below its header.", source=source)
@@ -519,7 +519,7 @@ def read_pairwise(
                                     source=src, row_numbers=rows)
 
 
-def _join_pair_key(df: pd.DataFrame, cols: list[str], source: str) -> tuple[pd.DataFrame, str]:
+def join_pair_key(df: pd.DataFrame, cols: list[str], source: str) -> tuple[pd.DataFrame, str]:
     """A frame with one pair-id column made of ``cols`` (values joined with ``|``)."""
     if not cols:
         raise InvalidParameterError("pair= needs at least one column name.")

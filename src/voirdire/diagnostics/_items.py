@@ -13,8 +13,7 @@ import scipy.sparse as sp
 from .._checks import check_positive_int
 from .._results import Result
 from .._stats.distances import delta, ordinal_delta
-from ..agreement._coefficients import _level
-from ..agreement._prepare import prepare
+from ..agreement.engine import prepare, resolve_level
 from ..data import AnnotationTable
 from ..design import AssignmentResult
 from ..exceptions import InvalidParameterError
@@ -142,7 +141,7 @@ def item_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = N
         raise InvalidParameterError(
             f"{_FUNC} needs at least two raters; {table.source} has {len(names)} ({names}).")
     prep = prepare(table, raters=names, policy="exclude", func=_FUNC)
-    lvl = _level(level, prep, _FUNC)
+    lvl = resolve_level(level, prep, _FUNC)
     L, n = prep.n_sub, prep.n_items
     K = len(prep.raters)
     pos_of = np.full(table.n_raters, -1, dtype=np.int64)

@@ -1,8 +1,8 @@
 """Per-rater diagnostics: who drags agreement down, and who is an outlier (private).
 
-One joint bootstrap (the agreement engine, :func:`voirdire.agreement._core.bootstrap`) serves
+One joint bootstrap (the agreement engine, :func:`voirdire.agreement.engine.bootstrap`) serves
 every number: each rater's leave-one-out score ``S(k; pool)`` (the same pair-list score as the
-leave-one-human-out validation, finished by the same :func:`finalize`), the pool's coefficient,
+leave-one-human-out validation, finished by the same :func:`voirdire.validation.pair_scores`), the pool's coefficient,
 and the pool's coefficient without each rater. The last comes from per-item sufficient
 statistics: removing rater ``k`` changes only the rows of the items ``k`` labelled, so the
 statistics of "the pool without ``k``" are the pool's column sums minus a sparse correction
@@ -23,14 +23,15 @@ import scipy.sparse as sp
 
 from .._checks import as_generator, check_confidence_level, check_positive_int, check_probability
 from .._results import ConfidenceInterval, Result
-from ..agreement import _core
-from ..agreement._coefficients import _level, _make_spec
-from ..agreement._prepare import Prepared, prepare
+from .._scores import SCORES
+from .._stats.distances import delta
+from .._stats.resampling import unit_map, unit_sums
+from ..agreement import engine
+from ..agreement.engine import Prepared, make_spec, prepare, resolve_level
 from ..data import AnnotationTable
 from ..exceptions import InvalidParameterError
-from ..pairwise._baselines import dawid_skene_arrays, mace_arrays
-from ..validation._alt_test import _rejected_flags
-from ..validation._kernel import SCORES, delta_matrix, finalize
+from ..pairwise import dawid_skene_arrays, mace_arrays
+from ..validation import pair_scores, rejected_flags
 
 __all__ = ["RaterDiagnosticsResult", "rater_diagnostics", "POOL_COEFFICIENTS"]
 
@@ -122,7 +123,7 @@ class RaterDiagnosticsResult(Result):
 
 # ----------------------------------------------------------------------------- statistics
 def _score_layout(score: str, level: str, L: int) -> dict[str, slice]:
-    """Column layout of the pair statistics :func:`finalize` reads (same names as the LOO kernel)."""
+    """Column layout of the pair statistics :func:`voirdire.validation.pair_scores` reads (same names as the LOO kernel)."""
     names: list[tuple[str, int]] = [("n_pairs", 1)]
     if score in ("agreement", "kappa", "ac1") or (score == "alpha" and level == "nominal"):
         names.append(("agree", 1))
@@ -192,10 +193,8 @@ def _pair_rows(prep: Prepared, rpos: np.ndarray, K: int, score: str, level: str,
             cols.append(base[lab] + layout["conf"].start + y[lab] * L + cidx)
             vals.append(cval)
     if "dis" in layout:
-        dm = delta_matrix(level, L, cvals)
-        if dm is None:  # pragma: no cover - ordinal uses "conf"
-            raise InvalidParameterError("internal error: no distance matrix for this level")
-        Dy = np.asarray((C @ dm[:L, :L])[it, y]).ravel() if L else np.zeros(it.size)
+        dm = delta(level, cvals, n_categories=L)  # ordinal uses "conf", never this path
+        Dy = np.asarray((C @ dm)[it, y]).ravel() if L else np.zeros(it.size)
         rows.append(it)
         cols.append(base + layout["dis"].start)
         vals.append(Dy)
@@ -203,13 +202,6 @@ def _pair_rows(prep: Prepared, rpos: np.ndarray, K: int, score: str, level: str,
     R.sum_duplicates()
     R.eliminate_zeros()
     return R, layout, S
-
-
-def _additive(spec: _core._Spec) -> bool:
-    """Per-item statistics that add over items and depend only on the item's own labels."""
-    if isinstance(spec, (_core._AlphaOrdinal, _core._AlphaRatio)):
-        return False
-    return isinstance(spec, (_core._GwetFamily, _core._AlphaMatrix, _core._AlphaMoments))
 
 
 def _sub_prep(prep: Prepared, lab: np.ndarray, items: np.ndarray) -> Prepared:
@@ -238,9 +230,9 @@ def _without_rows(prep: Prepared, rpos: np.ndarray, K: int, name: str, level: st
         items = np.unique(prep.item[rpos == k])
         cnt = indptr[items + 1] - indptr[items]
         lab = np.repeat(indptr[items], cnt) + (np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt))
-        with_k = _make_spec(name, _sub_prep(prep, lab, items), level=level, weights=weights)
+        with_k = make_spec(name, _sub_prep(prep, lab, items), level=level, weights=weights)
         keep = lab[rpos[lab] != k]
-        without = _make_spec(name, _sub_prep(prep, keep, items), level=level, weights=weights)
+        without = make_spec(name, _sub_prep(prep, keep, items), level=level, weights=weights)
         A, Bm = with_k.stats(), without.stats()
         if sp.issparse(A) or sp.issparse(Bm):
             Dk = (_as_rows(A) - _as_rows(Bm)).tocoo()
@@ -260,7 +252,7 @@ def _without_rows(prep: Prepared, rpos: np.ndarray, K: int, name: str, level: st
     return out
 
 
-class _RaterSpec(_core._Spec):
+class _RaterSpec(engine.Spec):
     """Every per-rater quantity as one multi-output statistic for the shared bootstrap engine.
 
     Columns: ``[pool (s) | pair rows (K * S) | without-k corrections (K * s)]``; ``estimate`` maps
@@ -270,7 +262,7 @@ class _RaterSpec(_core._Spec):
 
     name = _FUNC
 
-    def __init__(self, prep: Prepared, pool: _core._Spec, R: sp.csr_matrix, D: sp.csr_matrix | None, K: int,
+    def __init__(self, prep: Prepared, pool: engine.Spec, R: sp.csr_matrix, D: sp.csr_matrix | None, K: int,
                  layout: dict[str, slice], S: int, fin: dict[str, Any]) -> None:
         super().__init__(prep)
         self.pool, self.R, self.D, self.K, self.layout, self.S, self.fin = pool, R, D, K, layout, S, fin
@@ -293,7 +285,7 @@ class _RaterSpec(_core._Spec):
         b, K, S, sp_ = sums.shape[0], self.K, self.S, self.s_pool
         out = np.full((b, 1 + 2 * K), np.nan)
         Rs = sums[:, sp_:sp_ + K * S].reshape(b, K, S)
-        out[:, 1:1 + K] = finalize(Rs, self.layout, **self.fin)
+        out[:, 1:1 + K] = pair_scores(Rs, self.layout, **self.fin)
         if self.D is not None:
             P = sums[:, :sp_]
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -317,7 +309,7 @@ class _Setup:
     rpos: np.ndarray
     lvl: str
     s_level: str
-    pool_spec: _core._Spec
+    pool_spec: engine.Spec
     spec: _RaterSpec
     R: sp.csr_matrix
     layout: dict[str, slice]
@@ -333,12 +325,12 @@ def _setup(table: AnnotationTable, names: Sequence[str], score: str, coefficient
     pos_of = np.full(table.n_raters, -1, dtype=np.int64)
     pos_of[prep.rater_ids] = np.arange(K)
     rpos = pos_of[prep.rater]
-    lvl = _level(level, prep, _FUNC)
+    lvl = resolve_level(level, prep, _FUNC)
     s_level = lvl if score == "alpha" else "nominal"
     cvals = prep.cat_values.astype(float)
-    pool_spec = _make_spec(coefficient, prep, level=lvl)
+    pool_spec = make_spec(coefficient, prep, level=lvl)
     R, layout, S = _pair_rows(prep, rpos, K, score, s_level, L, cvals)
-    additive = _additive(pool_spec)
+    additive = engine.additive(pool_spec)
     D = _without_rows(prep, rpos, K, coefficient, lvl, None) if additive else None
     fin = dict(score=score, level=s_level, n_categories=L, category_values=cvals)
     spec = _RaterSpec(prep, pool_spec, R, D, K, layout, S, fin)
@@ -530,18 +522,18 @@ def rater_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = 
         for k in range(K):
             others = [nm for j, nm in enumerate(prep.raters) if j != k]
             pk = prepare(table, raters=others, policy="exclude", func=_FUNC)
-            sk = _make_spec(coefficient, pk, level=lvl)
+            sk = make_spec(coefficient, pk, level=lvl)
             pool_without[k] = float(sk.estimate(sk.totals().reshape(1, -1))[0][0])
     pool_est = float(pool_spec.estimate(pool_spec.totals().reshape(1, -1))[0][0])
     delta = pool_without - pool_est
 
     mask = (prep.r >= 2) | pool_spec.unit_mask()
-    unit, n_units, unit_kind = _core._units(prep, mask)
+    unit, n_units, unit_kind = unit_map(mask, prep.clusters)
     B = n_resamples
     boots = np.full((B, 1 + 2 * K), np.nan)
     if B and n_units >= 2:
-        st = _core._aggregate(spec.stats(), unit, n_units)
-        boots = _core.bootstrap([spec], [st], unit, n_units, B, gen)[0]
+        st = unit_sums(spec.stats(), unit, n_units)
+        boots = engine.bootstrap([spec], [st], unit, n_units, B, gen)[0]
     lo_q, hi_q = (1 - confidence_level) / 2, (1 + confidence_level) / 2
 
     def _ci(x: np.ndarray, est: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -565,7 +557,7 @@ def rater_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = 
         pw_low, pw_high = _ci(boots[:, 1 + K:], pool_without)
         d_low, d_high = _ci(boots[:, 1 + K:] - boots[:, :1], delta)
     else:  # ordinal alpha: its own bootstrap (mid-ranks per resample); no without-k intervals
-        pool_ci = _core.run([pool_spec], prep, _core.Options(confidence_level=confidence_level, n_resamples=B,
+        pool_ci = engine.run([pool_spec], prep, engine.Options(confidence_level=confidence_level, n_resamples=B,
                                                              rng=gen, on_undefined="nan"), func=coefficient)[0].ci
         pw_low = pw_high = d_low = d_high = np.full(K, np.nan)
 
@@ -604,7 +596,7 @@ def rater_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = 
                 if gb.size:
                     pval[k] = (1.0 + np.count_nonzero(gb >= -margin - 1e-12)) / (1.0 + gb.size)
         if B:
-            flagged[ev] = _rejected_flags(pval[ev], significance_level, "holm")
+            flagged[ev] = rejected_flags(pval[ev], significance_level, "holm")
     else:
         note = (f"only {ev.size} rater(s) can be evaluated: with fewer than three there is no typical value to fall "
                 f"below (with two raters, low agreement cannot say which one is off); no rater is flagged")

@@ -5,13 +5,13 @@ designed subsample with known inclusion probabilities (METHODS §4).
   prediction model, because the sampling probabilities are known).
 - :func:`classical_mean` (humans only, Hajek) and :func:`ppi_mean` (PPI++), for comparison.
 - :func:`required_sample_size`, :func:`plan_allocation`, :func:`plan_active`: how many human
-  labels, and where (strata, or item by item from the judges' predicted residuals and costs).
+  labels, and where (:func:`pilot_r2`: the judges' predictive R^2 on a pilot, the planners' input) (strata, or item by item from the judges' predicted residuals and costs).
 - :func:`draw_human_sample`: the Poisson-sampled subsample, probabilities saved beside it.
 """
 
 from ._dr import classical_mean, dr_mean, dr_mean_table, item_scores, judge_matrix, ppi_mean
 from ._active import plan_active
-from ._planning import plan_allocation, required_sample_size
+from ._planning import pilot_r2, plan_allocation, required_sample_size
 from ._results import ActiveDesign, AllocationResult, EstimateResult, HumanSample, SampleSizeResult
 from ._sampling import draw_human_sample
 from ._workflow import EstimatorComparison, compare_estimators
@@ -28,6 +28,7 @@ __all__ = [
     "required_sample_size",
     "plan_allocation",
     "plan_active",
+    "pilot_r2",
     "draw_human_sample",
     "EstimateResult",
     "SampleSizeResult",

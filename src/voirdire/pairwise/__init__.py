@@ -8,12 +8,22 @@ each judge's position, length and self-preference biases.
 """
 
 from ._bias import BiasReport, bias_report, model_family, pair_covariates
-from ._baselines import GLAD, MACE, BradleyTerryDavidson, DawidSkene, MajorityVote, crowd_arrays
+from ._baselines import (
+    GLAD,
+    MACE,
+    BradleyTerryDavidson,
+    DawidSkene,
+    MajorityVote,
+    crowd_arrays,
+    dawid_skene_arrays,
+    mace_arrays,
+)
 from ._evaluate import LOHOResult, default_methods, leave_one_human_out, score_predictions
-from ._model import PairwiseBayesModel, PairwisePosterior, entropy
+from ._model import MAX_JOINT_JUDGES, PairwiseBayesModel, PairwisePosterior, entropy
 from ._simulate import DEFAULT_CONFUSIONS, PairwiseTruth, simulate_pairwise
 
 __all__ = ["PairwiseBayesModel", "PairwisePosterior", "PairwiseTruth", "simulate_pairwise",
            "DEFAULT_CONFUSIONS", "entropy", "MajorityVote", "BradleyTerryDavidson", "DawidSkene", "MACE",
            "GLAD", "crowd_arrays", "leave_one_human_out", "LOHOResult", "score_predictions", "default_methods",
-           "bias_report", "BiasReport", "pair_covariates", "model_family"]
+           "bias_report", "BiasReport", "pair_covariates", "model_family", "dawid_skene_arrays", "mace_arrays",
+           "MAX_JOINT_JUDGES"]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .._checks import as_generator, check_positive_int
-from ..data._pairwise import ORDERS, PairwiseTable
+from ..data import ORDERS, PairwiseTable
 from ..exceptions import ConvergenceWarning, InvalidParameterError
 from ._kernel import local_map
 

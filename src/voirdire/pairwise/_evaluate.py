@@ -12,7 +12,7 @@ import pandas as pd
 
 from .._checks import as_generator, check_choice, check_positive_int
 from .._results import Result
-from ..data._pairwise import PairwiseTable
+from ..data import PairwiseTable
 from ..exceptions import ConvergenceWarning, InvalidParameterError
 from ._baselines import GLAD, MACE, BradleyTerryDavidson, DawidSkene, MajorityVote
 from ._model import PairwiseBayesModel

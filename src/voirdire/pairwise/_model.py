@@ -15,7 +15,7 @@ import pandas as pd
 
 from .._checks import as_generator, check_choice, check_positive_int, check_probability
 from .._results import Result
-from ..data._pairwise import VERDICTS, PairwiseTable
+from ..data import VERDICTS, PairwiseTable
 from ..exceptions import ConvergenceWarning, InvalidParameterError, SchemaError
 from ._kernel import _BOUND, Prior, human_mixture, local_map, warm_start
 

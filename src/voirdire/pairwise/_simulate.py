@@ -9,7 +9,7 @@ import numpy as np
 
 from .._checks import as_generator, check_positive_int, check_probability
 from .._results import Result
-from ..data._pairwise import PairwiseTable
+from ..data import PairwiseTable
 from ..exceptions import InvalidParameterError
 
 __all__ = ["simulate_pairwise", "PairwiseTruth", "DEFAULT_CONFUSIONS"]

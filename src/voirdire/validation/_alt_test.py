@@ -19,7 +19,7 @@ from ._common import check_epsilon, check_nonneg_int, check_table, resolve_judge
 from ._kernel import nanmean_last
 from .._stats.resampling import resampling_unit, weight_batches
 
-__all__ = ["AltTestResult", "alt_test", "multiplicity_rejections"]
+__all__ = ["AltTestResult", "alt_test", "multiplicity_rejections", "rejected_flags"]
 
 CORRECTIONS = ("by", "bh", "holm", "bonferroni")
 TESTS = ("t", "wilcoxon")
@@ -108,7 +108,13 @@ def multiplicity_rejections(p: np.ndarray, q: float, correction: str) -> np.ndar
     return np.sum(srt <= q / m, axis=-1).astype(np.int64)
 
 
-def _rejected_flags(p: np.ndarray, q: float, correction: str) -> np.ndarray:
+def rejected_flags(p: np.ndarray, q: float, correction: str) -> np.ndarray:
+    """Which of the p-values ``p`` a multiplicity ``correction`` rejects at level ``q`` (nan never).
+
+    ``correction`` is one of ``by``, ``bh`` (false discovery rate), ``holm``, ``bonferroni``
+    (family-wise error); the flags mark the smallest p-values, as many as
+    :func:`multiplicity_rejections` counts.
+    """
     r = int(multiplicity_rejections(p, q, correction))
     order = np.argsort(np.where(np.isnan(p), np.inf, p), kind="stable")
     out = np.zeros(p.size, dtype=bool)
@@ -352,7 +358,7 @@ def alt_test(table: Any, judge: str, *, scoring: Literal["accuracy", "neg_rmse"]
     p = np.where(tested, p, np.nan)
     degen = degen & tested
     rejected = np.zeros(K, dtype=bool)
-    rejected[tested] = _rejected_flags(p[tested], q, correction)
+    rejected[tested] = rejected_flags(p[tested], q, correction)
     reasons = tuple(None if tested[k] else f"only {int(n_j[k])} kept items < min_items_per_human={min_items_per_human}"
                     for k in range(K))
     if degen.any():

@@ -1,0 +1,94 @@
+"""The package's import layers (ARCHITECTURE.md): no package imports another package's private
+module or private name; ``design`` and ``simulate`` do not import each other; the report reaches
+the analyses by plain imports. Read from the source with ``ast``, so an import inside a function
+counts like one at the top."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "voirdire"
+
+
+def _imports(path: Path, tree: ast.AST) -> Iterator[tuple[int, list[str]]]:
+    """Every imported dotted target of a module (``voirdire.x.y``, and ``voirdire.x.y.name``)."""
+    mod = ["voirdire", *path.relative_to(SRC).with_suffix("").parts]
+    if mod[-1] == "__init__":
+        mod = mod[:-1]
+        base = mod
+    else:
+        base = mod[:-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                pkg = base[: len(base) - (node.level - 1)]
+                target = pkg + (node.module.split(".") if node.module else [])
+            else:
+                target = (node.module or "").split(".")
+            if target[0] != "voirdire":
+                continue
+            yield node.lineno, target
+            for alias in node.names:
+                yield node.lineno, target + [alias.name]
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "voirdire":
+                    yield node.lineno, alias.name.split(".")
+
+
+def violations(path: Path, source: str) -> list[str]:
+    """Imports of another package's private module or name from ``path`` (a file under SRC)."""
+    here = path.relative_to(SRC).parts
+    own = here[0] if len(here) > 1 else None  # None: a top-level module (a shared layer)
+    out = []
+    for line, target in _imports(path, ast.parse(source)):
+        if len(target) < 3:
+            continue
+        pkg = target[1]
+        if pkg.startswith("_") or pkg == own:
+            continue  # a shared private layer (voirdire._x), or the package's own modules
+        if any(part.startswith("_") and not part.startswith("__") for part in target[2:]):
+            out.append(f"{path.relative_to(SRC.parent)}:{line}: {'.'.join(target)}")
+    return out
+
+
+def _all_violations() -> list[str]:
+    return [v for f in sorted(SRC.rglob("*.py")) for v in violations(f, f.read_text(encoding="utf-8"))]
+
+
+def _packages_imported(package: str) -> set[str]:
+    found = set()
+    for f in (SRC / package).rglob("*.py"):
+        for _, target in _imports(f, ast.parse(f.read_text(encoding="utf-8"))):
+            if len(target) >= 2:
+                found.add(target[1])
+    return found
+
+
+def test_the_checker_sees_private_imports_in_every_spelling():
+    f = SRC / "diagnostics" / "_x.py"
+    bad = ("from ..agreement._core import bootstrap\n"
+           "from ..agreement import _core\n"
+           "def g():\n    from voirdire.validation._kernel import finalize\n"
+           "import voirdire.data._table\n"
+           "from ..validation import _private_name\n")
+    assert len({v.split(":")[1] for v in violations(f, bad)}) == 5
+    ok = ("from .._stats.resampling import weight_batches\nfrom ..agreement import krippendorff_alpha\n"
+          "from ._raters import rater_diagnostics\nfrom ..data import AnnotationTable\n")
+    assert violations(f, ok) == []
+
+
+def test_no_package_imports_another_packages_private_module_or_name():
+    assert _all_violations() == []
+
+
+def test_design_and_simulate_do_not_import_each_other():
+    assert "simulate" not in _packages_imported("design")
+    assert "design" not in _packages_imported("simulate")
+
+
+def test_the_report_imports_the_analyses_plainly():
+    for f in (SRC / "report").rglob("*.py"):
+        assert "import_module" not in f.read_text(encoding="utf-8"), f  # importlib.resources (templates) is fine
