@@ -94,29 +94,59 @@ def test_design_matches_direct_calls(built, hostile_table):
 
 
 def test_estimation_matches_direct_calls(built, hostile_table):
+    # the report calls the estimation workflow (the function `voirdire estimate` calls) per judge,
+    # over the items the judge scored: the calibrated default with its comparisons, and m(X) = X
     import warnings
 
-    from voirdire.estimation import classical_mean, dr_mean_table, item_scores
+    from voirdire.estimation import compare_estimators, item_scores
 
     rep, _ = built
     res = rep.section("estimation").results
     for k, j in enumerate(JUDGES):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            dr = dr_mean_table(hostile_table, j, inclusion_prob=np.full(hostile_table.n_items, 0.8),
-                               drop_unscored=True, model="identity", rng=7)  # the report's "m(X) = X" row
-        _eq(res["judges"][k]["dr"], dr.to_dict())
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            lin = dr_mean_table(hostile_table, j, inclusion_prob=np.full(hostile_table.n_items, 0.8),
-                                drop_unscored=True, model="linear", rng=7)
-        _eq(res["judges"][k]["dr_linear"], lin.to_dict())
         x, y, _ = item_scores(hostile_table, j)
         keep = np.isfinite(x)
+        args = (x[keep], y[keep], np.full(int(keep.sum()), 0.8))
+        kw = dict(judges=[j], items=np.asarray(hostile_table.items)[keep], rng=7)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            hum = classical_mean(y[keep], np.full(int(keep.sum()), 0.8))
-        _eq(res["judges"][k]["human_only"], hum.to_dict())
+            comp = compare_estimators(*args, **kw)
+            paper = compare_estimators(*args, model="identity", compare=False, **kw)
+        _eq(res["judges"][k]["dr"], paper.dr.to_dict())  # the report's "m(X) = X" row
+        _eq(res["judges"][k]["dr_calibrated"], comp.dr.to_dict())
+        _eq(res["judges"][k]["human_only"], comp.human_only.to_dict())
+        assert ("ppi" in res["judges"][k]) == (comp.ppi is not None)
+        assert res["judges"][k]["ppi_note"] == comp.ppi_note
+
+
+def test_estimation_equals_the_estimate_command(tmp_path):
+    """`voirdire report` and `voirdire estimate` print the same estimates for one file and seed."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from voirdire.cli import app
+
+    from .conftest import make_table
+
+    t = make_table()
+    path = tmp_path / "scores.csv"
+    df = t.to_frame()
+    df["role"] = [str(t.roles[t.rater_index(r)]) for r in df["rater"]]
+    df[["item", "rater", "label", "role"]].to_csv(path, index=False)
+    runner = CliRunner()
+    j = JUDGES[0]
+    read = ["--role", "role", "--abstain", "cannot assess", "--seed", "3"]
+    est = runner.invoke(app, ["estimate", str(path), "-j", j, "-p", "0.8", *read, "--drop-unscored", "--format", "json"])
+    assert est.exit_code == 0, est.output
+    est_doc = json.loads(est.stdout)["estimates"]
+    out = tmp_path / "rep"
+    rep = runner.invoke(app, ["report", str(path), "-j", j, *read, "--scale", "interval", "--inclusion-prob", "0.8",
+                              "--n-resamples", "20", "-o", str(out), "-q"])
+    assert rep.exit_code == 0, rep.output
+    judge = json.loads((out / "report.json").read_text())["sections"]["estimation"]["results"]["judges"][0]
+    assert judge["dr_calibrated"] == est_doc["doubly_robust"]
+    assert judge["human_only"] == est_doc["human_only"]
+    assert ("ppi" in judge) == ("ppi" in est_doc)
 
 
 def test_pairwise_matches_direct_call(built):

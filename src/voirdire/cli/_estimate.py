@@ -241,7 +241,7 @@ def estimate_command(
                  "item; pass --drop-unscored to estimate over the items they all scored.")
         X, y, pi, items = X[keep], y[keep], pi[keep], items[keep]
         st = None if st is None else st[keep]
-        cl = None if cl is None else np.unique(cl[keep], return_inverse=True)[1]
+        cl = None if cl is None else cl[keep]
     n_lab = int(np.isfinite(y).sum())
     if n_lab == 0:
         fail(f"{file}: no item has a human score, so there is nothing to estimate the human mean from. "

@@ -93,7 +93,9 @@ def compare_estimators(judge_scores: Any, human_scores: Any, inclusion_prob: Any
         Names of the judge columns (for messages).
     items : array-like of ids, optional
         Item ids (for the ``--cluster-sep`` hint).
-    model, cross_fit, strata, clusters, confidence_level, target, interval, rng
+    clusters : array-like, optional
+        A cluster label per item (any labels; coded here).
+    model, cross_fit, strata, confidence_level, target, interval, rng
         As in :func:`dr_mean`.
     compare : bool, default True
         Also compute human-only and (when valid) PPI++.
@@ -103,6 +105,8 @@ def compare_estimators(judge_scores: Any, human_scores: Any, inclusion_prob: Any
     EstimatorComparison
     """
     X = np.asarray(judge_scores, dtype=float)
+    if clusters is not None:  # codes 0..G-1 of the clusters present (a subset of items leaves gaps)
+        clusters = np.unique(np.asarray(clusters), return_inverse=True)[1].ravel()
     names = judges or [f"judge {k}" for k in range(1 if X.ndim == 1 else X.shape[1])]
     y = np.asarray(human_scores, dtype=float)
     with warnings.catch_warnings(record=True) as caught:

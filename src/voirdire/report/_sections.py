@@ -17,7 +17,8 @@ from .._scores import HTML_NAMES
 from ._annotators import annotators_section
 from ..agreement import binary_agreement, pairwise_matrix
 from ..design import overlap, plan_certification
-from ..estimation import classical_mean, dr_mean_table, item_scores, ppi_mean
+from ..estimation import compare_estimators, item_scores
+from ..exceptions import VoirdireError
 from ..pairwise import PairwiseBayesModel
 from ..workflows import compare_raters, stream, validate_judges
 from ._build import Context, NotAvailable, Writer
@@ -422,39 +423,50 @@ def estimation_section(ctx: Context, w: Writer) -> None:
            "π is known by design), human-only (design-weighted mean of the human-scored items) and PPI++ "
            "(assumes the human-scored items are a uniform random subset). A narrower valid interval means the "
            "judge saves human labels. With m(X) = X (the paper's choice) a judge whose scores sit on a different "
-           "scale than the humans' can make the interval wider than human-only; the calibrated version predicts "
-           "the human score from the judge's by a cross-fitted linear fit, and stays valid because π is known. "
-           "PPI++ is shown only when π is the same on every human-scored item and some items have no human "
-           "score (as in `voirdire estimate`).",
+           "scale than the humans' can make the interval wider than human-only; the calibrated version (the "
+           "default of `voirdire estimate`: a cross-fitted ridge fit of the human score on the judge's, power-tuned "
+           "so that it is never worse than human-only) stays valid because π is known. Every row comes from "
+           "`estimation.compare_estimators`, the function `voirdire estimate` calls, with its defaults, over the "
+           "items the judge scored: the same numbers as `voirdire estimate --drop-unscored --seed` with this seed.",
            "note")
     out: list[dict[str, Any]] = []
     w.put("judges", out)
+    items_all = np.asarray(t.items)
     for jn, judge in enumerate(ctx.judges):
         if jn:
             w.tick(judge)
         x, y, _ = item_scores(t, judge)
         keep = np.isfinite(x)
         entry: dict[str, Any] = {"judge": judge, "n_items_scored": int(keep.sum())}
-        entry["dr"] = w.call(dr_mean_table, t, judge, inclusion_prob=pi_all.copy(), drop_unscored=True,
-                             model="identity", confidence_level=ctx.confidence_level, rng=ctx.seed).to_dict()
-        entry["dr_linear"] = w.call(dr_mean_table, t, judge, inclusion_prob=pi_all.copy(), drop_unscored=True,
-                                    model="linear", confidence_level=ctx.confidence_level, rng=ctx.seed).to_dict()
         cl = None if t.clusters is None else t.clusters[keep]
-        entry["human_only"] = w.call(classical_mean, y[keep], pi_all[keep].copy(), clusters=cl,
-                                     confidence_level=ctx.confidence_level).to_dict()
-        # PPI++ assumes the human-scored items are a uniform random subset: only then, and only with
-        # unscored items to use, is it shown (the same rule as `voirdire estimate`)
-        scored = keep & np.isfinite(y)
-        n_lab = int(scored.sum())
-        uniform = n_lab > 0 and bool(np.nanmax(pi_all[scored]) == np.nanmin(pi_all[scored]))
-        if uniform and 2 <= n_lab < int(keep.sum()):
-            entry["ppi"] = w.call(ppi_mean, x[keep], y[keep], confidence_level=ctx.confidence_level).to_dict()
+        same = dict(judges=[judge], items=items_all[keep], clusters=cl, confidence_level=ctx.confidence_level,
+                    rng=ctx.seed)
+        try:
+            comp = w.call(compare_estimators, x[keep], y[keep], pi_all[keep].copy(), **same)
+            paper = w.call(compare_estimators, x[keep], y[keep], pi_all[keep].copy(), model="identity", compare=False,
+                           **same)
+        except VoirdireError as exc:
+            entry["error"] = str(exc)
+            out.append(entry)
+            w.results["judges"] = out
+            w.text(f"{judge}: no estimate ({exc})", "warning")
+            continue
+        entry["dr"] = paper.dr.to_dict()
+        entry["dr_calibrated"] = comp.dr.to_dict()
+        if comp.human_only is not None:
+            entry["human_only"] = comp.human_only.to_dict()
+        if comp.ppi is not None:
+            entry["ppi"] = comp.ppi.to_dict()
+        entry["ppi_note"] = comp.ppi_note
+        entry["hints"] = comp.hints
+        for msg in ([comp.ppi_note] if comp.ppi_note else []) + [h["message"] for h in comp.hints]:
+            w.text(f"{judge}: {msg}", "note")
         out.append(entry)
         w.results["judges"] = out
-        names = [("dr", "doubly robust, m(X) = X"), ("dr_linear", "doubly robust, calibrated"),
+        names = [("dr", "doubly robust, m(X) = X"), ("dr_calibrated", "doubly robust, calibrated"),
                  ("human_only", "human only"), ("ppi", "PPI++")]
         names = [(k, lab) for k, lab in names if k in entry]
-        groups = {"dr": "judge", "dr_linear": "judge", "human_only": "human", "ppi": "other"}
+        groups = {"dr": "judge", "dr_calibrated": "judge", "human_only": "human", "ppi": "other"}
         w.figure(f"est-{jn}", f"{judge}: estimates of the mean human score",
                  plots.forest_plot(f"{w.key}-est-{jn}", [lab for _, lab in names],
                                    [entry[k]["estimate"] for k, _ in names],
