@@ -107,6 +107,10 @@ class _Spec:
     name: str = ""
     level: str = ""
     fce = False  # Fleiss-Cohen-Everitt variance convention (sum e^2 / n^2) instead of Gwet's
+    # The coefficient's proven lower bound on any data (every coefficient here is at most 1). Fleiss'
+    # kappa, Conger's kappa, alpha and the weighted chance-corrected coefficients have none: pe can
+    # exceed 1/2 on sparse or weighted tables, and (pa - pe) / (1 - pe) then falls below -1.
+    floor = -math.inf
 
     def __init__(self, prep: Prepared) -> None:
         self.prep = prep
@@ -192,6 +196,10 @@ class _GwetFamily(_Spec):
         self.pa_i = np.where(r >= 2, self.sum_q / np.where(r >= 2, r * (r - 1), 1.0), 0.0)
         self.q = prep.q
         self.Tw = float(prep.q) if self.W is None else float(self.W.sum())
+        if kind == "pa":
+            self.floor = 0.0
+        elif kind in ("ac", "bp") and _identity_like(self.W):
+            self.floor = -1.0  # pe <= 1/q <= 1/2 (Gwet's AC1, Brennan-Prediger): at least -1
 
     def stats(self) -> Any:
         Nr = _scale_rows(self.N, self.inv_r)
@@ -745,6 +753,9 @@ class _TwoRater(_Spec):
         self.a, self.b = a, b
         self.q = q
         cell = a * q + b
+        if _identity_like(self.W):
+            # unweighted: pe <= sum_k pbar_k^2 <= max_k pbar_k <= (1 + po) / 2, so kappa, pi >= -1
+            self.floor = -1.0
         idx = np.flatnonzero(self.both)
         self.cells = sp.csr_matrix((np.ones(idx.size), (idx, cell[idx])), shape=(nI, q * q))
 
@@ -801,6 +812,14 @@ class _TwoRater(_Spec):
         out = np.zeros(self.prep.n_items)
         out[m] = psi - psi.mean()
         return out, n, m
+
+
+def _identity_like(W: np.ndarray | None) -> bool:
+    """Unweighted agreement: no credit off the diagonal, at most full credit on it."""
+    if W is None:
+        return True
+    d = np.diag(W)
+    return bool(np.all(W - np.diag(d) == 0) and np.all((d >= 0) & (d <= 1)))
 
 
 def _first_rater_index(prep: Prepared) -> int:
@@ -922,8 +941,78 @@ def _is_pa(s: _Spec) -> bool:
     return isinstance(s, _GwetFamily) and s.kind == "pa"
 
 
-def _scale(s: _Spec) -> Any:
-    return _iv.Scale(0.0, 1.0) if _is_pa(s) else _iv.Scale(-1.0, 1.0)
+def _scale(s: _Spec, lowest: float = math.nan) -> Any:
+    """The variance-stabilising map of ``s``'s intervals: the logit for observed agreement, Fisher's z
+    on [-1, 1] otherwise. For a coefficient with no lower bound at -1 whose estimate, replicates or
+    jackknife values reach -1 (``lowest``), the map's lower end moves below them: an anchor of the
+    map, never a bound the interval is clipped to."""
+    if s.floor == 0.0:
+        return _iv.Scale(0.0, 1.0)
+    if s.floor < -1.0 and lowest <= -1.0:
+        return _iv.Scale(lowest - 0.1 * (1.0 - lowest), 1.0)
+    return _iv.Scale(-1.0, 1.0)
+
+
+def _lowest(est: float, *arrays: np.ndarray | None) -> float:
+    vals = [est] + [float(np.min(a[np.isfinite(a)])) for a in arrays if a is not None and np.isfinite(a).any()]
+    return min(vals)
+
+
+def _fmt_bound(v: float) -> str:
+    return f"{v:g}"
+
+
+def _honest(r: Any, s: _Spec, est: float, sc: Any, rebuild: Any) -> tuple[Any, str, bool]:
+    """Keep an interval within the coefficient's true bounds and around its estimate.
+
+    * An endpoint of a transformed interval (bootstrap-t, jackknife) that reached the end of the
+      map's range, where that end is no bound of the coefficient, is recomputed on the
+      coefficient's own scale (``rebuild``): -1 is not the floor of Fleiss' kappa or weighted AC2.
+      (The third value says so; no warning: the interval's ``method`` names what was used.)
+    * Endpoints beyond a true bound (1 above; the floor of :attr:`_Spec.floor` below) are clipped to
+      it, and the returned text says so (it goes into ``ci.method``).
+    * The estimate always lies in the interval: an endpoint beyond it by rounding (a few units in the
+      last place) is set to it; a real miss (a percentile interval of a biased bootstrap) is
+      widened to the estimate, with a note.
+    """
+    replaced = False
+    if r.method == "none" or not (math.isfinite(r.low) and math.isfinite(r.high)):
+        return r, "", replaced
+    span = sc.high - sc.low
+    if (r.method in ("studentized", "jackknife") and math.isfinite(span) and sc.low > s.floor
+            and r.low <= sc.low + 1e-9 * span):
+        alt = rebuild()
+        if alt.method != "none" and math.isfinite(alt.low) and math.isfinite(alt.high):
+            why = (f"the {r.label} reached the end of the Fisher z map at {_fmt_bound(sc.low)}, "
+                   f"which is no bound of {s.name}: {alt.label} used instead")
+            r = dataclasses.replace(alt, note="; ".join(x for x in (why, alt.note) if x))
+            replaced = True
+    lo, hi, notes = r.low, r.high, []
+    clipped = []
+    if hi > 1.0:
+        hi = 1.0
+        clipped.append("1 above")
+    if lo < s.floor:
+        lo = s.floor
+        clipped.append(f"{_fmt_bound(s.floor)} below")
+    # rounding: a few units in the last place, or the map's pull of a value on its end (Scale.eps)
+    tol = 1e-9 * max(1.0, abs(est)) + (sc.eps * span if math.isfinite(span) else 0.0)
+    for side in ("low", "high"):
+        v = lo if side == "low" else hi
+        miss = (v - est) if side == "low" else (est - v)
+        if miss > 0:
+            if miss > tol:
+                notes.append(f"the interval missed the estimate by {miss:.3g}; its {side} end was moved to "
+                             f"the estimate")
+            lo, hi = (est, hi) if side == "low" else (lo, est)
+    lo, hi = min(lo, hi), max(lo, hi)
+    clip_text = f"clipped at the coefficient's bounds ({', '.join(clipped)})" if clipped else ""
+    if clip_text:
+        notes.insert(0, clip_text)
+    if (lo, hi) != (r.low, r.high) or notes:
+        r = dataclasses.replace(r, low=float(lo), high=float(hi),
+                                note="; ".join(x for x in (r.note, *notes) if x))
+    return r, clip_text, replaced
 
 
 def _units(prep: Prepared, mask: np.ndarray) -> tuple[np.ndarray, int, str]:
@@ -1121,6 +1210,7 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
             S = st if st is not None else _aggregate(s.stats(), unit, n_units)
             jack = jackknife_values(s, S, unit, n_units, item_units)
         se = float(np.std(good, ddof=1)) if good.size >= 2 else float("nan")
+        clip_text, replaced = "", False
         if not math.isfinite(est):
             r = dataclasses.replace(_iv.NAN_INTERVAL, note="the estimate is undefined")
         elif n_units < 2:
@@ -1131,15 +1221,29 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
                 f"every resample gives {est:.6g} (the {unit_kind}s do not vary in what the coefficient uses): "
                 f"no interval"))
         else:
+            # Wald gets no bounds here: _honest clips it to the coefficient's true bounds and says so
+            sc = (_iv.Scale(-math.inf, math.inf) if m == "wald"
+                  else _scale(s, _lowest(est, bt if B_s else None, jack)))
+
+            def _own_scale(est: float = est, bt: np.ndarray = bt, jack: Any = jack, a_se: Any = a_se,
+                           B_s: int = B_s) -> Any:
+                # the percentile interval (within the replicates' range) when there are replicates,
+                # else the jackknife on the coefficient's own scale
+                return _iv.build("percentile" if B_s else "jackknife", est, boots=bt if B_s else None, jack=jack,
+                                 boot_se=None, analytic_se=a_se, n_units=n_units, level=cl,
+                                 scale=_iv.Scale(-math.inf, math.inf))
+
             r = _iv.build(m, est, boots=bt if B_s else None, jack=jack, boot_se=bse, analytic_se=a_se,
-                          n_units=n_units, level=cl, scale=_scale(s))
-        if r.method not in (m, "none") and math.isfinite(est):
+                          n_units=n_units, level=cl, scale=sc)
+            r, clip_text, replaced = _honest(r, s, est, sc, _own_scale)
+        if r.method not in (m, "none") and math.isfinite(est) and not replaced:
             # a fallback: say which method was used (a nan interval carries its reason in `method`)
             warnings.warn(f"{s.name}: {r.note}.", DegenerateDataWarning, stacklevel=4)
         method = _describe(r, s, unit_kind, B_s, a_se, requested=opts.method, chosen=m)
+        label = _ci_label(r, s) + (f"; {clip_text}" if clip_text else "")
         out.append(AgreementResult(
             coefficient=s.name, estimate=est,
-            ci=ConfidenceInterval(low=r.low, high=r.high, confidence_level=cl, method=_ci_label(r, s)),
+            ci=ConfidenceInterval(low=r.low, high=r.high, confidence_level=cl, method=label),
             confidence_level=cl, se=se, analytic_se=a_se, method=method, level=s.level,
             observed=obs, expected=exp_, n_items=s.n_items_used(), n_pairs=s.n_pairs(),
             n_raters=len(prep.raters), n_labels=prep.n_labels, resampling_unit=unit_kind,
