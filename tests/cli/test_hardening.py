@@ -191,3 +191,61 @@ def test_memory_is_estimated_before_allocation(tmp_path: Path, monkeypatch: pyte
         res = runner.invoke(app, [command, str(f), "--resamples", "0", *(["--judge", "c"] if command == "validate" else [])])
         assert res.exit_code == 1, res.output
         assert "too large: 3,000 categories x 1,000 items needs" in res.output and "GiB" in res.output
+
+
+def _distinct_labels(path: Path, n_items: int, *, numeric: bool) -> Path:
+    # every label distinct: categories = 2 x items (two humans), the judge repeats the first human
+    rows = ["item,rater,label"]
+    for i in range(n_items):
+        a, b = (f"{2 * i}.5", f"{2 * i + 1}.5") if numeric else (f"lab{2 * i}", f"lab{2 * i + 1}")
+        rows += [f"i{i},h1,{a}", f"i{i},h2,{b}", f"i{i},llm,{a}"]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("command", ["validate", "report"])
+def test_validate_and_report_refuse_what_does_not_fit_before_allocating(tmp_path: Path, command: str,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    import voirdire._checks as checks
+
+    # the case scaled down: 20,000 distinct nominal labels on 10,000 items asked for 6 GiB
+    # (items x 2 humans x categories) and died with MemoryError; here 2,000 x 1,000 and a machine made small
+    f = _distinct_labels(tmp_path / "many.csv", 1000, numeric=False)
+    monkeypatch.setattr(checks, "available_memory", lambda: 20 * 2**20)
+    allocated: list[int] = []
+    real_zeros = np.zeros
+
+    def watch(shape, *a, **k):  # nothing of items x categories may be allocated before the refusal
+        size = int(np.prod(shape))
+        allocated.append(size)
+        return real_zeros(shape, *a, **k)
+
+    monkeypatch.setattr(np, "zeros", watch)
+    args = ["--judge", "llm"] + (["--out", str(tmp_path / "r"), "-q"] if command == "report" else [])
+    res = runner.invoke(app, [command, str(f), *args])
+    assert res.exit_code == 1, res.output
+    assert "too large: 2,000 categories x 1,000 items needs" in res.output and "GiB" in res.output
+    assert "Traceback" not in res.output and len(res.output.strip().splitlines()) <= 3
+    assert not any(s >= 1000 * 2000 for s in allocated)
+
+
+def test_memory_guard_is_right_for_continuous_scores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import voirdire._checks as checks
+    from voirdire.validation._kernel import kernel_bytes
+
+    # continuous scores: the kernel keeps a column per distinct value (and interval alpha a distance
+    # matrix), so validate needs what kernel_bytes says, no more: it runs when that fits ...
+    f = _distinct_labels(tmp_path / "scores.csv", 300, numeric=True)
+    need = kernel_bytes(300, 600, "alpha", "interval")
+    monkeypatch.setattr(checks, "available_memory", lambda: int(need * 1.05))
+    res = runner.invoke(app, ["validate", str(f), "--judge", "llm", "--scale", "interval", "--n-resamples", "20"])
+    assert res.exit_code == 0, res.output
+    # ... and refuses, naming the sizes, when it does not
+    monkeypatch.setattr(checks, "available_memory", lambda: int(need * 0.95))
+    res = runner.invoke(app, ["validate", str(f), "--judge", "llm", "--scale", "interval", "--n-resamples", "20"])
+    assert res.exit_code == 1 and "too large: 600 categories x 300 items needs" in res.output, res.output
+    # agree on the same scores is not refused: interval alpha works from the values
+    res = runner.invoke(app, ["agree", str(f), "--scale", "interval", "--resamples", "0"])
+    assert res.exit_code == 0, res.output

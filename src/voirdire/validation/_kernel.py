@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._checks import check_fits
 from .._stats.distances import delta, ordinal_delta
 from ..exceptions import VoirdireError
 
@@ -70,6 +71,30 @@ def _n_stats(score: str, level: str, L: int) -> int:
     return S
 
 
+FIX_TOO_LARGE = ("treat numeric labels as numbers (--scale interval or ordinal), merge rare categories, or use a "
+                 "subset of the items.")
+
+
+def kernel_bytes(n_items: int, n_categories: int, score: str, level: str) -> float:
+    """Bytes the kernel holds per table: the per-item category counts (items x categories), and for
+    interval/ratio alpha also the categories x categories distance matrix and its product with the
+    counts. (The per-item statistics themselves are built in chunks of :attr:`PairStats.max_floats`.)"""
+    L1 = float(n_categories) + 1.0
+    n_bytes = 8.0 * n_items * L1
+    if score == "alpha" and level not in ("nominal", "ordinal"):
+        n_bytes += 8.0 * L1 * L1 + 8.0 * n_items * L1
+    return n_bytes
+
+
+def check_kernel_fits(n_items: int, n_categories: int, score: str, level: str) -> None:
+    """Refuse before allocating (``too large: N categories x M items needs X GiB ...``).
+
+    Numeric scales count too: the kernel keeps one column per distinct value whatever the scale,
+    so this is what a continuous score with many distinct values really needs."""
+    check_fits(kernel_bytes(n_items, n_categories, score, level), f"{n_categories:,} categories x {n_items:,} items",
+               FIX_TOO_LARGE)
+
+
 class PairStats:
     """Per-item pair statistics for every (judge, held-out human) and (held-out human) combination.
 
@@ -102,6 +127,7 @@ class PairStats:
                  full_pool: bool = False) -> None:
         L = int(n_categories)
         codes = np.asarray(codes)
+        check_kernel_fits(codes.shape[0], L, score, level)
         H = codes[:, human_cols]
         G = codes[:, judge_cols]
         vk = (H >= 0) & (H < L)
@@ -109,8 +135,11 @@ class PairStats:
         Hx = np.where(vk, H, L)
         Gx = np.where(vj, G, L)
         n = H.shape[0]
-        C = np.eye(L + 1)[Hx].sum(axis=1)                             # human category counts (+ a column ...)
-        C[:, L] = 0.0                                                 # ... for "missing", kept at zero
+        # human category counts (+ a column for "missing", kept at zero), without an items x humans x
+        # categories one-hot on the way
+        C = np.bincount((np.arange(n)[:, None] * (L + 1) + Hx).ravel(), minlength=n * (L + 1)).reshape(
+            n, L + 1).astype(np.float64)
+        C[:, L] = 0.0
         nh = vk.sum(axis=1)               # (n,)
         m = np.where(vk, nh[:, None] - 1, 0).astype(float)   # (n, K) pool size when k labelled i
         ek = vk & (m >= 1)                # (n, K)

@@ -6,8 +6,9 @@ import dataclasses
 
 import numpy as np
 
+from .._checks import check_fits
 from ..exceptions import InvalidParameterError
-from ._kernel import SCORES, PairStats, delta_matrix, finalize
+from ._kernel import FIX_TOO_LARGE, SCORES, PairStats, delta_matrix, finalize, kernel_bytes
 
 __all__ = ["LooArrays", "loo_core"]
 
@@ -184,6 +185,10 @@ def _loo_point(codes: np.ndarray, hc: np.ndarray, jc: np.ndarray, L: int, score:
                cvals: np.ndarray) -> LooArrays:
     """Point estimates of the chance-corrected scores: the sums of :class:`PairStats`, contracted
     directly with ``einsum`` instead of materialising per-item statistics (about twice as fast)."""
+    # this direct contraction holds items x (humans + judges) x categories one-hot arrays at once
+    n_it = codes.shape[0]
+    check_fits(8.0 * n_it * (L + 1) * (3 * len(hc) + len(jc) + 1) + kernel_bytes(n_it, L, score, level),
+               f"{L:,} categories x {n_it:,} items", FIX_TOO_LARGE)
     H = codes[:, hc]
     G = codes[:, jc]
     vk = (H >= 0) & (H < L)
