@@ -115,3 +115,47 @@ def test_new_file_gets_umask_permissions_not_0600(tmp_path: Path) -> None:
     mask = os.umask(0o022)
     os.umask(mask)
     assert p.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_sigkill_leftover_is_cleaned_by_the_next_write_and_nothing_else(tmp_path: Path) -> None:
+    from voirdire._io import STALE_AFTER_S
+
+    p = tmp_path / "out.csv"
+    p.write_text("old complete\n")
+    # a real leftover: the writer is killed (SIGKILL cannot be caught) half-way through
+    code = textwrap.dedent(f"""
+        import os, signal
+        from voirdire._io import atomic_write
+        with atomic_write({str(p)!r}) as fh:
+            fh.write("half")
+            fh.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
+        """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == -signal.SIGKILL
+    (leftover,) = _strays(tmp_path)
+    old = 2 * STALE_AFTER_S
+    os.utime(tmp_path / leftover, (os.path.getmtime(p) - old,) * 2)
+    # things the cleaner must leave alone
+    fresh = tmp_path / ".out.csv.abcd1234.tmp"         # a concurrent writer's live temp (young)
+    fresh.write_text("live")
+    other = tmp_path / ".other.csv.abcd1234.tmp"       # another destination's temp
+    other.write_text("x")
+    odd = tmp_path / ".out.csv.backup.tmp"             # not the helper's pattern (7 characters)
+    odd.write_text("x")
+    target = tmp_path / "precious.txt"
+    target.write_text("keep")
+    link = tmp_path / ".out.csv.zzzz9999.tmp"          # a link of the right name: never followed or removed
+    link.symlink_to(target)
+    folder = tmp_path / ".out.csv.dir_0000.tmp"        # a folder of the right name
+    folder.mkdir()
+    for q in (other, odd, target):
+        os.utime(q, (q.stat().st_mtime - old,) * 2)
+    os.utime(link, (link.lstat().st_mtime - old,) * 2, follow_symlinks=False)
+    os.utime(folder, (folder.stat().st_mtime - old,) * 2)
+
+    write_text(p, "new complete\n")
+    assert p.read_text() == "new complete\n"
+    assert not (tmp_path / leftover).exists()
+    assert fresh.read_text() == "live" and other.exists() and odd.exists() and folder.is_dir()
+    assert link.is_symlink() and target.read_text() == "keep"

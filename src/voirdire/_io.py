@@ -13,7 +13,10 @@ How a write works (:func:`atomic_outputs`, :func:`atomic_write`, :func:`write_te
 4. On any error, on Ctrl-C (SIGINT) and on SIGTERM the temporary files are removed and no
    destination is touched. A SIGKILL cannot be caught: the destination then still holds its old
    complete content (or the new one, if the rename already happened), and a stray
-   ``.<name>.*.tmp`` file may be left beside it.
+   ``.<name>.XXXXXXXX.tmp`` file may be left beside it. The next write of the same destination
+   removes such leftovers (:func:`clean_stale_temps`): only regular files of exactly this naming
+   pattern for that destination, owned by the user, untouched for :data:`STALE_AFTER_S` seconds,
+   never following a link.
 
 An output that is also an input of the same command (same file, through any path or link) is
 refused before anything is written. Existing outputs are replaced (atomically): that is the
@@ -24,7 +27,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
+import stat
+import time
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator
@@ -33,9 +39,55 @@ from typing import IO, Any
 
 from .exceptions import InvalidParameterError
 
-__all__ = ["atomic_outputs", "atomic_write", "write_text", "write_bytes", "check_not_input", "AtomicOutputs"]
+__all__ = ["atomic_outputs", "atomic_write", "write_text", "write_bytes", "check_not_input", "AtomicOutputs",
+           "clean_stale_temps", "STALE_AFTER_S"]
 
 PathLike = str | os.PathLike[str]
+
+#: A temporary file of ours untouched this long is a leftover of a killed writer (a live writer's
+#: file changes as it is written; no voirdire output takes an hour between two writes).
+STALE_AFTER_S = 3600.0
+# tempfile.mkstemp's random part: 8 characters of this alphabet
+_RANDOM = r"[a-z0-9_]{8}"
+
+
+def _temp_prefix(dest: Path) -> str:
+    return f".{dest.name}."
+
+
+def clean_stale_temps(dest: PathLike, *, older_than: float = STALE_AFTER_S) -> list[Path]:
+    """Remove temporary files a killed writer left beside ``dest``; return what was removed.
+
+    Only names of this module's own pattern for this destination (``.<name>.XXXXXXXX.tmp``), only
+    regular files (a link or folder of that name is left alone: ``lstat``, never followed), only
+    the user's own files, and only those untouched for ``older_than`` seconds (a concurrent
+    writer's live temporary file is younger). Errors (a file removed meanwhile, no permission)
+    are ignored: cleaning is a courtesy, never a reason for a write to fail.
+    """
+    dest = Path(dest)
+    folder = dest.parent if str(dest.parent) else Path(".")
+    pattern = re.compile(re.escape(_temp_prefix(dest)) + _RANDOM + re.escape(".tmp"))
+    now = time.time()
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for e in entries:
+        if not pattern.fullmatch(e.name):
+            continue
+        try:
+            st = e.stat(follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode) or (uid is not None and st.st_uid != uid):
+                continue
+            if now - st.st_mtime < older_than:
+                continue
+            os.unlink(e.path)  # unlink never follows a link: at worst a link put here meanwhile goes
+            removed.append(Path(e.path))
+        except OSError:
+            continue
+    return removed
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -117,8 +169,9 @@ class AtomicOutputs:
         if not folder.is_dir():
             raise InvalidParameterError(
                 f"Cannot write {str(path)!r}: the folder {str(folder)!r} does not exist. Create it first.")
+        clean_stale_temps(dest)
         # mkstemp: O_CREAT | O_EXCL with a random name in the destination's folder; never follows a link
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=folder)
+        fd, tmp_name = tempfile.mkstemp(prefix=_temp_prefix(dest), suffix=".tmp", dir=folder)
         tmp = Path(tmp_name)
         try:
             os.chmod(tmp, 0o666 & ~_UMASK)
