@@ -312,9 +312,10 @@ def build_report(
         inclusion_prob = _check_inclusion(inclusion_prob, table, func)
 
     # refuse a table too large for memory before any section allocates (the same line as `validate`)
-    from ..workflows._validate import check_fits_validation, default_score
+    from ..validation import check_memory
+    from ..workflows import default_score
 
-    check_fits_validation(table, default_score(table) if len(table.humans) >= 2 and len(table.judges) else None)
+    check_memory(table, default_score(table) if len(table.humans) >= 2 and len(table.judges) else None)
     ctx = Context(table=table, judges=analysed or tuple(table.judges), humans=tuple(table.humans), pairwise=pairwise,
                   inclusion_prob=inclusion_prob, seed=int(seed), confidence_level=confidence_level,
                   n_resamples=n_resamples, epsilon=float(epsilon), alt_test_epsilon=float(alt_test_epsilon),

@@ -24,6 +24,8 @@ Codes follow :meth:`voirdire.data.AnnotationTable.dense`: ``-1`` is missing; a c
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .._checks import check_fits
@@ -93,6 +95,23 @@ def check_kernel_fits(n_items: int, n_categories: int, score: str, level: str) -
     so this is what a continuous score with many distinct values really needs."""
     check_fits(kernel_bytes(n_items, n_categories, score, level), f"{n_categories:,} categories x {n_items:,} items",
                FIX_TOO_LARGE)
+
+
+def check_memory(table: Any, score: str | None = None) -> None:
+    """Refuse a table too large for memory before any work: one line, ``too large: N categories x
+    M items needs X GiB, more than the Y GiB of memory available; ...``.
+
+    The humans' agreement builds items x categories counts on categorical scales (the agreement
+    functions check the same), and the leave-one-out kernel (``score`` given) items x categories
+    counts on any scale (:func:`kernel_bytes`). Called first by
+    :func:`voirdire.workflows.validate_judges` and by the report.
+    """
+    n, L = int(table.n_items), int(table.n_categories)
+    need = 0.0 if table.scale.is_numeric else 16.0 * n * (L + 1)
+    if score is not None:
+        level = table.scale.level if score == "alpha" else "nominal"
+        need = max(need, kernel_bytes(n, L, score, level))
+    check_fits(need, f"{L:,} categories x {n:,} items", FIX_TOO_LARGE)
 
 
 class PairStats:

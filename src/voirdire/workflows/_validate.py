@@ -261,7 +261,7 @@ def validate_judges(
     >>> res.reference.status, res.verdicts["ChatGPT"].decision
     ('unreliable', 'inconclusive')
     """
-    from ..validation import alt_test, check_test_options, leave_one_out, rank_judges
+    from ..validation import alt_test, check_memory, check_test_options, leave_one_out, rank_judges
 
     func = "validate_judges"
     method = check_choice(method, "method", func, METHODS)  # type: ignore[assignment]
@@ -306,7 +306,7 @@ def validate_judges(
                        alt_test_epsilon=alt_test_epsilon if run_alt else None, q=q, scoring=scoring,
                        correction=correction, test=test, min_items_per_human=min_items_per_human,
                        min_humans_per_item=min_humans_per_item)
-    check_fits_validation(table, score if run_loo else None)
+    check_memory(table, score if run_loo else None)
     by = rank_by or ("rho" if run_alt else "mean_d")
     options: dict[str, Any] = dict(
         method=method, score=score if run_loo else None, scoring=scoring if run_alt else None,
@@ -368,22 +368,6 @@ def validate_judges(
                                                 n_resamples=n_resamples, seed=seed, notes=notes)
     return ValidationResult(source=str(table.source), options=options, reference=reference, judges=tuple(entries),
                             ranking=ranking, notes=tuple(notes), excluded_raters=excluded, annotators=annotators)
-
-
-def check_fits_validation(table: Any, score: str | None) -> None:
-    """Refuse a table too large for memory before any work (one line: ``too large: N categories x M
-    items needs X GiB ...``): the humans' agreement builds items x categories counts on categorical
-    scales (:func:`voirdire.agreement` checks the same), and the leave-one-out kernel (``score``
-    given) items x categories counts on any scale. Shared by :func:`validate_judges` and the report."""
-    from .._checks import check_fits
-    from ..validation._kernel import FIX_TOO_LARGE, kernel_bytes
-
-    n, L = int(table.n_items), int(table.n_categories)
-    need = 0.0 if table.scale.is_numeric else 16.0 * n * (L + 1)
-    if score is not None:
-        level = table.scale.level if score == "alpha" else "nominal"
-        need = max(need, kernel_bytes(n, L, score, level))
-    check_fits(need, f"{L:,} categories x {n:,} items", FIX_TOO_LARGE)
 
 
 def _check_annotators(table: Any, entries: list[JudgeValidation], *, score: str, min_items: int, n_resamples: int,
