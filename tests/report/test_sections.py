@@ -78,7 +78,7 @@ def test_validation_matches_direct_calls(built, hostile_table):
 def test_design_matches_direct_calls(built, hostile_table):
     import warnings
 
-    from voirdire.design import overlap, plan_certification
+    from voirdire.design import overlap, plan_judges
 
     rep, _ = built
     res = rep.section("design").results
@@ -88,9 +88,7 @@ def test_design_matches_direct_calls(built, hostile_table):
         for k, j in enumerate(JUDGES):
             if "error" in res["plans"][k]:
                 continue
-            d = plan_certification(hostile_table, judge=j, epsilon=0.05).to_dict()
-            d["judge"] = j
-            _eq(res["plans"][k], d)
+            _eq(res["plans"][k], plan_judges(hostile_table, [j], epsilon=0.05, rng=7).plans[0].to_dict())
 
 
 def test_estimation_matches_direct_calls(built, hostile_table):

@@ -66,3 +66,50 @@ def test_agree_report_and_api_agree(tmp_path):
     api = json.loads(json.dumps(compare_raters(read_annotations(path, role="role", judges=["gpt-4o"]), ["gpt-4o"],
                                                seed=5, n_resamples=40).to_dict()))
     assert cli_doc["groups"] == api["groups"] == sel
+
+
+def test_plan_validate_and_report_give_the_same_planning_number(tmp_path):
+    # one planner (plan_judges) behind voirdire plan, validate's "what would settle it" and the report's
+    # planning block: on the 300-item framing slice (first 300 sorted ids) every judge gets the same
+    # answer in all three, and a judge left inconclusive by validate carries it
+    t = read_annotations(shared_data("alttest", "framing"))
+    idx = {str(x): k for k, x in enumerate(t.items)}
+    s = t.select(items=[idx[i] for i in sorted(idx)[:300]])
+    df = s.to_frame()
+    df["role"] = [str(s.roles[s.rater_index(r)]) for r in df["rater"]]
+    path = tmp_path / "framing300.csv"
+    df[["item", "rater", "label", "role"]].to_csv(path, index=False)
+    judges = ["gpt-4o-mini", "mistral-v03", "llama-31"]
+    js = sum((["-j", j] for j in judges), [])
+    common = ["--role", "role", "--seed", "3"]
+    plan = runner.invoke(app, ["plan", str(path), *js, *common, "-f", "json"])
+    assert plan.exit_code == 0, plan.output
+    answers = {p["judge"]: p for p in json.loads(plan.stdout)["answers"]["plans"]}
+    val = runner.invoke(app, ["validate", str(path), *js, *common, "--n-resamples", "60", "-f", "json"])
+    assert val.exit_code == 0, val.output
+    out = tmp_path / "rep"
+    rep = runner.invoke(app, ["report", str(path), *js, *common, "--n-resamples", "60", "-o", str(out), "-q"])
+    assert rep.exit_code == 0, rep.output
+    doc = json.loads((out / "report.json").read_text())
+    plans = {p["judge"]: p for p in doc["sections"]["design"]["results"]["plans"]}
+    assert set(answers) == set(plans) == set(judges)
+    for j in judges:
+        assert plans[j] == answers[j], j
+    statuses = {p["status"] for p in answers.values()}
+    assert "open" in statuses and "settled" in statuses  # the slice exercises both kinds of answer
+    for p in plans.values():  # no top-up for a settled judge
+        assert (p["more_per_human"] == 0) == (p["status"] == "settled")
+    carried = 0
+    for e in json.loads(val.stdout)["judges"]:
+        if e["plan"] is None:
+            assert e["verdict"]["decision"] != "inconclusive" or any(
+                r["blocking"] and r["method"] == "reference" for r in e["verdict"]["reasons"])
+            continue
+        carried += 1
+        assert e["plan"] == answers[e["judge"]]
+        (settle,) = [r for r in e["verdict"]["reasons"] if r["code"] == "what_would_settle"]
+        assert settle["value"] == answers[e["judge"]]["more_per_human"]
+        assert answers[e["judge"]]["reason"].rstrip(".") in settle["message"]
+    assert carried >= 1
+    # the report shows the same validation entries (and so the same settle line) as validate
+    assert doc["sections"]["validation"]["results"]["judges"] == json.loads(val.stdout)["judges"]

@@ -3,6 +3,7 @@ on hand-made results."""
 
 from __future__ import annotations
 
+import math
 import warnings
 from types import SimpleNamespace
 
@@ -106,7 +107,11 @@ def test_methods_disagree_says_which_why_and_what_settles():
     assert v.decision == "inconclusive" and _codes(v, blocking=True)[0] == "methods_disagree"
     msg = v.reasons[0].message
     assert "pooled agreement" in msg and "item by item" in msg and "epsilon = 0.05" in msg
-    assert "planner" in msg or "More overlap will not settle it" in msg
+    # what would settle it: the one planner's answer, shown in the sentence, its number in the reason's value
+    settle = [r for r in v.reasons if r.code == "what_would_settle"]
+    assert len(settle) == 1 and "planner" in settle[0].message and settle[0].message in v.sentence
+    assert j.plan is not None and settle[0].message.endswith(j.plan.reason.rstrip(".") + ".")
+    assert settle[0].value == (j.plan.more_per_human if math.isfinite(j.plan.more_per_human) else None)
 
 
 def test_stability_unknown_without_resamples():

@@ -16,7 +16,7 @@ from .._results import to_jsonable
 from .._scores import HTML_NAMES
 from ._annotators import annotators_section
 from ..agreement import binary_agreement, pairwise_matrix
-from ..design import overlap, plan_certification
+from ..design import overlap, plan_judges
 from ..estimation import compare_estimators, item_scores
 from ..exceptions import VoirdireError
 from ..pairwise import PairwiseBayesModel
@@ -526,46 +526,40 @@ def design_section(ctx: Context, w: Writer) -> None:
         w.table("eligible", "Eligible items per held-out human (rows) and judge (columns); comparison pairs are in "
                             "the JSON (overlap.n_pairs)", ["held-out human", *jud], rows)
     if ctx.judges and len(ctx.humans) >= 2:
-        _plan_block(ctx, w, plan_certification)
+        _plan_block(ctx, w, plan_judges)
 
 
 def _plan_block(ctx: Context, w: Writer, plan: Any) -> None:
-    from ..exceptions import VoirdireError
+    """One planning answer per judge (``plan_judges``: the numbers of ``voirdire plan`` and ``validate``)."""
 
     w.heading("Planning the next round")
     plans: list[dict[str, Any]] = []
     w.put("plans", plans)
     rows: list[list[Any]] = []
     for judge in ctx.judges:
-        try:
-            res = w.call(plan, ctx.table, judge=judge, epsilon=ctx.epsilon)
+        try:  # one judge at a time: a judge the rule cannot run on does not hide the others
+            res = w.call(plan, ctx.table, [judge], epsilon=ctx.epsilon, rng=ctx.seed)
         except VoirdireError as exc:
             plans.append({"judge": judge, "error": str(exc)})
-            rows.append([judge, DASH, DASH, DASH, str(exc)])
+            rows.append([judge, "error", DASH, DASH, DASH, str(exc)])
             continue
-        d = res.to_dict()
-        d["judge"] = judge
-        plans.append(d)
+        p = res.plans[0]
+        plans.append(to_jsonable(p))
         k = len(plans) - 1
         w.results["plans"] = plans
-        elig = [e for e in d["eligible_by_human"] if e is not None]
-        need = [(h, m, e) for h, m, e in zip(d["humans"], d["m_star_by_human"], d["eligible_by_human"])
-                if m is not None and e is not None and m > e]
-        if need:
-            rec = "more overlap for " + ", ".join(f"{h} (+{fmt_int(m - e)})" for h, m, e in need)
-        elif any(m is None for m in d["m_star_by_human"]):
-            rec = "some comparisons have no positive margin (the judge trails that human by more than ε): " \
-                  "more labels will not certify it there"
-        else:
-            rec = "the current overlap suffices for every held-out human"
-        rows.append([judge, w.int_(f"plans/{k}/m_star"), Cell(text=fmt_int(min(elig)) if elig else DASH, numeric=True),
-                     w.num(f"plans/{k}/mu_d"), rec])
-    w.table("plan", f"Eligible items each held-out human needs to certify the judge (ε = {fmt_num(ctx.epsilon, 2)}, "
-                    "false-reject ≤ 2.5% per comparison)",
-            ["judge", "m* (pooled)", "eligible now (fewest)", "μ_d", "recommendation"], rows)
-    ok = [p for p in plans if "assumptions" in p]
-    if ok:
-        w.text("The planner's assumptions: " + "; ".join(ok[0]["assumptions"]) + ".", "note")
+        status = f"settled ({p.decision})" if p.status == "settled" else p.status
+        more = (w.int_(f"plans/{k}/more_per_human") if np.isfinite(p.more_per_human)
+                else Cell(text="none", numeric=True))
+        rows.append([judge, status, more, p.method, w.num(f"plans/{k}/effect_size"), p.reason])
+    w.table("plan", f"More comparisons per open held-out human to settle each judge (leave-one-out rule, "
+                    f"ε = {fmt_num(ctx.epsilon, 2)}, anytime-valid, e-BH at q = 0.05)",
+            ["judge", "status", "more per human", "method", "effect (μ_d + ε)/σ0", "why"], rows)
+    w.text("One answer per judge, the same as voirdire plan and the 'what would settle it' line of voirdire "
+           "validate. A comparison is an item labelled by the held-out human, the judge and another human. "
+           "Settled: the anytime-valid rule has already decided, no top-up. Open: the rule's expected further "
+           "comparisons at the current estimates (a forecast, not a guarantee); the fixed-sample plug-in "
+           "m*_cert in the reason is smaller because it guarantees nothing at the margin or under repeated looks. "
+           "Boundary: the judge sits on the ε margin, so no finite budget is expected to settle it.", "note")
 
 
 # ----------------------------------------------------------------------------------------- pairwise

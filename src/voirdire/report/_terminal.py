@@ -308,7 +308,7 @@ def verdict_lines(res: Any) -> list[Text]:
     names = {"leave_one_out": "leave-one-out", "alt_test": "alt-test"}
     for j in res.judges:
         v = j.verdict
-        why = [r.message for r in v.reasons if r.blocking] or [r.message for r in v.reasons]
+        why = v.shown
         text = "; ".join(w.rstrip(".") for w in why)
         per = []
         for m in j.verdicts:

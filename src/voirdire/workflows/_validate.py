@@ -50,7 +50,8 @@ class JudgeValidation(Result):
 
     ``leave_one_out`` / ``alt_test`` are the tests' results (``None`` when not run or when they
     could not run; ``errors`` then says why), ``verdicts`` the per-method verdicts and ``verdict``
-    the combined one.
+    the combined one. ``plan`` is the planner's answer (:class:`voirdire.design.JudgePlan`) when
+    the combined verdict is inconclusive for a reason more labels could change (``None`` otherwise).
     """
 
     judge: str
@@ -60,6 +61,7 @@ class JudgeValidation(Result):
     verdicts: tuple[Verdict, ...]
     verdict: Verdict
     sensitivity: Any = None
+    plan: Any = None
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"judge": self.judge}
@@ -77,6 +79,7 @@ class JudgeValidation(Result):
             "omega_without": None if x.without is None else x.without.omega,
             "decision_without": None if x.without is None else x.without.decision,
             "won_mainly_against_excluded": x.won_mainly_against_excluded, "sentence": x.sentence}
+        d["plan"] = None if self.plan is None else self.plan.to_dict()
         return d
 
 
@@ -428,38 +431,27 @@ def _judge_entry(table: Any, name: str, loo: Any, alt: Any, errors: dict[str, st
         outcomes[method] = (out, reasons, res)
         fo, fr = apply_reference(out, list(reasons), reference)
         verdicts.append(make_verdict(name, method, None if res is None else res.decision, fo, fr))
-    settle = None
-    decs = {v[0] for v in outcomes.values()}
-    if {"accept", "reject"} <= decs and loo is not None:
-        settle = _settle(table, name, options, notes, loo)
-    combined = combine(name, outcomes, reference, settle)
+    combined = combine(name, outcomes, reference)
+    plan = None
+    if combined.decision == "inconclusive" and loo is not None and not any(
+            r.blocking and r.method == "reference" for r in combined.reasons):
+        plan, settle = _settle(table, name, options, notes)
+        combined = combine(name, outcomes, reference, settle, None if plan is None else plan.more_per_human)
     return JudgeValidation(judge=name, leave_one_out=loo, alt_test=alt, errors=errors, verdicts=tuple(verdicts),
-                           verdict=combined)
+                           verdict=combined, plan=plan)
 
 
-def _settle(table: Any, judge: str, options: dict[str, Any], notes: list[str], loo: Any) -> str:
-    """What would settle a disagreement: the planner's eligible items per held-out human (m*)."""
-    from ..design import plan_certification
-    from ..exceptions import InfeasiblePlanError
+def _settle(table: Any, judge: str, options: dict[str, Any], notes: list[str]) -> tuple[Any, str]:
+    """What would settle an inconclusive verdict: the one planner's answer (:func:`voirdire.design.plan_judges`).
 
-    eps = options["epsilon"]
+    The same call as ``voirdire plan`` and the report's planning block (same table, epsilon and
+    seed), so the three show the same number.
+    """
+    from ..design import plan_judges
+
     try:
-        plan = _run(plan_certification, notes, table, judge=judge, epsilon=eps, score=options["score"] or "agreement",
-                    n_resamples=200, rng=stream(options["seed"], "validation", "plan", judge))
-    except InfeasiblePlanError:
-        return (f"More overlap will not settle it: the judge trails the humans by more than epsilon = {eps:g} on "
-                "the leave-one-out score, so more labels only make that rejection surer; the disagreement is about "
-                "the margin. Decide which margin fits your use (epsilon, alt-test epsilon).")
+        res = _run(plan_judges, notes, table, [judge], epsilon=options["epsilon"], rng=options["seed"])
     except VoirdireError as exc:
-        return f"The planner could not say how much overlap would settle it ({exc})."
-    need = []
-    for h, m, e in zip(plan.humans, plan.m_star_by_human, plan.eligible_by_human):
-        if m is not None and e is not None and math.isfinite(float(m)) and math.isfinite(float(e)) and m > e:
-            need.append(f"{h}: +{int(m - e)}")
-    if need:
-        return (f"What would settle it: the planner asks for about {int(plan.m_star)} eligible items per held-out "
-                f"human (items labelled by that human, the judge and another human), so more overlapping labels "
-                "for " + "; ".join(need) + " (see voirdire plan).")
-    return (f"The current overlap already meets the planner's m* = {int(plan.m_star)} eligible items per held-out "
-            "human: the disagreement is about the two tests' margins, not the sample; decide which margin fits "
-            "your use.")
+        return None, f"The planner could not say what would settle it ({exc})."
+    p = res.plans[0]
+    return p, f"What would settle it (the planner, by {p.method}; see voirdire plan): {p.reason.rstrip('.')}."

@@ -14,7 +14,9 @@ says why, with machine-readable reason codes. The rules (``docs/validation.md``,
   stands: a judge that trails weak humans is still worse than they are);
 * the combined verdict accepts only when every method that ran accepts, rejects when a method
   rejects and none accepts, and is otherwise ``inconclusive``; when the methods disagree it says
-  which, why, and how many more overlapping labels would settle it (the planner's m*).
+  which and why; an inconclusive verdict that more labels could change carries ``what_would_settle``:
+  the one planner's answer (:func:`voirdire.design.plan_judges`), the number ``voirdire plan`` and the
+  report show.
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ REASON_CODES: dict[str, str] = {
     "reference_tentative": "the humans' own alpha is above the floor but below 0.667 (tentative)",
     "methods_disagree": "leave-one-out and the alt-test reach different decisions",
     "method_inconclusive": "one of the methods is inconclusive",
+    "what_would_settle": "what would settle an inconclusive verdict: the planner's answer (plan_judges), the same "
+                         "number as voirdire plan and the report; value = further comparisons per open held-out "
+                         "human (0: settled by the anytime-valid rule, none: no finite budget)",
     "won_mainly_against_flagged_annotators": "the leave-one-out acceptance does not hold once the annotators flagged "
                                              "as outliers no longer count (non-blocking: a sensitivity line)",
 }
@@ -101,6 +106,11 @@ class Verdict(Result):
     def codes(self) -> tuple[str, ...]:
         """The reason codes, in order."""
         return tuple(r.code for r in self.reasons)
+
+    @property
+    def shown(self) -> list[str]:
+        """The messages the sentence shows: the blocking reasons (else all) and what would settle it."""
+        return shown_messages(self.reasons)
 
     def to_dict(self) -> dict[str, Any]:
         return {"judge": self.judge, "method": self.method, "decision": self.decision,
@@ -245,18 +255,26 @@ def make_verdict(judge: str, method: str, test_decision: str | None, outcome: De
     reasons = sorted(reasons, key=lambda r: not r.blocking)  # stable: blocking reasons first
     name = _METHOD_NAME[method]
     head = {"accept": "ACCEPT", "reject": "REJECT", "inconclusive": "INCONCLUSIVE"}[outcome]
-    why = [r.message for r in reasons if r.blocking] or [r.message for r in reasons]
+    why = shown_messages(reasons)
     lead = f"{judge}: {head}" if method == "combined" else f"{judge} ({name}): {head}"
     sentence = lead + (" - " + "; ".join(w.rstrip(".") for w in why) if why else "") + "."
     return Verdict(judge=judge, method=method, decision=outcome, test_decision=test_decision,
                    reasons=tuple(reasons), sentence=sentence)
 
 
+def shown_messages(reasons: Any) -> list[str]:
+    """The reason messages a verdict's sentence shows: the blocking ones (else all) and what would settle it."""
+    why = [r.message for r in reasons if r.blocking] or [r.message for r in reasons if r.code != "what_would_settle"]
+    return why + [r.message for r in reasons if r.code == "what_would_settle"]
+
+
 def combine(judge: str, outcomes: dict[str, tuple[Decision, list[Reason], Any]],
-            reference: ReferenceReliability | None, settle: str | None = None) -> Verdict:
+            reference: ReferenceReliability | None, settle: str | None = None,
+            more: float | None = None) -> Verdict:
     """The combined verdict over the methods that ran (``outcomes``: method -> (outcome, reasons, result)).
 
-    ``settle`` is the sentence saying what would settle a disagreement (from the planner).
+    ``settle`` is the sentence saying what would settle an inconclusive verdict (from the planner)
+    and ``more`` its number (further comparisons per open held-out human).
     """
     ran = {m: v for m, v in outcomes.items() if not any(r.code == "not_run" for r in v[1])}
     decs = {m: v[0] for m, v in ran.items()}
@@ -269,7 +287,7 @@ def combine(judge: str, outcomes: dict[str, tuple[Decision, list[Reason], Any]],
         reasons += [r for v in ran.values() for r in v[1]]
     elif "accept" in decs.values() and "reject" in decs.values():
         outcome = "inconclusive"
-        reasons.append(_disagreement(ran, settle))
+        reasons.append(_disagreement(ran))
         reasons += [dataclasses.replace(r, blocking=False) for v in ran.values() for r in v[1]]
     elif "reject" in decs.values():
         outcome = "reject"
@@ -289,6 +307,9 @@ def combine(judge: str, outcomes: dict[str, tuple[Decision, list[Reason], Any]],
         reasons += [dataclasses.replace(r, blocking=False) for v in ran.values() for r in v[1]
                     if not r.blocking or v[0] != "inconclusive"]
     outcome, reasons = apply_reference(outcome, _dedupe(reasons), reference)
+    if settle and outcome == "inconclusive":
+        reasons.append(Reason(code="what_would_settle", method="combined", blocking=False, message=settle,
+                              value=None if more is None or not math.isfinite(more) else float(more)))
     tests = {m: getattr(v[2], "decision", None) for m, v in ran.items()}
     td = None
     if tests:
@@ -312,7 +333,7 @@ def _dedupe(reasons: list[Reason]) -> list[Reason]:
     return out
 
 
-def _disagreement(ran: dict[str, tuple[Decision, list[Reason], Any]], settle: str | None) -> Reason:
+def _disagreement(ran: dict[str, tuple[Decision, list[Reason], Any]]) -> Reason:
     loo = ran.get("leave_one_out")
     alt = ran.get("alt_test")
     acc = "leave-one-out rule" if loo is not None and loo[0] == "accept" else "alt-test"
@@ -327,6 +348,4 @@ def _disagreement(ran: dict[str, tuple[Decision, list[Reason], Any]], settle: st
                + ("The alt-test's margin is the more lenient one here."
                   if acc == "alt-test" else "The leave-one-out margin is the more lenient one here."))
     msg = f"the methods disagree: the {acc} accepts, the {rej} rejects.{why}"
-    if settle:
-        msg += " " + settle
     return Reason(code="methods_disagree", method="combined", blocking=True, message=msg)
