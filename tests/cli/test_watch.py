@@ -72,3 +72,30 @@ def test_validate_sequential_equals_watch_and_gates(rounds_file) -> None:
     assert r.exit_code == 1 and "--round-column" in r.output
     r = runner.invoke(app, ["validate", str(rounds_file), "--role", "role", "--sequential", "--round-column", "round"])
     assert r.exit_code == 1 and "one method" in r.output
+
+
+def test_watch_and_study_add_take_the_shared_reader_options() -> None:
+    # declared once in cli._app (reader_options): watch and study add offer every one of them
+    import typer.main
+
+    from voirdire.cli._app import _reader_parameters
+
+    shared = {p.default.param_decls[0] for p in _reader_parameters()}
+    root = typer.main.get_command(app)
+    watch = root.commands["watch"]  # type: ignore[attr-defined]
+    add = root.commands["study"].commands["add"]  # type: ignore[attr-defined]
+    for cmd in (watch, add):
+        opts = {o for p in cmd.params for o in p.opts}
+        assert shared <= opts, sorted(shared - opts)
+
+
+def test_watch_reads_cluster_sep(rounds_file) -> None:
+    # --cluster-sep: an option watch lacked before it moved onto ReaderOptions; read as the library reads it
+    r = runner.invoke(app, ["watch", str(rounds_file), "--role", "role", "--judge", "Beluga-13B", "--round-column",
+                            "round", "--method", "loo", "--cluster-sep", "1", "-f", "json"])
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.stdout)["judges"][0]
+    t = read_annotations(rounds_file, role="role", cluster_sep="1")
+    assert t.clusters is not None
+    lib = validate_sequential(t, "Beluga-13B", rounds=read_rounds(rounds_file, column="round"), method="loo")
+    np.testing.assert_allclose(np.array(got["e_loss"], dtype=float), lib.e_loss)

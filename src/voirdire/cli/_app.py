@@ -167,6 +167,13 @@ class ReaderOptions:
     duplicates: Duplicates = Duplicates.error
     missing: Missing = Missing.error
 
+    def read_kwargs(self) -> dict[str, Any]:
+        """These options as keyword arguments of :func:`voirdire.data.read_annotations` (plain values)."""
+        return dict(scale=self.scale.value if isinstance(self.scale, Enum) else self.scale,
+                    categories=split_categories(self.categories), abstain=tuple(self.abstain or ()),
+                    item=self.item, rater=self.rater, label=self.label, role=self.role, cluster=self.cluster,
+                    cluster_sep=self.cluster_sep, duplicates=_value(self.duplicates), missing=_value(self.missing))
+
     def load(self, file: Path, *, judges: list[str] | None = None, **extra: Any) -> Any:
         """Read ``file`` with these options."""
         return load_table(file, judges=judges, scale=self.scale, categories=self.categories, abstain=self.abstain,
@@ -287,6 +294,17 @@ def handle_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def split_categories(categories: list[str] | None) -> list[str] | None:
+    """``--categories`` given comma-separated or repeated, as one list (``None`` when not given)."""
+    if not categories:
+        return None
+    return [c.strip() for part in categories for c in part.split(",") if c.strip()]
+
+
+def _value(x: Any) -> Any:
+    return x.value if isinstance(x, Enum) else x
+
+
 def load_table(file: Path, *, judges: list[str] | None = None, scale: Level | str | None = None,
                categories: list[str] | None = None, abstain: list[str] | None = None,
                item: str = "item", rater: str = "rater", label: str = "label", role: str | None = None,
@@ -302,15 +320,12 @@ def load_table(file: Path, *, judges: list[str] | None = None, scale: Level | st
     from ..data import read_annotations
 
     fo = _FORMAT_OPTS.get()
-    cats: list[str] | None = None
-    if categories:
-        cats = [c.strip() for part in categories for c in part.split(",") if c.strip()]
+    cats = split_categories(categories)
     table = read_annotations(
         file, item=item, rater=rater, label=label, judges=judges or (), role=role,
         scale=scale.value if isinstance(scale, Enum) else scale, categories=cats, abstain=abstain or (),
         cluster=cluster, cluster_sep=cluster_sep, judge_path=judge_file,
-        duplicates=duplicates.value if isinstance(duplicates, Enum) else duplicates,  # type: ignore[arg-type]
-        missing=missing.value if isinstance(missing, Enum) else missing,  # type: ignore[arg-type]
+        duplicates=_value(duplicates), missing=_value(missing),
         format=format_in or fo.get("format_in") or "auto", wide=True if (wide or fo.get("wide")) else None,
         where=where or fo.get("where") or None, control=control or fo.get("control"),
         question=question or fo.get("question"),

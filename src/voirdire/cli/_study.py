@@ -9,9 +9,8 @@ from typing import Any
 
 import typer
 
-from ._app import (
-    Duplicates, Level, Missing, app, console, duplicates_option, emit_json, handle_errors, missing_option, role_option,
-)
+from ._app import ReaderOptions, app, console, emit_json, handle_errors, reader_options
+from ._plan import TableOrJson
 
 study_app = typer.Typer(help="A study workspace: rounds of labels, assignments and inclusion probabilities in one "
                              "SQLite file (init, add, status, assign, draw, export, validate, estimate, report).",
@@ -49,28 +48,20 @@ def init_command(path: Path = typer.Argument(..., help="The study file to create
 
 @study_app.command("add")
 @handle_errors
+@reader_options
 def add_command(
     path: Path = typer.Argument(..., help="The study file."),
     file: Path = typer.Argument(..., help="Labels to import as one new round (any file voirdire reads)."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeatable)."),
-    role: str | None = role_option(),
-    item: str = typer.Option("item", "--item", help="Item id column."),
-    rater: str = typer.Option("rater", "--rater", help="Rater column."),
-    label: str = typer.Option("label", "--label", help="Label column."),
-    cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters."),
-    scale: Level = typer.Option(None, "--scale", help="Level of measurement of the labels."),
-    abstain: list[str] = typer.Option(None, "--abstain", help="A label meaning 'cannot assess' (repeatable)."),
-    duplicates: Duplicates = duplicates_option(),
-    missing: Missing = missing_option(),
     strict: bool = typer.Option(False, "--strict", help="Refuse the round if a human label was never assigned."),
-    output: str = typer.Option("table", "--format", "-f", help="table or json."),
+    output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json."),
+    *,
+    reader: ReaderOptions,
 ) -> None:
     """Import a file of labels as one round, in one transaction (all rows or none)."""
     s = _open(path)
-    res = s.add(file, duplicates=duplicates.value, strict=strict, judges=judge or (), role=role, item=item,
-                rater=rater, label=label, cluster=cluster, scale=scale.value if scale else None,
-                abstain=abstain or (), missing=missing.value)
-    if output == "json":
+    res = s.add(file, strict=strict, judges=judge or (), **reader.read_kwargs())
+    if output == TableOrJson.json:
         emit_json(res.to_dict())
         return
     console.print(f"Round {res.round}: {res.n_rows:,} rows from {file}: {res.n_imported:,} imported, "
@@ -82,7 +73,7 @@ def add_command(
 @study_app.command("status")
 @handle_errors
 def status_command(path: Path = typer.Argument(..., help="The study file."),
-                   output: str = typer.Option("table", "--format", "-f", help="table or json.")) -> None:
+                   output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json.")) -> None:
     """Rounds, every row accounted for, coverage per rater, open assignments."""
     from rich import box
     from rich.table import Table

@@ -184,7 +184,7 @@ def _validate_sequential(file: Path, judge: list[str] | None, method: Any, epsil
                          round_column: str | None, fail_on: str | None, output_format: str,
                          reader: ReaderOptions) -> None:
     """``validate --sequential``: the anytime-valid rule of ``voirdire watch``; "continue" counts as inconclusive."""
-    from ._watch import load_rounds, render_sequential, sequential_results
+    from ._watch import render_sequential, run_sequential
 
     if round_column is None:
         fail("--sequential needs --round-column COL: the column with each label's round (batch or time).")
@@ -192,11 +192,8 @@ def _validate_sequential(file: Path, judge: list[str] | None, method: Any, epsil
         fail("--sequential runs one method: add --method alt-test or --method loo.")
     if output_format not in ("table", "json"):
         fail(f"--sequential writes table or json. Got --format {output_format}.")
-    rounds = load_rounds(file, round_column=round_column, item=reader.item, rater=reader.rater,
-                         duplicates=reader.duplicates)
-    table = reader.load(file, judges=judge)
-    results = sequential_results(table, rounds, list(judge or []), method=method.value, epsilon=epsilon, q=q,
-                                 seed=seed)
+    results = run_sequential(file, judges=list(judge or []), round_column=round_column, method=method.value,
+                             epsilon=epsilon, q=q, seed=seed, reader=reader)
     if output_format == "json":
         emit_json({"file": str(file), "judges": [r.to_dict() for r in results]})
     else:

@@ -10,10 +10,8 @@ from typing import Any
 
 import typer
 
-from ._app import (
-    Duplicates, Level, Missing, app, console, duplicates_option, emit_json, err_console, fail, handle_errors,
-    load_table, missing_option, role_option, format_options,
-)
+from ._app import ReaderOptions, app, console, emit_json, err_console, fail, format_options, handle_errors, reader_options
+from ._plan import TableOrJson
 from ._console import styled
 
 
@@ -22,14 +20,9 @@ class SeqMethod(str, Enum):
     loo = "loo"
 
 
-class WatchFormat(str, Enum):
-    table = "table"
-    json = "json"
-
-
 def load_rounds(file: Path, *, round_column: str, item: str, rater: str, duplicates: Any) -> Any:
     """Each label's round from a long file, with in-file duplicates resolved as the table reader does."""
-    from ..data import read_rounds
+    from ..data import id_str, read_rounds
 
     if file.is_dir():
         fail(f"{file}: sequential validation needs a long file with a round column (--round-column), not an "
@@ -37,7 +30,7 @@ def load_rounds(file: Path, *, round_column: str, item: str, rater: str, duplica
     rounds = read_rounds(file, column=round_column, item=item, rater=rater)
     dup = duplicates.value if isinstance(duplicates, Enum) else duplicates
     if dup in ("first", "last"):
-        key = rounds["item"].astype(str).str.strip() + "\x00" + rounds["rater"].astype(str).str.strip()
+        key = rounds["item"].map(id_str) + "\x00" + rounds["rater"].map(id_str)
         rounds = rounds.loc[~key.duplicated(keep=dup)]
     return rounds
 
@@ -55,11 +48,12 @@ def sequential_results(table: Any, rounds: Any, judges: list[str], *, method: st
 
 
 def run_sequential(file: Path, *, judges: list[str], round_column: str, method: str, epsilon: float | None,
-                   q: float, seed: int, read: dict[str, Any]) -> list[Any]:
-    """Read the file and its rounds, and run the sequential rule for every judge."""
-    rounds = load_rounds(file, round_column=round_column, item=read.get("item", "item"),
-                         rater=read.get("rater", "rater"), duplicates=read.get("duplicates", "error"))
-    table = load_table(file, judges=judges, **read)
+                   q: float, seed: int, reader: ReaderOptions) -> list[Any]:
+    """Read the file and its rounds, and run the sequential rule for every judge (``watch``, ``validate
+    --sequential``)."""
+    rounds = load_rounds(file, round_column=round_column, item=reader.item, rater=reader.rater,
+                         duplicates=reader.duplicates)
+    table = reader.load(file, judges=judges)
     return sequential_results(table, rounds, judges, method=method, epsilon=epsilon, q=q, seed=seed)
 
 
@@ -106,6 +100,7 @@ def render_sequential(results: list[Any], *, since: int = 0) -> None:
 @app.command("watch")
 @handle_errors
 @format_options
+@reader_options
 def watch_command(
     file: Path = typer.Argument(..., help="Long annotation file with a round (batch or timestamp) column."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeatable)."),
@@ -117,16 +112,9 @@ def watch_command(
                                                                 "until a decision (Ctrl-C stops)."),
     max_wait: float | None = typer.Option(None, "--max-wait", help="With --follow: give up after SECONDS."),
     seed: int = typer.Option(0, "--seed", min=0, help="Order of the items within a round."),
-    output: WatchFormat = typer.Option(WatchFormat.table, "--format", "-f", help="table or json."),
-    scale: Level = typer.Option(None, "--scale", help="Level of measurement of the labels."),
-    categories: list[str] = typer.Option(None, "--categories", help="Categories in order (comma-separated)."),
-    abstain: list[str] = typer.Option(None, "--abstain", help="A label meaning 'cannot assess' (repeatable)."),
-    item: str = typer.Option("item", "--item", help="Item id column."),
-    rater: str = typer.Option("rater", "--rater", help="Rater column."),
-    label: str = typer.Option("label", "--label", help="Label column."),
-    role: str | None = role_option(),
-    duplicates: Duplicates = duplicates_option(),
-    missing: Missing = missing_option(),
+    output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json."),
+    *,
+    reader: ReaderOptions,
 ) -> None:
     """Validate a judge as labels arrive: accept, reject or continue after every round, anytime-valid.
 
@@ -138,15 +126,13 @@ def watch_command(
         fail(f"--q must be in (0, 1). Got {q:g}.")
     if follow is not None and not follow > 0:
         fail(f"--follow must be a positive number of seconds. Got {follow:g}.")
-    read = dict(scale=scale, categories=categories, abstain=abstain, item=item, rater=rater, label=label, role=role,
-                duplicates=duplicates, missing=missing)
     kw = dict(judges=list(judge or []), round_column=round_column, method=method.value, epsilon=epsilon, q=q,
-              seed=seed, read=read)
+              seed=seed, reader=reader)
     results = run_sequential(file, **kw)  # type: ignore[arg-type]
-    if output == WatchFormat.json and follow is None:
+    if output == TableOrJson.json and follow is None:
         emit_json({"file": str(file), "judges": [r.to_dict() for r in results]})
         return
-    shown = 0 if output == WatchFormat.table else None
+    shown = 0 if output == TableOrJson.table else None
     if shown is not None:
         render_sequential(results)
     if follow is None:
@@ -164,7 +150,7 @@ def watch_command(
             continue
         stamp = now
         results = run_sequential(file, **kw)  # type: ignore[arg-type]
-        if output == WatchFormat.table:
+        if output == TableOrJson.table:
             render_sequential(results, since=max(0, len(results[0].looks) - 1))
-    if output == WatchFormat.json:
+    if output == TableOrJson.json:
         emit_json({"file": str(file), "judges": [r.to_dict() for r in results]})

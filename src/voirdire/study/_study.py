@@ -507,13 +507,17 @@ def _read_round(src: Path, duplicates: str, read: dict[str, Any]) -> tuple[Annot
             raise
     df, rows, source = read_long_frame(src)
     item, rater = read.get("item", "item"), read.get("rater", "rater")
+    kw = {k: v for k, v in read.items() if k not in ("judge_path", "cluster_sep")}
+    sep = read.get("cluster_sep")
+    if sep is not None and kw.get("cluster") is None:  # as read_annotations: the item id before the separator
+        df["_cluster"] = df[item].astype(str).str.split(sep, n=1).str[0]
+        kw["cluster"] = "_cluster"
     phantom = "\x00voirdire-stand-in"
     extra = df.iloc[[0]].copy()
     extra[rater] = phantom
     role = read.get("role")
     if role is not None and role in extra.columns:
         extra[role] = HUMAN
-    kw = {k: v for k, v in read.items() if k not in ("judge_path",)}
     judges = kw.pop("judges", ())
     t = AnnotationTable.from_frame(pd.concat([df, extra], ignore_index=True), judges=judges,
                                    duplicates=duplicates, source=source,  # type: ignore[arg-type]

@@ -12,7 +12,7 @@ import pandas as pd
 
 from .._checks import as_generator, check_choice, check_confidence_level, check_probability
 from .._results import Result
-from ..data import AnnotationTable
+from ..data import AnnotationTable, id_str
 from ..exceptions import InvalidParameterError
 from ._alt_test import indicators
 from ._betting import confidence_sequence, e_bh, expected_growth, log_wealth
@@ -89,12 +89,6 @@ class SequentialResult(Result):
 
 
 # ---------------------------------------------------------------------------- rounds
-def _key(x: Any) -> str:
-    if isinstance(x, float) and x.is_integer():
-        return str(int(x))
-    return str(x).strip()
-
-
 def _round_values(values: pd.Series, func: str) -> np.ndarray:
     """Sortable round values: numbers as float, else timestamps (ns); an error names the first bad one."""
     if values.isna().any():
@@ -125,14 +119,14 @@ def label_rounds(table: AnnotationTable, rounds: Any, func: str = "validate_sequ
         if missing:
             raise InvalidParameterError(
                 f"The 'rounds' frame of {func} needs the columns item, rater and round; missing {missing}.")
-        rf = pd.DataFrame({"item": rounds["item"].map(_key), "rater": rounds["rater"].map(_key),
+        rf = pd.DataFrame({"item": rounds["item"].map(id_str), "rater": rounds["rater"].map(id_str),
                            "round": rounds["round"].to_numpy()})
         dup = rf.duplicated(["item", "rater"])
         if dup.any():
             r = rf[dup].iloc[0]
             raise InvalidParameterError(
                 f"{func}: the rounds give two rounds for item {r['item'][:80]!r}, rater {r['rater'][:80]!r}.")
-        key = pd.DataFrame({"item": frame["item"].map(_key), "rater": frame["rater"].map(_key)})
+        key = pd.DataFrame({"item": frame["item"].map(id_str), "rater": frame["rater"].map(id_str)})
         merged = key.merge(rf, on=["item", "rater"], how="left", validate="one_to_one")
         if merged["round"].isna().any():
             r = merged[merged["round"].isna()].iloc[0]
