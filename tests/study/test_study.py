@@ -248,3 +248,100 @@ def test_two_writers_take_turns(tmp_path) -> None:
     assert [p.returncode for p in procs] == [0, 0], [err for _, err in outs]
     st = s.status()
     assert st.n_labels == 2 * 3000 * 4 and len(st.rounds) == 2 and s.integrity_check()
+
+
+def _scores(path: Path, items, *, judges=("j1", "j2"), humans=(), seed: int = 0) -> Path:
+    """Numeric 1-5 scores: judges j1/j2 noisy around each item's truth, humans closer to it."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in items:
+        k = int(i[2:])
+        truth = 1 + (k * 7919 % 5)
+        for j, sd in zip(judges, (0.3, 1.5)):
+            rows.append((i, j, "judge", float(np.clip(round(truth + rng.normal(0, sd + (k % 3))), 1, 5))))
+        for h in humans:
+            rows.append((i, h, "human", float(np.clip(round(truth + rng.normal(0, 0.5)), 1, 5))))
+    pd.DataFrame(rows, columns=["item", "rater", "role", "label"]).to_csv(path, index=False)
+    return path
+
+
+def test_draw_active_and_neyman_record_probabilities_that_estimate_uses(tmp_path) -> None:
+    from voirdire.estimation import plan_active
+
+    p = tmp_path / "s.vdb"
+    s = Study.init(p)
+    items = [f"it{i:03d}" for i in range(300)]
+    s.add(_scores(tmp_path / "judges.csv", items), role="role")
+    r = runner.invoke(app, ["study", "draw", str(p), "-n", "60", "--design", "active", "--seed", "1",
+                            "-o", str(tmp_path / "d1.csv")])
+    assert r.exit_code == 0, r.output
+    drawn = pd.read_csv(tmp_path / "d1.csv")
+    pi = s.inclusion_probabilities()
+    assert np.allclose(pi.loc[drawn["item"].astype(str)].to_numpy(), drawn["inclusion_prob"].to_numpy())
+    assert drawn["inclusion_prob"].nunique() > 5           # item-level, not uniform
+    # the recorded probabilities are plan_active's (disagreement of the two judges, floor 0.3)
+    from voirdire.estimation import judge_matrix
+
+    t = s.to_table(scale="interval")
+    X, _, _ = judge_matrix(t, ["j1", "j2"])
+    want = plan_active(X, budget=60, floor=0.3, uncertainty="disagreement").inclusion_prob
+    want = dict(zip([str(i) for i in t.items], want))
+    assert np.allclose(drawn["inclusion_prob"], drawn["item"].map(want))
+    # the humans score the drawn items; study estimate weights by the recorded probabilities
+    s.add(_scores(tmp_path / "humans.csv", list(drawn["item"]), judges=(), humans=("h1", "h2"), seed=2),
+          role="role")
+    args = ["-j", "j1", "--scale", "interval", "-f", "json", "--seed", "0"]
+    via = runner.invoke(app, ["study", "estimate", str(p), *args])
+    assert via.exit_code == 0, via.output
+    out = tmp_path / "ex.csv"
+    assert runner.invoke(app, ["study", "export", str(p), "-o", str(out)]).exit_code == 0
+    ex = pd.read_csv(out)
+    ex["pi_recorded"] = ex["item"].astype(str).map(pi)
+    ex.to_csv(out, index=False)
+    direct = runner.invoke(app, ["estimate", str(out), "--role", "role", "--inclusion-prob", "pi_recorded", *args])
+    uniform = runner.invoke(app, ["estimate", str(out), "--role", "role", "--inclusion-prob", "0.2", *args])
+    assert direct.exit_code == 0 and uniform.exit_code == 0, direct.output + uniform.output
+    dv, dd, du = (json.loads(x.stdout)["estimates"] for x in (via, direct, uniform))
+    assert dv == dd                                         # the recorded probabilities, nothing else
+    assert dv["doubly_robust"]["estimate"] != du["doubly_robust"]["estimate"]     # and they matter: n/N would give another estimate
+    # neyman: strata = j1's score, one probability per stratum, recorded with the stratum
+    drawn2, _ = s.draw(n=60, design="neyman", rng=2, judges=["j1"])
+    assert "stratum" in drawn2.columns
+    per = drawn2.groupby("stratum")["inclusion_prob"].nunique()
+    assert (per == 1).all() and drawn2["inclusion_prob"].nunique() > 1
+    assert drawn2["inclusion_prob"].min() >= 0.3 * 60 / 300 - 1e-12
+    with sqlite3.connect(p) as con:
+        rows = con.execute("SELECT COUNT(*) FROM assignments WHERE design = 'neyman' AND stratum IS NOT NULL"
+                           ).fetchone()[0]
+    assert rows == len(drawn2)
+    with pytest.raises(InvalidParameterError, match="draw design"):
+        s.draw(n=10, design="cluster")
+
+
+def test_status_shows_the_running_sequential_decision(tmp_path) -> None:
+    from voirdire.validation import validate_sequential
+
+    p = tmp_path / "s.vdb"
+    s = Study.init(p)
+    for k in range(3):
+        s.add(_labels(tmp_path / f"a{k}.csv", 60, seed=k, start=60 * k, judges=("j1", "j2")), role="role")
+    r = runner.invoke(app, ["study", "status", str(p), "-f", "json", "--method", "loo"])
+    assert r.exit_code == 0, r.output
+    got = {d["judge"]: d for d in json.loads(r.stdout)["sequential"]}
+    # the same rule as voirdire watch on the exported labels with their rounds (one look per round)
+    df = s.labels()
+    t = s.to_table()
+    for j in ("j1", "j2"):
+        lib = validate_sequential(t, j, rounds=df[["item", "rater", "round"]], method="loo")
+        assert got[j]["decision"] == lib.decision and lib.looks == ("1", "2", "3")
+        at = lib.looks.index(lib.decided_at) if lib.decided_at else -1
+        assert got[j]["reason"] == lib.reasons[at]
+    table = runner.invoke(app, ["study", "status", str(p)])
+    assert table.exit_code == 0 and "Running decision per judge" in table.stdout
+    # a study of one judge's scores has no humans: status says why there is no decision, and still runs
+    q = tmp_path / "j.vdb"
+    Study.init(q).add(_labels(tmp_path / "j.csv", 30, humans=(), judges=("j1", "j2"), seed=9), role="role")
+    r = runner.invoke(app, ["study", "status", str(q), "-f", "json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["sequential"] == [] and "human" in d["sequential_note"]

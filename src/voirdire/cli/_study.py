@@ -11,6 +11,7 @@ import typer
 
 from ._app import ReaderOptions, app, console, emit_json, handle_errors, reader_options
 from ._plan import TableOrJson
+from ._watch import SeqMethod
 
 study_app = typer.Typer(help="A study workspace: rounds of labels, assignments and inclusion probabilities in one "
                              "SQLite file (init, add, status, assign, draw, export, validate, estimate, report).",
@@ -27,6 +28,8 @@ class ExportFormat(str, Enum):
 
 class DrawDesign(str, Enum):
     uniform = "uniform"
+    active = "active"
+    neyman = "neyman"
 
 
 def _open(path: Path) -> Any:
@@ -73,14 +76,31 @@ def add_command(
 @study_app.command("status")
 @handle_errors
 def status_command(path: Path = typer.Argument(..., help="The study file."),
-                   output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json.")) -> None:
-    """Rounds, every row accounted for, coverage per rater, open assignments."""
+                   output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json."),
+                   sequential: bool = typer.Option(True, "--sequential/--no-sequential",
+                                                   help="Show the running anytime-valid decision per judge over the "
+                                                        "rounds (as voirdire watch)."),
+                   method: SeqMethod = typer.Option(SeqMethod.alt_test, "--method", help="alt-test or loo."),
+                   epsilon: float | None = typer.Option(None, "--epsilon",
+                                                        help="Margin (default 0.2 alt-test, 0.05 loo)."),
+                   seed: int = typer.Option(0, "--seed", min=0, help="Order of the items within a round.")) -> None:
+    """Rounds, every row accounted for, coverage per rater, open assignments, the running decision per judge."""
     from rich import box
     from rich.table import Table
 
-    st = _open(path).status()
+    from ..exceptions import InvalidParameterError
+
+    s = _open(path)
+    st = s.status()
+    seq: list[Any] = []
+    why = None
+    if sequential and st.n_labels:
+        try:
+            seq = s.sequential(method=method.value, epsilon=epsilon, rng=seed)
+        except InvalidParameterError as exc:
+            why = str(exc)
     if output == "json":
-        emit_json(st.to_dict())
+        emit_json({**st.to_dict(), "sequential": [_seq_summary(r) for r in seq], "sequential_note": why})
         return
     console.print(f"{st.path}: {st.n_items:,} items, {st.n_humans} humans, {st.n_judges} judges, {st.n_labels:,} "
                   f"labels ({st.n_flagged:,} flagged); {st.n_open_assignments:,} open and "
@@ -102,6 +122,30 @@ def status_command(path: Path = typer.Argument(..., help="The study file."),
     for r in st.coverage.itertuples():
         cov.add_row(str(r.rater), str(r.role), f"{int(r.n_labels):,}", f"{r.coverage:.1%}")
     console.print(cov)
+    if seq:
+        q = Table(title=f"Running decision per judge (anytime-valid {seq[0].method}, one look per round)",
+                  title_justify="left", box=box.SIMPLE_HEAD)
+        for c in ("judge", "decision", "at look", "why", "more per human"):
+            q.add_column(c, justify="right" if c == "more per human" else "left", no_wrap=c != "why",
+                         overflow="fold")
+        for r in seq:
+            d = _seq_summary(r)
+            more = "" if d["more_per_human"] is None else f"{d['more_per_human']:,.0f} ({d['more_direction']})"
+            q.add_row(r.judge, r.decision, str(d["look"]), d["reason"], more)
+        console.print(q)
+    elif why:
+        console.print(f"No sequential decision: {why}", highlight=False, soft_wrap=True)
+
+
+def _seq_summary(r: Any) -> dict[str, Any]:
+    """A judge's running decision at the latest look (or the look it was decided at)."""
+    import math
+
+    at = r.looks.index(r.decided_at) if r.decided_at is not None else len(r.looks) - 1
+    more = float(r.more_items[-1]) if len(r.looks) else math.nan
+    return {"judge": r.judge, "method": r.method, "decision": r.decision, "look": r.looks[at] if r.looks else None,
+            "reason": r.reasons[at] if r.reasons else "", "more_per_human": more if math.isfinite(more) else None,
+            "more_direction": r.more_direction[-1] if r.more_direction else ""}
 
 
 @study_app.command("export")
@@ -161,7 +205,13 @@ def draw_command(
     path: Path = typer.Argument(..., help="The study file."),
     n: int = typer.Option(..., "-n", min=1, help="Expected number of items to send to humans."),
     output: Path = typer.Option(..., "--output", "-o", help="CSV of the drawn items with their probabilities."),
-    design: DrawDesign = typer.Option(DrawDesign.uniform, "--design", help="uniform (Poisson, pi = n/N)."),
+    design: DrawDesign = typer.Option(DrawDesign.uniform, "--design", help="uniform (Poisson, pi = n/N); active "
+                                      "(more where the judges disagree, plan_active); neyman (strata = the first "
+                                      "judge's score, residual sd from the humans' scores so far, plan_allocation)."),
+    judge: list[str] = typer.Option(None, "--judge", "-j", help="Judge(s) whose scores drive active/neyman "
+                                                                "(default: every judge of the study)."),
+    floor: float = typer.Option(0.3, "--floor", help="active: share of the uniform design mixed in; neyman: every "
+                                                     "item keeps at least floor * n / N."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the draw (recorded)."),
 ) -> None:
     """Draw the human subsample for estimation; every probability is recorded in the study."""
@@ -169,7 +219,7 @@ def draw_command(
     from .._safe import csv_frame
 
     s = _open(path)
-    drawn, rnd = s.draw(n=n, design=design.value, rng=seed)
+    drawn, rnd = s.draw(n=n, design=design.value, rng=seed, judges=list(judge) if judge else None, floor=floor)
     with atomic_write(output, inputs=[path]) as fh:
         csv_frame(drawn).to_csv(fh, index=False)
     console.print(f"Round {rnd}: {len(drawn):,} items drawn ({design.value}, seed {seed}); probabilities recorded; "

@@ -59,6 +59,10 @@ _MIGRATIONS = {
 }
 
 
+#: The designs of :meth:`Study.draw`.
+DRAW_DESIGNS = ("uniform", "active", "neyman")
+
+
 class StudyError(VoirdireError, ValueError):
     """A study that cannot be opened or changed as asked (the database is left as it was)."""
 
@@ -408,28 +412,88 @@ class Study:
         rnd = self.record_assignments(frame, design=design, seed=res.seed)
         return res, rnd
 
-    def draw(self, *, n: int, design: str = "uniform", rng: int = 0) -> tuple[pd.DataFrame, int]:
+    def draw(self, *, n: int, design: str = "uniform", rng: int = 0, judges: list[str] | None = None,
+             floor: float = 0.3) -> tuple[pd.DataFrame, int]:
         """Draw the human subsample for estimation (Poisson sampling) and record every probability.
 
-        ``uniform``: each item with probability ``n / N``. Returns the drawn items (``item``,
-        ``inclusion_prob``) and the round; the probabilities feed ``study estimate``.
+        ``uniform``: each item with probability ``n / N``. ``active``
+        (:func:`voirdire.estimation.plan_active`, budget ``n``): more probability where the judges
+        disagree (several judges; one judge gives the uniform design), with ``floor`` of the uniform
+        design mixed in. ``neyman`` (:func:`voirdire.estimation.plan_allocation`, budget ``n``):
+        strata are the first judge's score, each stratum's residual sd is the sd of the humans'
+        scores there among the items humans have already scored (the pooled sd where a stratum has
+        fewer than two), and every item keeps at least ``floor * n / N``. The judges' scores and
+        the human scores must be numbers. The design only moves probability; each drawn item's
+        probability is recorded (with its stratum) and ``study estimate`` weights by it. Returns
+        the drawn items (``item``, ``inclusion_prob``, and ``stratum`` for neyman) and the round.
         """
         from ..estimation import draw_human_sample
 
-        if design != "uniform":
-            raise InvalidParameterError(f"draw design must be 'uniform'. Got {design!r}.")
+        if design not in DRAW_DESIGNS:
+            raise InvalidParameterError(f"draw design must be one of {', '.join(DRAW_DESIGNS)}. Got {design!r}.")
+        if not 0.0 <= float(floor) <= 1.0:
+            raise InvalidParameterError(f"floor must be in [0, 1]. Got {floor!r}.")
         with self._read() as con:
             items = [r[0] for r in con.execute("SELECT item FROM items ORDER BY item")]
         if not items:
             raise StudyError(f"{shown(str(self.path))} holds no items yet; add the judge's scores first.")
         if n > len(items):
             raise InvalidParameterError(f"n = {n} is more than the {len(items)} items of the study.")
-        sample = draw_human_sample(np.asarray(items, dtype=object), n / len(items), rng=rng)
+        strata = None
+        if design == "uniform":
+            prob: Any = n / len(items)
+        else:
+            prob, strata = self._design_probabilities(items, n, design, judges, float(floor))
+        sample = draw_human_sample(np.asarray(items, dtype=object), prob, rng=rng)
         a = sample.assignments
         drawn = a[a["selected"]][["item", "inclusion_prob"]].reset_index(drop=True)
         drawn["item"] = drawn["item"].astype(str)
+        if strata is not None:
+            drawn["stratum"] = drawn["item"].map(dict(zip(items, strata)))
         rnd = self.record_assignments(drawn, design=design, seed=rng, kind="draw")
         return drawn, rnd
+
+    def _design_probabilities(self, items: list[str], n: int, design: str, judges: list[str] | None,
+                              floor: float) -> tuple[np.ndarray, np.ndarray | None]:
+        """Each study item's inclusion probability under the active or neyman design (and its stratum)."""
+        from ..estimation import judge_matrix, plan_active, plan_allocation
+
+        try:
+            table = self.to_table(scale="interval")
+        except SchemaError as exc:
+            raise InvalidParameterError(f"the {design} design needs numeric scores: {exc}") from None
+        names = list(dict.fromkeys(judges)) if judges else list(table.judges)
+        if not names:
+            raise InvalidParameterError(f"the {design} design needs the judges' scores; the study has no judge.")
+        X, y, _ = judge_matrix(table, names)
+        pos = {str(i): k for k, i in enumerate(table.items)}
+        idx = np.array([pos.get(i, -1) for i in items])
+        missing = (idx < 0) | ~np.isfinite(X[np.maximum(idx, 0)]).all(axis=1)
+        if missing.any():
+            raise InvalidParameterError(
+                f"the {design} design needs every judge's score on every item; item {shown(items[int(np.flatnonzero(missing)[0])])} "
+                f"lacks one ({int(missing.sum())} item(s)). Add the judges' scores first.")
+        X, y = X[idx], y[idx]
+        if design == "active":
+            res = plan_active(X if X.shape[1] > 1 else X[:, 0], budget=float(n), floor=floor,
+                              uncertainty="disagreement" if X.shape[1] > 1 else "uniform")
+            return np.asarray(res.inclusion_prob, dtype=float), None
+        stratum = np.array([f"{v:g}" for v in X[:, 0]], dtype=object)
+        lab = np.isfinite(y)
+        if lab.sum() < 2:
+            raise InvalidParameterError(
+                "the neyman design needs human scores on at least two items (a pilot) to estimate each stratum's "
+                "residual sd; draw uniform or active first.")
+        pooled = float(np.std(y[lab] - X[lab, 0], ddof=1))
+        rows = []
+        for h in dict.fromkeys(stratum.tolist()):
+            inh = stratum == h
+            r = y[inh & lab] - X[inh & lab, 0]
+            rows.append({"stratum": h, "n_items": int(inh.sum()),
+                         "residual_sd": float(np.std(r, ddof=1)) if r.size >= 2 else pooled})
+        alloc = plan_allocation(pd.DataFrame(rows), budget=float(n), min_inclusion_prob=floor * n / len(items))
+        per = dict(zip(alloc.strata["stratum"].astype(str), alloc.strata["inclusion_prob"].astype(float)))
+        return np.array([per[h] for h in stratum]), stratum
 
     def inclusion_probabilities(self) -> pd.Series:
         """Each drawn item's inclusion probability (from ``draw`` rounds; the latest draw of an item wins)."""
@@ -486,6 +550,26 @@ class Study:
                            n_labels=int(n_labels), n_flagged=int(n_flag), rounds=rounds, coverage=cov,
                            n_open_assignments=int(st.get("open", 0)), n_delivered_assignments=int(st.get("delivered", 0)),
                            n_items_with_probability=int(n_pi))
+
+    def sequential(self, judges: list[str] | None = None, *, method: str = "alt-test", epsilon: float | None = None,
+                   q: float = 0.05, rng: int = 0) -> list[Any]:
+        """The running anytime-valid decision per judge over the study's rounds (one look per round).
+
+        :func:`voirdire.validation.validate_sequential` on every label with the round it was
+        imported in: accept, reject or continue, valid however often it is looked at. Raises
+        :class:`~voirdire.exceptions.InvalidParameterError` when the study has no judge or fewer
+        than two humans.
+        """
+        from ..validation import validate_sequential
+
+        table = self.to_table()
+        names = list(dict.fromkeys(judges)) if judges else list(table.judges)
+        if not names:
+            raise InvalidParameterError(f"{shown(str(self.path))} has no judge to validate.")
+        df = self.labels()
+        rounds = pd.DataFrame({"item": df["item"], "rater": df["rater"], "round": df["round"]})
+        return [validate_sequential(table, j, rounds=rounds, method=method, epsilon=epsilon, q=q,  # type: ignore[arg-type]
+                                    rng=rng) for j in names]
 
     def integrity_check(self) -> bool:
         """SQLite's own integrity check (True when the file is sound)."""
