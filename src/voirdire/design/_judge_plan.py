@@ -88,7 +88,9 @@ def plan_judges(table: AnnotationTable, judges: Sequence[str] | None = None, *, 
        ``m*_cert = z^2 sigma0^2 / (mu_d + epsilon)^2`` (sized to reject when the margin is
        negative) is reported next to it as ``m_cert``; it is smaller because it is the size at which
        the plug-in rule errs with probability a/2 against this one estimate, with no guarantee at the
-       margin and none under repeated looks.
+       margin and none under repeated looks. The number is a forecast at the current estimates, not a
+       bound: for judges clearly off the margin the rule then took about the forecast (median 0.92x),
+       for judges within a few hundredths of it 3-6x more (``bench/sequential.md``).
 
     ``voirdire plan --budget`` (simulation) answers another question: the false-reject and false-accept
     rates of a design for hypothetical judges at ``d = 0`` and ``d = -2 epsilon``, not for this judge.
