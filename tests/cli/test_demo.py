@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from typer.testing import CliRunner
 
@@ -15,9 +13,7 @@ runner = CliRunner()
 
 def test_demo_command_prints_the_side_by_side_tables(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # without --out the report goes to ./voirdire-report/
-    t0 = time.perf_counter()
     res = runner.invoke(app, ["demo", "--resamples", "100", "--seed", "2"])
-    elapsed = time.perf_counter() - t0
     assert res.exit_code == 0, res.output
     out = res.stdout
     assert "HANNA" in out and "6336 items" in out and "1056 clusters" in out
@@ -25,7 +21,6 @@ def test_demo_command_prints_the_side_by_side_tables(tmp_path, monkeypatch):
         assert judge in out
     assert "Kripp. alpha" in out and "(interval)" in out and "per criterion" in out
     assert "bootstrap over 1056 stories" in out
-    assert elapsed < 60
 
 
 def test_run_demo_returns_the_results(tmp_path, monkeypatch):
