@@ -108,3 +108,36 @@ def test_poisson_bootstrap_coverage(monkeypatch):
     # 95% nominal; binomial tolerance at 200 runs (3.5 SE) plus the percentile interval's known
     # small-sample shortfall
     assert 0.88 <= cov <= 0.99
+
+
+def test_sparse_statistics_factored_into_pieces_give_the_same_sums():
+    # rater-by-item statistics: each (row, segment) piece is one of a few patterns; W @ S computed as
+    # (W @ M) @ G must equal the dense product (same weights), and M @ G must be S exactly
+    import scipy.sparse as sp
+
+    from voirdire._stats._poisson import factor_rows
+
+    rng = np.random.default_rng(5)
+    n, K, s = 3000, 6, 3
+    patterns = rng.integers(-2, 3, (8, s)).astype(float)
+    rows, cols, vals = [], [], []
+    for i in range(n):
+        for k in rng.choice(K, 3, replace=False):
+            p = patterns[rng.integers(0, 8)]
+            nz = np.flatnonzero(p)
+            rows += [i] * nz.size
+            cols += (k * s + nz).tolist()
+            vals += p[nz].tolist()
+    S = sp.csr_matrix((vals, (rows, cols)), shape=(n, K * s))
+    seg = np.repeat(np.arange(K), s)
+    M, G = factor_rows(S, seg)
+    assert M.nnz <= 3 * n and (M @ G != S).nnz == 0 and G.shape[0] <= 8 * K
+    key = weight_key(np.random.default_rng(6))
+    dense = weighted_sums(S.toarray(), key, 50)
+    np.testing.assert_allclose(weighted_sums(S, key, 50, segments=seg), dense, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(weighted_sums(S, key, 50), dense, rtol=0, atol=1e-9)
+    # nothing repeats: no factoring (None), and the sums still equal
+    U = sp.random(400, 12, density=0.5, random_state=1, format="csr")
+    assert factor_rows(U, np.arange(12)) is None
+    np.testing.assert_allclose(weighted_sums(U, key, 30, segments=np.arange(12)), weighted_sums(U.toarray(), key, 30),
+                               rtol=0, atol=1e-12)

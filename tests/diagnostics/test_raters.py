@@ -264,3 +264,23 @@ def test_invariant_to_rater_order_and_relabelling():
     d3 = rater_diagnostics(t3, n_resamples=0, competence=False)
     np.testing.assert_allclose(d3.s, d.s, atol=1e-12)
     np.testing.assert_allclose(d3.delta, d.delta, atol=1e-12)
+
+
+def test_many_items_use_the_index_free_bootstrap_on_the_factored_statistics():
+    # from 20,000 units the joint bootstrap draws index-free weights and multiplies them with the
+    # statistics factored into repeated pieces: every replicate equals the spec evaluated on the
+    # same weights times the unfactored statistics
+    from voirdire._stats._poisson import weight_key, weighted_sums
+    from voirdire.agreement import engine
+
+    rng = np.random.default_rng(3)
+    t = _sparse_table(rng, n=20_500, K=6, q=3, miss=0.5)
+    st = _setup(t, list(t.humans), "agreement", "krippendorff_alpha", None)
+    X = st.spec.stats()
+    n_units = X.shape[0]
+    unit = np.arange(n_units)
+    boots = engine.bootstrap([st.spec], [X], unit, n_units, 40, np.random.default_rng(9))[0]
+    sums = weighted_sums(X.toarray(), weight_key(np.random.default_rng(9)), 40)
+    np.testing.assert_allclose(boots, st.spec.estimate(sums)[0], rtol=0, atol=1e-12)
+    d = rater_diagnostics(t, n_resamples=200, competence=False, rng=0)
+    assert np.all(d.s_low <= d.s) and np.all(d.s <= d.s_high) and not d.flagged.any()

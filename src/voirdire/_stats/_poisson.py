@@ -35,8 +35,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
-__all__ = ["WEIGHT_COUNTS", "weight_key", "unit_weights", "weighted_sums"]
+__all__ = ["WEIGHT_COUNTS", "factor_rows", "weight_key", "unit_weights", "weighted_sums"]
 
 WEIGHT_COUNTS = (94, 95, 46, 16, 4, 1)  # out of 256: P(w = 0), ..., P(w = 5)
 _THRESHOLDS = tuple(int(t) for t in np.cumsum(WEIGHT_COUNTS)[:-1])  # w = #(thresholds <= byte)
@@ -87,13 +88,72 @@ def _threads() -> int:
     return max(1, min(n, 8))
 
 
-def weighted_sums(S: Any, key: int, B: int, *, threads: int | None = None) -> np.ndarray:
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser (uint64 in, uint64 out, wrap-around arithmetic)."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * np.uint64(0xBF58476D1CE4E5B9)
+    x = x ^ (x >> np.uint64(27))
+    x = x * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def factor_rows(S: Any, segments: np.ndarray) -> tuple[sp.csr_matrix, sp.csr_matrix] | None:
+    """``S = M @ G`` with ``G`` the distinct *pieces* of ``S`` and ``M`` counting them per row.
+
+    A piece is a row's entries in one segment of columns (``segments[j]``: the segment of column
+    ``j``). Where many rows carry the same pieces (a rater's statistics on an item depend only on
+    the item's label counts and the rater's label), ``M`` has far fewer non-zeros than ``S`` and
+    ``W @ S`` is cheaper as ``(W @ M) @ G``. Exact: pieces are matched by a hash of their columns
+    and values and the product ``M @ G`` is compared with ``S``; None when it differs (a hash
+    collision) or when factoring saves nothing.
+    """
+    S = sp.csr_matrix(S, dtype=np.float64)
+    S.sum_duplicates()
+    S.eliminate_zeros()
+    n, k = S.shape
+    seg = np.asarray(segments, dtype=np.int64)
+    # columns in segment order, so each piece is a contiguous run of a row's sorted indices
+    order = np.argsort(seg, kind="stable")  # column j of Sp is column order[j] of S
+    Sp = S[:, order].tocsr()
+    Sp.sort_indices()
+    if Sp.nnz == 0:
+        return None
+    rows = np.repeat(np.arange(n), np.diff(Sp.indptr))
+    sg = seg[order][Sp.indices]
+    key = rows * (int(seg.max()) + 1) + sg
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    h = _mix(Sp.indices.astype(np.uint64) + np.uint64(1)) * (_mix(Sp.data.view(np.uint64)) | np.uint64(1))
+    with np.errstate(over="ignore"):
+        ph = np.add.reduceat(h, starts)
+    ph = _mix(ph ^ _mix(sg[starts].astype(np.uint64)))
+    types, first, tid = np.unique(ph, return_index=True, return_inverse=True)
+    if types.size * 2 > starts.size:
+        return None  # pieces hardly repeat: nothing to gain
+    tid = tid.ravel()
+    M = sp.csr_matrix((np.ones(starts.size), (rows[starts], tid)), shape=(n, types.size))
+    M.sum_duplicates()
+    ends = np.r_[starts[1:], Sp.nnz]
+    fs, fe = starts[first], ends[first]
+    cnt = fe - fs
+    idx = np.repeat(fs, cnt) + (np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+    G = sp.csr_matrix((Sp.data[idx], (np.repeat(np.arange(types.size), cnt), order[Sp.indices[idx]])),
+                      shape=(types.size, k))
+    if (M @ G != S).nnz:  # pragma: no cover - a 64-bit hash collision
+        return None
+    return M, G
+
+
+def weighted_sums(S: Any, key: int, B: int, *, threads: int | None = None,
+                  segments: np.ndarray | None = None) -> np.ndarray:
     """``W @ S`` for the ``(B, n_units)`` weight matrix of ``key``, without ever holding it whole.
 
-    ``S`` is ``(n_units, K)``. Units are taken in groups of :data:`GROUP_UNITS`; groups run on
-    threads (NumPy and BLAS release the GIL) and their partial sums are added in group order, so
-    the result does not depend on the number of threads.
+    ``S`` is ``(n_units, K)``, dense or sparse. Units are taken in groups of :data:`GROUP_UNITS`;
+    groups run on threads (NumPy and BLAS release the GIL) and their partial sums are added in
+    group order, so the result does not depend on the number of threads. A sparse ``S`` with
+    column ``segments`` is factored first (:func:`factor_rows`): ``(W @ M) @ G``, the same sums.
     """
+    if sp.issparse(S):
+        return _weighted_sums_sparse(S, key, B, threads=threads, segments=segments)
     S = np.ascontiguousarray(S, dtype=np.float64)
     n, K = S.shape
     n_groups = -(-n // GROUP_UNITS)
@@ -117,3 +177,41 @@ def weighted_sums(S: Any, key: int, B: int, *, threads: int | None = None) -> np
     for p in partial:
         out += p
     return out
+
+
+#: largest (pieces x resamples) accumulator of the factored product, in float32 cells
+_FACTOR_CELLS = 64_000_000
+#: bytes of one block of the accumulator (resamples processed together; about an L2 cache)
+_BLOCK_BYTES = 1 << 20
+
+
+def _weighted_sums_sparse(S: Any, key: int, B: int, *, threads: int | None,
+                          segments: np.ndarray | None) -> np.ndarray:
+    """The sparse case of :func:`weighted_sums`: groups in order, one accumulator (the factored
+    one, pieces x resamples, can be large), the products themselves multithreaded by BLAS-free
+    sparse kernels; ``threads`` is accepted for symmetry."""
+    S = sp.csr_matrix(S, dtype=np.float64)
+    n = S.shape[0]
+    fac = factor_rows(S, segments) if segments is not None else None
+    if fac is not None and fac[0].shape[1] * B > _FACTOR_CELLS:
+        fac = None
+    A = S if fac is None else fac[0]
+    # float32 holds the factored counts exactly: integer weights <= 5 times integer counts, below 2**24
+    exact32 = fac is not None and 5.0 * float(abs(A).sum(axis=0).max()) < 2.0 ** 24
+    dt = np.float32 if exact32 else np.float64
+    A = A.astype(dt)
+    # resamples in blocks whose accumulator stays in cache (the scatter-add is memory-bound)
+    bb = max(16, min(B, _BLOCK_BYTES // max(1, A.shape[1] * np.dtype(dt).itemsize)))
+    acc = [np.zeros((A.shape[1], min(bb, B - b0)), dtype=dt) for b0 in range(0, B, bb)]
+    for g in range(-(-n // GROUP_UNITS)):
+        w = _group_weights(key, g, n, B)
+        base = g * GROUP_UNITS
+        for lo in range(0, w.shape[0], _CHUNK):
+            wc = w[lo: lo + _CHUNK]
+            Ac = A[base + lo: base + lo + wc.shape[0]].T.tocsr()
+            for j, b0 in enumerate(range(0, B, bb)):
+                acc[j] += Ac @ wc[:, b0:b0 + bb].astype(dt)
+    N = np.hstack(acc).astype(np.float64)
+    if fac is None:
+        return np.ascontiguousarray(N.T)
+    return np.asarray((fac[1].T @ N).T)

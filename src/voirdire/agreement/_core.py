@@ -1107,8 +1107,15 @@ def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarra
                 if want[j]:
                     se_out[j][start:start + b] = _replicate_se(s, Wt, st)  # type: ignore[index]
         return boots
-    linear = [st is not None and type(s).from_weights is _Spec.from_weights and not sp.issparse(st)
-              for s, st in zip(specs, stats_list)]
+    # sparse statistics join the index-free path when their spec names its column segments (a
+    # rater-by-item statistic: see weighted_sums / factor_rows); one such spec at a time
+    segs = [getattr(s, "column_segments", None) for s in specs]
+    linear = [st is not None and type(s).from_weights is _Spec.from_weights
+              and (not sp.issparse(st) or (sg is not None and len(specs) == 1))
+              for s, st, sg in zip(specs, stats_list, segs)]
+    if (n_units >= _POISSON_MIN_UNITS and not any(want) and sp.issparse(stats_list[0]) and linear[0]):
+        boots[0][:] = specs[0].estimate(weighted_sums(stats_list[0], weight_key(gen), B, segments=segs[0]))[0]
+        return boots
     if (n_units >= _POISSON_MIN_UNITS and not any(want)
             and all(ok_ or st is None for ok_, st in zip(linear, stats_list))):
         # every statistic is a function of weighted column sums: independent unit weights, one

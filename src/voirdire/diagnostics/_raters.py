@@ -268,6 +268,13 @@ class _RaterSpec(engine.Spec):
         self.pool, self.R, self.D, self.K, self.layout, self.S, self.fin = pool, R, D, K, layout, S, fin
         self.s_pool = 0 if D is None else int(D.shape[1] // max(K, 1))
         self.out_shape = (1 + 2 * K,)
+        # the engine's index-free bootstrap factors the statistics by these segments: the pool's
+        # columns (0), and rater k's pair and without-k columns (k + 1). A rater's piece of an
+        # item row depends only on the item's label counts and the rater's label, so pieces repeat.
+        seg = [np.zeros(self.s_pool, dtype=np.int64), np.repeat(np.arange(1, K + 1), S)]
+        if D is not None:
+            seg.append(np.repeat(np.arange(1, K + 1), self.s_pool))
+        self.column_segments = np.concatenate(seg)
 
     def stats(self) -> Any:
         parts: list[Any] = []
@@ -296,9 +303,6 @@ class _RaterSpec(engine.Spec):
         nanv = np.full(b, np.nan)
         return out, nanv, nanv
 
-    def from_weights(self, W: np.ndarray, unit_stats: Any) -> np.ndarray:
-        sums = (unit_stats.T @ W.T).T if sp.issparse(unit_stats) else W @ unit_stats
-        return self.estimate(np.asarray(sums))[0]
 
 
 @dataclasses.dataclass
