@@ -284,3 +284,33 @@ def test_many_items_use_the_index_free_bootstrap_on_the_factored_statistics():
     np.testing.assert_allclose(boots, st.spec.estimate(sums)[0], rtol=0, atol=1e-12)
     d = rater_diagnostics(t, n_resamples=200, competence=False, rng=0)
     assert np.all(d.s_low <= d.s) and np.all(d.s <= d.s_high) and not d.flagged.any()
+
+
+def test_ordinal_alpha_without_each_rater_has_intervals_from_the_joint_bootstrap():
+    # issue 19: ordinal alpha's pool-without-k had no interval. Now each is its own coefficient in the
+    # joint bootstrap: a replicate (item multiplicities w) equals ordinal alpha recomputed on the table
+    # without k with item i repeated w_i times, and every rater gets an interval around its value.
+    import pandas as pd
+
+    from voirdire.agreement import engine
+
+    rng = np.random.default_rng(21)
+    t = _sparse_table(rng, n=50, K=4, scale="ordinal")
+    d = rater_diagnostics(t, n_resamples=300, competence=False, rng=0)
+    assert d.coefficient_level == "ordinal"
+    assert np.all(np.isfinite(d.pool_without_low)) and np.all(np.isfinite(d.delta_low))
+    assert np.all(d.pool_without_low <= d.pool_without_high) and np.all(d.delta_low <= d.delta_high)
+    assert d.pool.low <= d.pool_estimate <= d.pool.high
+    k = 1
+    others = [r for r in d.raters if r != d.raters[k]]
+    sk = engine.make_spec("krippendorff_alpha", engine.prepare(t, raters=others, policy="exclude", func="t"),
+                          level="ordinal")
+    w = np.bincount(rng.integers(0, t.n_items, t.n_items), minlength=t.n_items).astype(float)
+    rep = sk.from_weights(w[None, :], sk.stats())[0]
+    df = t.to_frame()
+    df = df[df["rater"].isin(others)]
+    pos = {it: i for i, it in enumerate(t.items)}
+    rows = [g.assign(item=f"{it}#{c}") for it, g in df.groupby("item", sort=False) for c in range(int(w[pos[it]]))]
+    big = AnnotationTable.from_frame(pd.concat(rows), item="item", rater="rater", label="label", scale="ordinal",
+                                     categories=list(t.scale.categories))
+    assert rep == pytest.approx(krippendorff_alpha(big, n_resamples=0).estimate, abs=1e-12)

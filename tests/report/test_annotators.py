@@ -9,6 +9,7 @@ import pytest
 from voirdire.data import AnnotationTable
 from voirdire.diagnostics import rater_diagnostics
 from voirdire.report import build_report, render_html, report_schema
+from voirdire.workflows import validate_judges
 
 
 @pytest.fixture(scope="module")
@@ -29,15 +30,20 @@ def spam_report():
 
 
 def test_section_matches_direct_call(spam_report):
+    # the section shows the validation workflow's own annotator check (one computation, issue 19):
+    # equal to validate_judges' result, and its point values to rater_diagnostics called directly
     t, rep = spam_report
     s = rep.section("annotators")
     assert s.status == "ok"
     jsonschema.validate(rep.to_dict(), report_schema())
-    direct = rater_diagnostics(t, raters=list(t.humans), n_resamples=300, rng=1)
+    direct = validate_judges(t, n_resamples=300, seed=1, rater_competence=True).annotators
     res = s.results["raters"]
     assert res["raters"] == list(direct.raters)
     np.testing.assert_allclose(res["s"], direct.s, atol=1e-12)
+    np.testing.assert_allclose(res["s"], rater_diagnostics(t, n_resamples=0).s, atol=1e-12)
     np.testing.assert_allclose(res["s_low"], direct.s_low, atol=1e-12)
+    np.testing.assert_allclose(res["ds_accuracy"], direct.ds_accuracy, atol=1e-12)
+    assert np.all(np.isfinite(res["ds_accuracy"])) and np.all(np.isfinite(res["mace_competence"]))
     assert res["flagged"] == direct.flagged.tolist() and set(direct.flagged_raters) == {"s1", "s2", "s3"}
     sens = s.results["sensitivity"]
     assert sens and sens[0]["judge"] == "judge" and sens[0]["won_mainly_against_excluded"]
@@ -52,3 +58,22 @@ def test_one_human_section_not_available():
     rep = build_report(t, n_resamples=20)
     s = rep.section("annotators")
     assert s.status == "not available" and "two human" in s.reason
+
+
+def test_the_report_runs_the_annotator_check_once(spam_report, monkeypatch):
+    import voirdire.diagnostics as D
+    import voirdire.report._annotators as RA
+
+    t, _ = spam_report
+    calls = []
+    real = D.rater_diagnostics
+
+    def counted(*a, **k):
+        calls.append(k.get("competence"))
+        return real(*a, **k)
+
+    monkeypatch.setattr(D, "rater_diagnostics", counted)
+    monkeypatch.setattr(RA, "rater_diagnostics", counted)
+    rep = build_report(t, n_resamples=50, seed=1)
+    assert rep.section("annotators").status == "ok" and rep.section("validation").status == "ok"
+    assert calls == [True]

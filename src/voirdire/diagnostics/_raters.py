@@ -466,8 +466,9 @@ def rater_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = 
 
     The per-rater numbers are exact: ``s`` equals the validation kernel's ``S(k;P)`` and
     ``pool_without`` equals the coefficient recomputed from scratch without the rater (tests
-    check both to 1e-12). Ordinal alpha's mid-ranks depend on every label, so without-k
-    intervals are not computed for it (the point values are exact).
+    check both to 1e-12). Ordinal alpha's mid-ranks (and ratio alpha's nodes) depend on every
+    label, so the pool without each rater is its own coefficient, recomputed from scratch and
+    resampled in the same joint bootstrap (slower: one re-ranking per rater and resample).
 
     Examples
     --------
@@ -522,11 +523,15 @@ def rater_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = 
     if additive:
         pool_without = point[1 + K:]
     else:
+        # ordinal (mid-ranks of the pooled marginals) and ratio alpha (nodes from the whole table): the
+        # pool without k is its own coefficient, recomputed from scratch, and joins the joint bootstrap
         pool_without = np.full(K, np.nan)
+        without_specs: list[engine.Spec] = []
         for k in range(K):
             others = [nm for j, nm in enumerate(prep.raters) if j != k]
             pk = prepare(table, raters=others, policy="exclude", func=_FUNC)
             sk = make_spec(coefficient, pk, level=lvl)
+            without_specs.append(sk)
             pool_without[k] = float(sk.estimate(sk.totals().reshape(1, -1))[0][0])
     pool_est = float(pool_spec.estimate(pool_spec.totals().reshape(1, -1))[0][0])
     delta = pool_without - pool_est
@@ -535,9 +540,17 @@ def rater_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = 
     unit, n_units, unit_kind = unit_map(mask, prep.clusters)
     B = n_resamples
     boots = np.full((B, 1 + 2 * K), np.nan)
-    if B and n_units >= 2:
+    if B and n_units >= 2 and additive:
         st = unit_sums(spec.stats(), unit, n_units)
         boots = engine.bootstrap([spec], [st], unit, n_units, B, gen)[0]
+    elif B and n_units >= 2:
+        # one joint bootstrap: the pair rows, the pool and the pool without each rater share every resample
+        specs = [spec, pool_spec, *without_specs]
+        stats = [unit_sums(x.stats(), unit, n_units) for x in specs]
+        jb = engine.bootstrap(specs, stats, unit, n_units, B, gen)
+        boots = jb[0]
+        boots[:, 0] = jb[1]
+        boots[:, 1 + K:] = np.column_stack(jb[2:]) if K else boots[:, 1 + K:]
     lo_q, hi_q = (1 - confidence_level) / 2, (1 + confidence_level) / 2
 
     def _ci(x: np.ndarray, est: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -554,16 +567,12 @@ def rater_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = 
         return low, high
 
     s_low, s_high = _ci(boots[:, 1:1 + K], s)
-    if additive:
-        p_low, p_high = _ci(boots[:, :1], np.array([pool_est]))
-        pool_ci = ConfidenceInterval(low=float(p_low[0]), high=float(p_high[0]), confidence_level=confidence_level,
-                                     method="percentile bootstrap")
-        pw_low, pw_high = _ci(boots[:, 1 + K:], pool_without)
-        d_low, d_high = _ci(boots[:, 1 + K:] - boots[:, :1], delta)
-    else:  # ordinal alpha: its own bootstrap (mid-ranks per resample); no without-k intervals
-        pool_ci = engine.run([pool_spec], prep, engine.Options(confidence_level=confidence_level, n_resamples=B,
-                                                             rng=gen, on_undefined="nan"), func=coefficient)[0].ci
-        pw_low = pw_high = d_low = d_high = np.full(K, np.nan)
+    # the pool, the pool without each rater and their difference: percentile intervals of the joint bootstrap
+    p_low, p_high = _ci(boots[:, :1], np.array([pool_est]))
+    pool_ci = ConfidenceInterval(low=float(p_low[0]), high=float(p_high[0]), confidence_level=confidence_level,
+                                 method="percentile bootstrap")
+    pw_low, pw_high = _ci(boots[:, 1 + K:], pool_without)
+    d_low, d_high = _ci(boots[:, 1 + K:] - boots[:, :1], delta)
 
     # who can be evaluated
     reasons: list[str | None] = []

@@ -24,8 +24,21 @@ def annotators_section(ctx: Context, w: Writer) -> None:
     from ..workflows import default_score  # the validation workflow's score, so both read the same S
 
     score = default_score(ctx.table)
-    d = w.call(rater_diagnostics, t, raters=humans, score=score, confidence_level=ctx.confidence_level,
-               n_resamples=ctx.n_resamples, rng=ctx.seed)
+    # the validation workflow's own annotator check (one computation for both sections) when it ran:
+    # judges named, three or more humans
+    shared = None
+    if ctx.judges and len(humans) >= 3:
+        from ..exceptions import VoirdireError
+        from ._sections import shared_validation
+
+        try:
+            shared = shared_validation(ctx, w)
+        except VoirdireError:
+            shared = None  # the validation section reports why; the annotators are checked here
+    d = shared.annotators if shared is not None and shared.annotators is not None else None
+    if d is None:
+        d = w.call(rater_diagnostics, t, raters=humans, score=score, confidence_level=ctx.confidence_level,
+                   n_resamples=ctx.n_resamples, rng=ctx.seed)
     r = w.put("raters", d)
     w.text("Each annotator against the rest of the pool. S(k;pool) is the annotator's agreement with the other "
            f"annotators' labels on the same items ({d.score}), the bar a judge must clear against this annotator in "
@@ -70,13 +83,16 @@ def annotators_section(ctx: Context, w: Writer) -> None:
     if flagged and ctx.judges:
         from ..exceptions import VoirdireError
 
+        computed = {e.judge: e.sensitivity for e in shared.judges} if shared is not None else {}
         for j in ctx.judges:
-            try:
-                s = w.call(loo_sensitivity, t, j, diagnostics=d, score=score, epsilon=ctx.epsilon,
-                           n_resamples=ctx.n_resamples, rng=ctx.seed)
-            except VoirdireError as exc:
-                w.text(f"{j}: the leave-one-out sensitivity could not run ({exc}).", "note")
-                continue
+            s = computed.get(j)
+            if s is None:
+                try:
+                    s = w.call(loo_sensitivity, t, j, diagnostics=d, score=score, epsilon=ctx.epsilon,
+                               n_resamples=ctx.n_resamples, rng=ctx.seed)
+                except VoirdireError as exc:
+                    w.text(f"{j}: the leave-one-out sensitivity could not run ({exc}).", "note")
+                    continue
             sens.append({"judge": j, "excluded": list(s.excluded), "won_mainly_against_excluded":
                          s.won_mainly_against_excluded, "reasons": list(s.reasons), "sentence": s.sentence,
                          "variants": s.to_frame().to_dict(orient="records")})

@@ -247,6 +247,32 @@ def _confusion_block(ctx: Context, w: Writer, judges: list[str], L: int, compute
 
 
 # ----------------------------------------------------------------------------------------- validation
+def shared_validation(ctx: Context, w: Writer, progress: Any = None) -> Any:
+    """The report's one call of :func:`voirdire.workflows.validate_judges` (with the annotator check's
+    competence models), kept in ``ctx.cache``: the "Annotators" section reads its annotator check and
+    sensitivity lines, the "Judge validation" section everything else. The warnings it emitted are
+    recorded in every section that uses it."""
+    if "validation" not in ctx.cache:
+        from ..exceptions import VoirdireError
+
+        sink = Writer("validation", "")
+        try:
+            res = sink.call(validate_judges, ctx.table, list(ctx.judges), epsilon=ctx.epsilon,
+                            alt_test_epsilon=ctx.alt_test_epsilon, confidence_level=ctx.confidence_level,
+                            n_resamples=ctx.n_resamples, seed=ctx.seed, stability_threshold=ctx.stability_threshold,
+                            reference_floor=ctx.reference_floor, progress=progress, rater_competence=True)
+            ctx.cache["validation"] = (res, None, sink.warnings)
+        except VoirdireError as exc:
+            ctx.cache["validation"] = (None, exc, sink.warnings)
+    res, exc, caught = ctx.cache["validation"]
+    for msg in caught:
+        if msg not in w.warnings:
+            w.warnings.append(msg)
+    if exc is not None:
+        raise exc
+    return res
+
+
 def validation_section(ctx: Context, w: Writer) -> None:
     """Per judge: the verdict with its reasons; leave-one-human-out d_k with intervals against -epsilon,
     omega, decision and stability; the alt-test table; the humans' own reliability; the ranking with P(best).
@@ -260,10 +286,7 @@ def validation_section(ctx: Context, w: Writer) -> None:
         if 1 < k <= len(ctx.judges):
             w.tick(step)
 
-    res = w.call(validate_judges, ctx.table, list(ctx.judges), epsilon=ctx.epsilon,
-                 alt_test_epsilon=ctx.alt_test_epsilon, confidence_level=ctx.confidence_level,
-                 n_resamples=ctx.n_resamples, seed=ctx.seed, stability_threshold=ctx.stability_threshold,
-                 reference_floor=ctx.reference_floor, progress=tick)
+    res = shared_validation(ctx, w, progress=tick)
     for n in res.notes:
         if n not in w.warnings:
             w.warnings.append(n)

@@ -189,6 +189,7 @@ def validate_judges(
     reference_floor: float = 0.4,
     exclude_raters: Sequence[str] | None = None,
     check_raters: bool = True,
+    rater_competence: bool = False,
     progress: ProgressCallback | None = None,
 ) -> ValidationResult:
     """May each judge stand in for the humans? Both tests, the reference, a ranking and a verdict.
@@ -243,6 +244,10 @@ def validate_judges(
         (:func:`~voirdire.diagnostics.loo_sensitivity`, in ``JudgeValidation.sensitivity``); an
         acceptance that does not survive carries the non-blocking reason
         ``won_mainly_against_flagged_annotators``. The decision itself is unchanged.
+    rater_competence : bool, default False
+        Also fit Dawid-Skene and MACE in that annotator check (``annotators.ds_accuracy`` and
+        ``mace_competence``); the report asks for them, so that its "Annotators" section reads
+        this one check instead of running its own.
     progress : callable, optional
         ``progress(step, done, total)``.
 
@@ -368,18 +373,19 @@ def validate_judges(
     annotators = None
     if check_raters and run_loo and len(humans) >= 3:
         annotators, entries = _check_annotators(table, entries, score=score, min_items=min_items,
-                                                n_resamples=n_resamples, seed=seed, notes=notes)
+                                                n_resamples=n_resamples, seed=seed, notes=notes,
+                                                competence=bool(rater_competence))
     return ValidationResult(source=str(table.source), options=options, reference=reference, judges=tuple(entries),
                             ranking=ranking, notes=tuple(notes), excluded_raters=excluded, annotators=annotators)
 
 
 def _check_annotators(table: Any, entries: list[JudgeValidation], *, score: str, min_items: int, n_resamples: int,
-                      seed: int, notes: list[str]) -> tuple[Any, list[JudgeValidation]]:
+                      seed: int, notes: list[str], competence: bool = False) -> tuple[Any, list[JudgeValidation]]:
     """Flag outlier annotators and attach each judge's leave-one-out sensitivity to its entry."""
     from ..diagnostics import WON_AGAINST_FLAGGED, loo_sensitivity, rater_diagnostics
 
     try:
-        d = rater_diagnostics(table, score=score, min_items=min_items, competence=False,
+        d = rater_diagnostics(table, score=score, min_items=min_items, competence=competence,
                               n_resamples=max(n_resamples, 2000), rng=stream(seed, "validation", "annotators"))
     except VoirdireError as exc:
         notes.append(f"Annotator check skipped: {exc}")
