@@ -252,6 +252,10 @@ def shared_validation(ctx: Context, w: Writer, progress: Any = None) -> Any:
     competence models), kept in ``ctx.cache``: the "Annotators" section reads its annotator check and
     sensitivity lines, the "Judge validation" section everything else. The warnings it emitted are
     recorded in every section that uses it."""
+    if "validation" in ctx.cache and progress is not None:  # computed by another section: the same steps
+        total = len(ctx.judges) + 2
+        for i, name in enumerate(ctx.judges):
+            progress(name, i + 1, total)
     if "validation" not in ctx.cache:
         from ..exceptions import VoirdireError
 
