@@ -214,7 +214,7 @@ def test_multiplicity_matches_statsmodels(ours: str, theirs: str) -> None:
     rng = np.random.default_rng(1)
     # statsmodels' holm takes ~55 ms per call, hence the smaller sample for it
     P = rng.beta(0.3, 2.0, size=(40 if ours == "holm" else 300, 7))
-    counts = multiplicity_rejections(P, 0.05, ours)
+    counts = multiplicity_rejections(P, 0.05, correction=ours)
     ref = [multipletests(p, alpha=0.05, method=theirs)[0].sum() for p in P]
     assert counts.tolist() == ref
 

@@ -609,7 +609,7 @@ def rater_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = 
                 if gb.size:
                     pval[k] = (1.0 + np.count_nonzero(gb >= -margin - 1e-12)) / (1.0 + gb.size)
         if B:
-            flagged[ev] = rejected_flags(pval[ev], significance_level, "holm")
+            flagged[ev] = rejected_flags(pval[ev], significance_level, correction="holm")
     else:
         note = (f"only {ev.size} rater(s) can be evaluated: with fewer than three there is no typical value to fall "
                 f"below (with two raters, low agreement cannot say which one is off); no rater is flagged")

@@ -333,7 +333,7 @@ def bias_report(table: PairwiseTable, *, covariates: pd.DataFrame | None = None,
                                       "n_pairs", "unit", "detail"])
     pv = eff["p_value"].to_numpy(dtype=float)
     eff["q_value"] = _bh_qvalues(pv)
-    eff["flagged"] = rejected_flags(pv, fdr, "bh") if len(pv) else np.zeros(0, bool)
+    eff["flagged"] = rejected_flags(pv, fdr, correction="bh") if len(pv) else np.zeros(0, bool)
     eff = eff[["judge", "effect", "estimate", "low", "high", "se", "p_value", "q_value", "flagged", "mde",
                "n_pairs", "unit", "detail"]]
     return BiasReport(effects=eff, fdr=fdr, level=level, power=power, n_pairs=P)

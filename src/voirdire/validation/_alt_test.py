@@ -83,7 +83,7 @@ class AltTestResult(Result):
 
 
 # ---------------------------------------------------------------------------- multiplicity
-def multiplicity_rejections(p: np.ndarray, q: float, correction: str) -> np.ndarray:
+def multiplicity_rejections(p: np.ndarray, q: float, *, correction: str) -> np.ndarray:
     """Number of hypotheses rejected along the last axis (nan p-values are never rejected).
 
     ``by`` (Benjamini-Yekutieli) and ``bh`` (Benjamini-Hochberg) are step-up procedures with
@@ -108,14 +108,14 @@ def multiplicity_rejections(p: np.ndarray, q: float, correction: str) -> np.ndar
     return np.sum(srt <= q / m, axis=-1).astype(np.int64)
 
 
-def rejected_flags(p: np.ndarray, q: float, correction: str) -> np.ndarray:
+def rejected_flags(p: np.ndarray, q: float, *, correction: str) -> np.ndarray:
     """Which of the p-values ``p`` a multiplicity ``correction`` rejects at level ``q`` (nan never).
 
     ``correction`` is one of ``by``, ``bh`` (false discovery rate), ``holm``, ``bonferroni``
     (family-wise error); the flags mark the smallest p-values, as many as
     :func:`multiplicity_rejections` counts.
     """
-    r = int(multiplicity_rejections(p, q, correction))
+    r = int(multiplicity_rejections(p, q, correction=correction))
     order = np.argsort(np.where(np.isnan(p), np.inf, p), kind="stable")
     out = np.zeros(p.size, dtype=bool)
     out[order[:r]] = True
@@ -358,7 +358,7 @@ def alt_test(table: Any, judge: str, *, scoring: Literal["accuracy", "neg_rmse"]
     p = np.where(tested, p, np.nan)
     degen = degen & tested
     rejected = np.zeros(K, dtype=bool)
-    rejected[tested] = rejected_flags(p[tested], q, correction)
+    rejected[tested] = rejected_flags(p[tested], q, correction=correction)
     reasons = tuple(None if tested[k] else f"only {int(n_j[k])} kept items < min_items_per_human={min_items_per_human}"
                     for k in range(K))
     if degen.any():
@@ -411,7 +411,7 @@ def bootstrap_alt_stats(d: np.ndarray, ef: np.ndarray, wf: np.ndarray, epsilon: 
         S = (W @ X).reshape(W.shape[0], 4, J, K)
         nb, s1, s2, sf = S[:, 0], S[:, 1], S[:, 2], S[:, 3]
         _, p, _ = t_pvalues(nb, s1, s2, epsilon)
-        om[pos:pos + W.shape[0]] = multiplicity_rejections(p, q, correction) / K
+        om[pos:pos + W.shape[0]] = multiplicity_rejections(p, q, correction=correction) / K
         with np.errstate(invalid="ignore", divide="ignore"):
             rho[pos:pos + W.shape[0]] = nanmean_last(np.where(nb > 0, sf / np.maximum(nb, 1e-300), np.nan))
         pos += W.shape[0]
@@ -436,7 +436,7 @@ def _bootstrap_omega(d: np.ndarray, ef: np.ndarray, epsilon: float, q: float, co
                 c = np.rint(counts[b, k]).astype(int)
                 if c.sum() >= 2:
                     _, p[k], _ = _wilcoxon(np.repeat([-1.0, 0.0, 1.0], c), epsilon)
-            out[pos + b] = multiplicity_rejections(p, q, correction) / K
+            out[pos + b] = multiplicity_rejections(p, q, correction=correction) / K
         pos += W.shape[0]
     return out
 

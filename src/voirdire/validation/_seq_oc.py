@@ -137,7 +137,7 @@ def sequential_operating_characteristics(
         tstat = (mean - epsilon) / np.sqrt(var / n)
         p = np.where(var > 1e-12, stats.t.cdf(tstat, n - 1), np.where(mean < epsilon, 0.0, 1.0))
     p = np.where(n >= min_items_fixed, p, np.nan).transpose(0, 2, 1)               # (S, looks, K)
-    rej_fixed = multiplicity_rejections(p, q, "by")
+    rej_fixed = multiplicity_rejections(p, q, correction="by")
     acc_fixed = (rej_fixed >= need) & (n >= min_items_fixed)[None, :]
     pa = float(ever_acc.mean())
     return SequentialOCResult(
