@@ -1,7 +1,8 @@
 """Optional dependencies, imported lazily in one place.
 
 ``pyarrow`` (Parquet, fast CSV), ``dask[distributed]`` (``simulate --scheduler``), ``openpyxl``
-(Excel) and ``inspect_ai`` (Inspect logs) are extras: ``pip install 'voirdire[parquet,dask,excel,inspect]'``
+(Excel), ``inspect_ai`` (Inspect logs) and ``scikit-learn`` (``dr_mean(model="gbm")``) are extras:
+``pip install 'voirdire[parquet,dask,excel,inspect,ml]'``
 or ``voirdire[all]``. Code that can do without one asks :func:`optional_import` and falls back;
 code that cannot calls :func:`require` and the user gets one line naming the install command.
 """
@@ -16,7 +17,8 @@ from .exceptions import VoirdireError
 __all__ = ["EXTRAS", "MissingExtraError", "optional_import", "require"]
 
 #: module -> the extra that installs it
-EXTRAS = {"pyarrow": "parquet", "distributed": "dask", "dask": "dask", "openpyxl": "excel", "inspect_ai": "inspect"}
+EXTRAS = {"pyarrow": "parquet", "distributed": "dask", "dask": "dask", "openpyxl": "excel", "inspect_ai": "inspect",
+          "sklearn": "ml", "threadpoolctl": "ml"}
 
 
 class MissingExtraError(VoirdireError, ImportError):

@@ -219,7 +219,7 @@ def test_zero_probability_on_labelled_item_is_named():
 
 @pytest.mark.parametrize("kwargs, match", [
     ({"model": "cubic"}, "'model' parameter of dr_mean must be one of"),
-    ({"cross_fit": 0}, "'cross_fit' parameter of dr_mean must be an integer >= 1"),
+    ({"cross_fit": 0}, "'cross_fit' parameter of dr_mean must be 'auto', 'loo' or an integer >= 1"),
     ({"confidence_level": 95}, "Did you mean 0.95"),
     ({"target": "population"}, "'target' parameter"),
     ({"rng": "seed"}, "'rng' parameter"),

@@ -216,3 +216,97 @@ def test_zero_probability_on_a_labelled_item_is_refused():
     pi[np.flatnonzero(np.isfinite(y))[0]] = 0.0
     with pytest.raises(InvalidParameterError, match="must be in \\(0, 1\\] for every item"):
         dr_mean(X, y, pi)
+
+
+# ------------------------------------------------------------------ leave-one-out cross-fitting
+def _brute_loo(X, y, pi, lab, clusters, ridge):
+    """Refit for every labelled unit: the definition of leave-one-out cross-fitting (scaling by all items)."""
+    from voirdire.estimation._models import _ridge_sets
+
+    Z = (X - X.mean(axis=0)) / X.std(axis=0)
+    w = 1.0 / pi
+    unit = np.arange(y.size) if clusters is None else clusters
+    out = np.empty(y.size)
+    for i in range(y.size):
+        tr = lab & (unit != unit[i])
+        mz, icpt, coef = _ridge_sets(Z[tr], y[tr], w[tr], np.zeros(0, dtype=np.int64), 0, ridge=ridge)
+        out[i] = icpt[0] + (Z[i] - mz[0]) @ coef[0]
+    return out
+
+
+@pytest.mark.parametrize("ridge", [True, False])
+@pytest.mark.parametrize("with_clusters", [False, True])
+def test_leave_one_out_equals_refitting_without_each_unit(ridge, with_clusters):
+    from voirdire.estimation._models import cross_fit_predict
+
+    rng = np.random.default_rng(3)
+    n = 120
+    X = rng.normal(0, 1, (n, 3)) * [1.0, 3.0, 0.2] + [2.0, 0.0, 5.0]
+    y = 1 + X @ [0.5, -0.2, 1.0] + rng.normal(0, 1, n)
+    pi = rng.uniform(0.2, 0.6, n)
+    lab = rng.random(n) < pi
+    cl = rng.integers(0, 40, n) if with_clusters else None
+    got = cross_fit_predict(X, y, pi, lab, model="ridge" if ridge else "linear", n_folds="loo", rng=rng,
+                            clusters=cl, func="t")
+    np.testing.assert_allclose(got, _brute_loo(X, y, pi, lab, cl, ridge), rtol=1e-9, atol=1e-9)
+    # a labelled item's prediction does not move when its own score does
+    y2 = y.copy()
+    i = int(np.flatnonzero(lab)[0])
+    y2[i] += 100.0
+    got2 = cross_fit_predict(X, y2, pi, lab, model="ridge" if ridge else "linear", n_folds="loo", rng=rng,
+                             clusters=cl, func="t")
+    assert got2[i] == pytest.approx(got[i], abs=1e-9)
+    if cl is not None:
+        same = cl == cl[i]
+        np.testing.assert_allclose(got2[same], got[same], atol=1e-9)
+
+
+def test_ridge_sets_matches_a_direct_weighted_ridge():
+    # the penalty GCV picks, then the closed-form weighted ridge with that penalty
+    from voirdire.estimation._models import _ALPHAS, _ridge_sets
+
+    rng = np.random.default_rng(4)
+    n, p = 80, 4
+    Z = rng.normal(0, 1, (n, p))
+    y = Z @ [0.3, 0.0, -0.4, 0.1] + rng.normal(0, 1, n)
+    w = rng.uniform(1, 3, n)
+    mz, icpt, coef = _ridge_sets(Z, y, w, np.zeros(0, dtype=np.int64), 0, ridge=True)
+    zbar, ybar = (w @ Z) / w.sum(), (w @ y) / w.sum()
+    A, b = (Z - zbar) * np.sqrt(w)[:, None], (y - ybar) * np.sqrt(w)
+    gcv = []
+    for a in _ALPHAS * w.sum():
+        beta = np.linalg.solve(A.T @ A + a * np.eye(p), A.T @ b)
+        hat = A @ np.linalg.solve(A.T @ A + a * np.eye(p), A.T)
+        gcv.append((n * np.sum((b - A @ beta) ** 2) / (n - np.trace(hat) - 1) ** 2, beta))
+    beta = min(gcv, key=lambda t: t[0])[1]
+    np.testing.assert_allclose(coef[0], beta, rtol=1e-8)
+    np.testing.assert_allclose(mz[0], zbar, rtol=1e-10)
+    assert icpt[0] == pytest.approx(ybar)
+
+
+def test_auto_cross_fit_is_leave_one_out_for_the_linear_models():
+    rng = np.random.default_rng(5)
+    x = rng.normal(0, 1, (400, 2))
+    y = np.where(rng.random(400) < 0.2, x.sum(axis=1) + rng.normal(0, 1, 400), np.nan)
+    n_lab = int(np.isfinite(y).sum())
+    assert dr_mean(x, y, 0.2, rng=0).cross_fit == n_lab
+    assert dr_mean(x, y, 0.2, cross_fit="loo", rng=0).estimate == dr_mean(x, y, 0.2, rng=1).estimate  # no randomness
+    assert dr_mean(x, y, 0.2, model="isotonic", rng=0).cross_fit == 5
+    with pytest.raises(InvalidParameterError, match="'loo'"):
+        dr_mean(x, y, 0.2, model="isotonic", cross_fit="loo", rng=0)
+
+
+def test_gbm_without_scikit_learn_names_the_ml_extra(monkeypatch):
+    tomllib = pytest.importorskip("tomllib")
+    from pathlib import Path
+
+    from voirdire import _optional
+
+    extras = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    assert any(d.startswith("scikit-learn") for d in extras["ml"])
+    real = _optional.optional_import
+    monkeypatch.setattr(_optional, "optional_import", lambda m: None if m.startswith("sklearn") else real(m))
+    X, y, _ = _world(6, n=300)
+    with pytest.raises(_optional.MissingExtraError, match=r"pip install 'voirdire\[ml\]'"):
+        dr_mean(X, y, 0.2, model="gbm", rng=0)

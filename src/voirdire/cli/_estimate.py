@@ -190,7 +190,9 @@ def estimate_command(
                                 help="Prediction of the human score from the judges': calibrated (ridge + power "
                                      "tuning, never worse than human-only), identity (the paper's), linear, ridge, "
                                      "isotonic, gbm."),
-    cross_fit: int = typer.Option(5, "--cross-fit", help="Cross-fitting folds for linear/isotonic (1 = none)."),
+    cross_fit: int = typer.Option(0, "--cross-fit",
+                                  help="Cross-fitting folds (1 = none); 0 (default) = auto: leave-one-out for "
+                                       "calibrated/linear/ridge up to 2000 labelled units, else 5."),
     strata: str | None = typer.Option(None, "--strata", help="Column of FILE with the design stratum of each item."),
     target: Target = typer.Option(Target.superpopulation, "--target",
                                   help="superpopulation (items sampled from a larger pool) or finite (these items)."),
@@ -247,7 +249,7 @@ def estimate_command(
         fail(f"{file}: no item has a human score, so there is nothing to estimate the human mean from. "
              "Check the judge name and the role of the raters.")
     comp = compare_estimators(X if X.shape[1] > 1 else X[:, 0], y, pi, judges=judges, items=items,
-                              model=model.value, cross_fit=cross_fit, strata=st, clusters=cl,
+                              model=model.value, cross_fit=cross_fit or "auto", strata=st, clusters=cl,
                               confidence_level=confidence_level, target=target.value, compare=compare, rng=seed)
     dr = comp.dr
     results: dict[str, Any] = {"DR": dr}

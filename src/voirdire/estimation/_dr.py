@@ -15,7 +15,7 @@ from scipy.special import ndtri, stdtrit
 from .._checks import as_generator, check_choice, check_confidence_level, check_on_undefined, undefined
 from .._results import ConfidenceInterval
 from ..exceptions import DegenerateDataWarning, InvalidParameterError, SmallSampleWarning
-from ._models import MODELS, cross_fit_predict
+from ._models import MODELS, cross_fit_predict, resolve_folds
 from ._results import EstimateResult
 
 __all__ = ["dr_mean", "dr_mean_table", "classical_mean", "ppi_mean", "item_scores", "judge_matrix"]
@@ -420,7 +420,7 @@ def _prepare(judge: Any, human: Any, pi_in: Any, strata: Any, clusters: Any, con
 
 
 def dr_mean(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *,
-            model: ModelName = "calibrated", power_tuning: bool | None = None, cross_fit: int = 5,
+            model: ModelName = "calibrated", power_tuning: bool | None = None, cross_fit: int | str = "auto",
             covariates: Any = None, missing_judge: Literal["error", "impute"] = "error",
             strata: Any = None, clusters: Any = None, confidence_level: float = 0.95,
             target: Target = "superpopulation", interval: Interval = "auto",
@@ -474,10 +474,16 @@ def dr_mean(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *,
         Shrink the predictions towards the human-only estimate by the variance-minimising
         ``lam`` (see above). ``None`` (default): on for ``"calibrated"`` only, so the other
         models stay the plain DR estimator; ``True`` adds it to any model.
-    cross_fit : int, default 5
-        Folds for cross-fitting the model: the prediction for an item comes from a model fitted
-        without that item's fold (whole clusters go to one fold). ``1`` fits once on all labels
-        (a small in-sample bias); ignored for ``"identity"``.
+    cross_fit : "auto", "loo" or int, default "auto"
+        Cross-fitting of the model: the prediction for an item comes from a model fitted without
+        that item's fold (whole clusters go to one fold). An integer ``K`` is K random folds
+        (``1`` fits once on all labels: a small in-sample bias). ``"loo"`` (leave one out; the
+        linear models ``"calibrated"``, ``"ridge"``, ``"linear"``, exact and in closed form from
+        additive sums, one eigendecomposition per labelled unit) predicts every item from the
+        fit on every labelled item but itself (with clusters: but its cluster): each fit uses
+        ``n - 1`` labels instead of ``(K - 1) n / K``, which matters at a few dozen labels, and
+        the estimator stays exactly unbiased. ``"auto"``: ``"loo"`` for the linear models with at
+        most 2000 labelled units, else 5 folds. Ignored for ``"identity"``.
     covariates : array-like or DataFrame, shape (N,) or (N, q), optional
         Item covariates (e.g. length) added to the judges' columns as predictors (not judges:
         ``"identity"`` ignores them).
@@ -595,7 +601,9 @@ def dr_mean(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *,
             f"model='identity' of {func} uses one judge's score as the prediction; got {n_judges} judge columns. "
             "Use model='calibrated' (or 'linear', 'ridge', 'isotonic', 'gbm') to combine several judges.")
     n_lab = int(lab.sum())
-    folds_used = 0 if model == "identity" else cross_fit
+    n_units_lab = n_lab if cl is None else int(np.unique(cl[lab]).size)
+    folds = resolve_folds(cross_fit, model, n_units_lab, X.shape[1])
+    folds_used = 0 if model == "identity" else (n_units_lab if folds == "loo" else int(folds))
     if n_lab == 0:
         undefined("dr_mean: no item has a human score (human_scores is all nan); the estimate is undefined.",
                   on_undefined)
@@ -630,7 +638,7 @@ def dr_mean(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *,
             tune = False
             lam = 0.0 if model == "calibrated" or power_tuning else None
         else:
-            m = cross_fit_predict(X[:, ~const], y, pi, lab, model=model, n_folds=cross_fit, rng=gen,
+            m = cross_fit_predict(X[:, ~const], y, pi, lab, model=model, n_folds=folds, rng=gen,
                                   clusters=cl, func=func)
     r2 = None
     if tune:
@@ -645,11 +653,13 @@ def dr_mean(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *,
                  interval=interval, lam=lam, r2=r2, n_judges=n_judges)
 
 
-def _check_cross_fit(value: Any, func: str) -> int:
+def _check_cross_fit(value: Any, func: str) -> int | str:
+    if isinstance(value, str) and value in ("auto", "loo"):
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise InvalidParameterError(
-            f"The 'cross_fit' parameter of {func} must be an integer >= 1 (number of folds; 1 = no "
-            f"cross-fitting). Got {value!r} instead.")
+            f"The 'cross_fit' parameter of {func} must be 'auto', 'loo' or an integer >= 1 (number of folds; "
+            f"1 = no cross-fitting). Got {value!r} instead.")
     return int(value)
 
 
@@ -895,8 +905,8 @@ def judge_matrix(table: Any, judges: str | Sequence[str]) -> tuple[np.ndarray, n
 
 
 def dr_mean_table(table: Any, judge: str | Sequence[str], *, inclusion_prob: Any,
-                  model: ModelName = "calibrated", power_tuning: bool | None = None, cross_fit: int = 5,
-                  covariates: Any = None, strata: Any = None, use_clusters: bool = True,
+                  model: ModelName = "calibrated", power_tuning: bool | None = None,
+                  cross_fit: int | str = "auto", covariates: Any = None, strata: Any = None, use_clusters: bool = True,
                   drop_unscored: bool = False, missing_judge: Literal["error", "impute"] = "error",
                   confidence_level: float = 0.95, target: Target = "superpopulation", interval: Interval = "auto",
                   rng: int | np.random.Generator | None = None,

@@ -51,37 +51,6 @@ def fold_ids(n_items: int, n_folds: int, rng: np.random.Generator,
     return rng.integers(0, n_folds, size=n_cl)[clusters]
 
 
-def _linear_fit_predict(x: np.ndarray, y: np.ndarray, w: np.ndarray, lab: np.ndarray,
-                        folds: np.ndarray, n_folds: int) -> np.ndarray:
-    """Weighted least squares ``y ~ a + b x`` (one column) per fold, all folds at once from additive sums."""
-    xl, yl, wl, fl = x[lab], y[lab], w[lab], folds[lab]
-    # centre for numerical stability (scores are often ~1-5 or ~0-100)
-    cx, cy = float(np.mean(xl)), float(np.mean(yl))
-    xc, yc = xl - cx, yl - cy
-    sums = np.vstack([
-        np.bincount(fl, weights=wl, minlength=n_folds),
-        np.bincount(fl, weights=wl * xc, minlength=n_folds),
-        np.bincount(fl, weights=wl * yc, minlength=n_folds),
-        np.bincount(fl, weights=wl * xc * xc, minlength=n_folds),
-        np.bincount(fl, weights=wl * xc * yc, minlength=n_folds),
-    ])
-    if n_folds > 1:
-        train = sums.sum(axis=1, keepdims=True) - sums
-    else:
-        train = sums
-    sw, sx, sy, sxx, sxy = train
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mx, my = sx / sw, sy / sw
-        vxx = sxx / sw - mx * mx
-        vxy = sxy / sw - mx * my
-        slope = np.where(vxx > 1e-12 * max(1.0, float(np.max(np.abs(sxx / sw)))), vxy / vxx, 0.0)
-    # m = cy + intercept + slope (x - cx) = a + slope x, gathered per fold
-    a = cy + (my - slope * mx) - slope * cx
-    if n_folds == 1:
-        return a[0] + slope[0] * x
-    return a[folds] + slope[folds] * x
-
-
 # ------------------------------------------------------------------------------ matrix models
 class _Fit:
     """A fitted model: ``predict(X)``."""
@@ -98,42 +67,121 @@ class _LinearFit(_Fit):
         return self.intercept + ((X - self.mean_x) / self.scale) @ self.coef
 
 
-def _fit_linear(X: np.ndarray, y: np.ndarray, w: np.ndarray, *, ridge: bool) -> _LinearFit:
-    """Weighted (ridge) regression with an intercept on standardised columns.
+def _ridge_sets(Z: np.ndarray, y: np.ndarray, w: np.ndarray, unit: np.ndarray, n_sets: int, *,
+                ridge: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Weighted (ridge) regressions of ``y`` on the columns of ``Z`` with an intercept, one per
+    training set, all from additive sums: set ``k < n_sets`` leaves out the rows with
+    ``unit == k``, set ``n_sets`` uses every row.
 
-    ``ridge=False``: least squares (minimum-norm when columns are collinear). ``ridge=True``: the
-    penalty minimising the generalised cross-validation score ``n RSS / (n - df)^2`` over
-    :data:`_ALPHAS` (times the summed weight), from one SVD.
+    ``ridge=False``: least squares (minimum-norm when columns are collinear). ``ridge=True``: per
+    set, the penalty minimising the generalised cross-validation score ``n RSS / (n - df)^2`` over
+    :data:`_ALPHAS` (times the set's summed weight), from one eigendecomposition of the set's
+    centred Gram matrix (``Z`` should be standardised: the penalty treats its columns alike).
+    Returns ``(mean_z, intercept, coef)`` of shape ``(n_sets + 1, p)``, ``(n_sets + 1,)``,
+    ``(n_sets + 1, p)``: set ``k`` predicts ``intercept[k] + (z - mean_z[k]) @ coef[k]``.
     """
+    n, p = Z.shape
+    y0 = float(np.mean(y)) if n else 0.0
+    yc = y - y0  # centred for numerical stability (scores are often ~1-5 or ~0-100)
+    wz = Z * w[:, None]
+    tot = (float(w.sum()), wz.sum(axis=0), float(w @ yc), wz.T @ Z, wz.T @ yc, float(w @ (yc * yc)), float(n))
+    if n_sets:
+        cnt = np.bincount(unit, minlength=n_sets).astype(float)
+        s_w = np.bincount(unit, weights=w, minlength=n_sets)
+        s_z = np.stack([np.bincount(unit, weights=wz[:, j], minlength=n_sets) for j in range(p)], axis=1)
+        s_y = np.bincount(unit, weights=w * yc, minlength=n_sets)
+        s_zy = np.stack([np.bincount(unit, weights=wz[:, j] * yc, minlength=n_sets) for j in range(p)], axis=1)
+        s_yy = np.bincount(unit, weights=w * yc * yc, minlength=n_sets)
+        s_zz = np.zeros((n_sets, p, p))
+        if p * (p + 1) <= 72:  # few columns: one counting pass per pair
+            for a in range(p):
+                for b in range(a, p):
+                    s_zz[:, a, b] = s_zz[:, b, a] = np.bincount(unit, weights=wz[:, a] * Z[:, b], minlength=n_sets)
+        elif n_sets <= 64:  # few sets: one product per set, rows grouped by one sort
+            order = np.argsort(unit, kind="stable")
+            cuts = np.searchsorted(unit[order], np.arange(n_sets + 1))
+            for k in range(n_sets):
+                rows = order[cuts[k]:cuts[k + 1]]
+                s_zz[k] = wz[rows].T @ Z[rows]
+        else:
+            np.add.at(s_zz, unit, wz[:, :, None] * Z[:, None, :])
+        sw = np.append(tot[0] - s_w, tot[0])
+        sz = np.vstack([tot[1] - s_z, tot[1]])
+        sy = np.append(tot[2] - s_y, tot[2])
+        szz = np.concatenate([tot[3] - s_zz, tot[3][None]])
+        szy = np.vstack([tot[4] - s_zy, tot[4]])
+        syy = np.append(tot[5] - s_yy, tot[5])
+        nk = np.append(tot[6] - cnt, tot[6])
+    else:
+        sw, sy, syy, nk = (np.array([tot[i]]) for i in (0, 2, 5, 6))
+        sz, szz, szy = tot[1][None], tot[3][None], tot[4][None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mz = sz / sw[:, None]
+        my = sy / sw
+    gram = szz - sw[:, None, None] * mz[:, :, None] * mz[:, None, :]
+    c = szy - sw[:, None] * mz * my[:, None]
+    byy = syy - sw * my * my
+    s2, V = np.linalg.eigh(gram)
+    keep = s2 > 1e-10 * np.maximum(s2.max(axis=1, keepdims=True), 1e-300)
+    s2 = np.where(keep, s2, 0.0)
+    u = np.where(keep, np.einsum("kpq,kp->kq", V, c), 0.0)
+    if ridge:
+        alphas = _ALPHAS[None, :] * sw[:, None]  # penalty on the scale of Z'WZ (~ sum w per column)
+        den = s2[:, None, :] + alphas[:, :, None]
+        resid = byy[:, None] - np.sum(u[:, None, :] ** 2 * (s2[:, None, :] + 2.0 * alphas[:, :, None]) / den**2,
+                                      axis=2)
+        dof = np.sum(s2[:, None, :] / den, axis=2) + 1.0  # + the intercept
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gcv = np.where(nk[:, None] - dof > 0, nk[:, None] * resid / (nk[:, None] - dof) ** 2, np.inf)
+        best = alphas[np.arange(alphas.shape[0]), np.argmin(gcv, axis=1)]
+        g = u / (s2 + best[:, None])
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = np.where(keep, u / np.where(keep, s2, 1.0), 0.0)
+    coef = np.einsum("kpq,kq->kp", V, g)
+    return mz, y0 + my, coef
+
+
+def _fit_linear(X: np.ndarray, y: np.ndarray, w: np.ndarray, *, ridge: bool) -> _LinearFit:
+    """Weighted (ridge) regression with an intercept on columns standardised by their weighted
+    mean and sd (one fit of :func:`_ridge_sets`)."""
     sw = float(w.sum())
     mean_x = (w @ X) / sw
     Xc = X - mean_x
     scale = np.sqrt((w @ (Xc * Xc)) / sw)
     scale[~(scale > 1e-12)] = 1.0
-    Xs = Xc / scale
-    ybar = float(w @ y) / sw
-    sq = np.sqrt(w)
-    A = Xs * sq[:, None]
-    b = (y - ybar) * sq
-    U, s, Vt = np.linalg.svd(A, full_matrices=False)
-    keep = s > 1e-10 * (s[0] if s.size else 1.0)
-    U, s, Vt = U[:, keep], s[keep], Vt[keep]
-    ub = U.T @ b
-    n = y.size
-    if ridge and s.size:
-        s2 = s * s
-        alphas = _ALPHAS * sw  # penalty on the scale of A'A (~ sum w per standardised column)
-        rss0 = float(b @ b - ub @ ub)  # part of b outside the column space
-        f = s2[None, :] / (s2[None, :] + alphas[:, None])
-        resid = np.sum(((1.0 - f) * ub[None, :]) ** 2, axis=1) + rss0
-        dof = f.sum(axis=1) + 1.0  # + the intercept
-        with np.errstate(divide="ignore", invalid="ignore"):
-            gcv = np.where(n - dof > 0, n * resid / (n - dof) ** 2, np.inf)
-        best_a = alphas[int(np.argmin(gcv))]
-        coef = Vt.T @ (s / (s2 + best_a) * ub)
-    else:
-        coef = Vt.T @ (ub / s) if s.size else np.zeros(X.shape[1])
-    return _LinearFit(mean_x, scale, coef, ybar)
+    mz, icpt, coef = _ridge_sets(Xc / scale, y, w, np.zeros(0, dtype=np.int64), 0, ridge=ridge)
+    # intercept + ((x - mean_x)/scale - mz) @ coef
+    return _LinearFit(mean_x + mz[0] * scale, scale, coef[0], float(icpt[0]))
+
+
+def _linear_cross_fit(X: np.ndarray, y: np.ndarray, w: np.ndarray, lab: np.ndarray, item_set: np.ndarray,
+                      n_sets: int, *, ridge: bool) -> np.ndarray:
+    """Predictions of every item from the (ridge) regression fitted without the labelled rows of
+    its set: ``item_set[i]`` in ``0..n_sets-1`` (K folds, or one labelled unit each for
+    leave-one-out), ``-1`` for the fit on every labelled item.
+
+    The columns are standardised by their mean and sd over **all** items (labelled or not): the
+    judges score every item, and a scaling that does not look at any human score is the same for
+    every training set and costs no validity.
+    """
+    mu = X.mean(axis=0)
+    sd = X.std(axis=0)
+    sd[~(sd > 1e-12)] = 1.0
+    li = np.flatnonzero(lab)
+    unit = item_set[li]
+    if n_sets and (unit < 0).any():  # pragma: no cover - every labelled row belongs to a set
+        raise AssertionError("a labelled item outside every training set")
+    mz, icpt, coef = _ridge_sets((X[li] - mu) / sd, y[li], w[li], unit, n_sets, ridge=ridge)
+    # back on the scale of X: icpt + ((x - mu)/sd - mz) @ coef = a + x @ b
+    b = coef / sd
+    a = icpt - np.sum((mu + mz * sd) * b, axis=1)
+    if n_sets == 0:
+        return a[0] + X @ b[0]
+    k = np.where(item_set < 0, n_sets, item_set)
+    if X.shape[1] == 1:
+        return a[k] + X[:, 0] * b[k, 0]
+    return a[k] + np.einsum("ip,ip->i", X, b[k])
 
 
 def _isotonic_one(xs: np.ndarray, ys: np.ndarray, ws: np.ndarray, x_new: np.ndarray) -> np.ndarray:
@@ -192,12 +240,11 @@ class _StackedIsotonic(_Fit):
 
 class _GBMFit(_Fit):
     def __init__(self, X: np.ndarray, y: np.ndarray, w: np.ndarray, seed: int, func: str):
-        try:
-            from sklearn.ensemble import HistGradientBoostingRegressor
-        except ImportError:  # pragma: no cover - scikit-learn is installed with the [ml] extra
-            raise InvalidParameterError(
-                f"model='gbm' of {func} needs scikit-learn: pip install 'voirdire[ml]' (or scikit-learn), "
-                "or use model='calibrated'.") from None
+        from .._optional import require
+
+        HistGradientBoostingRegressor = require(
+            "sklearn.ensemble", f"model='gbm' of {func} (or use model='calibrated', which does not)",
+            extra="ml").HistGradientBoostingRegressor
         n = y.size
         # small, regularised trees: a few hundred labels at most in a typical two-stage design
         self.model = HistGradientBoostingRegressor(
@@ -244,19 +291,63 @@ def min_labels(model: str, n_cols: int) -> int:
     return 1
 
 
+#: ``cross_fit="auto"`` leaves one labelled unit out (the linear models) up to this many labelled units
+LOO_MAX_UNITS = 2000
+#: models whose leave-one-out fits come in closed form from additive sums
+LOO_MODELS = ("linear", "ridge", "calibrated")
+
+
+def resolve_folds(cross_fit: int | str, model: str, n_units_lab: int, n_cols: int) -> int | str:
+    """The folds ``cross_fit`` means here: ``"auto"`` is ``"loo"`` for the linear models with at
+    most :data:`LOO_MAX_UNITS` labelled units (and a Gram matrix per unit that fits in memory),
+    5 folds otherwise."""
+    if cross_fit != "auto":
+        return cross_fit
+    small = n_units_lab <= LOO_MAX_UNITS and n_units_lab * n_cols * n_cols <= 20_000_000
+    return "loo" if model in LOO_MODELS and small else 5
+
+
 def cross_fit_predict(x: np.ndarray, y: np.ndarray, pi: np.ndarray, lab: np.ndarray, *, model: str,
-                      n_folds: int, rng: np.random.Generator, clusters: np.ndarray | None,
+                      n_folds: int | str, rng: np.random.Generator, clusters: np.ndarray | None,
                       func: str) -> np.ndarray:
     """Out-of-fold predictions ``m(x_i)`` for every item (``n_folds=1``: fit once on all labels).
 
-    ``x`` has shape ``(N,)`` (one judge) or ``(N, p)``.
+    ``x`` has shape ``(N,)`` (one judge) or ``(N, p)``. ``n_folds="loo"`` (linear models): every
+    item is predicted by the model fitted on every labelled item but itself (leave one out; with
+    clusters, but its cluster), so a labelled item's prediction never uses its own human score
+    and an unlabelled item's is the fit on all labels; the estimator stays exactly unbiased under
+    Poisson sampling (``m_i`` does not depend on whether item ``i`` was drawn), and every fit uses
+    ``n - 1`` labels instead of ``(K - 1) n / K``.
     """
     X = x.reshape(-1, 1) if x.ndim == 1 else x
     if model == "identity":
         return X[:, 0].astype(float, copy=True)
-    folds = fold_ids(X.shape[0], n_folds, rng, clusters) if n_folds > 1 else np.zeros(X.shape[0], dtype=np.int64)
     need = min_labels(model, X.shape[1])
     n_lab = int(lab.sum())
+    w = 1.0 / pi
+    if n_folds == "loo":
+        if model not in LOO_MODELS:
+            raise InvalidParameterError(
+                f"The 'cross_fit' parameter of {func} is 'loo' (leave one out), which model {model!r} does not "
+                f"support (only {', '.join(LOO_MODELS)}). Use a number of folds.")
+        li = np.flatnonzero(lab)
+        item_set = np.full(X.shape[0], -1, dtype=np.int64)
+        if clusters is None:
+            item_set[li] = np.arange(li.size)
+            n_sets, largest = li.size, 1
+        else:  # leave one cluster out: every item of a labelled cluster is predicted without it
+            used, codes = np.unique(clusters[li], return_inverse=True)
+            where = np.full(int(clusters.max()) + 1, -1, dtype=np.int64)
+            where[used] = np.arange(used.size)
+            item_set = where[clusters]
+            n_sets, largest = used.size, int(np.bincount(codes).max())
+        if n_lab - largest < need:
+            raise InvalidParameterError(
+                f"{func}: leaving one labelled {'item' if clusters is None else 'cluster'} out leaves fewer than "
+                f"{need} labelled items to fit model {model!r} on {X.shape[1]} column(s) ({n_lab} labelled).")
+        return _linear_cross_fit(X, y, w, lab, item_set, n_sets, ridge=model != "linear")
+    assert isinstance(n_folds, int)
+    folds = fold_ids(X.shape[0], n_folds, rng, clusters) if n_folds > 1 else np.zeros(X.shape[0], dtype=np.int64)
     if n_folds > 1:
         per_fold = np.bincount(folds[lab], minlength=n_folds)
         short = int(n_lab - per_fold.max())
@@ -268,9 +359,9 @@ def cross_fit_predict(x: np.ndarray, y: np.ndarray, pi: np.ndarray, lab: np.ndar
     elif n_lab < need:
         raise InvalidParameterError(
             f"{func}: model {model!r} on {X.shape[1]} column(s) needs at least {need} labelled items; got {n_lab}.")
-    w = 1.0 / pi
-    if X.shape[1] == 1 and model == "linear":
-        return _linear_fit_predict(X[:, 0], y, w, lab, folds, n_folds)
+    if model in LOO_MODELS:
+        return _linear_cross_fit(X, y, w, lab, folds if n_folds > 1 else np.full(X.shape[0], -1),
+                                 n_folds if n_folds > 1 else 0, ridge=model != "linear")
     if X.shape[1] == 1 and model == "isotonic":
         return _isotonic_fit_predict(X[:, 0], y, w, lab, folds, n_folds)
     seed = int(rng.integers(0, 2**31 - 1))

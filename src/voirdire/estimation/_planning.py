@@ -79,7 +79,7 @@ def pilot_r2(judge_scores: Any, human_scores: Any, *, model: str = "calibrated",
         warnings.simplefilter("ignore", DegenerateDataWarning)
         warnings.simplefilter("ignore", SmallSampleWarning)
         res = dr_mean(X[both] if X.shape[1] > 1 else X[both, 0], y[both], 1.0, model=model,  # type: ignore[arg-type]
-                      cross_fit=5 if model != "identity" else 1, rng=rng)
+                      cross_fit="auto" if model != "identity" else 1, rng=rng)
     r2 = float(res.r2)
     if model == "calibrated" and np.isfinite(r2):
         r2 = max(r2, 0.0)

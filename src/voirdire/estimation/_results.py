@@ -48,7 +48,8 @@ class EstimateResult(Result):
         ``"superpopulation"`` (the items are a sample from a larger population) or ``"finite"``
         (the mean over exactly these ``N`` items).
     cross_fit : int
-        Number of cross-fitting folds used to fit the model (1: no cross-fitting, 0: no fitting).
+        Number of cross-fitting folds used to fit the model (1: no cross-fitting, 0: no fitting;
+        leave-one-out: the number of labelled units, one fold each).
     n_clusters : int or None
         Number of clusters the standard error treats as independent units (None: items).
     n_strata : int or None

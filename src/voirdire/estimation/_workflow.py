@@ -74,7 +74,8 @@ def _cluster_hint(items: Any) -> dict[str, str] | None:
 
 
 def compare_estimators(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *, judges: list[str] | None = None,
-                       items: Any = None, model: str = "calibrated", cross_fit: int = 5, strata: Any = None,
+                       items: Any = None, model: str = "calibrated", cross_fit: int | str = "auto",
+                       strata: Any = None,
                        clusters: Any = None, confidence_level: float = 0.95,
                        target: Literal["superpopulation", "finite"] = "superpopulation",
                        interval: Literal["auto", "t", "normal"] = "auto", compare: bool = True,
