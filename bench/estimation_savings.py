@@ -6,6 +6,7 @@ Run from the repository root (about 10-20 minutes on 2 busy cores with the defau
     nice .venv/bin/python bench/estimation_savings.py                  # SummEval + HANNA, 500 draws
     nice .venv/bin/python bench/estimation_savings.py --reps 100 --sets summeval
     nice .venv/bin/python bench/estimation_savings.py --reproduce      # the issue's identity figures
+    nice .venv/bin/python bench/estimation_savings.py --diagnose 0.05 --reps 300   # where the savings go
 
 The LLM judges score every item; the humans' mean score (SummEval: the 3 experts; HANNA: the 3
 raters) is the target, and its full-data mean is the truth. Each draw gives the humans an
@@ -92,12 +93,13 @@ def _ppi_py(x: np.ndarray, y: np.ndarray, lab: np.ndarray) -> tuple[float, float
 
 
 def references(x_best: np.ndarray, y: np.ndarray, reps: int, seed: int) -> pd.DataFrame:
-    """Mean widths of human-only (finite) and PPI++ (ppi_py) on a grid of fractions."""
+    """Mean widths and mean squared errors (about the full-data mean) of human-only (finite) and
+    PPI++ (ppi_py) on a grid of fractions."""
     rows = []
     truth = float(y.mean())
     for f in REF_FRACS:
         rng = np.random.default_rng([seed, int(f * 1000), 7])
-        wh, wp, ch, cp = [], [], [], []
+        wh, wp, ch, cp, eh, ep = [], [], [], [], [], []
         for _ in range(reps):
             lab = rng.random(y.size) < f
             if lab.sum() < 3 or lab.all():
@@ -109,8 +111,11 @@ def references(x_best: np.ndarray, y: np.ndarray, reps: int, seed: int) -> pd.Da
             wp.append(hi - lo)
             ch.append(h.ci.low <= truth <= h.ci.high)
             cp.append(lo <= truth <= hi)
+            eh.append((h.estimate - truth) ** 2)
+            ep.append(((lo + hi) / 2 - truth) ** 2)  # ppi_py's interval is symmetric about its estimate
         rows.append({"frac": f, "n": f * y.size, "human-only": np.mean(wh), "PPI++": np.mean(wp),
-                     "cov human-only": np.mean(ch), "cov PPI++": np.mean(cp)})
+                     "cov human-only": np.mean(ch), "cov PPI++": np.mean(cp),
+                     "mse human-only": np.mean(eh), "mse PPI++": np.mean(ep)})
     return pd.DataFrame(rows)
 
 
@@ -129,6 +134,16 @@ def _labels_for(width: float, ref: pd.DataFrame, col: str) -> float:
     return float(np.exp(np.interp(t, lw, ln)))
 
 
+def _labels_for_mse(mse: float, ref: pd.DataFrame, col: str, n_items: int) -> float:
+    """Labels the reference needs for a mean squared error ``mse``: its MSEs on the grid (up to half
+    the items) fitted by ``c (1/n - 1/N)``, the form of a design-based variance (the Monte-Carlo
+    MSEs are too noisy to interpolate point by point), then inverted."""
+    g = ref[ref["frac"] <= 0.5]
+    inv = 1.0 / g["n"].to_numpy() - 1.0 / n_items
+    c = float(np.exp(np.mean(np.log(g[col].to_numpy()) - np.log(inv))))
+    return 1.0 / (mse / c + 1.0 / n_items)
+
+
 def one_set(name: str, X: pd.DataFrame, y: np.ndarray, reps: int, seed: int, ref_reps: int) -> list[dict]:
     truth = float(y.mean())
     r2s = {c: float(np.corrcoef(X[c], y)[0, 1] ** 2) for c in X.columns}
@@ -141,11 +156,12 @@ def one_set(name: str, X: pd.DataFrame, y: np.ndarray, reps: int, seed: int, ref
         rng = np.random.default_rng([seed, int(f * 1000), len(name)])
         acc: dict[str, dict[str, list]] = {}
 
-        def add(key, res_lo, res_hi, w_fin, w_sp):
-            a = acc.setdefault(key, {"hit": [], "w": [], "wsp": []})
+        def add(key, res_lo, res_hi, w_fin, w_sp, est=None):
+            a = acc.setdefault(key, {"hit": [], "w": [], "wsp": [], "se2": []})
             a["hit"].append(res_lo <= truth <= res_hi)
             a["w"].append(w_fin)
             a["wsp"].append(w_sp)
+            a["se2"].append((((res_lo + res_hi) / 2 if est is None else est) - truth) ** 2)
 
         for r in range(reps):
             lab = rng.random(y.size) < f
@@ -153,19 +169,20 @@ def one_set(name: str, X: pd.DataFrame, y: np.ndarray, reps: int, seed: int, ref
                 continue
             yy = np.where(lab, y, np.nan)
             h = classical_mean(yy, f, target="finite")
-            add("human-only", h.ci.low, h.ci.high, h.ci.width, np.nan)
+            add("human-only", h.ci.low, h.ci.high, h.ci.width, np.nan, h.estimate)
             lo, hi = _ppi_py(xb, y, lab)
             add("PPI++ best judge (ppi_py)", lo, hi, np.nan, hi - lo)
             for key, XX in (("calibrated, best judge", xb), ("calibrated, all judges", Xa)):
                 res = dr_mean(XX, yy, f, target="finite", rng=r)
-                add(key, res.ci.low, res.ci.high, res.ci.width, _sp_width(res))
+                add(key, res.ci.low, res.ci.high, res.ci.width, _sp_width(res), res.estimate)
             # active: a uniform pilot with half the expected labels, then plan_active for the rest
             pilot_lab = rng.random(y.size) < f / 2
             pilot = np.where(pilot_lab, y, np.nan)
             d = plan_active(Xa, budget=f / 2 * y.size, human_scores=pilot, pilot_prob=f / 2, rng=r)
             sel = pilot_lab | (rng.random(y.size) < d.draw_prob)
             res = dr_mean(Xa, np.where(sel, y, np.nan), d.inclusion_prob, target="finite", rng=r)
-            add("calibrated, all judges, active", res.ci.low, res.ci.high, res.ci.width, _sp_width(res))
+            add("calibrated, all judges, active", res.ci.low, res.ci.high, res.ci.width, _sp_width(res),
+                res.estimate)
         n = f * y.size
         for key, a in acc.items():
             w, wsp = float(np.mean(a["w"])), float(np.nanmean(a["wsp"])) if np.isfinite(a["wsp"]).any() else np.nan
@@ -175,6 +192,8 @@ def one_set(name: str, X: pd.DataFrame, y: np.ndarray, reps: int, seed: int, ref
                 "width": w, "width_sp": wsp,
                 "saving vs human-only": 1 - n / _labels_for(w, ref, "human-only") if np.isfinite(w) else np.nan,
                 "saving vs PPI++": 1 - n / _labels_for(wsp, ref, "PPI++") if np.isfinite(wsp) else np.nan,
+                "mse": float(np.mean(a["se2"])),
+                "mse saving vs PPI++": 1 - n / _labels_for_mse(float(np.mean(a["se2"])), ref, "mse PPI++", y.size),
             })
     return rows
 
@@ -209,27 +228,79 @@ def reproduce(reps: int = 200, seed: int = 0) -> None:
           f"{reps} draws")
 
 
+def diagnose(data: dict[str, tuple[pd.DataFrame, np.ndarray]], frac: float, reps: int, seed: int) -> None:
+    """Where the savings go: per method, the reported variance and the Monte-Carlo mean squared
+    error about the full-data mean, both relative to human-only (equal probabilities ``frac``,
+    normal intervals, superpopulation standard errors as ppi_py reports them)."""
+    from voirdire.estimation import ppi_mean
+
+    methods = {
+        "PPI++ best judge (in-sample lambda)": lambda xb, Xa, yy: ppi_mean(xb, yy),
+        "linear best judge, in-sample (cross_fit=1)": lambda xb, Xa, yy: dr_mean(
+            xb, yy, frac, model="linear", cross_fit=1, interval="normal"),
+        "calibrated best judge, 5 folds": lambda xb, Xa, yy: dr_mean(xb, yy, frac, cross_fit=5, rng=0,
+                                                                      interval="normal"),
+        "calibrated best judge, leave-one-out": lambda xb, Xa, yy: dr_mean(xb, yy, frac, interval="normal"),
+        "calibrated all judges, 5 folds": lambda xb, Xa, yy: dr_mean(Xa, yy, frac, cross_fit=5, rng=0,
+                                                                      interval="normal"),
+        "calibrated all judges, leave-one-out": lambda xb, Xa, yy: dr_mean(Xa, yy, frac, interval="normal"),
+    }
+    print(f"| data | method ({frac:.0%} labelled, {reps} draws) | reported variance ÷ human-only | "
+          "MSE ÷ human-only | coverage |")
+    print("|---|---|---:|---:|---:|")
+    for name, (X, y) in data.items():
+        r2s = {c: float(np.corrcoef(X[c], y)[0, 1] ** 2) for c in X.columns}
+        xb = X[max(r2s, key=r2s.__getitem__)].to_numpy(float)
+        Xa = X.to_numpy(float)
+        truth = float(y.mean())
+        rng = np.random.default_rng([seed, int(frac * 1000), 11])
+        v: dict[str, list[float]] = {}
+        e2: dict[str, list[float]] = {}
+        hit: dict[str, list[bool]] = {}
+        for _ in range(reps):
+            yy = np.where(rng.random(y.size) < frac, y, np.nan)
+            res = {"human-only": classical_mean(yy, frac, interval="normal")}
+            res.update({k: f(xb, Xa, yy) for k, f in methods.items()})
+            for k, r in res.items():
+                v.setdefault(k, []).append(r.se ** 2)
+                e2.setdefault(k, []).append((r.estimate - truth) ** 2)
+                hit.setdefault(k, []).append(bool(r.ci.low <= truth <= r.ci.high))
+        vh, mh = np.mean(v["human-only"]), np.mean(e2["human-only"])
+        for k in v:
+            print(f"| {name} | {k} | {np.mean(v[k]) / vh:.3f} | {np.mean(e2[k]) / mh:.3f} | {np.mean(hit[k]):.3f} |")
+
+
 def markdown(df: pd.DataFrame) -> None:
     for name, g in df.groupby("data", sort=False):
         print(f"\n**{name}** (N = {g['N'].iloc[0]}, best single judge {g['best judge'].iloc[0]}, "
               f"R² {g['best r2'].iloc[0]:.2f})\n")
-        print("| method | frac | coverage | width | labels saved vs human-only | vs PPI++ best judge |")
-        print("|---|---:|---:|---:|---:|---:|")
+        print("| method | frac | coverage | width | labels saved vs human-only | vs PPI++ best judge "
+              "| vs PPI++, same MSE |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
         for _, r in g.iterrows():
-            sv_h = r["saving vs human-only"]
-            sv_p = r["saving vs PPI++"]
             w = r["width"] if np.isfinite(r["width"]) else r["width_sp"]
             print(f"| {r['method']} | {r['frac']:.0%} | {r['coverage']:.3f} | {w:.4f} | "
-                  f"{'' if not np.isfinite(sv_h) else f'{sv_h:+.0%}'} | {'' if not np.isfinite(sv_p) else f'{sv_p:+.0%}'} |")
+                  f"{_pct(r['saving vs human-only'])} | {_pct(r['saving vs PPI++'])} | {_pct(r['mse saving vs PPI++'])} |")
     print("\n**Average saving over the data sets of each collection** (by method and fraction)\n")
     df = df.assign(collection=df["data"].str.split().str[0])
-    summ = df.groupby(["collection", "method", "frac"])[["coverage", "saving vs human-only", "saving vs PPI++"]].mean()
-    print("| collection | method | frac | mean coverage | saved vs human-only | vs PPI++ |")
-    print("|---|---|---:|---:|---:|---:|")
+    cols = ["coverage", "saving vs human-only", "saving vs PPI++", "mse saving vs PPI++"]
+    summ = df.groupby(["collection", "method", "frac"])[cols].mean()
+    print("| collection | method | frac | mean coverage | saved vs human-only | vs PPI++ | vs PPI++, same MSE |")
+    print("|---|---|---:|---:|---:|---:|---:|")
     for (c, m, f), r in summ.iterrows():
-        a, b = r["saving vs human-only"], r["saving vs PPI++"]
-        print(f"| {c} | {m} | {f:.0%} | {r['coverage']:.3f} | {'' if not np.isfinite(a) else f'{a:+.0%}'} | "
-              f"{'' if not np.isfinite(b) else f'{b:+.0%}'} |")
+        print(f"| {c} | {m} | {f:.0%} | {r['coverage']:.3f} | {_pct(r['saving vs human-only'])} | "
+              f"{_pct(r['saving vs PPI++'])} | {_pct(r['mse saving vs PPI++'])} |")
+    all_f = df.groupby(["collection", "method"])[cols].mean()
+    print("\n| collection | method | over all fractions: coverage | saved vs human-only | vs PPI++ "
+          "| vs PPI++, same MSE |")
+    print("|---|---|---:|---:|---:|---:|")
+    for (c, m), r in all_f.iterrows():
+        print(f"| {c} | {m} | {r['coverage']:.3f} | {_pct(r['saving vs human-only'])} | "
+              f"{_pct(r['saving vs PPI++'])} | {_pct(r['mse saving vs PPI++'])} |")
+
+
+def _pct(v: float) -> str:
+    return "" if not np.isfinite(v) else f"{v:+.0%}"
 
 
 def main() -> None:
@@ -239,6 +310,8 @@ def main() -> None:
     ap.add_argument("--sets", choices=["all", "summeval", "hanna"], default="all")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--reproduce", action="store_true")
+    ap.add_argument("--diagnose", type=float, default=None, metavar="FRAC",
+                    help="where the savings go at this labelled fraction (reported variance vs MSE)")
     ap.add_argument("--csv", type=Path, default=None, help="also write the rows to this CSV")
     a = ap.parse_args()
     warnings.simplefilter("ignore")  # small draws warn (SmallSampleWarning); the coverage says what matters
@@ -250,6 +323,9 @@ def main() -> None:
         data.update(summeval())
     if a.sets in ("all", "hanna"):
         data.update(hanna())
+    if a.diagnose is not None:
+        diagnose(data, a.diagnose, a.reps, a.seed)
+        return
     rows = []
     t0 = time.perf_counter()
     for name, (X, y) in data.items():
