@@ -12,50 +12,20 @@ from ._console import styled
 from ._validate import n_resamples_option
 
 
-def _inclusion_prob(spec: str, file: Path, table: Any, item_col: str) -> Any:
-    """``--inclusion-prob``: a number (the same for every item) or the name of a column in FILE."""
+def _inclusion_prob(spec: str, file: Path, table: Any, item_col: str, rater_col: str) -> Any:
+    """``--inclusion-prob``: a number (the same for every item) or the name of a column in FILE,
+    read and checked exactly as ``voirdire estimate`` reads it."""
     import numpy as np
 
-    try:
-        return float(spec)
-    except ValueError:
-        pass
-    from ..data import read_long_frame
-    from ..exceptions import SchemaError
+    from ._estimate import _inclusion_from_file
 
-    if Path(file).is_dir() or Path(file).suffix.lower() == ".json":
-        raise SchemaError(f"--inclusion-prob {spec!r} names a column, but {file} is not a long table "
-                          "(CSV/TSV/JSONL/Parquet). Give a number instead.", source=str(file))
-    df, rows, src = read_long_frame(file)
-    if spec not in df.columns:
-        raise SchemaError(f"--inclusion-prob names column {spec!r}, which is not in the file; "
-                          f"found {list(map(str, df.columns))}. Give a column name or a number.", source=src, column=spec)
-    ids = df[item_col].astype(str).str.strip().to_numpy()
-    raw = df[spec].astype(str).str.strip().to_numpy()
-    vals = np.full(len(raw), np.nan)
-    for k, s in enumerate(raw):
-        if s:
-            try:
-                vals[k] = float(s)
-            except ValueError:
-                raise SchemaError(f"inclusion probability {s!r} is not a number.", source=src, row=int(rows[k]),
-                                  column=spec) from None
-    per_item: dict[str, float] = {}
-    for k in np.flatnonzero(np.isfinite(vals)).tolist():
-        i, v = ids[k], float(vals[k])
-        if i in per_item and per_item[i] != v:
-            raise SchemaError(f"item {i!r} has two inclusion probabilities ({per_item[i]} and {v}); "
-                              "an item has one design probability.", source=src, row=int(rows[k]), column=spec)
-        per_item[i] = v
-    out = np.array([per_item.get(str(i), np.nan) for i in table.items])
     is_h = (table.roles[table.rater_idx] == "human") & ~table.is_abstention
     labelled = np.bincount(table.label_item[is_h], minlength=table.n_items) > 0
-    miss = np.flatnonzero(np.isnan(out) & labelled)
-    if miss.size:
-        raise SchemaError(f"item {str(table.items[miss[0]])!r} was labelled by humans but has no inclusion probability "
-                          f"in column {spec!r} ({miss.size} such item(s)). Put the item's design probability on its "
-                          "rows.", source=src, column=spec)
-    return out
+    pi = _inclusion_from_file(spec, file, table, item_col, rater_col, np.where(labelled, 0.0, np.nan))
+    try:
+        return float(spec)  # one number (checked above): the report records it as a constant
+    except ValueError:
+        return pi
 
 
 @app.command("report")
@@ -112,7 +82,7 @@ def report_command(
     table = reader.load(file, judges=judge)
     if not table.judges:
         fail("no LLM judge: name one with --judge NAME (or mark judges in a --role column).")
-    pi = None if inclusion_prob is None else _inclusion_prob(inclusion_prob, file, table, reader.item)
+    pi = None if inclusion_prob is None else _inclusion_prob(inclusion_prob, file, table, reader.item, reader.rater)
     ptable = None
     if pairwise is not None:
         from ..data import read_long_frame, read_pairwise
