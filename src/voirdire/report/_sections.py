@@ -266,14 +266,14 @@ def shared_validation(ctx: Context, w: Writer, progress: Any = None) -> Any:
                             n_resamples=ctx.n_resamples, seed=ctx.seed, stability_threshold=ctx.stability_threshold,
                             reference_floor=ctx.reference_floor, progress=progress, rater_competence=True)
             ctx.cache["validation"] = (res, None, sink.warnings)
-        except VoirdireError as exc:
-            ctx.cache["validation"] = (None, exc, sink.warnings)
-    res, exc, caught = ctx.cache["validation"]
+        except VoirdireError as err:
+            ctx.cache["validation"] = (None, err, sink.warnings)
+    res, failed, caught = ctx.cache["validation"]
     for msg in caught:
         if msg not in w.warnings:
             w.warnings.append(msg)
-    if exc is not None:
-        raise exc
+    if failed is not None:
+        raise failed
     return res
 
 
