@@ -99,3 +99,68 @@ def test_parquet_type_change_between_files_is_an_error(tmp_path):
             _stream._scan(tmp_path / "x.parquet", ["item", "rater", "label"], 2, 1)
     finally:
         mp.undo()
+
+
+def _same(got, ref):
+    for g, r in zip(got, ref, strict=True):
+        assert g.coefficient == r.coefficient
+        for a, b in ((g.estimate, r.estimate), (g.se, r.se), (g.ci.low, r.ci.low), (g.ci.high, r.ci.high),
+                     (g.observed, r.observed), (g.expected, r.expected)):
+            assert a == pytest.approx(b, rel=1e-12, abs=1e-12, nan_ok=True), g.coefficient
+        assert (g.analytic_se is None) == (r.analytic_se is None)
+        if r.analytic_se is not None:
+            assert g.analytic_se == pytest.approx(r.analytic_se, abs=1e-12, nan_ok=True)
+        assert (g.n_items, g.n_labels, g.n_pairs, g.raters, g.ci.method) == \
+            (r.n_items, r.n_labels, r.n_pairs, r.raters, r.ci.method)
+        assert g.abstention == r.abstention
+
+
+STREAMED = ["observed_agreement", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1", "gwet_ac2", "bennett_s"]
+
+
+@pytest.mark.parametrize("scale,level,weights", [("nominal", None, None), ("ordinal", "ordinal", None),
+                                                 ("ordinal", "ordinal", "linear"), ("interval", "interval", None)])
+def test_every_streamed_coefficient_equals_in_memory(tmp_path, scale, level, weights):
+    from voirdire.agreement import agreement
+    from voirdire.agreement._stream import agreement_stream
+
+    df = _frame(n=400, seed=3)
+    path = tmp_path / "t.parquet"
+    df.to_parquet(path, index=False)
+    names = STREAMED if scale != "nominal" else [n for n in STREAMED if n != "gwet_ac2"]
+    ref = agreement(read_annotations(path, scale=scale), coefficients=names, level=level, weights=weights,
+                    n_resamples=120, rng=9)
+    for batch in (53, 10**6):
+        got = agreement_stream(path, coefficients=names, scale=scale, level=level, weights=weights, batch_rows=batch,
+                               n_resamples=120, rng=9)
+        _same(got, ref)
+
+
+@pytest.mark.parametrize("policy", ["exclude", "category", "disagree"])
+def test_streamed_abstention_policies_and_rater_subsets_equal_in_memory(tmp_path, policy):
+    from voirdire.agreement import agreement
+    from voirdire.agreement._stream import agreement_stream
+
+    df = _frame(n=300, seed=5)
+    df["label"] = df["label"].astype(str)
+    df.loc[df.index % 13 == 0, "label"] = "n/a"
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    names = ["observed_agreement", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1"]
+    sel = ["r0", "r2", "r3"]
+    t = read_annotations(path, scale="nominal", abstain=["n/a"])
+    ref = agreement(t, coefficients=names, raters=sel, abstain_policy=policy, n_resamples=100, rng=2)
+    got = agreement_stream(path, coefficients=names, raters=sel, scale="nominal", abstain=["n/a"],
+                           abstain_policy=policy, batch_rows=41, n_resamples=100, rng=2)
+    _same(got, ref)
+
+
+def test_coefficients_that_do_not_stream_are_refused_in_one_line(tmp_path):
+    from voirdire.agreement._stream import agreement_stream
+    from voirdire.exceptions import InvalidParameterError
+
+    path = tmp_path / "t.parquet"
+    _frame(n=30).to_parquet(path, index=False)
+    with pytest.raises(InvalidParameterError, match="'cohen_kappa' does not stream") as e:
+        agreement_stream(path, coefficients=["krippendorff_alpha", "cohen_kappa"])
+    assert "\n" not in str(e.value)

@@ -3,7 +3,7 @@
 Every coefficient reduces the table to per-item sufficient statistics; the bootstrap resamples
 items (clusters when the table has them) by re-summing those statistics, and the analytic
 standard errors follow Gwet (2014) or Fleiss, Cohen & Everitt (1969). A table larger than memory is
-read in batches by :func:`krippendorff_alpha_stream`. See ``docs/agreement.md``.
+read in batches by :func:`agreement_stream` (the coefficients in :data:`STREAMABLE`). See ``docs/agreement.md``.
 """
 
 from ._binary import binary_agreement
@@ -23,7 +23,7 @@ from ._coefficients import (
 )
 from ._pairwise import pairwise_matrix
 from ._prepare import ABSTAIN_POLICIES
-from ._stream import krippendorff_alpha_stream
+from ._stream import STREAMABLE, agreement_stream, krippendorff_alpha_stream
 from ._results import (
     AbstentionInfo,
     AgreementResult,
@@ -35,12 +35,14 @@ from ._results import (
 __all__ = [
     "ABSTAIN_POLICIES",
     "COEFFICIENTS",
+    "STREAMABLE",
     "AbstentionInfo",
     "AgreementResult",
     "AgreementTable",
     "BinaryAgreementResult",
     "PairwiseMatrixResult",
     "agreement",
+    "agreement_stream",
     "bennett_s",
     "binary_agreement",
     "cohen_kappa",

@@ -504,17 +504,22 @@ def bennett_s(table: AnnotationTable, *, raters: Sequence[str] | None = None, we
 def default_coefficients(table: AnnotationTable, raters: Sequence[str] | None = None) -> tuple[str, ...]:
     """The coefficients :func:`agreement` reports by default for this table and selection."""
     k = len(raters) if raters is not None else table.n_raters
-    if table.scale.level in ("interval", "ratio") and table.n_categories > 20:
+    return _default_names(table.scale, table.n_categories, k)
+
+
+def _default_names(scale: Any, n_categories: int, k: int) -> tuple[str, ...]:
+    """:func:`default_coefficients` from the scale, its number of categories and of raters."""
+    if scale.level in ("interval", "ratio") and n_categories > 20:
         # continuous scores: exact-match agreement and category-based chance terms mean little
         return ("krippendorff_alpha",)
-    if table.n_categories > 2000:
+    if n_categories > 2000:
         # free-text labels (thousands of categories): only the coefficients that need no weight matrix
         return ("observed_agreement", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1")
     base = ["observed_agreement"]
     if k == 2:
         base += ["cohen_kappa"]
     base += ["fleiss_kappa", "krippendorff_alpha", "gwet_ac1"]
-    if table.scale.level != "nominal" and table.scale.is_numeric and table.n_categories <= 2000:
+    if scale.level != "nominal" and scale.is_numeric and n_categories <= 2000:
         base += ["gwet_ac2"]
     return tuple(base)
 

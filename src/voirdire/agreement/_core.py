@@ -387,13 +387,7 @@ class _AlphaMoments(_Spec):
         has_abst = prep.abst_code is not None
         # Centre and scale (numerical conditioning only: alpha does not depend on them).
         # The scale's range (declared or observed categories) also fixes the abstention distance.
-        if L:
-            lo, hi = float(cv.min()), float(cv.max())
-            self.center = (lo + hi) / 2
-            self.scale = (hi - lo) if hi > lo else 1.0
-        else:
-            self.center, self.scale = 0.0, 1.0
-        v = (cv - self.center) / self.scale
+        v = self._standardise(cv)
         if has_abst:
             vv = np.append(v, 0.0)[prep.code]
             a: np.ndarray = np.bincount(prep.item, weights=(prep.code == L).astype(np.float64), minlength=nI)
@@ -404,18 +398,32 @@ class _AlphaMoments(_Spec):
             m = r
         s1 = np.bincount(prep.item, weights=vv, minlength=nI)
         s2 = np.bincount(prep.item, weights=vv * vv, minlength=nI)
-        ss = s2 - s1 * s1 / np.maximum(m, 1.0)  # within-item sum of squares (0 when m <= 1)
-        np.maximum(ss, 0.0, out=ss)
         # the abstention class (disagree policy) sits at the squared range, 1 after scaling
         self.delta = 1.0 if has_abst else 0.0
+        self._finish(m, s1, s2, a)
+        self.pf = pair.astype(np.float64)
+
+    def _standardise(self, cv: np.ndarray) -> np.ndarray:
+        """Category values centred and scaled by their range (kept: center, scale)."""
+        if cv.size:
+            lo, hi = float(cv.min()), float(cv.max())
+            self.center = (lo + hi) / 2
+            self.scale = (hi - lo) if hi > lo else 1.0
+        else:
+            self.center, self.scale = 0.0, 1.0
+        return (cv - self.center) / self.scale
+
+    def _finish(self, m: np.ndarray, s1: np.ndarray, s2: np.ndarray, a: np.ndarray) -> None:
+        """Within-item disagreement from the per-item moments (kept: m, s1, s2, a and d)."""
+        ss = s2 - s1 * s1 / np.maximum(m, 1.0)  # within-item sum of squares (0 when m <= 1)
+        np.maximum(ss, 0.0, out=ss)
         within = 2 * m * ss
-        if has_abst:
+        if self.delta:
             within += 2 * a * m + a * (a - 1)
         # within is 0 on items with fewer than two labels, so no mask is needed here
-        self.d = within / np.maximum(r - 1, 1.0)
+        self.d = within / np.maximum(self.r - 1, 1.0)
         # m, s1, s2, a are NOT masked to the pairable items: sums use the mask pf
         self.m, self.s1, self.s2, self.a = m, s1, s2, a
-        self.pf = pair.astype(np.float64)
 
     def unit_mask(self) -> np.ndarray:
         return self.pair
@@ -496,6 +504,14 @@ class _AlphaOrdinal(_AlphaMoments):
         self.Nsub = sp.csr_matrix((np.ones(int(lab.sum())), (prep.item[lab], prep.code[lab])),
                                   shape=(prep.n_items, L))
         self.Nsub = sp.diags(pair.astype(float)) @ self.Nsub
+
+    def rerank(self) -> None:
+        """Mid-ranks and moments again from the pooled counts of ``Nsub`` (the streaming path joins
+        blocks of items whose own mid-ranks came from their own counts)."""
+        c = np.asarray(self.Nsub.sum(axis=0)).ravel()
+        v = self._standardise(np.cumsum(c) - c / 2)
+        N = self.Nsub.tocsr()
+        self._finish(self.m, np.asarray(N @ v).ravel(), np.asarray(N @ (v * v)).ravel(), self.a)
 
     def stats(self) -> Any:
         """Item rows ``(r, m, a, n_i1..n_iL)`` of the pairable items (the bootstrap re-sums them)."""

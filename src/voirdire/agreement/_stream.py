@@ -17,8 +17,10 @@ and silently count it as two items. Sort the file by item first (any tool; DuckD
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-from collections.abc import Iterator, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +29,13 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .._optional import require
-from ..data import AnnotationTable, DuplicatePolicy, MissingPolicy, Scale, id_str
+from ..data import AnnotationTable, DuplicatePolicy, MissingPolicy, Scale, TableSummary, id_str
 from ..exceptions import InvalidParameterError, SchemaError
 from . import _core
 from ._prepare import Prepared, prepare
-from ._results import AbstentionInfo, AgreementResult
+from ._results import AbstentionInfo, AgreementResult, AgreementTable
 
-__all__ = ["krippendorff_alpha_stream"]
+__all__ = ["STREAMABLE", "Group", "agreement_stream", "krippendorff_alpha_stream", "stream_groups"]
 
 
 def _batches(path: Path, cols: list[str], batch_rows: int) -> Iterator[Any]:
@@ -135,14 +137,13 @@ def _scan(path: Path, cols: list[str], batch_rows: int, first_row: int) -> _Scan
     return _Scan(labels=labels, raters=raters, n_rows=n)
 
 
-def _blocks(path: Path, cols: list[str], batch_rows: int) -> Iterator[tuple[Any, int]]:
-    """Pass 2: tables of complete items (the last item of a batch waits for the next), with the
-    position of each block's first row."""
+def _runs(batches: Iterator[Any], item: str, pos: int = 0) -> Iterator[tuple[Any, int, bool]]:
+    """Tables of complete items from record batches: ``(table, first row, last)``; the last
+    item of a batch waits for the next, and the final carry (the last item, perhaps unfinished
+    when ``batches`` is one partition of a file) comes with ``last=True``."""
     pa = require("pyarrow", "Streaming a table")
-    item = cols[0]
     carry = None
-    pos = 0  # rows before the carry
-    for b in _batches(path, cols, batch_rows):
+    for b in batches:
         if b.num_rows == 0:
             continue
         t = pa.Table.from_batches([b])
@@ -151,29 +152,200 @@ def _blocks(path: Path, cols: list[str], batch_rows: int) -> Iterator[tuple[Any,
         it = t.column(item).to_pandas().to_numpy(dtype=object)
         cut = int(np.flatnonzero(np.concatenate([[True], it[1:] != it[:-1]]))[-1])  # start of the last item
         if cut > 0:
-            yield t.slice(0, cut), pos
+            yield t.slice(0, cut), pos, False
             pos += cut
         carry = t.slice(cut)
     if carry is not None and carry.num_rows:
-        yield carry, pos
+        yield carry, pos, True
 
 
-def _merge(specs: list[Any], prep: Prepared) -> Any:
-    """One spec over all items from the specs of consecutive blocks (per-item arrays joined,
-    pooled arrays added, constants shared)."""
+# ----------------------------------------------------------------------------- per-block statistics
+#: the coefficients that reduce to per-item statistics with pooled marginals only (no per-rater
+#: marginals): they stream. Cohen's kappa, Scott's pi and Conger's kappa need each rater's
+#: marginals with the items' pairing and are computed in memory only.
+STREAMABLE = ("observed_agreement", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1", "gwet_ac2", "bennett_s")
+
+#: per-item attributes of each statistic, joined across blocks in file order; the others are
+#: constants of the scale (weights, distances) that every block shares
+_PER_ITEM: dict[type, tuple[str, ...]] = {
+    _core._GwetFamily: ("r", "N", "sum_q", "inv_r", "e2", "e1", "pa_i"),
+    _core._AlphaMatrix: ("r", "N", "pair", "d", "pf"),
+    _core._AlphaMoments: ("r", "pair", "d", "m", "s1", "s2", "a", "pf"),
+    _core._AlphaOrdinal: ("r", "pair", "d", "m", "s1", "s2", "a", "pf", "Nsub"),
+}
+_POOLED: dict[type, tuple[str, ...]] = {_core._AlphaMatrix: ("c_pair",)}  # added across blocks
+
+
+@dataclasses.dataclass(frozen=True)
+class Group:
+    """One selection of raters computed in the same pass: ``raters`` (None: every rater), and
+    whether items no human labelled are left out (a judge's group, ``judge_only_items="drop"``)."""
+
+    raters: tuple[str, ...] | None = None
+    drop_judge_only: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class _Setup:
+    """What every block shares (picklable: Dask workers get a copy)."""
+
+    path: str
+    n_rows: int
+    cols: tuple[str, str, str]
+    first_row: int
+    batch_rows: int
+    scale: Scale
+    raters: tuple[str, ...]
+    judges: tuple[str, ...]
+    groups: tuple[Group, ...]
+    names: tuple[str, ...]
+    level: Any
+    weights: Any
+    policy: str
+    duplicates: Any
+    missing: Any
+
+
+@dataclasses.dataclass
+class _Part:
+    """The statistics of consecutive complete items: per group, one spec per coefficient (their
+    per-item arrays only), the group's label counts, and the table's counts."""
+
+    specs: list[list[Any]]
+    templates: list[Prepared]  # per group: the first block's prepared selection, labels removed
+    n_items: int
+    counts: np.ndarray  # (groups, 7): labels, abstentions, items with a label, items with an abstention,
+    #                      prepared labels, items only the judge labelled (left out), items
+    shares: np.ndarray  # (groups,) bool: the group's judge shares an item with another of its raters
+    dropped: dict[str, int]
+    totals: np.ndarray  # the table's labels and abstentions (every rater)
+
+
+def _has(t: AnnotationTable, idx: Any, policy: str) -> np.ndarray:
+    """Per item: one of the raters ``idx`` labelled it (abstentions count unless excluded)."""
+    keep = np.isin(t.rater_idx, idx)
+    if policy == "exclude":
+        keep &= ~t.is_abstention
+    return np.bincount(t.label_item[keep], minlength=t.n_items) > 0
+
+
+def _block(tbl: Any, pos: int, st: _Setup) -> _Part:
+    """The statistics of one table of complete items (``pos``: its first row's place in the file)."""
+    from ._coefficients import _WEIGHTED, _make_spec
+
+    item, rater, label = st.cols
+    src = st.path
+    t = AnnotationTable.from_frame(tbl, item=item, rater=rater, label=label, scale=st.scale,
+                                   duplicates=st.duplicates, missing=st.missing, source=src, min_raters=1,
+                                   row_numbers=np.arange(pos + st.first_row, pos + st.first_row + tbl.num_rows))
+    where = {r: k for k, r in enumerate(st.raters)}
+    ridx = np.array([where[r] for r in t.raters], dtype=np.int32)
+    js = set(st.judges)
+    t = dataclasses.replace(t, raters=np.asarray(st.raters, dtype=object),
+                            roles=np.asarray(["judge" if r in js else "human" for r in st.raters], dtype=object),
+                            rater_idx=ridx[t.rater_idx])
+    humans = [k for k, r in enumerate(st.raters) if r not in js]
+    human_items = _has(t, humans, st.policy) if st.judges and humans else None
+    n_groups = len(st.groups)
+    counts = np.zeros((n_groups, 7), dtype=np.int64)
+    shares = np.zeros(n_groups, dtype=bool)
+    specs: list[list[Any]] = []
+    templates: list[Prepared] = []
+    for g, grp in enumerate(st.groups):
+        sel = list(range(len(st.raters))) if grp.raters is None else [where[r] for r in grp.raters]
+        tg = t
+        if grp.raters is not None and grp.raters[-1] in js:
+            j = where[grp.raters[-1]]
+            others = [k for k in sel if k != j]
+            shares[g] = bool(others) and bool(np.any(_has(t, [j], st.policy) & _has(t, others, st.policy)))
+            if grp.drop_judge_only and human_items is not None:
+                only = int(np.count_nonzero(_has(t, [j], st.policy) & ~human_items))
+                counts[g, 5] = only
+                if only:
+                    tg = t.select(items=human_items)
+        bp = prepare(tg, raters=None if grp.raters is None else list(grp.raters), policy=st.policy,
+                     func="agreement")
+        gs: list[Any] = [_make_spec(n, bp, level=st.level, weights=st.weights if n in _WEIGHTED else None)
+                         for n in st.names]
+        for s in gs:
+            if type(s) not in _PER_ITEM:
+                raise InvalidParameterError(
+                    f"{s.name} at level {s.level!r} does not stream (ratio alpha on more than 2,000 distinct "
+                    f"values); read the file whole (without --stream).")
+        shared = None  # the coefficients' per-item category counts are one matrix: keep one copy
+        for s in gs:
+            N = getattr(s, "N", None)
+            if N is None:
+                continue
+            if shared is None:
+                shared = N
+            elif type(N) is type(shared) and N.shape == shared.shape and \
+                    (np.array_equal(N, shared) if isinstance(N, np.ndarray) else (N != shared).nnz == 0):
+                s.N = shared
+        for s in gs:
+            s.prep = None  # the block's labels are not kept: only the specs' per-item arrays are
+        specs.append(gs)
+        sel_lab = np.isin(tg.rater_idx, sel)
+        abst = sel_lab & tg.is_abstention
+        counts[g, :5] = (int(np.count_nonzero(sel_lab)), int(np.count_nonzero(abst)),
+                         int(np.count_nonzero(np.bincount(tg.label_item[sel_lab], minlength=tg.n_items))),
+                         int(np.count_nonzero(np.bincount(tg.label_item[abst], minlength=tg.n_items))),
+                         bp.n_labels)
+        counts[g, 6] = tg.n_items
+        empty = np.zeros(0, dtype=np.int64)
+        templates.append(dataclasses.replace(bp, item=empty, rater=empty, code=empty, r=np.zeros(0), n_items=0))
+    return _Part(specs=specs, templates=templates, n_items=t.n_items, counts=counts, shares=shares,
+                 dropped=dict(t.dropped), totals=np.array([t.n_labels, int(np.count_nonzero(t.is_abstention))]))
+
+
+def _join_specs(specs: list[Any]) -> Any:
+    """One spec over the items of consecutive blocks: per-item arrays joined, pooled arrays added,
+    constants shared (arrays several specs of a block share stay shared: ``cache``)."""
     first = specs[0]
+    if len(specs) == 1:
+        return first
     out = object.__new__(type(first))
     out.__dict__.update(first.__dict__)
-    out.prep = prep
-    per_item = ["r", "pair", "pf", "d"] + (["m", "s1", "s2", "a"] if isinstance(first, _core._AlphaMoments) else [])
-    for name in per_item:
-        setattr(out, name, np.concatenate([getattr(s, name) for s in specs]))
-    if isinstance(first, _core._AlphaMatrix):
-        Ns = [s.N for s in specs]
-        out.N = sp.vstack([sp.csr_matrix(N) for N in Ns], format="csr") if any(sp.issparse(N) for N in Ns) else \
-            np.vstack(Ns)
-        out.c_pair = np.sum([s.c_pair for s in specs], axis=0)
+    for name in _PER_ITEM[type(first)]:
+        parts = [getattr(s, name) for s in specs]
+        if any(sp.issparse(x) for x in parts):
+            setattr(out, name, sp.vstack([sp.csr_matrix(x) for x in parts], format="csr"))
+        elif parts[0].ndim == 2:
+            setattr(out, name, np.vstack(parts))
+        else:
+            setattr(out, name, np.concatenate(parts))
+    for name in _POOLED.get(type(first), ()):
+        setattr(out, name, np.sum([getattr(s, name) for s in specs], axis=0))
     return out
+
+
+def _join(parts: list[_Part]) -> _Part:
+    """The statistics of consecutive parts, in order."""
+    parts = [p for p in parts if p.n_items or p.counts.any()]
+    if len(parts) == 1:
+        return parts[0]
+    specs = []
+    for g in range(len(parts[0].specs)):
+        joined: list[Any] = []
+        cache: dict[tuple[int, ...], Any] = {}
+        for k in range(len(parts[0].specs[g])):
+            col = [p.specs[g][k] for p in parts]
+            s = _join_specs(col)
+            if hasattr(s, "N") and len(col) > 1:
+                key = tuple(id(c.N) for c in col)
+                if key in cache:
+                    s.N = cache[key]
+                else:
+                    cache[key] = s.N
+            joined.append(s)
+        specs.append(joined)
+    dropped: dict[str, int] = {}
+    for p in parts:
+        for why, n in p.dropped.items():
+            dropped[why] = dropped.get(why, 0) + n
+    return _Part(specs=specs, templates=parts[0].templates, n_items=sum(p.n_items for p in parts),
+                 counts=np.sum([p.counts for p in parts], axis=0), shares=np.any([p.shares for p in parts], axis=0),
+                 dropped=dropped, totals=np.sum([p.totals for p in parts], axis=0))
 
 
 class _StreamPrepared(Prepared):
@@ -184,6 +356,199 @@ class _StreamPrepared(Prepared):
     @property
     def n_labels(self) -> int:
         return int(getattr(self, "_n_lab"))
+
+
+def _results(part: _Part, g: int, opts: _core.Options) -> list[AgreementResult]:
+    """Group ``g``'s results from the joined statistics (the same engine as in memory)."""
+    specs = part.specs[g]
+    tmpl = part.templates[g]
+    n_lab, n_abst, n_with, items_abst, n_prep, _, n_items = (int(x) for x in part.counts[g])
+    info = AbstentionInfo(policy=tmpl.policy, n_labels=n_lab, n_abstentions=n_abst,
+                          label_coverage=(1.0 - n_abst / n_lab) if n_lab else float("nan"),
+                          item_coverage=(1.0 - items_abst / n_with) if n_with else float("nan"))
+    fields = {f.name: getattr(tmpl, f.name) for f in dataclasses.fields(Prepared)}
+    fields.update(n_items=n_items, abstention=info, r=specs[0].r)
+    prep = _StreamPrepared(**fields)
+    object.__setattr__(prep, "_n_lab", n_prep)
+    for s in specs:
+        s.prep = prep
+        if isinstance(s, _core._AlphaOrdinal):
+            s.rerank()  # mid-ranks from the pooled counts of every block
+    return _core.run(specs, prep, opts, func="agreement")
+
+
+# ----------------------------------------------------------------------------- the passes
+def _setup(path: str | Path, *, names: Sequence[str], groups: Any, judges: Sequence[str], level: Any,
+           weights: Any, scale: Any, item: str, rater: str, label: str, categories: Sequence[Any] | None,
+           abstain: Sequence[Any], duplicates: Any, missing: Any, abstain_policy: str,
+           batch_rows: int) -> _Setup:
+    """Pass 1 (the scan) and what it fixes for pass 2."""
+    if not isinstance(batch_rows, (int, np.integer)) or isinstance(batch_rows, bool) or batch_rows < 1:
+        raise InvalidParameterError(f"The 'batch_rows' parameter must be a positive int. Got {batch_rows!r}.")
+    p = Path(path)
+    src = str(path)
+    if not p.exists():
+        raise SchemaError("file not found. Check the path.", source=src)
+    cols = [item, rater, label]
+    first_row = 1 if p.suffix.lower() in (".parquet", ".pq") else 2
+    scan = _scan(p, cols, int(batch_rows), first_row)
+    # the categories every block shares: what the whole table would get from the same labels
+    # (labels in order of first appearance, each checked at the file row where it first appears:
+    # a label the scale refuses is reported where the whole-table reader would report it)
+    lab = [x for x in scan.labels if x is not None and not (isinstance(x, str) and not x.strip())
+           and not (isinstance(x, float) and x != x)]
+    if not lab:
+        raise SchemaError("every label is empty.", source=src, column=label)
+    probe = AnnotationTable.from_frame(
+        pd.DataFrame({"item": np.repeat(np.arange(len(lab)), 2), "rater": ["a", "b"] * len(lab),
+                      "label": np.repeat(np.asarray(lab, dtype=object), 2)}),
+        scale=scale, categories=categories, abstain=abstain, missing=missing, source=src,
+        row_numbers=np.repeat([scan.labels[x] for x in lab], 2))
+    sc = Scale(level=probe.scale.level, categories=probe.scale.categories, abstain=probe.scale.abstain)
+    rater_names = tuple(scan.raters)
+    if len(rater_names) < 2:
+        raise SchemaError(f"only {len(rater_names)} rater ({list(rater_names)}); agreement needs at least two raters.",
+                          source=src, column=rater)
+    for j in judges:
+        if j not in scan.raters:
+            raise InvalidParameterError(f"Rater {j!r} is not in {src}. Raters: {list(rater_names)[:8]}.")
+    if callable(groups):
+        groups = groups(rater_names)
+    return _Setup(path=src, n_rows=scan.n_rows, cols=(item, rater, label), first_row=first_row, batch_rows=int(batch_rows), scale=sc,
+                  raters=rater_names, judges=tuple(judges), groups=tuple(groups), names=tuple(names), level=level,
+                  weights=weights, policy=abstain_policy, duplicates=duplicates, missing=missing)
+
+
+def _local(st: _Setup) -> _Part:
+    """Pass 2 on this machine: block by block, joined in file order."""
+    parts = [_block(tbl, pos, st) for tbl, pos, _ in
+             _runs(_batches(Path(st.path), list(st.cols), st.batch_rows), st.cols[0])]
+    if not parts:
+        raise SchemaError("the table has no rows.", source=st.path)
+    return _join(parts)
+
+
+def stream_groups(path: str | Path, *, groups: Sequence[Group] | Callable[[tuple[str, ...]], Sequence[Group]] = (Group(),),
+                  judges: Sequence[str] = (),
+                  coefficients: Sequence[str] | None = None, level: str | None = None, weights: Any = None,
+                  scale: str | Scale | None = None, item: str = "item", rater: str = "rater", label: str = "label",
+                  categories: Sequence[Any] | None = None, abstain: Sequence[Any] = (),
+                  duplicates: DuplicatePolicy = "error", missing: MissingPolicy = "error",
+                  abstain_policy: str = "exclude", batch_rows: int = 1 << 21, confidence_level: float = 0.95,
+                  n_resamples: int = 2000, rng: Any = None, on_undefined: str = "warn", method: str = "auto",
+                  scheduler: Any = None) -> tuple[list[tuple[Any, ...]], dict[str, Any]]:
+    """Every group's results in one pass over the file (see :func:`agreement_stream`).
+
+    ``groups`` may be a function of the raters the scan finds (in order of first appearance).
+
+    Returns ``(results, info)``: per group the tuple of :class:`AgreementResult` (one per
+    coefficient), and ``info`` with the table's ``summary`` (a :class:`~voirdire.data.TableSummary`),
+    and per group ``n_judge_only_items``, ``shares`` (its judge shares an item with another rater)
+    and ``warnings`` (their messages).
+    """
+    func = "agreement_stream"
+    from ._coefficients import _check_common, _default_names
+
+    opts = _check_common("agreement", confidence_level, n_resamples, on_undefined, abstain_policy, rng, method)
+    names = [coefficients] if isinstance(coefficients, str) else (None if coefficients is None else list(coefficients))
+    if names is not None:
+        bad = [n for n in names if n not in STREAMABLE]
+        if bad:
+            raise InvalidParameterError(
+                f"{bad[0]!r} does not stream (it needs each rater's own marginals); streaming computes "
+                f"{list(STREAMABLE)}. Read the file whole (without --stream) for {bad[0]}.")
+        if not names:
+            raise InvalidParameterError(f"The 'coefficients' parameter of {func} must name at least one coefficient.")
+    st = _setup(path, names=names or ["krippendorff_alpha"], groups=groups, judges=judges, level=level,
+                weights=weights, scale=scale, item=item, rater=rater, label=label, categories=categories,
+                abstain=abstain, duplicates=duplicates, missing=missing, abstain_policy=abstain_policy,
+                batch_rows=batch_rows)
+    if names is None:  # the in-memory default for this scale, less what does not stream
+        k = len(st.raters) if st.groups[0].raters is None else len(st.groups[0].raters)
+        names = [n for n in _default_names(st.scale, st.scale.n_categories, k) if n in STREAMABLE]
+        st = dataclasses.replace(st, names=tuple(names))
+    if scheduler is not None:
+        from ._stream_dask import partitioned
+
+        part = partitioned(st, scheduler)
+    else:
+        part = _local(st)
+    # every group sees the same resamples (a copy of the generator each), as compare_raters does
+    out, caught = [], []
+    for g in range(len(st.groups)):
+        with warnings.catch_warnings(record=True) as ws:
+            warnings.simplefilter("always")
+            out.append(tuple(_results(part, g, dataclasses.replace(opts, rng=copy.deepcopy(opts.rng)))))
+        caught.append([str(w.message) for w in ws])
+        for w in ws:  # passed on to the caller too
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    humans = tuple(r for r in st.raters if r not in set(st.judges))
+    n_lab, n_abst = (int(x) for x in part.totals)
+    summary = TableSummary(source=st.path, n_items=part.n_items, n_raters=len(st.raters), n_humans=len(humans),
+                           n_judges=len(st.judges), n_labels=n_lab, n_abstentions=n_abst,
+                           density=n_lab / max(1, part.n_items * len(st.raters)), scale=st.scale, humans=humans,
+                           judges=st.judges, n_rows_read=st.n_rows, dropped=dict(part.dropped), n_clusters=None)
+    info = {"summary": summary, "n_judge_only_items": [int(x) for x in part.counts[:, 5]],
+            "shares": [bool(x) for x in part.shares], "warnings": caught, "coefficients": tuple(names)}
+    return out, info
+
+
+def agreement_stream(path: str | Path, *, coefficients: Sequence[str] | None = None, raters: Sequence[str] | None = None,
+                     level: str | None = None, weights: Any = None, scale: str | Scale | None = None,
+                     item: str = "item", rater: str = "rater", label: str = "label",
+                     categories: Sequence[Any] | None = None, abstain: Sequence[Any] = (),
+                     duplicates: DuplicatePolicy = "error", missing: MissingPolicy = "error",
+                     abstain_policy: str = "exclude", batch_rows: int = 1 << 21, confidence_level: float = 0.95,
+                     n_resamples: int = 2000, rng: Any = None, on_undefined: str = "warn", method: str = "auto",
+                     scheduler: Any = None) -> AgreementTable:
+    """:func:`~voirdire.agreement.agreement` of a Parquet/CSV file read in batches.
+
+    Gives what ``agreement(read_annotations(path, ...), ...)`` gives for the coefficients that
+    reduce to per-item statistics with pooled marginals (:data:`STREAMABLE`: observed agreement,
+    Fleiss' kappa, Krippendorff's alpha on every level but ratio alpha on more than 2,000 values,
+    Gwet's AC1/AC2, Bennett's S): the point estimates and analytic SEs to rounding, the bootstrap
+    intervals from the same per-item statistics and the same draws. Only per-item statistics
+    are held, so tables larger than memory work. Items must be grouped (each item's rows
+    contiguous); otherwise the call is refused with a one-line error (the module notes say why
+    it neither sorts nor spills).
+
+    Parameters
+    ----------
+    path : path-like
+        A ``.parquet`` or ``.csv``/``.tsv`` long table.
+    coefficients : sequence of str, optional
+        Names from :data:`STREAMABLE`; default: the in-memory default for the scale, less Cohen's
+        kappa.
+    raters : sequence of str, optional
+        Restrict to these raters.
+    level, weights, abstain_policy, confidence_level, n_resamples, rng, on_undefined, method
+        As for :func:`voirdire.agreement.agreement`.
+    scale, item, rater, label, categories, abstain, duplicates, missing
+        As for :func:`voirdire.data.read_annotations`.
+    batch_rows : int
+        Rows per batch (memory is O(batch_rows) plus O(items) for the statistics).
+    scheduler : str or dask.distributed.Client, optional
+        Compute the per-item statistics of the Parquet file's row groups on a Dask cluster
+        (``pip install 'voirdire[dask]'``); the result is the same as on one machine.
+
+    Returns
+    -------
+    AgreementTable
+
+    Raises
+    ------
+    SchemaError
+        Items not grouped, a column type change between batches, or any error the in-memory
+        reader reports (naming the file row).
+    """
+    grp = Group(raters=None if raters is None else tuple(str(r) for r in raters))
+    res, _ = stream_groups(path, groups=(grp,), coefficients=coefficients, level=level, weights=weights, scale=scale,
+                           item=item, rater=rater, label=label, categories=categories, abstain=abstain,
+                           duplicates=duplicates, missing=missing, abstain_policy=abstain_policy,
+                           batch_rows=batch_rows, confidence_level=confidence_level, n_resamples=n_resamples,
+                           rng=rng, on_undefined=on_undefined, method=method, scheduler=scheduler)
+    results = res[0]
+    return AgreementTable(results=results, raters=results[0].raters if results else (), label="")
 
 
 def krippendorff_alpha_stream(
@@ -202,108 +567,35 @@ def krippendorff_alpha_stream(
     n_resamples: int = 2000,
     rng: Any = None,
     on_undefined: str = "warn",
+    scheduler: Any = None,
 ) -> AgreementResult:
     """Krippendorff's alpha of every rater in a Parquet/CSV file, read in batches.
 
-    Gives what ``krippendorff_alpha(read_annotations(path, ...), level=level)`` gives (the point
-    estimate and the analytic SE to rounding, the bootstrap interval from the same per-item
-    statistics and the same draws) while holding only per-item statistics, so tables larger
-    than memory work. Items must be grouped (each item's rows contiguous); otherwise the call
-    is refused with a one-line error (see the module notes).
+    ``agreement_stream(path, coefficients=["krippendorff_alpha"], scale=level, level=level)``:
+    what ``krippendorff_alpha(read_annotations(path, scale=level), level=level)`` gives, holding
+    only per-item statistics.
 
     Parameters
     ----------
     path : path-like
         A ``.parquet`` or ``.csv``/``.tsv`` long table.
-    level : {"nominal", "interval"}
+    level : {"nominal", "ordinal", "interval"}
         The alpha metric (and the scale the labels are read on).
-    item, rater, label : str
-        Column names.
-    categories, abstain, duplicates, missing
-        As for :func:`voirdire.data.read_annotations`.
-    batch_rows : int
-        Rows per batch (memory is O(batch_rows) plus O(items) for the statistics).
+    item, rater, label, categories, abstain, duplicates, missing, batch_rows, scheduler
+        As for :func:`agreement_stream`.
     confidence_level, n_resamples, rng, on_undefined
         As for :func:`voirdire.agreement.krippendorff_alpha`.
 
     Returns
     -------
     AgreementResult
-
-    Raises
-    ------
-    SchemaError
-        Items not grouped, a column type change between batches, or any error the in-memory
-        reader reports (naming the file row).
     """
-    func = "krippendorff_alpha_stream"
-    if level not in ("nominal", "interval"):
-        raise InvalidParameterError(f"The 'level' parameter of {func} must be 'nominal' or 'interval'. Got {level!r}.")
-    if not isinstance(batch_rows, int) or batch_rows < 1:
-        raise InvalidParameterError(f"The 'batch_rows' parameter of {func} must be a positive int. Got {batch_rows!r}.")
-    from ._coefficients import _check_common
-
-    opts = _check_common("krippendorff_alpha", confidence_level, n_resamples, on_undefined, "exclude", rng, "auto")
-    p = Path(path)
-    src = str(path)
-    if not p.exists():
-        raise SchemaError("file not found. Check the path.", source=src)
-    cols = [item, rater, label]
-    first_row = 1 if p.suffix.lower() in (".parquet", ".pq") else 2
-    scan = _scan(p, cols, batch_rows, first_row)
-    # the categories every block shares: what the whole table would get from the same labels
-    # (labels in order of first appearance, each checked at the file row where it first appears:
-    # a label the scale refuses is reported where the whole-table reader would report it)
-    lab = [x for x in scan.labels if x is not None and not (isinstance(x, str) and not x.strip())
-           and not (isinstance(x, float) and x != x)]
-    if not lab:
-        raise SchemaError("every label is empty.", source=src, column=label)
-    probe = AnnotationTable.from_frame(
-        pd.DataFrame({"item": np.repeat(np.arange(len(lab)), 2), "rater": ["a", "b"] * len(lab),
-                      "label": np.repeat(np.asarray(lab, dtype=object), 2)}),
-        scale=level, categories=categories, abstain=abstain, missing=missing, source=src,
-        row_numbers=np.repeat([scan.labels[x] for x in lab], 2))
-    scale = Scale(level=probe.scale.level, categories=probe.scale.categories, abstain=probe.scale.abstain)
-    rater_names = tuple(scan.raters)
-    if len(rater_names) < 2:
-        raise SchemaError(f"only {len(rater_names)} rater ({list(rater_names)}); agreement needs at least two raters.",
-                          source=src, column=rater)
-    specs: list[Any] = []
-    n_items = n_lab = n_abst = 0
-    items_with_abst = n_with = 0
-    dropped: dict[str, int] = {}
-    for blk, pos in _blocks(p, cols, batch_rows):
-        t = AnnotationTable.from_frame(blk, item=item, rater=rater, label=label, scale=scale, duplicates=duplicates,
-                                       missing=missing, source=src, min_raters=1,
-                                       row_numbers=np.arange(pos + first_row, pos + first_row + blk.num_rows))
-        ridx = np.array([scan.raters[r] for r in t.raters], dtype=np.int32)
-        t = dataclasses.replace(t, raters=np.asarray(rater_names, dtype=object),
-                                roles=np.full(len(rater_names), "human", dtype=object), rater_idx=ridx[t.rater_idx])
-        bp = prepare(t, raters=None, policy="exclude", func=func)
-        specs.append(_core._AlphaMoments(bp, "krippendorff_alpha") if level == "interval"
-                     else _core._AlphaMatrix(bp, "nominal", "krippendorff_alpha"))
-        n_items += t.n_items
-        n_lab += bp.abstention.n_labels
-        n_abst += bp.abstention.n_abstentions
-        n_with += int(np.count_nonzero(np.diff(t.indptr)))
-        items_with_abst += int(np.count_nonzero(np.bincount(t.label_item[t.is_abstention], minlength=t.n_items)))
-        for k, v in t.dropped.items():
-            dropped[k] = dropped.get(k, 0) + v
-        # the prepared labels of the block are not kept: only the spec's per-item arrays are
-        specs[-1].prep = None
-    r = np.concatenate([s.r for s in specs])
-    info = AbstentionInfo(policy="exclude", n_labels=n_lab, n_abstentions=n_abst,
-                          label_coverage=(1.0 - n_abst / n_lab) if n_lab else float("nan"),
-                          item_coverage=(1.0 - items_with_abst / n_with) if n_with else float("nan"))
-    empty = np.zeros(0, dtype=np.int64)
-    L = scale.n_categories
-    cat_values = np.asarray([float(c) for c in scale.categories or ()], dtype=float) if scale.is_numeric else \
-        np.arange(L, dtype=float)
-    prep = _StreamPrepared(
-        item=empty, rater=empty, code=empty, q=L, n_sub=L, policy="exclude", abst_code=None, numeric=scale.is_numeric,
-        cat_values=cat_values, categories=tuple(scale.categories or ()), scale_level=scale.level, n_items=n_items,
-        clusters=None, raters=rater_names, rater_ids=np.arange(len(rater_names)), abstention=info, r=r)
-    object.__setattr__(prep, "_n_lab", n_lab - n_abst)
-    spec = _merge(specs, prep)
-    del specs
-    return _core.run([spec], prep, opts, func="krippendorff_alpha")[0]
+    if level not in ("nominal", "ordinal", "interval"):
+        raise InvalidParameterError(
+            f"The 'level' parameter of krippendorff_alpha_stream must be 'nominal', 'ordinal' or 'interval'. "
+            f"Got {level!r}.")
+    tab = agreement_stream(path, coefficients=["krippendorff_alpha"], level=level, scale=level, item=item, rater=rater,
+                           label=label, categories=categories, abstain=abstain, duplicates=duplicates,
+                           missing=missing, batch_rows=batch_rows, confidence_level=confidence_level,
+                           n_resamples=n_resamples, rng=rng, on_undefined=on_undefined, scheduler=scheduler)
+    return dataclasses.replace(tab.results[0], coefficient="krippendorff_alpha")

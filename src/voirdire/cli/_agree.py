@@ -52,6 +52,14 @@ def agree_command(
     n_resamples: int = n_resamples_option(),
     confidence_level: float = typer.Option(0.95, "--confidence-level", help="Level of the intervals."),
     matrix: bool = typer.Option(False, "--matrix", help="Also print the rater-by-rater Cohen's kappa matrix."),
+    stream: bool = typer.Option(
+        False, "--stream",
+        help="Read a Parquet/CSV file in batches, holding per-item statistics only (tables larger than memory; "
+             "items must be grouped). Streams observed_agreement, fleiss_kappa, krippendorff_alpha, gwet_ac1/ac2 "
+             "and bennett_s."),
+    scheduler: str | None = typer.Option(
+        None, "--scheduler", help="With --stream: compute the statistics of a Parquet file's row groups on this Dask "
+                                  "scheduler (tcp://host:8786); needs voirdire[dask]."),
     *,
     reader: ReaderOptions,
 ) -> None:
@@ -66,6 +74,10 @@ def agree_command(
         if c not in COEFFICIENTS:
             raise InvalidParameterError(f"--coefficient {c!r} is not one of {list(COEFFICIENTS)}.")
     judge = list(dict.fromkeys(judge)) if judge else judge  # `-j X -j X` is one judge
+    if stream or scheduler:
+        _agree_stream(file, judge, coefficient, level, weights, abstain_policy, judge_only_items, positive,
+                      output_format, seed, n_resamples, confidence_level, matrix, scheduler, reader)
+        return
     table = reader.load(file, judges=judge)
     quiet = output_format != OutputFormat.table
     from rich.progress import BarColumn, Progress, TaskProgressColumn, TimeRemainingColumn
@@ -99,3 +111,45 @@ def agree_command(
         typer.echo(csv_frame(comp.to_frame()).to_csv(index=False), nl=False)
         return
     render_comparison(console, err_console, table, comp)
+
+
+def _agree_stream(file: Path, judge: list[str] | None, coefficient: list[str] | None, level: Level | None,
+                  weights: str | None, abstain_policy: AbstainPolicy, judge_only_items: JudgeOnlyItems,
+                  positive: str | None, output_format: OutputFormat, seed: int, n_resamples: int,
+                  confidence_level: float, matrix: bool, scheduler: str | None, reader: ReaderOptions) -> None:
+    """``agree --stream``: :func:`voirdire.workflows.compare_raters_stream`, rendered as ``agree`` renders."""
+    from types import SimpleNamespace
+
+    from ..exceptions import InvalidParameterError
+    from ..report import render_comparison
+    from ..workflows import compare_raters_stream
+    from ._app import _FORMAT_OPTS
+
+    unsupported = [name for name, given in (
+        ("--role", reader.role), ("--cluster", reader.cluster), ("--cluster-sep", reader.cluster_sep),
+        ("--matrix", matrix), ("--positive", positive is not None),
+        *((f"--{k.replace('_', '-')}", bool(v) and v not in ("auto", "long")) for k, v in _FORMAT_OPTS.get().items()))
+        if given]
+    if unsupported:
+        raise InvalidParameterError(
+            f"--stream reads a long item/rater/label table in batches; {', '.join(unsupported)} "
+            f"{'is' if len(unsupported) == 1 else 'are'} not supported with it (read the file whole instead).")
+    if str(file) == "-" or file.suffix.lower() not in (".parquet", ".pq", ".csv", ".tsv", ".tab"):
+        raise InvalidParameterError(f"--stream reads .parquet, .csv or .tsv files; got {str(file)!r}.")
+    cats = [c.strip() for part in reader.categories for c in part.split(",") if c.strip()] \
+        if reader.categories else None
+    opts = dict(scale=reader.scale.value if reader.scale else None, categories=cats, abstain=reader.abstain or (),
+                item=reader.item, rater=reader.rater, label=reader.label, duplicates=reader.duplicates.value,
+                missing=reader.missing.value)
+    comp, summary = compare_raters_stream(
+        file, judge or None, reader=opts, coefficients=list(coefficient) if coefficient else None,
+        level=level.value if level else None, weights=weights, abstain_policy=abstain_policy.value,
+        judge_only_items=judge_only_items.value, confidence_level=confidence_level, n_resamples=n_resamples,
+        seed=seed, scheduler=scheduler)
+    if output_format == OutputFormat.json:
+        emit_json({"table": summary, **comp.to_dict()})
+        return
+    if output_format == OutputFormat.csv:
+        typer.echo(csv_frame(comp.to_frame()).to_csv(index=False), nl=False)
+        return
+    render_comparison(console, err_console, SimpleNamespace(summary=lambda: summary), comp)

@@ -7,7 +7,7 @@
 so the same file, options and seed print the same numbers everywhere. See ``docs/validation.md``.
 """
 
-from ._compare import RaterComparison, compare_raters
+from ._compare import RaterComparison, compare_raters, compare_raters_stream
 from ._seeds import seed_sequence, stream
 from ._validate import DEFAULT_N_RESAMPLES, JudgeValidation, ValidationResult, default_score, default_scoring, validate_judges
 from ._verdict import REASON_CODES, TENTATIVE_LINE, Reason, ReferenceReliability, Verdict
@@ -23,6 +23,7 @@ __all__ = [
     "ValidationResult",
     "Verdict",
     "compare_raters",
+    "compare_raters_stream",
     "default_score",
     "default_scoring",
     "seed_sequence",

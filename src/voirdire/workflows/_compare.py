@@ -16,7 +16,7 @@ from ..exceptions import InvalidParameterError
 from ._seeds import check_seed, stream
 from ._validate import DEFAULT_N_RESAMPLES
 
-__all__ = ["compare_raters", "RaterComparison", "rater_groups"]
+__all__ = ["compare_raters", "compare_raters_stream", "RaterComparison", "rater_groups"]
 
 ProgressCallback = Callable[[str, int, int], None]
 JUDGE_ITEMS = ("drop", "keep")
@@ -267,3 +267,107 @@ def compare_raters(
         progress("done", len(groups), len(groups))
     return RaterComparison(source=str(table.source), options=options, groups=tuple(out), group_kinds=tuple(kinds),
                            n_judge_only_items=tuple(n_only), binary=tuple(binary), matrix=mat, notes=tuple(notes))
+
+
+def compare_raters_stream(
+    path: Any,
+    judges: Sequence[str] | None = None,
+    *,
+    reader: dict[str, Any] | None = None,
+    coefficients: Sequence[str] | None = None,
+    level: str | None = None,
+    weights: str | None = None,
+    abstain_policy: str = "exclude",
+    judge_only_items: Literal["drop", "keep"] = "drop",
+    confidence_level: float = 0.95,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
+    seed: int = 0,
+    batch_rows: int = 1 << 21,
+    scheduler: Any = None,
+) -> tuple[RaterComparison, Any]:
+    """:func:`compare_raters` of a Parquet/CSV file read in batches (``voirdire agree --stream``).
+
+    The same groups (the humans, then the humans with each judge), the same seeds and the same
+    numbers as :func:`compare_raters` on the whole table, for the coefficients that stream
+    (:data:`voirdire.agreement._stream.STREAMABLE`), all groups in one pass over the file; only
+    per-item statistics are held. Not streamed: the binary family and the Cohen's kappa matrix
+    (they need the labels themselves); the file's items must be grouped (see
+    :func:`voirdire.agreement.agreement_stream`).
+
+    Parameters
+    ----------
+    path : path-like
+    judges : sequence of str, optional
+        The LLM judges (every other rater is human). Without judges, one group of every rater.
+    reader : dict, optional
+        ``scale``, ``categories``, ``abstain``, ``item``, ``rater``, ``label``, ``duplicates``,
+        ``missing`` as for :func:`voirdire.data.read_annotations`.
+    coefficients, level, weights, abstain_policy, judge_only_items, confidence_level, n_resamples, seed
+        As for :func:`compare_raters`.
+    batch_rows : int
+        Rows per batch read.
+    scheduler : str or dask.distributed.Client, optional
+        Compute the statistics of the file's row groups on a Dask cluster (Parquet).
+
+    Returns
+    -------
+    (RaterComparison, TableSummary)
+    """
+    from ..agreement import AgreementTable
+    from ..agreement._stream import Group, stream_groups
+
+    func = "compare_raters_stream"
+    judge_only_items = check_choice(judge_only_items, "judge_only_items", func, JUDGE_ITEMS)  # type: ignore[assignment]
+    confidence_level = check_probability(confidence_level, "confidence_level", func)
+    n_resamples = check_positive_int(n_resamples, "n_resamples", func, minimum=0)
+    seed = check_seed(seed, func)
+    js = [str(j) for j in dict.fromkeys(judges)] if judges else []
+    found: list[tuple[str, tuple[str, ...], str]] = []
+
+    def groups_of(raters: tuple[str, ...]) -> list[Group]:
+        view = _Roles(raters=raters, humans=tuple(r for r in raters if r not in js), judges=tuple(js))
+        found.extend(rater_groups(view, js))
+        return [Group(raters=None if kind == "all" else rs,
+                      drop_judge_only=kind == "judge" and judge_only_items == "drop") for _, rs, kind in found]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # kept per group in info["warnings"]
+        res, info = stream_groups(
+            path, groups=groups_of, judges=js, coefficients=coefficients, level=level, weights=weights,
+            abstain_policy=abstain_policy, batch_rows=batch_rows, confidence_level=confidence_level,
+            n_resamples=n_resamples, rng=stream(seed, "agreement", "groups"), scheduler=scheduler, **(reader or {}))
+    options: dict[str, Any] = dict(coefficients=list(info["coefficients"]), level=level, weights=weights,
+                                   abstain_policy=abstain_policy, positive=None, judge_only_items=judge_only_items,
+                                   confidence_level=confidence_level, n_resamples=n_resamples, seed=seed, stream=True)
+    out, kinds, notes = [], [], []
+    for (label, raters, kind), results, shares, ws, n in zip(found, res, info["shares"], info["warnings"],
+                                                             info["n_judge_only_items"]):
+        if n:
+            notes.append(f"{label}: {n} item(s) only the judge labelled are left out (no human to compare with; "
+                         "they would only shift the chance term). judge_only_items='keep' keeps them.")
+        tab = AgreementTable(results=results, raters=results[0].raters if results else (), label=label)
+        if kind == "judge" and not shares:
+            tab = _undefined(tab)
+            notes.append(f"{label}: {raters[-1]} shares no item with the humans, so this row is undefined (nan); "
+                         f"it would only repeat the humans' own figures.")
+        else:
+            notes += [m for m in (f"{label}: {w}" for w in ws) if m not in notes]
+        out.append(tab)
+        kinds.append(kind)
+    s = info["summary"]
+    if js and s.scale.n_categories == 2:
+        notes.append("The binary family (each judge against the human majority) is not computed when streaming; "
+                     "read the file whole for it.")
+    comp = RaterComparison(source=str(path), options=options, groups=tuple(out), group_kinds=tuple(kinds),
+                           n_judge_only_items=tuple(info["n_judge_only_items"]), binary=(), matrix=None,
+                           notes=tuple(notes))
+    return comp, s
+
+
+@dataclasses.dataclass(frozen=True)
+class _Roles:
+    """The raters of a streamed file by role (what :func:`rater_groups` reads of a table)."""
+
+    raters: tuple[str, ...]
+    humans: tuple[str, ...]
+    judges: tuple[str, ...]
