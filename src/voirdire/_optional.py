@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Any
 
-from .exceptions import VoirdireError
+from .exceptions import InvalidParameterError, VoirdireError
 
-__all__ = ["EXTRAS", "MissingExtraError", "optional_import", "require"]
+__all__ = ["EXTRAS", "MissingExtraError", "dask_client", "optional_import", "require"]
 
 #: module -> the extra that installs it
 EXTRAS = {"pyarrow": "parquet", "distributed": "dask", "dask": "dask", "openpyxl": "excel", "inspect_ai": "inspect",
@@ -48,3 +49,21 @@ def require(module: str, what: str, extra: str | None = None) -> ModuleType:
             f"{what} needs the optional package '{module.split('.')[0]}'. "
             f"Install it with: pip install 'voirdire[{extra}]'")
     return mod
+
+
+def dask_client(scheduler: Any, func: str) -> tuple[Any, bool]:
+    """A ``dask.distributed.Client`` for ``scheduler`` (an address or a client) and whether the
+    caller owns it (and closes it); one-line errors for a missing extra or an unreachable address."""
+    Client = require("distributed", "Running on a Dask scheduler (scheduler=, --scheduler)").Client
+    if isinstance(scheduler, Client):
+        return scheduler, False
+    if isinstance(scheduler, str):
+        try:
+            return Client(scheduler, timeout="20s"), True
+        except (OSError, TimeoutError, ValueError, TypeError) as exc:  # ValueError: a malformed address
+            raise InvalidParameterError(
+                f"Cannot reach the Dask scheduler at {scheduler!r}: {exc}. Give an address like 'tcp://host:8786'."
+            ) from None
+    raise InvalidParameterError(
+        f"The 'scheduler' parameter of {func} must be an address like 'tcp://host:8786' or a "
+        f"dask.distributed.Client. Got {type(scheduler).__name__}.")

@@ -646,21 +646,9 @@ def run_experiment(
 
 
 def _dask_client(scheduler: Any) -> tuple[Any, bool]:
-    from .._optional import require
+    from .._optional import dask_client
 
-    Client = require("distributed", "Running on a Dask scheduler (scheduler=, --scheduler)").Client
-    if isinstance(scheduler, Client):
-        return scheduler, False
-    if isinstance(scheduler, str):
-        try:
-            return Client(scheduler, timeout="20s"), True
-        except (OSError, TimeoutError, ValueError, TypeError) as exc:  # ValueError: a malformed address
-            raise InvalidParameterError(
-                f"Cannot reach the Dask scheduler at {scheduler!r}: {exc}. Give an address like 'tcp://host:8786'."
-            ) from None
-    raise InvalidParameterError(
-        f"The 'scheduler' parameter of run_experiment must be an address like 'tcp://host:8786' or a "
-        f"dask.distributed.Client. Got {type(scheduler).__name__}.")
+    return dask_client(scheduler, "run_experiment")
 
 
 def _assemble(p: _Payload, flat: list[tuple[Any, ...]]) -> tuple[pd.DataFrame, pd.DataFrame]:

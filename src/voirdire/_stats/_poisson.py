@@ -30,6 +30,7 @@ massive data streams. Google technical report.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -37,12 +38,15 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._optional import optional_import
+
 __all__ = ["WEIGHT_COUNTS", "factor_rows", "weight_key", "unit_weights", "weighted_sums"]
 
 WEIGHT_COUNTS = (94, 95, 46, 16, 4, 1)  # out of 256: P(w = 0), ..., P(w = 5)
 _THRESHOLDS = tuple(int(t) for t in np.cumsum(WEIGHT_COUNTS)[:-1])  # w = #(thresholds <= byte)
 GROUP_UNITS = 16384  # units per generator stream (the unit of work of a thread)
-_CHUNK = 4096  # units per matrix product (BLAS calls on fewer rows cost more than they save)
+_CHUNK = 128  # units per dense matrix product: their bytes, weights and float weights stay in cache
+_SPARSE_CHUNK = 4096  # units per sparse product (sparse calls on fewer rows cost more than they save)
 
 
 def weight_key(gen: np.random.Generator) -> int:
@@ -51,8 +55,8 @@ def weight_key(gen: np.random.Generator) -> int:
     return (hi << 64) | lo
 
 
-def _group_weights(key: int, group: int, n_units: int, B: int) -> np.ndarray:
-    """Weights (uint8) of the units of one group in ``B`` resamples, shape ``(units, B)``.
+def _raw(key: int, group: int, n_units: int, B: int) -> np.ndarray:
+    """The random bytes of one group's units in ``B`` resamples, shape ``(units, B)``.
 
     Group ``g`` reads the generator's stream from position ``g * ceil(GROUP_UNITS * B / 8)``
     (PCG64 jumps there in O(log) steps), so groups can be drawn in any order, on any thread.
@@ -60,13 +64,24 @@ def _group_weights(key: int, group: int, n_units: int, B: int) -> np.ndarray:
     m = min(GROUP_UNITS, n_units - group * GROUP_UNITS)
     bg = np.random.PCG64(key)
     bg.advance(group * -(-GROUP_UNITS * B // 8))
-    u = bg.random_raw(-(-m * B // 8)).view(np.uint8)[: m * B].reshape(m, B)
-    w = np.greater_equal(u, _THRESHOLDS[0]).view(np.uint8)
-    tmp = np.empty(u.shape, dtype=bool)
+    return bg.random_raw(-(-m * B // 8)).view(np.uint8)[: m * B].reshape(m, B)
+
+
+def _weights_into(u: np.ndarray, w: np.ndarray, tmp: np.ndarray) -> np.ndarray:
+    """The weights of random bytes ``u`` (the number of thresholds each byte reaches) into ``w``
+    (uint8, same shape; ``tmp``: a bool scratch array of that shape)."""
+    np.greater_equal(u, _THRESHOLDS[0], out=tmp)
+    w[...] = tmp.view(np.uint8)
     for t in _THRESHOLDS[1:]:
         np.greater_equal(u, t, out=tmp)
-        w += tmp.view(np.uint8)
+        np.add(w, tmp.view(np.uint8), out=w)
     return w
+
+
+def _group_weights(key: int, group: int, n_units: int, B: int) -> np.ndarray:
+    """Weights (uint8) of the units of one group in ``B`` resamples, shape ``(units, B)``."""
+    u = _raw(key, group, n_units, B)
+    return _weights_into(u, np.empty(u.shape, dtype=np.uint8), np.empty(u.shape, dtype=bool))
 
 
 def unit_weights(key: int, start: int, stop: int, n_units: int, B: int) -> np.ndarray:
@@ -143,6 +158,13 @@ def factor_rows(S: Any, segments: np.ndarray) -> tuple[sp.csr_matrix, sp.csr_mat
     return M, G
 
 
+def _blas_single() -> Any:
+    """A context in which BLAS runs on the calling thread only (the groups are the parallel
+    work: BLAS threads inside each group's small products only spin and contend)."""
+    tp = optional_import("threadpoolctl")
+    return tp.threadpool_limits(1, user_api="blas") if tp is not None else contextlib.nullcontext()
+
+
 def weighted_sums(S: Any, key: int, B: int, *, threads: int | None = None,
                   segments: np.ndarray | None = None) -> np.ndarray:
     """``W @ S`` for the ``(B, n_units)`` weight matrix of ``key``, without ever holding it whole.
@@ -151,32 +173,64 @@ def weighted_sums(S: Any, key: int, B: int, *, threads: int | None = None,
     groups run on threads (NumPy and BLAS release the GIL) and their partial sums are added in
     group order, so the result does not depend on the number of threads. A sparse ``S`` with
     column ``segments`` is factored first (:func:`factor_rows`): ``(W @ M) @ G``, the same sums.
+    Dense: within a group the weights are made :data:`_CHUNK` units at a time, so bytes, weights
+    and their float copy stay in cache for the product; columns of ``S`` that are zero or repeat
+    an earlier column are not multiplied again.
     """
     if sp.issparse(S):
         return _weighted_sums_sparse(S, key, B, threads=threads, segments=segments)
     S = np.ascontiguousarray(S, dtype=np.float64)
     n, K = S.shape
     n_groups = -(-n // GROUP_UNITS)
+    src: list[int] = []  # column k of the result = column src[k] of the product (-1: zero)
+    keep: list[int] = []
+    for k in range(K):
+        col = S[:, k]
+        if not col.any():
+            src.append(-1)
+            continue
+        same = next((j for j, c in enumerate(keep) if np.array_equal(S[:, c], col)), None)
+        if same is None:
+            keep.append(k)
+            same = len(keep) - 1
+        src.append(same)
+    Su = np.ascontiguousarray(S[:, keep])
+    Ku = len(keep)
 
     def work(g: int) -> np.ndarray:
-        w = _group_weights(key, g, n, B)
+        u = _raw(key, g, n, B)
         base = g * GROUP_UNITS
-        acc = np.zeros((B, K))
-        for lo in range(0, w.shape[0], _CHUNK):
-            wc = w[lo: lo + _CHUNK]
-            acc += wc.astype(np.float64).T @ S[base + lo: base + lo + wc.shape[0]]
+        acc = np.zeros((B, Ku))
+        out = np.empty((B, Ku))
+        w = np.empty((_CHUNK, B), dtype=np.uint8)
+        tmp = np.empty((_CHUNK, B), dtype=bool)
+        buf = np.empty((_CHUNK, B))
+        for lo in range(0, u.shape[0], _CHUNK):
+            uc = u[lo: lo + _CHUNK]
+            m = uc.shape[0]
+            _weights_into(uc, w[:m], tmp[:m])
+            buf[:m] = w[:m]
+            np.matmul(buf[:m].T, Su[base + lo: base + lo + m], out=out)
+            acc += out
         return acc
 
     t = threads or _threads()
-    if t > 1 and n_groups > 1:
-        with ThreadPoolExecutor(max_workers=min(t, n_groups)) as ex:
-            partial = list(ex.map(work, range(n_groups)))
-    else:
-        partial = [work(g) for g in range(n_groups)]
-    out = np.zeros((B, K))
+    with _blas_single():
+        if Ku == 0:
+            partial: list[np.ndarray] = []
+        elif t > 1 and n_groups > 1:
+            with ThreadPoolExecutor(max_workers=min(t, n_groups)) as ex:
+                partial = list(ex.map(work, range(n_groups)))
+        else:
+            partial = [work(g) for g in range(n_groups)]
+    sums = np.zeros((B, Ku))
     for p in partial:
-        out += p
-    return out
+        sums += p
+    res = np.zeros((B, K))
+    for k, j in enumerate(src):
+        if j >= 0:
+            res[:, k] = sums[:, j]
+    return res
 
 
 #: largest (pieces x resamples) accumulator of the factored product, in float32 cells
@@ -206,8 +260,8 @@ def _weighted_sums_sparse(S: Any, key: int, B: int, *, threads: int | None,
     for g in range(-(-n // GROUP_UNITS)):
         w = _group_weights(key, g, n, B)
         base = g * GROUP_UNITS
-        for lo in range(0, w.shape[0], _CHUNK):
-            wc = w[lo: lo + _CHUNK]
+        for lo in range(0, w.shape[0], _SPARSE_CHUNK):
+            wc = w[lo: lo + _SPARSE_CHUNK]
             Ac = A[base + lo: base + lo + wc.shape[0]].T.tocsr()
             for j, b0 in enumerate(range(0, B, bb)):
                 acc[j] += Ac @ wc[:, b0:b0 + bb].astype(dt)

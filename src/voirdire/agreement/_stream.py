@@ -38,8 +38,9 @@ from ._results import AbstentionInfo, AgreementResult, AgreementTable
 __all__ = ["STREAMABLE", "Group", "agreement_stream", "krippendorff_alpha_stream", "stream_groups"]
 
 
-def _batches(path: Path, cols: list[str], batch_rows: int) -> Iterator[Any]:
-    """Record batches of the three columns, strings for CSV (as the in-memory reader reads them)."""
+def _batches(path: Path, cols: list[str], batch_rows: int, row_groups: list[int] | None = None) -> Iterator[Any]:
+    """Record batches of the three columns, strings for CSV (as the in-memory reader reads them);
+    ``row_groups``: only these row groups of a Parquet file."""
     pa = require("pyarrow", "Streaming a table")
     ext = path.suffix.lower()
     if ext in (".parquet", ".pq"):
@@ -53,7 +54,7 @@ def _batches(path: Path, cols: list[str], batch_rows: int) -> Iterator[Any]:
         absent = [c for c in cols if c not in names]
         if absent:
             raise SchemaError(f"missing column(s) {absent}; found {names}.", source=str(path), column=absent[0])
-        yield from pf.iter_batches(batch_size=batch_rows, columns=cols)
+        yield from pf.iter_batches(batch_size=batch_rows, columns=cols, row_groups=row_groups)
         return
     if ext in (".csv", ".tsv", ".tab"):
         import pyarrow.csv as pcsv
