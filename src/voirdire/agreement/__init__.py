@@ -23,7 +23,7 @@ from ._coefficients import (
 )
 from ._pairwise import pairwise_matrix
 from ._prepare import ABSTAIN_POLICIES
-from ._stream import STREAMABLE, agreement_stream, krippendorff_alpha_stream
+from ._stream import STREAMABLE, StreamGroup, agreement_stream, krippendorff_alpha_stream, stream_groups
 from ._results import (
     AbstentionInfo,
     AgreementResult,
@@ -41,6 +41,7 @@ __all__ = [
     "AgreementTable",
     "BinaryAgreementResult",
     "PairwiseMatrixResult",
+    "StreamGroup",
     "agreement",
     "agreement_stream",
     "bennett_s",
@@ -56,4 +57,5 @@ __all__ = [
     "observed_agreement",
     "pairwise_matrix",
     "scott_pi",
+    "stream_groups",
 ]

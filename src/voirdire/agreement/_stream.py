@@ -35,7 +35,7 @@ from . import _core
 from ._prepare import Prepared, prepare
 from ._results import AbstentionInfo, AgreementResult, AgreementTable
 
-__all__ = ["STREAMABLE", "Group", "agreement_stream", "krippendorff_alpha_stream", "stream_groups"]
+__all__ = ["STREAMABLE", "StreamGroup", "agreement_stream", "krippendorff_alpha_stream", "stream_groups"]
 
 
 def _batches(path: Path, cols: list[str], batch_rows: int, row_groups: list[int] | None = None) -> Iterator[Any]:
@@ -178,7 +178,7 @@ _POOLED: dict[type, tuple[str, ...]] = {_core._AlphaMatrix: ("c_pair",)}  # adde
 
 
 @dataclasses.dataclass(frozen=True)
-class Group:
+class StreamGroup:
     """One selection of raters computed in the same pass: ``raters`` (None: every rater), and
     whether items no human labelled are left out (a judge's group, ``judge_only_items="drop"``)."""
 
@@ -198,7 +198,7 @@ class _Setup:
     scale: Scale
     raters: tuple[str, ...]
     judges: tuple[str, ...]
-    groups: tuple[Group, ...]
+    groups: tuple[StreamGroup, ...]
     names: tuple[str, ...]
     level: Any
     weights: Any
@@ -360,7 +360,7 @@ class _StreamPrepared(Prepared):
 
 
 def _results(part: _Part, g: int, opts: _core.Options) -> list[AgreementResult]:
-    """Group ``g``'s results from the joined statistics (the same engine as in memory)."""
+    """StreamGroup ``g``'s results from the joined statistics (the same engine as in memory)."""
     specs = part.specs[g]
     tmpl = part.templates[g]
     n_lab, n_abst, n_with, items_abst, n_prep, _, n_items = (int(x) for x in part.counts[g])
@@ -429,7 +429,7 @@ def _local(st: _Setup) -> _Part:
     return _join(parts)
 
 
-def stream_groups(path: str | Path, *, groups: Sequence[Group] | Callable[[tuple[str, ...]], Sequence[Group]] = (Group(),),
+def stream_groups(path: str | Path, *, groups: Sequence[StreamGroup] | Callable[[tuple[str, ...]], Sequence[StreamGroup]] = (StreamGroup(),),
                   judges: Sequence[str] = (),
                   coefficients: Sequence[str] | None = None, level: str | None = None, weights: Any = None,
                   scale: str | Scale | None = None, item: str = "item", rater: str = "rater", label: str = "label",
@@ -542,7 +542,7 @@ def agreement_stream(path: str | Path, *, coefficients: Sequence[str] | None = N
         Items not grouped, a column type change between batches, or any error the in-memory
         reader reports (naming the file row).
     """
-    grp = Group(raters=None if raters is None else tuple(str(r) for r in raters))
+    grp = StreamGroup(raters=None if raters is None else tuple(str(r) for r in raters))
     res, _ = stream_groups(path, groups=(grp,), coefficients=coefficients, level=level, weights=weights, scale=scale,
                            item=item, rater=rater, label=label, categories=categories, abstain=abstain,
                            duplicates=duplicates, missing=missing, abstain_policy=abstain_policy,

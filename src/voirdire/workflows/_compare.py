@@ -289,7 +289,7 @@ def compare_raters_stream(
 
     The same groups (the humans, then the humans with each judge), the same seeds and the same
     numbers as :func:`compare_raters` on the whole table, for the coefficients that stream
-    (:data:`voirdire.agreement._stream.STREAMABLE`), all groups in one pass over the file; only
+    (:data:`voirdire.agreement.STREAMABLE`), all groups in one pass over the file; only
     per-item statistics are held. Not streamed: the binary family and the Cohen's kappa matrix
     (they need the labels themselves); the file's items must be grouped (see
     :func:`voirdire.agreement.agreement_stream`).
@@ -314,7 +314,7 @@ def compare_raters_stream(
     (RaterComparison, TableSummary)
     """
     from ..agreement import AgreementTable
-    from ..agreement._stream import Group, stream_groups
+    from ..agreement import StreamGroup, stream_groups
 
     func = "compare_raters_stream"
     judge_only_items = check_choice(judge_only_items, "judge_only_items", func, JUDGE_ITEMS)  # type: ignore[assignment]
@@ -324,10 +324,10 @@ def compare_raters_stream(
     js = [str(j) for j in dict.fromkeys(judges)] if judges else []
     found: list[tuple[str, tuple[str, ...], str]] = []
 
-    def groups_of(raters: tuple[str, ...]) -> list[Group]:
+    def groups_of(raters: tuple[str, ...]) -> list[StreamGroup]:
         view = _Roles(raters=raters, humans=tuple(r for r in raters if r not in js), judges=tuple(js))
         found.extend(rater_groups(view, js))
-        return [Group(raters=None if kind == "all" else rs,
+        return [StreamGroup(raters=None if kind == "all" else rs,
                       drop_judge_only=kind == "judge" and judge_only_items == "drop") for _, rs, kind in found]
 
     with warnings.catch_warnings():
