@@ -407,7 +407,7 @@ NONSENSE = {
     "report-alt-eps": (["report", "{good}", "-j", "llm", "--out", "{dir}/r", "--alt-epsilon", "1.5", "-q"],
                        ["alt_test_epsilon"]),
     "report-inclusion": (["report", "{good}", "-j", "llm", "--out", "{dir}/r", "--inclusion-prob", "1.5", "-q"],
-                         ["inclusion_prob"]),
+                         ["--inclusion-prob", "1.5"]),
     "report-pairwise-missing": (["report", "{good}", "-j", "llm", "--out", "{dir}/r", "--pairwise", "{missing}", "-q"],
                                 ["{missing}", "not found"]),
     "report-out-is-file": (["report", "{good}", "-j", "llm", "--out", "{good}", "-q"], ["not a folder"]),
