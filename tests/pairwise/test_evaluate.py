@@ -70,11 +70,13 @@ def test_loho_hand_checked_majority_vote():
 def test_loho_groups_folds_and_unscored():
     t, _ = simulate_pairwise(80, confusions=np.repeat(np.eye(3)[None] * 0.7 + 0.1, 6, 0), rng=1)
     groups = {f"human_{k}": ("expert" if k <= 2 else "crowd") for k in range(1, 7)}
-    res = leave_one_human_out(t, methods={"mv": lambda: MajorityVote(smoothing=0.5)}, groups=groups,
-                              max_folds=3, rng=0)
+    calls = []
+    res = leave_one_human_out(t, methods={"mv": lambda: MajorityVote(smoothing=0.5), "mv1": lambda: MajorityVote()},
+                              groups=groups, max_folds=3, rng=0, progress=lambda d, n: calls.append((d, n)))
     assert res.n_folds == 3
-    assert res.table["group"].tolist() == ["all", "crowd", "expert"]
-    n = res.table.set_index("group")["n_labels"]
+    assert calls == [(k, 6) for k in range(7)]  # before the first fit, then after each of 3 folds x 2 methods
+    assert res.table["group"].tolist() == ["all", "crowd", "expert"] * 2
+    n = res.table[res.table["method"] == "mv"].set_index("group")["n_labels"]
     assert n["all"] == n["crowd"] + n["expert"] == 6 * 80
     # a pair labelled by one human only cannot be predicted once that human is held out
     lone = PairwiseTable.from_arrays(pair=[1, 2, 2], rater=["a", "a", "b"], verdict=["A", "B", "B"])

@@ -61,6 +61,59 @@ def test_objective_matches_direct_formula_and_derivatives(seed):
     np.testing.assert_allclose((ga3 - g_a) / e, h_aa, atol=1e-4)
 
 
+def _direct_rel(theta, tau, shift_m, tshift_m, slope_m, n, d, nt, logL):
+    """The objective with judge reliabilities, label by label: the judge's logits are
+    (a theta + c, a tau + e, -(a theta + c))."""
+    u = np.array([theta, tau, -theta])
+    logpi = u - np.logaddexp.reduce(u)
+    f = -0.5 * (theta ** 2 + tau ** 2) + np.logaddexp.reduce(logpi + logL)
+    for k in range(len(n)):
+        a = slope_m[k] * theta + shift_m[k]
+        v = np.array([a, slope_m[k] * tau + tshift_m[k], -a])
+        lp = v - np.logaddexp.reduce(v)
+        nA = (n[k] + d[k] - nt[k]) / 2
+        nB = n[k] - nt[k] - nA
+        f += nA * lp[0] + nt[k] * lp[1] + nB * lp[2]
+    return f
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_objective_with_reliability_matches_direct_formula(seed):
+    shift, n, d, nt, logL = _problem(seed)
+    rng = np.random.default_rng(seed + 20)
+    slope = rng.uniform(-0.5, 2.5, shift.shape)
+    tsh = rng.normal(0, 1, shift.shape)
+    th = rng.normal(0, 1, (7, 5))
+    ta = rng.normal(0, 1, (7, 5))
+    # reliability 1 everywhere is the paper's judge exactly
+    base = objective(th, ta, shift, n, d, nt, logL, tshift=tsh)
+    ones = objective(th, ta, shift, n, d, nt, logL, tshift=tsh, slope=np.ones_like(shift))
+    for x, y in zip(base[:9], ones[:9]):
+        np.testing.assert_allclose(x, y, atol=1e-10)
+    f, g_t, g_a, h_tt, h_ta, h_aa, *_ = objective(th, ta, shift, n, d, nt, logL, tshift=tsh, slope=slope)
+    for b, m in [(0, 0), (3, 4), (6, 2)]:
+        fd = _direct_rel(th[b, m], ta[b, m], shift[m], tsh[m], slope[m], n[b], d[b], nt[b], logL[b])
+        assert f[b, m] == pytest.approx(fd, abs=1e-10)
+    e = 1e-6
+    _, gt2, ga2, *_ = objective(th + e, ta, shift, n, d, nt, logL, tshift=tsh, slope=slope)
+    ff = objective(th + e, ta, shift, n, d, nt, logL, tshift=tsh, slope=slope)[0]
+    np.testing.assert_allclose((ff - f) / e, g_t, atol=1e-4)
+    np.testing.assert_allclose((gt2 - g_t) / e, h_tt, atol=1e-4)
+    np.testing.assert_allclose((ga2 - g_a) / e, h_ta, atol=1e-4)
+    f3, gt3, ga3, *_ = objective(th, ta + e, shift, n, d, nt, logL, tshift=tsh, slope=slope)
+    np.testing.assert_allclose((f3 - f) / e, g_a, atol=1e-4)
+    np.testing.assert_allclose((ga3 - g_a) / e, h_aa, atol=1e-4)
+    # the Newton solver reaches the same optimum as BFGS on the direct formula
+    w = np.full(5, 0.2)
+    th0, ta0 = warm_start(shift, w, n, d, nt, logL, tshift=tsh, slope=slope)
+    thm, tam, fm, *_rest, conv = local_map(th0, ta0, shift, n, d, nt, logL, tol=1e-9, tshift=tsh, slope=slope)
+    assert conv
+    for b in range(7):
+        r = minimize(lambda x: -_direct_rel(x[0], x[1], shift[1], tsh[1], slope[1], n[b], d[b], nt[b], logL[b]),
+                     [0.0, 0.0], method="BFGS", options={"gtol": 1e-10})
+        assert thm[b, 1] == pytest.approx(r.x[0], abs=1e-5) and tam[b, 1] == pytest.approx(r.x[1], abs=1e-5)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_local_map_equals_scipy(seed):
     shift, n, d, nt, logL = _problem(seed)
@@ -289,6 +342,23 @@ def test_judge_ties_resume_is_exact(tmp_path):
     np.testing.assert_array_equal(b.predict_proba(), full.predict_proba())
 
 
+@pytest.mark.parametrize("particles", ["joint", "per_judge"])
+def test_judge_reliability_resume_is_exact(tmp_path, particles):
+    table, _ = simulate_pairwise(128, reliabilities=[0.5, 1.0], rng=6)
+    kw = dict(n_particles=40, batch_size=32, judge_ties=True, judge_reliability=True, n_refine=0,
+              particles=particles, rng=3)
+    full = PairwiseBayesModel(**kw).fit(table)
+    a = PairwiseBayesModel(**kw).partial_fit(table.select(pairs=slice(0, 64)))
+    a.save(tmp_path / "s.npz")
+    b = PairwiseBayesModel.load(tmp_path / "s.npz").partial_fit(table.select(pairs=slice(64, 128)))
+    assert b.judge_reliability
+    np.testing.assert_array_equal(b.posterior().reliability_mean, full.posterior().reliability_mean)
+    np.testing.assert_array_equal(b.predict_proba(), full.predict_proba())
+    r = full.posterior()
+    assert ((0.0 <= r.reliability_low) & (r.reliability_low <= r.reliability_mean)
+            & (r.reliability_mean <= r.reliability_high) & (r.reliability_high <= 1.0)).all()
+
+
 @pytest.mark.statistical
 def test_bias_interval_coverage():
     """95% credible intervals of beta cover the truth: 30 streams x 2 judges (300 pairs, 100 particles).
@@ -345,3 +415,20 @@ def test_per_judge_agrees_with_joint_for_two_judges(tmp_path):
     np.testing.assert_array_equal(b.bias_mean_, full.bias_mean_)
     s1, s2 = full.score_samples(table), b.score_samples(table)
     np.testing.assert_array_equal(s1, s2)
+
+
+def test_judge_reliability_recovers_an_uninformative_judge():
+    """A judge whose verdicts say nothing about the pair (a = 0) gets a reliability whose interval
+    reaches 0; a paper's judge (a = 1) stays near 1."""
+    table, truth = simulate_pairwise(1200, biases=[0.4, 0.6], reliabilities=[1.0, 0.0], rng=5)
+    assert truth.reliabilities.tolist() == [1.0, 0.0]
+    m = PairwiseBayesModel(n_particles=100, judge_reliability=True, judge_ties=True, n_refine=0, rng=0).fit(table)
+    post = m.posterior()
+    rel = post.to_frame("judges").set_index("judge")
+    assert rel.loc["judge_1", "reliability_mean"] > 0.75 and rel.loc["judge_1", "reliability_low"] > 0.5
+    assert rel.loc["judge_2", "reliability_mean"] < 0.2 and rel.loc["judge_2", "reliability_low"] < 0.05
+    # its position bias is still identified by the swap
+    assert abs(post.bias_mean[1] - 0.6) < 0.2
+    # without the option every judge has reliability 1 (the paper's model)
+    plain = PairwiseBayesModel(n_particles=20, n_refine=0, rng=0).fit(table).posterior()
+    assert np.all(plain.reliability_mean == 1.0)

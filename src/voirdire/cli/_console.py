@@ -62,6 +62,18 @@ def description_column() -> Any:
     return _Description()
 
 
+def progress_bar(show: bool, *, count: bool = True) -> Any:
+    """The commands' progress bar on stderr (transient; ``show=False`` draws nothing, e.g. for JSON
+    or CSV output): description, bar, ``done/total`` (``count``) and the time remaining."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    cols: list[Any] = [description_column(), BarColumn()]
+    if count:
+        cols.append(MofNCompleteColumn())
+    cols.append(TimeRemainingColumn())
+    return Progress(*cols, console=err_console, transient=True, disable=not show)
+
+
 def with_styled_words(text: str, styles: dict[str, str]) -> Text:
     """``text`` shown literally, with each whole word in ``styles`` given its style (e.g. ACCEPT in green)."""
     out = Text(escape_control(text, keep="\n\t"))

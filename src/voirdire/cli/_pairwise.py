@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from ._app import OutputFormat, app, console, emit_json, err_console, fail, handle_errors
-from ._console import styled
+from ._console import progress_bar, styled
 
 
 def _num(x: Any, digits: int = 3) -> str:
@@ -101,7 +101,8 @@ def pairwise_command(
     max_humans: int = typer.Option(8, "--max-humans", help="Confusion matrices shown in the table output."),
     save_state: Path = typer.Option(None, "--save-state", help="Save the model state (.npz) to resume the stream."),
     resume: Path = typer.Option(None, "--resume", help="Continue the stream from a saved state (model options come from the state)."),
-    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="table or json."),
+    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f",
+                                     help="table, json, or csv (one row per pair; with --evaluate the comparison)."),
 ) -> None:
     """Position biases of the judges, confusion matrices of the humans, and the most uncertain pairs.
 
@@ -113,8 +114,6 @@ def pairwise_command(
     from ..data import read_pairwise
     from ..pairwise import PairwiseBayesModel, leave_one_human_out
 
-    if fmt == OutputFormat.csv:
-        fail("--format csv is not available for pairwise; use table or json.")
     if particles < 1:
         fail(f"--particles must be an integer >= 1. Got {particles}.")
     if top < 0:
@@ -160,11 +159,24 @@ def pairwise_command(
     if evaluate:
         if not table.humans:
             fail("--evaluate needs human raters in the file (it predicts each held-out human).")
-        loho = leave_one_human_out(table, groups=groups, n_particles=particles, rng=seed)
+        with progress_bar(fmt == OutputFormat.table) as bar:
+            task = bar.add_task("leave-one-human-out fits", total=None)
+
+            def tick(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            loho = leave_one_human_out(table, groups=groups, n_particles=particles, rng=seed, progress=tick)
     summ = table.summary()
     ess = post.ess_history[-1, 1] if len(post.ess_history) else float("nan")
     # the pairs of this file, as filtered in the stream (resumed streams hold earlier pairs too)
     uncertain = post.most_uncertain(top)
+    if fmt == OutputFormat.csv:
+        from .._safe import csv_frame
+
+        # one table: the pairs' posteriors (stream order), or with --evaluate the comparison
+        out_df = post.to_frame("items") if loho is None else loho.table
+        typer.echo(csv_frame(out_df).to_csv(index=False), nl=False)
+        return
     if fmt == OutputFormat.json:
         emit_json({
             "file": str(file), "table": summ.to_dict(),

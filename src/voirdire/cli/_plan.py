@@ -19,7 +19,7 @@ from ._app import (
     Duplicates, Level, Missing, app, console, duplicates_option, emit_json, err_console, fail, handle_errors,
     load_table, missing_option, role_option, format_options,
 )
-from ._console import styled
+from ._console import progress_bar, styled
 
 
 class TableOrJson(str, Enum):
@@ -269,7 +269,7 @@ def plan_command(
             except InfeasiblePlanError as exc:
                 errors["ranking"] = str(exc)
         if budgets:
-            prog = _progress_bar(output == TableOrJson.table)
+            prog = progress_bar(output == TableOrJson.table)
             with prog as p:
                 task = p.add_task("simulating budgets", total=None)
 
@@ -292,15 +292,6 @@ def plan_command(
                    "warnings": notes})
         return
     _render_plan(out, errors, ov, notes)
-
-
-def _progress_bar(show: bool) -> Any:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-    from ._console import description_column
-
-    return Progress(description_column(), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                    console=err_console, transient=True, disable=not show)
 
 
 def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: list[str]) -> None:

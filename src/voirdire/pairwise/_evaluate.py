@@ -130,6 +130,7 @@ def leave_one_human_out(
     n_bins: int = 10,
     target: str = "human",
     rng: int | np.random.Generator | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> LOHOResult:
     """Predict each human's verdicts from everything else, for every method.
 
@@ -162,6 +163,9 @@ def leave_one_human_out(
         (majority vote, BTD, MACE, GLAD) have none and use their latent posterior. ``"latent"``:
         every method's latent posterior is scored directly.
     rng : int, Generator or None
+    progress : callable, optional
+        ``progress(done, total)`` before the first fit and after each (fold, method) fit (the CLI
+        draws a progress bar with it); ``total`` = folds x methods.
 
     Returns
     -------
@@ -201,6 +205,9 @@ def leave_one_human_out(
     ys: list[np.ndarray] = []
     who: list[np.ndarray] = []
     unscored = 0
+    total, done = len(folds) * len(names), 0
+    if progress is not None:
+        progress(0, total)
     is_human_label = table.roles[table.rater_idx] == "human"
     lp = table.label_pair
     for fold in folds:
@@ -230,6 +237,9 @@ def leave_one_human_out(
             else:
                 proba = est.predict_proba(rest) if isinstance(est, PairwiseBayesModel) else est.predict_proba()
             preds[m].append(np.asarray(proba)[rows[ok]])
+            done += 1
+            if progress is not None:
+                progress(done, total)
     y_all = np.concatenate(ys)
     who_all = np.concatenate(who)
     grp = np.array([groups.get(str(h), "") for h in who_all], dtype=object)

@@ -30,7 +30,7 @@ STANDARD_PRIOR: Prior = (0.0, 1.0, 0.0, 1.0)
 
 def objective(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarray, d: np.ndarray,
               nt: np.ndarray, logL: np.ndarray, *, derivatives: bool = True, tshift: np.ndarray | None = None,
-              prior: Prior = STANDARD_PRIOR) -> tuple[Any, ...]:
+              prior: Prior = STANDARD_PRIOR, slope: np.ndarray | None = None) -> tuple[Any, ...]:
     """Objective, gradient, Hessian (full and a safe negative-definite one), and class posteriors.
 
     Parameters
@@ -41,6 +41,11 @@ def objective(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarr
     logL : (B, 3) human log-evidence per latent class (zeros when the item has no human)
     tshift : (M, K), optional
         Per-particle channel offset ``delta_j`` of the judge's tie logit (``tau + delta_j``).
+    slope : (M, K), optional
+        Per-particle channel reliability ``a_j`` (the judge's discrimination): the judge answers
+        from ``softmax(a_j theta + s beta_j, a_j tau + delta_j, -(a_j theta + s beta_j))``, so
+        ``a_j = 1`` is the paper's judge and ``a_j = 0`` a judge whose verdict carries no
+        information about the pair (default: 1 for every channel).
     prior : (m_theta, p_theta, m_tau, p_tau)
         Independent normal priors ``theta ~ N(m_theta, 1/p_theta)``, ``tau ~ N(m_tau, 1/p_tau)``
         (default N(0, I)); the objective includes their log normalising constants up to ``-log 2 pi``.
@@ -60,7 +65,11 @@ def objective(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarr
     f = -0.5 * (p_t * (theta - m_t) ** 2 + p_a * (tau - m_a) ** 2) + 0.5 * np.log(p_t * p_a)
     # --- judges (channel-first layout (K, B, M); reductions over K by einsum, buffers reused)
     K = shift.shape[-1]
-    if K:
+    if K and slope is not None:
+        f, jterms = _judges_with_slope(f, theta, tau, shift, slope, n, d, nt, tshift, derivatives)
+        if derivatives:
+            gj_t, gj_a, hj_tt, hj_ta, hj_aa = jterms
+    elif K:
         nT, dT = n.T, d.T                                               # (K, B)
         a = theta[None, :, :] + shift.T[:, None, :]                    # (K, B, M)
         E = np.exp(a)
@@ -131,6 +140,40 @@ def objective(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarr
     return f, g_t, g_a, h_tt, h_ta, h_aa, s_tt, s_ta, s_aa, q
 
 
+def _judges_with_slope(f: np.ndarray, theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, slope: np.ndarray,
+                       n: np.ndarray, d: np.ndarray, nt: np.ndarray, tshift: np.ndarray | None,
+                       derivatives: bool) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """The judges' term of :func:`objective` with a reliability ``a`` per (particle, channel).
+
+    Channel ``k`` answers from ``softmax(a_k theta + c_k, a_k tau + e_k, -(a_k theta + c_k))``
+    (``c``: the position shift, ``e``: the tie offset); the derivatives are the slope-free ones
+    times ``a_k`` (first order) and ``a_k**2`` (second order)."""
+    c = slope.T[:, None, :]                                             # (K, 1, M)
+    a = c * theta[None] + shift.T[:, None, :]                           # (K, B, M)
+    tt = c * tau[None]
+    if tshift is not None:
+        tt = tt + tshift.T[:, None, :]
+    nT, dT = n.T, d.T
+    E = np.exp(a)
+    iE = np.reciprocal(E)
+    G = np.exp(-tt)
+    z = 1.0 + G * (E + iE)
+    f = f + np.einsum("kb,kbm->bm", dT, a) - np.einsum("kb,kbm->bm", nT, np.log(z)) \
+        + np.einsum("kb,kbm->bm", (nt - n).T, tt)
+    if not derivatives:
+        return f, ()
+    p2 = 1.0 / z                                                        # p_T
+    pd_ = (E - iE) * G * p2                                             # p_A - p_B
+    nc = nT[:, :, None] * c                                             # (K, B, M)
+    nc2 = nc * c
+    gj_t = d @ slope.T - (nc * pd_).sum(0)
+    gj_a = nt @ slope.T - (nc * p2).sum(0)
+    hj_tt = -(nc2 * (1.0 - p2 - pd_ * pd_)).sum(0)
+    hj_ta = (nc2 * pd_ * p2).sum(0)
+    hj_aa = -(nc2 * p2 * (1.0 - p2)).sum(0)
+    return f, (gj_t, gj_a, hj_tt, hj_ta, hj_aa)
+
+
 def q_of(parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
     """(B, M, 3) class posterior from the parts returned by :func:`objective`."""
     e1, z, e3 = parts
@@ -141,7 +184,7 @@ def q_of(parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
 def local_map(theta0: np.ndarray, tau0: np.ndarray, shift: np.ndarray, n: np.ndarray, d: np.ndarray,
               nt: np.ndarray, logL: np.ndarray, *, max_iter: int = 30, tol: float = 1e-7,
               tshift: np.ndarray | None = None, history: list[float] | None = None,
-              prior: Prior = STANDARD_PRIOR
+              prior: Prior = STANDARD_PRIOR, slope: np.ndarray | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, bool]:
     """Damped Newton ascent of :func:`objective` for all (item, particle) problems at once.
 
@@ -165,7 +208,7 @@ def local_map(theta0: np.ndarray, tau0: np.ndarray, shift: np.ndarray, n: np.nda
     it = 0
     for it in range(1, max_iter + 1):
         f, g_t, g_a, h_tt, h_ta, h_aa, s_tt, s_ta, s_aa, q = objective(theta, tau, shift, n, d, nt, logL, tshift=tshift,
-                                                                   prior=prior)
+                                                                   prior=prior, slope=slope)
         bad = f < f_prev - 1e-10 * (1.0 + np.abs(f_prev))
         if history is not None:  # the objective at the accepted points (never decreases)
             history.append(float(np.where(bad, f_prev, f).sum()))
@@ -198,7 +241,7 @@ def local_map(theta0: np.ndarray, tau0: np.ndarray, shift: np.ndarray, n: np.nda
 
 def warm_start(shift: np.ndarray, w: np.ndarray, n: np.ndarray, d: np.ndarray, nt: np.ndarray,
                logL: np.ndarray, *, tol: float = 1e-9, tshift: np.ndarray | None = None,
-               prior: Prior = STANDARD_PRIOR) -> tuple[np.ndarray, np.ndarray]:
+               prior: Prior = STANDARD_PRIOR, slope: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Starting points for every particle: the MAP at the weighted-mean shift, moved to first order.
 
     Solves each item's problem once at the particle-weighted mean shift ``c_bar``, then uses the
@@ -209,32 +252,35 @@ def warm_start(shift: np.ndarray, w: np.ndarray, n: np.ndarray, d: np.ndarray, n
     M, K = shift.shape
     cbar = (w[:, None] * shift).sum(0, keepdims=True)                   # (1, K)
     tbar = None if tshift is None else (w[:, None] * tshift).sum(0, keepdims=True)
+    # with reliabilities: solved at the mean reliability; the first-order move covers the shifts only
+    abar = None if slope is None else (w[:, None] * slope).sum(0, keepdims=True)
     th, ta, *_ = local_map(np.zeros((B, 1)), np.zeros((B, 1)), cbar, n, d, nt, logL, tol=tol, tshift=tbar,
-                          prior=prior)
+                          prior=prior, slope=abar)
     if K == 0:
         return np.repeat(th, M, axis=1), np.repeat(ta, M, axis=1)
     _, _, _, h_tt, h_ta, h_aa, s_tt, s_ta, s_aa, _ = objective(th, ta, cbar, n, d, nt, logL, tshift=tbar,
-                                                                  prior=prior)
+                                                                  prior=prior, slope=abar)
     nd = (h_tt < 0) & (h_tt * h_aa - h_ta * h_ta > 0)
     a_tt, a_ta, a_aa = (np.where(nd, h_tt, s_tt), np.where(nd, h_ta, s_ta), np.where(nd, h_aa, s_aa))
     # per-channel d g / d c at the solution: (K, B)
-    a = th[:, 0][None, :] + cbar[0][:, None]
-    tt = ta[:, 0][None, :] + (0.0 if tbar is None else tbar[0][:, None])   # (K, B): tau + delta
+    av = np.ones((K, 1)) if abar is None else abar[0][:, None]          # (K, 1) mean reliability
+    a = av * th[:, 0][None, :] + cbar[0][:, None]
+    tt = av * ta[:, 0][None, :] + (0.0 if tbar is None else tbar[0][:, None])   # (K, B): a tau + delta
     x = np.clip(a - tt, -_CLIP, _CLIP)
     e1 = np.exp(x)
     e3 = np.exp(np.clip(-2.0 * tt, -_CLIP, _CLIP)) / e1
     p2 = 1.0 / (e1 + 1.0 + e3)
     pd_ = (e1 - e3) * p2
-    dgt = -n.T * ((1.0 - p2) - pd_ * pd_)                                # (K, B)
-    dga = n.T * pd_ * p2
+    dgt = -av * n.T * ((1.0 - p2) - pd_ * pd_)                           # (K, B)
+    dga = av * n.T * pd_ * p2
     dc = shift - cbar                                                    # (M, K)
     rt = dgt.T @ dc.T                                                    # (B, M): sum_k dg_theta/dc_k * dc_mk
     ra = dga.T @ dc.T
     if tshift is not None:
         # d g / d delta_k: (n pd p2, -n p2 (1 - p2))
         dt_ = tshift - tbar
-        rt = rt + (n.T * pd_ * p2).T @ dt_.T
-        ra = ra + (-n.T * p2 * (1.0 - p2)).T @ dt_.T
+        rt = rt + (av * n.T * pd_ * p2).T @ dt_.T
+        ra = ra + (-av * n.T * p2 * (1.0 - p2)).T @ dt_.T
     det = a_tt * a_aa - a_ta * a_ta                                      # (B, 1)
     dth = -(a_aa * rt - a_ta * ra) / det
     dta = -(-a_ta * rt + a_tt * ra) / det
@@ -248,7 +294,8 @@ _GH5_W = _GH5_W / _GH5_W.sum()
 
 def human_mixture(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarray, d: np.ndarray,
                   nt: np.ndarray, logL: np.ndarray, *, tshift: np.ndarray | None = None,
-                  prior: Prior = STANDARD_PRIOR) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  prior: Prior = STANDARD_PRIOR, slope: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Humans' evidence integrated over the pair's (theta, tau) given the judges.
 
     The humans depend on (theta, tau) only through the latent verdict ``z ~ pi(theta, tau)``, so
@@ -271,7 +318,7 @@ def human_mixture(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.n
     """
     zero = np.zeros_like(logL)
     _, _, _, h_tt, h_ta, h_aa, s_tt, s_ta, s_aa, _ = objective(theta, tau, shift, n, d, nt, zero, tshift=tshift,
-                                                               prior=prior)
+                                                               prior=prior, slope=slope)
     nd = (h_tt < 0) & (h_tt * h_aa - h_ta * h_ta > 0)
     a_tt, a_ta, a_aa = (np.where(nd, h_tt, s_tt), np.where(nd, h_ta, s_ta), np.where(nd, h_aa, s_aa))
     det = a_tt * a_aa - a_ta * a_ta

@@ -32,6 +32,10 @@ _FORMAT = "voirdire.PairwiseBayesModel/1"
 _HYPER_PSEUDO_PAIRS = 10.0
 #: Bounds of the empirical-Bayes prior variances of theta and tau.
 _VAR_RANGE = (0.05, 25.0)
+#: Judge reliability ``a_j``: its support (particles reflected into it) and, for a support wider
+#: than 2, the sd of its N(1, sd^2) prior (a support of width <= 2 gets a uniform prior).
+_RELIABILITY_RANGE = (0.0, 1.0)
+_RELIABILITY_PRIOR_SD = 1.0
 
 
 def entropy(p: np.ndarray) -> np.ndarray:
@@ -71,6 +75,11 @@ class PairwisePosterior(Result):
     tie_offset_mean, tie_offset_sd : ndarray (n_judges,)
         Each judge's tie offset ``delta_j`` (< 0: says "tie" less than the pair warrants);
         zeros unless the model was fitted with ``judge_ties=True``.
+    reliability_mean, reliability_sd, reliability_low, reliability_high : ndarray (n_judges,)
+        Posterior mean, sd and ``credible_level`` interval of each judge's reliability ``a_j``
+        (``judge_reliability=True``; ones otherwise): 1 = the judge answers from the pair's own
+        verdict distribution (the paper's judge), 0 = its verdict carries no information about the
+        pair (an interval that covers 0: the model gives the judge no weight).
     humans : tuple of str
     confusion : ndarray (n_humans, 3, 3)
         Posterior mean confusion matrix ``C[true, said]`` of each human.
@@ -102,6 +111,10 @@ class PairwisePosterior(Result):
     confusion: np.ndarray
     dirichlet_counts: np.ndarray
     ess_history: np.ndarray
+    reliability_mean: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    reliability_sd: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    reliability_low: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    reliability_high: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
 
     def to_frame(self, kind: Literal["items", "judges", "humans"] = "items") -> pd.DataFrame:
         """Tidy frame of the items (default), the judges' biases, or the humans' confusion matrices."""
@@ -117,7 +130,9 @@ class PairwisePosterior(Result):
             return pd.DataFrame({"judge": list(self.judges), "bias_mean": self.bias_mean, "bias_sd": self.bias_sd,
                                  "bias_low": self.bias_low, "bias_high": self.bias_high,
                                  "credible_level": self.credible_level, "tie_offset_mean": self.tie_offset_mean,
-                                 "tie_offset_sd": self.tie_offset_sd})
+                                 "tie_offset_sd": self.tie_offset_sd, "reliability_mean": self.reliability_mean,
+                                 "reliability_sd": self.reliability_sd, "reliability_low": self.reliability_low,
+                                 "reliability_high": self.reliability_high})
         if kind == "humans":
             rows = []
             for r, h in enumerate(self.humans):
@@ -219,6 +234,18 @@ class PairwiseBayesModel:
         rule (exact for pairs without judge labels). ``False``: the paper's joint MAP with the
         latent verdict read at it, which counts the humans twice (they move the MAP towards their
         verdict and are then weighed again) and is over-confident (docs/pairwise.md, ablation).
+    judge_reliability : bool, default False
+        An extension: each judge also gets a reliability ``a_j`` in [0, 1] (uniform prior, carried
+        by the particles with ``beta_j``): it answers from
+        ``softmax(a_j theta + s beta_j, a_j tau + delta_j, -(a_j theta + s beta_j))``. ``a_j = 1`` is
+        the paper's judge (a sample from the pair's own verdict distribution, shifted by its
+        position bias); ``a_j = 0`` a judge whose verdict carries no information about the pair
+        (its answers then depend on the presented order and its tie habit only, and the model
+        gives them no weight). Values above 1 are not allowed: with one verdict per judge and
+        order, a reliability above 1 trades off against the spread of the pairs' prior and is not
+        identified (on PandaLM an unbounded reliability went to 3.2 and forecast the held-out
+        annotators worse; docs/pairwise.md). Use with ``judge_ties=True``: a judge with little
+        reliability still has its own tie rate.
     n_refine : int, default 3
         Batch EM sweeps :meth:`fit` runs after the streaming pass (:meth:`refine`): the humans'
         confusion counts and the empirical-Bayes prior are recomputed from every pair's posterior
@@ -269,7 +296,7 @@ class PairwiseBayesModel:
                  learn_confusion: bool = True, judge_ties: bool = False,
                  particles: Literal["joint", "per_judge"] = "joint", store_items: bool = True,
                  tol: float = 1e-4, pair_prior: Literal["empirical", "standard"] = "empirical",
-                 integrate_verdict: bool = True, n_refine: int = 3,
+                 integrate_verdict: bool = True, n_refine: int = 3, judge_reliability: bool = False,
                  rng: int | np.random.Generator | None = None) -> None:
         name = "PairwiseBayesModel"
         self.n_particles = check_positive_int(n_particles, "n_particles", name)
@@ -295,6 +322,7 @@ class PairwiseBayesModel:
         self.pair_prior = check_choice(pair_prior, "pair_prior", name, ("empirical", "standard"))
         self.integrate_verdict = bool(integrate_verdict)
         self.n_refine = check_positive_int(n_refine, "n_refine", name, minimum=0)
+        self.judge_reliability = bool(judge_reliability)
         as_generator(rng if not isinstance(rng, np.random.Generator) else 0)  # validates the seed
         self.rng = rng
         self._reset()
@@ -315,6 +343,7 @@ class PairwiseBayesModel:
         self._alpha = np.zeros((0, 3, 3))
         self._beta = np.zeros((m, 0))
         self._delta = np.zeros((m, 0))
+        self._slope = np.ones((m, 0))
         self._jcount = np.zeros(0, dtype=np.int64)   # pairs each judge has labelled so far
         self._logw = np.full(m, -np.log(m)) if self.particles == "joint" else np.zeros((m, 0))
         self.n_items_seen_ = 0
@@ -379,6 +408,9 @@ class PairwiseBayesModel:
             tdraw = (self._rng.standard_normal((m, len(new_j))) if self.judge_ties
                      else np.zeros((m, len(new_j))))
             self._delta = np.concatenate([self._delta, tdraw], axis=1)
+            sdraw = (_reliability_draw(self._rng, (m, len(new_j))) if self.judge_reliability
+                     else np.ones((m, len(new_j))))
+            self._slope = np.concatenate([self._slope, sdraw], axis=1)
             self._jcount = np.concatenate([self._jcount, np.zeros(len(new_j), dtype=np.int64)])
             if self.particles == "per_judge":
                 self._logw = np.concatenate([self._logw, np.full((m, len(new_j)), -np.log(m))], axis=1)
@@ -516,12 +548,18 @@ class PairwiseBayesModel:
         dl = self._delta
         dmean = (wm * dl).sum(0) if dl.shape[1] else np.zeros(0)
         dsd = np.sqrt(np.maximum((wm * (dl - dmean) ** 2).sum(0), 0.0)) if dl.shape[1] else np.zeros(0)
+        rl = self._slope
+        rmean = self.reliability_mean_
+        rsd = np.sqrt(np.maximum((wm * (rl - rmean) ** 2).sum(0), 0.0)) if rl.shape[1] else np.zeros(0)
+        rlow = np.array([_wquantile(rl[:, j], wm[:, j], lo_q) for j in range(rl.shape[1])])
+        rhigh = np.array([_wquantile(rl[:, j], wm[:, j], hi_q) for j in range(rl.shape[1])])
         return PairwisePosterior(
             n_items_seen=self.n_items_seen_, n_particles=self.n_particles, n_resamples=self.n_resamples_,
             update=self.update, pairs=pairs, verdict_proba=proba, entropy=entropy(proba),
             theta=out[:, 3], tau=out[:, 4], judges=tuple(self.judges_), bias_mean=mean, bias_sd=sd,
             bias_low=low, bias_high=high, credible_level=credible_level, tie_offset_mean=dmean,
-            tie_offset_sd=dsd, humans=tuple(self.humans_),
+            tie_offset_sd=dsd, reliability_mean=rmean, reliability_sd=rsd, reliability_low=rlow,
+            reliability_high=rhigh, humans=tuple(self.humans_),
             confusion=self.confusion_, dirichlet_counts=self._alpha.copy(), ess_history=self.ess_history_)
 
     result = posterior
@@ -529,6 +567,13 @@ class PairwiseBayesModel:
     @property
     def bias_mean_(self) -> np.ndarray:
         return (self._wmat() * self._beta).sum(0) if self._beta.shape[1] else np.zeros(0)
+
+    @property
+    def reliability_mean_(self) -> np.ndarray:
+        """Posterior mean of each judge's reliability ``a_j`` (ones without ``judge_reliability``)."""
+        if not self.judge_reliability:
+            return np.ones(self._slope.shape[1])
+        return (self._wmat() * self._slope).sum(0) if self._slope.shape[1] else np.zeros(0)
 
     @property
     def bias_sd_(self) -> np.ndarray:
@@ -623,7 +668,7 @@ class PairwiseBayesModel:
             nt = np.bincount(flat, weights=(jy == 1).astype(float), minlength=B * K).reshape(B, K)
             sign = np.where(chans % 2 == 0, 1.0, -1.0)
             cj = np.where(chans >= 0, chans // 2, -1)                 # judge of each channel (-1 unknown)
-            shift, tshift, blocks, lw0 = self._columns(sign, cj)
+            shift, tshift, slope, blocks, lw0 = self._columns(sign, cj)
             G = len(blocks)
             M = shift.shape[0] // G
             wcol = np.exp(lw0 - _lse(lw0, 1)[:, None]).reshape(-1) / G
@@ -631,13 +676,15 @@ class PairwiseBayesModel:
             # integrate: the MAP of (theta, tau) given the judges alone, the humans integrated over
             # its Laplace approximation (human_mixture); else the paper's joint MAP with q read at it
             hL = np.zeros_like(logL) if self.integrate_verdict else logL
-            th0, ta0 = warm_start(shift, wcol, n, d, nt, hL, tol=self.tol * 1e-2, tshift=tshift, prior=prior)
+            th0, ta0 = warm_start(shift, wcol, n, d, nt, hL, tol=self.tol * 1e-2, tshift=tshift, prior=prior,
+                                  slope=slope)
             th, ta, f, logdet, q, _, conv = local_map(th0, ta0, shift, n, d, nt, hL, tol=self.tol,
-                                                      tshift=tshift, prior=prior)
+                                                      tshift=tshift, prior=prior, slope=slope)
             if not conv:
                 logger.warning("local MAP did not reach tol=%g in 30 Newton steps for some pairs", self.tol)
             if self.integrate_verdict:
-                q, log_mix, mom = human_mixture(th, ta, shift, n, d, nt, logL, tshift=tshift, prior=prior)
+                q, log_mix, mom = human_mixture(th, ta, shift, n, d, nt, logL, tshift=tshift, prior=prior,
+                                                slope=slope)
                 lap = (f - 0.5 * logdet + log_mix).reshape(B, G, M)
                 # profile: the judges' objective at its MAP plus the humans' evidence read there
                 F = lap if self.laplace else (f + _log_mix_at(th, ta, logL)).reshape(B, G, M)
@@ -716,40 +763,45 @@ class PairwiseBayesModel:
         self._alpha = self._alpha + add
 
     def _columns(self, sign: np.ndarray, cj: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray | None, list[int | None], np.ndarray]:
-        """Particle columns of one pass: ``shift`` (G*M, K), ``tshift``, the blocks and their log weights (G, M).
+                 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, list[int | None], np.ndarray]:
+        """Particle columns of one pass: ``shift`` (G*M, K), ``tshift``, ``slope`` (the reliabilities;
+        unknown judges 1), the blocks and their log weights (G, M).
 
         Joint mode: one block (every judge moves with the particle). Per-judge mode: one block per
         judge present, in which that judge's particles move and the other judges sit at their
         posterior means."""
-        beta, delta = self._beta, self._delta
+        beta, delta, rel = self._beta, self._delta, self._slope
         known = cj >= 0
         jc = np.maximum(cj, 0)
+        use_rel = self.judge_reliability
 
-        def cols(b: np.ndarray, tie: bool) -> np.ndarray:
+        def cols(b: np.ndarray, tie: bool, unknown: float = 0.0) -> np.ndarray:
             if not b.shape[1]:
-                return np.zeros((b.shape[0], len(cj)))
+                return np.full((b.shape[0], len(cj)), unknown)
             v = b[:, jc] * (sign if not tie else 1.0)
-            return np.where(known, v, 0.0)
+            return np.where(known, v, unknown)
 
         if self.particles == "joint":
             blocks: list[int | None] = [None]
             shift = cols(beta, False)
             tshift = cols(delta, True) if self.judge_ties else None
+            slope = cols(rel, True, 1.0) if use_rel else None
             lw0 = self._logw.reshape(1, -1)
         else:
             present = sorted(set(cj[known].tolist()))
             wm = self._wmat()
             mean_b = (wm * beta).sum(0, keepdims=True) if beta.shape[1] else np.zeros((1, 0))
             mean_d = (wm * delta).sum(0, keepdims=True) if delta.shape[1] else np.zeros((1, 0))
+            mean_r = (wm * rel).sum(0, keepdims=True) if rel.shape[1] else np.zeros((1, 0))
             if not present:
                 blocks = [None]
                 shift = cols(mean_b, False)
                 tshift = cols(mean_d, True) if self.judge_ties else None
+                slope = cols(mean_r, True, 1.0) if use_rel else None
                 lw0 = np.zeros((1, 1))
             else:
                 blocks = list(present)
-                sh, ts = [], []
+                sh, ts, rs = [], [], []
                 for j in present:
                     b = np.repeat(mean_b, beta.shape[0], 0)
                     b[:, j] = beta[:, j]
@@ -758,13 +810,20 @@ class PairwiseBayesModel:
                         dd = np.repeat(mean_d, delta.shape[0], 0)
                         dd[:, j] = delta[:, j]
                         ts.append(cols(dd, True))
+                    if use_rel:
+                        rr = np.repeat(mean_r, rel.shape[0], 0)
+                        rr[:, j] = rel[:, j]
+                        rs.append(cols(rr, True, 1.0))
                 shift = np.concatenate(sh)
                 tshift = np.concatenate(ts) if self.judge_ties else None
+                slope = np.concatenate(rs) if use_rel else None
                 lw0 = self._logw[:, present].T
         shift = np.clip(shift, -_BOUND, _BOUND)
         if tshift is not None:
             tshift = np.clip(tshift, -_BOUND, _BOUND)
-        return shift, tshift, blocks, lw0
+        if slope is not None:
+            slope = np.clip(slope, *_RELIABILITY_RANGE)
+        return shift, tshift, slope, blocks, lw0
 
     def _set_logw(self, blocks: list[int | None], lw: np.ndarray) -> None:
         if self.particles == "joint":
@@ -801,16 +860,20 @@ class PairwiseBayesModel:
         step = self.jitter / np.sqrt(np.maximum(self._jcount[cols], 1))[None, :]
         beta = self._beta.copy()
         delta = self._delta.copy()
+        rel = self._slope.copy()
         if block is None:
-            beta, delta = beta[idx], delta[idx]
+            beta, delta, rel = beta[idx], delta[idx], rel[idx]
         else:
             beta[:, block] = beta[idx, block]
             delta[:, block] = delta[idx, block]
+            rel[:, block] = rel[idx, block]
         if self.learn_bias and self.jitter > 0 and len(cols):
             beta[:, cols] = beta[:, cols] + self._rng.normal(0.0, 1.0, (M, len(cols))) * step
         if self.judge_ties and self.jitter > 0 and len(cols):
             delta[:, cols] = delta[:, cols] + self._rng.normal(0.0, 1.0, (M, len(cols))) * step
-        self._beta, self._delta = beta, delta
+        if self.judge_reliability and self.jitter > 0 and len(cols):
+            rel[:, cols] = _reflect(rel[:, cols] + self._rng.normal(0.0, 1.0, (M, len(cols))) * step)
+        self._beta, self._delta, self._slope = beta, delta, rel
         if block is None:
             self._logw = np.full(M, -np.log(M))
         else:
@@ -830,7 +893,8 @@ class PairwiseBayesModel:
             "params": {k: getattr(self, k) for k in ("n_particles", "ess_threshold", "jitter", "update", "laplace",
                                                      "lambda_diag", "lambda_off", "batch_size", "learn_bias",
                                                      "learn_confusion", "judge_ties", "particles", "store_items",
-                                                     "tol", "pair_prior", "integrate_verdict", "n_refine")},
+                                                     "tol", "pair_prior", "integrate_verdict", "n_refine",
+                                                     "judge_reliability")},
             "humans": self.humans_, "judges": self.judges_, "n_items_seen": self.n_items_seen_,
             "n_resamples": self.n_resamples_, "chunk_len": self._chunk_len,
             "judge_counts": self._jcount.tolist(), "hyper": self._hyper.tolist(),
@@ -840,7 +904,8 @@ class PairwiseBayesModel:
 
         # the old state stays complete until the new one is: a kill mid-save never loses the stream
         with atomic_write(path, "wb") as fh:
-            np.savez(fh, meta=np.array(json.dumps(meta)), beta=self._beta, delta=self._delta, logw=self._logw, alpha=self._alpha,
+            np.savez(fh, meta=np.array(json.dumps(meta)), beta=self._beta, delta=self._delta, slope=self._slope,
+                     logw=self._logw, alpha=self._alpha,
                      ess=self.ess_history_, pairs=np.asarray([str(p) for p in pairs], dtype=str), out=out)
 
     @classmethod
@@ -874,6 +939,8 @@ class PairwiseBayesModel:
                 if missing:
                     raise SchemaError(f"not a saved PairwiseBayesModel state: array(s) {missing} missing.", source=src)
                 arrays = {k: z[k] for k in ARRAYS}
+                if "slope" in z.files:               # absent from states saved before judge reliabilities
+                    arrays["slope"] = z["slope"]
         except SchemaError:
             raise
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error, RecursionError) as exc:
@@ -884,6 +951,7 @@ class PairwiseBayesModel:
         params.setdefault("pair_prior", "standard")        # states saved before these options existed
         params.setdefault("integrate_verdict", False)
         params.setdefault("n_refine", 0)
+        params.setdefault("judge_reliability", False)
         model = cls(**params)
         model.humans_ = list(meta["humans"])
         model.judges_ = list(meta["judges"])
@@ -891,6 +959,7 @@ class PairwiseBayesModel:
         model._jpos = {r: k for k, r in enumerate(model.judges_)}
         model._beta = arrays["beta"].astype(float)
         model._delta = arrays["delta"].astype(float)
+        model._slope = arrays["slope"].astype(float) if "slope" in arrays else np.ones_like(model._delta)
         model._logw = arrays["logw"].astype(float)
         model._alpha = arrays["alpha"].astype(float)
         model.n_items_seen_ = int(meta["n_items_seen"])
@@ -908,6 +977,28 @@ class PairwiseBayesModel:
 
 _GH7_X, _GH7_W = np.polynomial.hermite_e.hermegauss(7)
 _GH7_W = _GH7_W / _GH7_W.sum()
+
+
+def _reflect(x: np.ndarray) -> np.ndarray:
+    """Reflect values into ``_RELIABILITY_RANGE`` (jittered reliabilities stay in their support)."""
+    lo, hi = _RELIABILITY_RANGE
+    w = hi - lo
+    y = np.mod(x - lo, 2 * w)
+    return lo + np.where(y > w, 2 * w - y, y)
+
+
+def _reliability_draw(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
+    """Prior draws of the judges' reliabilities: N(1, sd^2) truncated to ``_RELIABILITY_RANGE``
+    (by rejection; uniform on the range when it is narrow)."""
+    lo, hi = _RELIABILITY_RANGE
+    if hi - lo <= 2.0:
+        return rng.uniform(lo, hi, shape)
+    out = 1.0 + _RELIABILITY_PRIOR_SD * rng.standard_normal(shape)
+    bad = (out < lo) | (out > hi)
+    while bad.any():
+        out[bad] = 1.0 + _RELIABILITY_PRIOR_SD * rng.standard_normal(int(bad.sum()))
+        bad = (out < lo) | (out > hi)
+    return out
 
 
 def _class_prior(m_t: float, v_t: float, m_a: float, v_a: float) -> np.ndarray:

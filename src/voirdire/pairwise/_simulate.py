@@ -34,6 +34,7 @@ class PairwiseTruth(Result):
     tie_offsets: np.ndarray
     humans: tuple[str, ...]
     judges: tuple[str, ...]
+    reliabilities: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
 
 
 def _softmax3(theta: np.ndarray, tau: np.ndarray) -> np.ndarray:
@@ -57,6 +58,7 @@ def simulate_pairwise(
     human_coverage: float = 1.0,
     theta_mean: float = 0.0,
     tie_offsets: Sequence[float] | None = None,
+    reliabilities: Sequence[float] | None = None,
     rng: int | np.random.Generator | None = None,
 ) -> tuple[PairwiseTable, PairwiseTruth]:
     """Draw a pairwise stream from the BayesJudge model with known parameters.
@@ -81,6 +83,10 @@ def simulate_pairwise(
         systematically better) is what a single presentation order confounds with a bias.
     tie_offsets : sequence of float, optional
         Per-judge offset of the tie logit (``tau + delta_j``; default 0: the paper's model).
+    reliabilities : sequence of float, optional
+        Per-judge reliability ``a_j``: the judge answers from
+        ``softmax(a_j theta + s beta_j, a_j tau + delta_j, -(a_j theta + s beta_j))`` (default 1:
+        the paper's model; 0: a judge whose verdict says nothing about the pair).
     rng : int, Generator or None
 
     Returns
@@ -105,6 +111,10 @@ def simulate_pairwise(
     if len(dt) != len(b):
         raise InvalidParameterError(
             f"The 'tie_offsets' parameter of {name} needs one value per judge ({len(b)}). Got {len(dt)}.")
+    rel = np.ones(len(b)) if reliabilities is None else np.asarray(reliabilities, dtype=float).reshape(-1)
+    if len(rel) != len(b) or not np.isfinite(rel).all():
+        raise InvalidParameterError(
+            f"The 'reliabilities' parameter of {name} needs one finite value per judge ({len(b)}). Got {len(rel)}.")
     gen = as_generator(rng)
     theta = gen.standard_normal(n_pairs) + float(theta_mean)
     tau = gen.standard_normal(n_pairs)
@@ -124,7 +134,7 @@ def simulate_pairwise(
         for o, s in ((0, 1.0), (1, -1.0)):
             if o == 1 and not both_orders:
                 continue
-            y = _draw(_softmax3(theta + s * b[j], tau + dt[j]), gen)
+            y = _draw(_softmax3(rel[j] * theta + s * b[j], rel[j] * tau + dt[j]), gen)
             pair_idx.append(np.arange(n_pairs))
             rater_idx.append(np.full(n_pairs, R + j))
             verdict.append(y)
@@ -136,5 +146,5 @@ def simulate_pairwise(
         orders=np.concatenate(order), pairs=[f"pair_{t + 1}" for t in range(n_pairs)], raters=humans + judges,
         roles=["human"] * R + ["judge"] * J, source="simulate_pairwise")
     truth = PairwiseTruth(theta=theta, tau=tau, verdict=z, confusions=C.copy(), biases=b.copy(),
-                          tie_offsets=dt.copy(), humans=humans, judges=judges)
+                          tie_offsets=dt.copy(), humans=humans, judges=judges, reliabilities=rel.copy())
     return table, truth

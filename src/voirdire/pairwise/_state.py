@@ -27,7 +27,7 @@ _PARAMS = {"n_particles": int, "ess_threshold": float, "jitter": float, "update"
            "lambda_diag": float, "lambda_off": float, "batch_size": int, "learn_bias": bool,
            "learn_confusion": bool, "judge_ties": bool, "particles": str, "store_items": bool, "tol": float}
 #: parameters added later: optional (older states lack them)
-_OPTIONAL_PARAMS = {"pair_prior": str, "integrate_verdict": bool, "n_refine": int}
+_OPTIONAL_PARAMS = {"pair_prior": str, "integrate_verdict": bool, "n_refine": int, "judge_reliability": bool}
 _META = {"format", "params", "humans", "judges", "n_items_seen", "n_resamples", "chunk_len", "judge_counts", "rng"}
 ARRAYS = ("beta", "delta", "logw", "alpha", "ess", "pairs", "out")
 
@@ -89,6 +89,8 @@ def validate_state(meta: Any, arrays: dict[str, np.ndarray], src: str) -> np.ran
     per_judge = params["particles"] == "per_judge"
     expect = {"beta": (m, len(judges)), "delta": (m, len(judges)), "alpha": (len(humans), 3, 3),
               "logw": (m, len(judges)) if per_judge else (m,)}
+    if "slope" in arrays:  # the judges' reliabilities (absent from older states)
+        expect["slope"] = (m, len(judges))
     for k, shape in expect.items():
         a = arrays[k]
         if a.dtype.kind != "f" or a.shape != shape:
