@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import jsonschema
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -104,6 +105,30 @@ def test_pairwise_file(labels_csv, tmp_path):
     assert sec["status"] == "ok"
     assert sec["results"]["posterior"]["judges"] == ["judge_1", "judge_2"]
     assert doc["meta"]["pairwise_input"]["name"] == "votes.csv"
+
+
+def test_pairwise_only_report(tmp_path):
+    from voirdire.pairwise import simulate_pairwise
+
+    pt, _ = simulate_pairwise(60, rng=1)
+    f = pt.to_frame()
+    f["model_a"] = np.where(f["pair"].str[-1].isin(list("02468")), "gpt-4o", "llama-3")
+    f["model_b"] = "claude-3"
+    pf = tmp_path / "votes.csv"
+    f.to_csv(pf, index=False)
+    out = tmp_path / "rep"
+    res = runner.invoke(app, ["report", "--pairwise", str(pf), "-o", str(out), "-q"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((out / "report.json").read_text())
+    assert list(doc["sections"]) == ["pairwise", "biases"]
+    assert doc["sections"]["pairwise"]["status"] == "ok" and doc["sections"]["biases"]["status"] == "ok"
+    effects = {e["effect"] for e in doc["sections"]["biases"]["results"]["bias"]["effects"]}
+    assert {"position (swap)", "position (humans tie)", "self-preference"} <= effects
+    assert doc["summary"]["n_pairs"] == 60 and doc["meta"]["input"]["name"] == "votes.csv"
+    html = (out / "report.html").read_text()
+    assert "Judge biases" in html and "voirdire pairwise report" in html
+    none = runner.invoke(app, ["report", "-o", str(tmp_path / "x")])
+    assert none.exit_code == 1 and "--pairwise" in none.output
 
 
 def test_bad_pairwise_file_is_a_one_line_error(labels_csv, tmp_path):

@@ -159,6 +159,19 @@ def test_pairwise_matches_direct_call(built):
     assert res["most_uncertain"][0] == int(np.argmax(ent))
 
 
+def test_judge_biases_match_direct_call(built):
+    from voirdire.pairwise import bias_report, simulate_pairwise
+    from voirdire.report import render_html
+
+    rep, _ = built
+    pt, _ = simulate_pairwise(150, rng=2)
+    sec = rep.section("biases")
+    assert sec.status == "ok", sec.reason
+    _eq(sec.results["bias"], bias_report(pt).to_dict())
+    html = render_html(rep)
+    assert "Judge biases" in html and "position (swap)" in html
+
+
 def test_checklist_reads_the_sections(built):
     rep, _ = built
     by = {c.item: c for c in rep.checklist}

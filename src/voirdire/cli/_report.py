@@ -33,7 +33,8 @@ def _inclusion_prob(spec: str, file: Path, table: Any, item_col: str, rater_col:
 @format_options
 @reader_options
 def report_command(
-    file: Path = typer.Argument(..., help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
+    file: Path | None = typer.Argument(None, help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style "
+                                                  "folder; omit it for a pairwise-only report (--pairwise)."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeat for several)."),
     out: Path = typer.Option(Path("voirdire-report"), "--out", "-o", help="Output folder for report.html and report.json."),
     pairwise: Path | None = typer.Option(None, "--pairwise", help="Pairwise verdicts file for the Pairwise section."),
@@ -79,23 +80,36 @@ def report_command(
                 fail(f"--verdict-map expects RAW=A|T|B, e.g. model_1=A. Got {spec!r}.")
             k, v = spec.split("=", 1)
             vmap[k.strip()] = v.strip()
-    table = reader.load(file, judges=judge)
-    if not table.judges:
-        fail("no LLM judge: name one with --judge NAME (or mark judges in a --role column).")
-    pi = None if inclusion_prob is None else _inclusion_prob(inclusion_prob, file, table, reader.item, reader.rater)
+    if file is None and pairwise is None:
+        fail("give an annotation file, or --pairwise VOTES for a pairwise-only report.")
+    table = None
+    if file is not None:
+        table = reader.load(file, judges=judge)
+        if not table.judges:
+            fail("no LLM judge: name one with --judge NAME (or mark judges in a --role column).")
+    elif inclusion_prob is not None:
+        fail("--inclusion-prob needs the annotation file (it is about the graded items).")
+    pi = None if inclusion_prob is None or file is None or table is None else _inclusion_prob(
+        inclusion_prob, file, table, reader.item, reader.rater)
     ptable = None
+    pcov = None
     if pairwise is not None:
         from ..data import read_long_frame, read_pairwise
 
+        from ..pairwise import pair_covariates
+
         pj = list(pairwise_judge or [])
         prole = None
+        head, _, psrc = read_long_frame(pairwise)
         if not pj:  # a 'role' column, else the --judge names that appear in the pairwise file
-            head, _, _ = read_long_frame(pairwise)
             if "role" in head.columns:
                 prole = "role"
             elif rater in head.columns:
                 present = set(head[rater].astype(str).str.strip())
-                pj = [j for j in (judge or table.judges) if j in present]
+                pj = [j for j in (judge or (table.judges if table is not None else ())) if j in present]
+        if pair in head.columns and ({"model_a", "model_b"} <= set(head.columns)
+                                     or {"len_a", "len_b"} <= set(head.columns)):
+            pcov = pair_covariates(head, pair=pair, source=psrc)  # length and self-preference effects
         ptable = read_pairwise(pairwise, pair=pair, rater=rater, verdict=verdict, order=order, judges=pj,
                                role=prole, verdict_map=vmap, presented=presented,
                                missing=missing)  # type: ignore[arg-type]
@@ -106,13 +120,15 @@ def report_command(
         def progress(step: str, done: int, total: int) -> None:
             bar.update(task, description=step, completed=done, total=total)
 
-        rep = build_report(table, judges=list(dict.fromkeys(judge)) if judge else None, pairwise=ptable, inclusion_prob=pi, seed=seed, confidence_level=confidence_level,
+        rep = build_report(table, judges=list(dict.fromkeys(judge)) if judge and table is not None else None,
+                           pairwise=ptable, pairwise_covariates=pcov, inclusion_prob=pi, seed=seed,
+                           confidence_level=confidence_level,
                            n_resamples=n_resamples, epsilon=epsilon, alt_test_epsilon=alt_epsilon,
                            stability_threshold=stability_threshold, reference_floor=reference_floor,
-                           input_path=file, pairwise_path=pairwise,
+                           input_path=file if file is not None else pairwise, pairwise_path=pairwise,
                            title=title, progress=progress)
         bar.update(task, description="Writing")
-        paths = write_report(rep, out, inputs=[file, pairwise])
+        paths = write_report(rep, out, inputs=[f for f in (file, pairwise) if f is not None])
     for s in rep.not_available:
         err_console.print(styled((f"{s.status}:", "yellow"), f" {s.title}: {s.reason}"), highlight=False,
                           soft_wrap=True)

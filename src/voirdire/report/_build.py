@@ -67,6 +67,7 @@ class Context:
     alt_test_epsilon: float = 0.2
     stability_threshold: float = 0.8
     reference_floor: float = 0.4
+    pairwise_covariates: Any = None
     cache: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
@@ -192,6 +193,7 @@ def build_report(
     *,
     judges: Sequence[str] | None = None,
     pairwise: Any = None,
+    pairwise_covariates: Any = None,
     inclusion_prob: float | Sequence[float] | np.ndarray | None = None,
     seed: int = 0,
     confidence_level: float = 0.95,
@@ -216,15 +218,20 @@ def build_report(
 
     Parameters
     ----------
-    table : AnnotationTable
-        The annotations (humans and judges).
+    table : AnnotationTable or None
+        The annotations (humans and judges). ``None`` with ``pairwise``: a pairwise-only report
+        (the Pairwise and Judge biases sections).
     judges : sequence of str, optional
         The LLM judges to analyse. Default: the raters the table already marks as judges. Naming
         judges the table already marks restricts the report to them (the others stay judges, out of
         the human pool); naming a rater the table calls human makes it a judge and every other
         rater human.
     pairwise : PairwiseTable, optional
-        Pairwise preference data for the Pairwise section.
+        Pairwise preference data for the Pairwise and Judge biases sections.
+    pairwise_covariates : DataFrame, optional
+        One row per pair with ``model_a, model_b`` and/or ``len_a, len_b``
+        (:func:`voirdire.pairwise.pair_covariates`): the Judge biases section then adds the length
+        and self-preference effects to the position ones.
     inclusion_prob : float or array of float, optional
         The known probability with which each item was sent to the humans (one number for all
         items, or one per item in table order). When given, the Estimation section compares the
@@ -275,6 +282,10 @@ def build_report(
     from ..data import AnnotationTable, PairwiseTable
 
     func = "build_report"
+    if table is None and pairwise is not None:
+        return _pairwise_only_report(pairwise, pairwise_covariates=pairwise_covariates, seed=seed,
+                                     confidence_level=confidence_level, pairwise_path=pairwise_path, title=title,
+                                     progress=progress)
     if not isinstance(table, AnnotationTable):
         hint = " Read the file first: table = voirdire.read_annotations(path, ...)." if isinstance(
             table, (str, os.PathLike)) else ""
@@ -317,6 +328,7 @@ def build_report(
 
     check_memory(table, default_score(table) if len(table.humans) >= 2 and len(table.judges) else None)
     ctx = Context(table=table, judges=analysed or tuple(table.judges), humans=tuple(table.humans), pairwise=pairwise,
+                  pairwise_covariates=pairwise_covariates,
                   inclusion_prob=inclusion_prob, seed=int(seed), confidence_level=confidence_level,
                   n_resamples=n_resamples, epsilon=float(epsilon), alt_test_epsilon=float(alt_test_epsilon),
                   stability_threshold=float(stability_threshold), reference_floor=float(reference_floor))
@@ -358,6 +370,48 @@ def build_report(
                                              lambda: _fingerprint_any(pairwise))
     summary = table.summary().to_dict()
     return Report(title=title or f"voirdire validation report: {inp['name']}", meta=meta, summary=summary,
+                  checklist=tuple(checklist), sections=tuple(sections))
+
+
+def _pairwise_only_report(pairwise: Any, *, pairwise_covariates: Any, seed: Any, confidence_level: float,
+                          pairwise_path: str | os.PathLike[str] | None, title: str | None,
+                          progress: ProgressCallback | None) -> Report:
+    """``build_report(None, pairwise=...)``: the pairwise sections only (no grading file)."""
+    from .. import __version__
+    from ._sections import PAIRWISE_SECTIONS
+
+    from ..data import PairwiseTable
+
+    func = "build_report"
+    if not isinstance(pairwise, PairwiseTable):
+        raise InvalidParameterError(
+            f"The 'pairwise' parameter of {func} must be a PairwiseTable. Got {type(pairwise).__name__} instead.")
+    confidence_level = check_confidence_level(confidence_level, func)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InvalidParameterError(
+            f"The 'seed' parameter of {func} must be a non-negative integer. Got {seed!r} instead.")
+    ctx = Context(table=None, judges=tuple(pairwise.judges), humans=tuple(pairwise.humans), pairwise=pairwise,
+                  pairwise_covariates=pairwise_covariates, inclusion_prob=None, seed=int(seed),
+                  confidence_level=confidence_level, n_resamples=10, epsilon=0.0)
+    total = len(PAIRWISE_SECTIONS) + 1
+    sections = [_run_section(key, name, builder, ctx, _Ticker(progress, name, k, 1, total))
+                for k, (key, name, builder) in enumerate(PAIRWISE_SECTIONS)]
+    if progress is not None:
+        progress("done", total, total)
+    inp = _input_meta(pairwise_path, str(getattr(pairwise, "source", "") or ""), lambda: _fingerprint_any(pairwise))
+    meta: dict[str, Any] = {
+        "package": "voirdire", "version": __version__, "seed": int(seed), "confidence_level": confidence_level,
+        "judges": list(ctx.judges), "humans": list(ctx.humans), "input": inp, "pairwise_input": inp,
+        "generated_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "python": platform.python_version(),
+    }
+    s = pairwise.summary()
+    summary = {"n_items": s.n_pairs, "n_pairs": s.n_pairs, "n_humans": s.n_humans, "n_judges": s.n_judges,
+               "n_labels": s.n_labels, "verdict_counts": dict(s.verdict_counts),
+               "n_swapped_judge_pairs": s.n_swapped_judge_pairs}
+    checklist = [ChecklistItem(item="Tie handling", value="ties are a third outcome",
+                               detail="Pairwise verdicts keep ties as a third outcome (A / tie / B).")]
+    return Report(title=title or f"voirdire pairwise report: {inp['name']}", meta=meta, summary=summary,
                   checklist=tuple(checklist), sections=tuple(sections))
 
 

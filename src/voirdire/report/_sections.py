@@ -19,7 +19,7 @@ from ..agreement import binary_agreement, pairwise_matrix
 from ..design import overlap, plan_judges
 from ..estimation import compare_estimators, item_scores
 from ..exceptions import VoirdireError
-from ..pairwise import PairwiseBayesModel
+from ..pairwise import PairwiseBayesModel, bias_report
 from ..workflows import compare_raters, stream, validate_judges
 from ._build import Context, NotAvailable, Writer
 from ._format import DASH, fmt_int, fmt_num, fmt_pct, is_missing
@@ -664,6 +664,41 @@ def pairwise_section(ctx: Context, w: Writer) -> None:
             ["pair", "P(A better)", "P(tie)", "P(B better)", "entropy"], rows)
 
 
+def judge_bias_section(ctx: Context, w: Writer) -> None:
+    """Position, length and self-preference biases of the pairwise judges (pairwise.bias_report)."""
+    if ctx.pairwise is None:
+        raise NotAvailable("no pairwise file given (pass pairwise= or --pairwise FILE).")
+    if not ctx.pairwise.judges:
+        raise NotAvailable("the pairwise file has no LLM judge.")
+    rep = w.call(bias_report, ctx.pairwise, covariates=ctx.pairwise_covariates, level=ctx.confidence_level)
+    d = w.put("bias", rep)
+    eff = d["effects"]
+    w.text("Each effect is estimated from per-pair scores (a judge asked in both orders counts once per pair), with "
+           f"a {ctx.cl_pct} interval; flagged = rejected by Benjamini-Hochberg at false discovery rate "
+           f"{rep.fdr:g} over every effect of the table; MDE = the smallest effect detected with "
+           f"{100 * rep.power:.0f}% power at this sample size. Length needs len_a/len_b columns and "
+           "self-preference model_a/model_b columns in the pairwise file.", "note")
+    shown = [k for k, e in enumerate(eff) if e["effect"] != "length" and not is_missing(e["estimate"])]
+    if shown:
+        w.figure("forest", "Judge biases",
+                 plots.forest_plot(f"{w.key}-forest", [f"{eff[k]['judge']}: {eff[k]['effect']}" for k in shown],
+                                   [eff[k]["estimate"] for k in shown], [eff[k]["low"] for k in shown],
+                                   [eff[k]["high"] for k in shown], groups=["judge"] * len(shown),
+                                   refs=[(0.0, "no bias")], xlabel=f"difference in win share ({ctx.cl_pct} intervals)",
+                                   title="Judge biases"),
+                 caption="Position and self-preference effects (shares of wins; 0 = no bias). Length effects are "
+                         "on another scale (log-odds) and are in the table only.")
+    rows = [[str(e["judge"]), str(e["effect"]), w.num(f"bias/effects/{k}/estimate"),
+             w.ci(f"bias/effects/{k}/low", f"bias/effects/{k}/high"), w.num(f"bias/effects/{k}/q_value"),
+             "yes" if e["flagged"] else "no", w.num(f"bias/effects/{k}/mde"), w.int_(f"bias/effects/{k}/n_pairs"),
+             str(e["detail"])] for k, e in enumerate(eff)]
+    w.table("effects", "Judge biases", ["judge", "effect", "estimate", f"{ctx.cl_pct} interval", "q", "flagged",
+                                        "MDE", "pairs", "detail"], rows)
+    flagged = [f"{e['judge']} ({e['effect']})" for e in eff if e["flagged"]]
+    w.text(("Flagged: " + "; ".join(flagged) + ".") if flagged else "No bias flagged at this false discovery rate.",
+           "warning" if flagged else "p")
+
+
 # ----------------------------------------------------------------------------------------- checklist
 def build_checklist(ctx: Context, sections: list[Section]) -> list[ChecklistItem]:
     """The reporting checklist of METHODS.md §1, filled in from the sections' results."""
@@ -813,4 +848,8 @@ SECTIONS: list[tuple[str, str, Builder]] = [
     ("design", "Design", design_section),
     ("estimation", "Estimation", estimation_section),
     ("pairwise", "Pairwise", pairwise_section),
+    ("biases", "Judge biases", judge_bias_section),
 ]
+
+#: The sections of a pairwise-only report (``build_report(None, pairwise=...)``).
+PAIRWISE_SECTIONS: list[tuple[str, str, Builder]] = [s for s in SECTIONS if s[0] in ("pairwise", "biases")]
