@@ -18,13 +18,19 @@ from voirdire.pairwise import DawidSkene, MajorityVote, PairwiseBayesModel, leav
 
 VARIANTS = {
     "PairwiseBayesModel (defaults)": {},
-    "  paper's inference (standard prior, joint MAP plug-in, no refine)":
-        {"pair_prior": "standard", "integrate_verdict": False, "n_refine": 0},
+    "  paper's judge (no reliability, no tie offsets)": {"judge_reliability": False, "judge_ties": False},
+    "  without judge reliability (tie offsets only)": {"judge_reliability": False},
+    "  without judge tie offsets (reliability only)": {"judge_ties": False},
+    "  paper's model and inference (standard prior, joint MAP plug-in, no refine, paper's judge)":
+        {"pair_prior": "standard", "integrate_verdict": False, "n_refine": 0, "judge_reliability": False,
+         "judge_ties": False},
     "  without empirical-Bayes prior": {"pair_prior": "standard"},
     "  without integrated verdict": {"integrate_verdict": False},
     "  without refine sweeps": {"n_refine": 0},
-    "  + judge tie offsets": {"judge_ties": True},
 }
+
+
+JUDGE_ONLY = {"judge_reliability", "judge_ties"}
 
 
 def main() -> None:
@@ -32,7 +38,7 @@ def main() -> None:
     ap.add_argument("root", nargs="?", default="../shared/data/pairwise")
     ap.add_argument("--sets", default="summeval_h2h,pandalm,llmfao")
     ap.add_argument("--particles", type=int, default=100)
-    ap.add_argument("--variants", default="all")
+    ap.add_argument("--variants", default="all", help="'all', or variant names separated by ';'")
     a = ap.parse_args()
     keep = list(VARIANTS) if a.variants == "all" else [k for k in VARIANTS if k.strip() in a.variants.split(";")]
     for name in a.sets.split(","):
@@ -46,24 +52,31 @@ def main() -> None:
         rows = {}
         weights = {}
         for label, tab in (("with judges", t), ("without judges", nj)):
-            ms = {k: v for k, v in methods.items() if not (label == "with judges" and k.startswith("vote"))}
+            # without judges a variant that changes only the judges' model is the defaults exactly
+            ms = {k: v for k, v in methods.items() if not (label == "with judges" and k.startswith("vote"))
+                  and not (label == "without judges" and k in VARIANTS and VARIANTS[k]
+                           and set(VARIANTS[k]) <= JUDGE_ONLY)}
             r = leave_one_human_out(tab, methods=ms, rng=0)
             for _, row in r.table[r.table["group"] == "all"].iterrows():
                 rows.setdefault(row["method"], {})[label] = (row["accuracy"], row["nll"])
         full = PairwiseBayesModel(n_particles=a.particles, rng=0).fit(t)
         post = full.posterior()
-        for j, b, lo, hi in zip(post.judges, post.bias_mean, post.bias_low, post.bias_high):
-            weights[j] = (b, lo, hi)
+        for k, j in enumerate(post.judges):
+            weights[j] = (post.bias_mean[k], post.bias_low[k], post.bias_high[k], post.reliability_mean[k],
+                          post.reliability_low[k], post.reliability_high[k], post.tie_offset_mean[k])
         print(f"\n### {name}: {t.n_pairs:,} pairs, {len(t.humans)} humans, {len(t.judges)} judges "
               f"({time.perf_counter() - t0:.0f} s)\n")
         print("| method | accuracy with judges | NLL with judges | accuracy without | NLL without |")
         print("|---|---:|---:|---:|---:|")
         for m, v in rows.items():
             w = v.get("with judges", (float("nan"), float("nan")))
-            wo = v.get("without judges", (float("nan"), float("nan")))
+            wo = v.get("without judges", rows.get("PairwiseBayesModel (defaults)", {}).get(
+                "without judges", (float("nan"), float("nan"))))
             print(f"| {m} | {w[0]:.3f} | {w[1]:.3f} | {wo[0]:.3f} | {wo[1]:.3f} |")
         print(f"\nEmpirical-Bayes pair prior: {', '.join(f'{k} {v:.2f}' for k, v in full.pair_prior_.items())}")
-        print("Judges:", "; ".join(f"{j}: position bias {b:.3f} [{lo:.3f}, {hi:.3f}]" for j, (b, lo, hi) in weights.items()))
+        print("Judges (defaults):", "; ".join(
+            f"{j}: reliability {r:.2f} [{rlo:.2f}, {rhi:.2f}], position bias {b:.3f} [{lo:.3f}, {hi:.3f}], "
+            f"tie offset {d:.2f}" for j, (b, lo, hi, r, rlo, rhi, d) in weights.items()))
 
 
 if __name__ == "__main__":

@@ -94,7 +94,10 @@ def pairwise_command(
     particles: int = typer.Option(300, "--particles", help="SMC particles."),
     update: str = typer.Option("soft", "--update", help="Dirichlet update of the humans' counts: soft or hard."),
     laplace: bool = typer.Option(True, "--laplace/--profile", help="Laplace-corrected or profile-likelihood weights."),
-    judge_ties: bool = typer.Option(False, "--judge-ties", help="Also learn each judge's tie offset (extension)."),
+    judge_ties: bool = typer.Option(True, "--judge-ties/--no-judge-ties", help="Learn each judge's tie offset."),
+    judge_reliability: bool = typer.Option(True, "--judge-reliability/--no-judge-reliability",
+                                           help="Learn each judge's reliability in [0, 1] (0: its verdicts carry no "
+                                                "information; both --no-* options: the paper's judge)."),
     mode: str = typer.Option("auto", "--mode", help="Particles: joint, per-judge, or auto (per-judge above 16 judges)."),
     seed: int = typer.Option(0, "--seed", help="Random seed (reproducible results)."),
     top: int = typer.Option(10, "--top", help="How many of the most uncertain pairs to list (0: none)."),
@@ -148,8 +151,8 @@ def pairwise_command(
 
         per_judge = mode == "per-judge" or (mode == "auto" and len(table.judges) > MAX_JOINT_JUDGES)
         model = PairwiseBayesModel(n_particles=particles, update=update, laplace=laplace,  # type: ignore[arg-type]
-                                   judge_ties=judge_ties, particles="per_judge" if per_judge else "joint",
-                                   rng=seed)
+                                   judge_ties=judge_ties, judge_reliability=judge_reliability,
+                                   particles="per_judge" if per_judge else "joint", rng=seed)
         model.fit(table)
     if save_state is not None:
         model.save(save_state)
@@ -181,7 +184,8 @@ def pairwise_command(
         emit_json({
             "file": str(file), "table": summ.to_dict(),
             "model": {"n_particles": model.n_particles, "update": model.update, "laplace": model.laplace,
-                      "judge_ties": model.judge_ties, "particles": model.particles,
+                      "judge_ties": model.judge_ties, "judge_reliability": model.judge_reliability,
+                      "particles": model.particles,
                       "n_items_seen": post.n_items_seen, "n_resamples": post.n_resamples, "final_ess": ess,
                       "seed": seed, "resumed_from": str(resume) if resume else None},
             "judges": post.to_frame("judges").to_dict("records"),
@@ -202,12 +206,15 @@ def pairwise_command(
                   f"{post.n_resamples} resamplings, final ESS {_num(ess, 1)}; update={model.update}, "
                   f"{'Laplace' if model.laplace else 'profile'} weights"
                   f"{', judge tie offsets' if model.judge_ties else ''}"
+                  f"{', judge reliabilities' if model.judge_reliability else ''}"
                   f"{', particles per judge' if model.particles == 'per_judge' else ''}, seed {seed}", highlight=False)
     if post.judges:
         jt = Table(title="Judges' position bias beta (> 0: favours the response shown first)", title_justify="left")
         cols = ["judge", "beta", "sd", f"{100 * post.credible_level:.0f}% interval", "orders seen"]
         if model.judge_ties:
             cols.append("tie offset (sd)")
+        if model.judge_reliability:
+            cols.append(f"reliability [{100 * post.credible_level:.0f}%]")
         for c in cols:
             jt.add_column(c, justify="left" if c == "judge" else "right")
         for k, jn in enumerate(post.judges):
@@ -218,9 +225,18 @@ def pairwise_command(
                 seen = "-"
             extra = ([f"{_num(post.tie_offset_mean[k])} ({_num(post.tie_offset_sd[k])})"] if model.judge_ties
                      else [])
+            if model.judge_reliability:
+                extra.append(f"{_num(post.reliability_mean[k], 2)} [{_num(post.reliability_low[k], 2)}, "
+                             f"{_num(post.reliability_high[k], 2)}]")
             jt.add_row(jn, _num(post.bias_mean[k]), _num(post.bias_sd[k]),
                        f"[{_num(post.bias_low[k])}, {_num(post.bias_high[k])}]", seen, *extra)
         console.print(jt)
+        if model.judge_reliability:
+            nil = [jn for k, jn in enumerate(post.judges) if post.reliability_low[k] < 0.05]
+            console.print("reliability: 1 = the judge answers from the pair's own verdict distribution, 0 = its "
+                          "verdicts carry no information about the pair"
+                          + (f"; lower end below 0.05 (the model gives it ~no weight): {', '.join(nil)}" if nil
+                             else ""), highlight=False, markup=False)
         if summ.n_judges and summ.n_swapped_judge_pairs == 0:
             console.print(styled(("note:", "yellow"), " no judge was asked in both orders: its bias is confounded with the "
                                  "pairs' quality (only the prior mean 0 of theta separates them)."), highlight=False)

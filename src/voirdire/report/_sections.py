@@ -625,10 +625,14 @@ def pairwise_section(ctx: Context, w: Writer) -> None:
             both.append(bool(np.isin(0, o) and np.isin(1, o)))
         w.put("judge_both_orders", both)
         rows = [[j, w.num(f"posterior/bias_mean/{k}"), w.num(f"posterior/bias_sd/{k}"),
-                 w.ci(f"posterior/bias_low/{k}", f"posterior/bias_high/{k}"), "yes" if both[k] else "no"]
+                 w.ci(f"posterior/bias_low/{k}", f"posterior/bias_high/{k}"), "yes" if both[k] else "no",
+                 w.num(f"posterior/reliability_mean/{k}", 2),
+                 w.ci(f"posterior/reliability_low/{k}", f"posterior/reliability_high/{k}", 2)]
                 for k, j in enumerate(judges)]
-        w.table("bias", "Position bias per judge", ["judge", "β (mean)", "sd", f"{ctx.cl_pct} credible interval",
-                                                    "asked in both orders"], rows)
+        w.table("bias", "Position bias and reliability per judge (reliability 1: the judge answers from the pair's "
+                        "own verdict distribution; 0: its verdicts carry no information about the pair)",
+                ["judge", "β (mean)", "sd", f"{ctx.cl_pct} credible interval", "asked in both orders",
+                 "reliability", f"{ctx.cl_pct} interval"], rows)
         one = [j for j, b in zip(judges, both) if not b]
         if one:
             w.text(f"{', '.join(one)} {'was' if len(one) == 1 else 'were'} asked in one order only: β is then "
