@@ -125,6 +125,7 @@ def test_pairwise_only_report(tmp_path):
     effects = {e["effect"] for e in doc["sections"]["biases"]["results"]["bias"]["effects"]}
     assert {"position (swap)", "position (humans tie)", "self-preference"} <= effects
     assert doc["summary"]["n_pairs"] == 60 and doc["meta"]["input"]["name"] == "votes.csv"
+    jsonschema.validate(doc, report_schema())
     html = (out / "report.html").read_text()
     assert "Judge biases" in html and "voirdire pairwise report" in html
     none = runner.invoke(app, ["report", "-o", str(tmp_path / "x")])

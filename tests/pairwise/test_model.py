@@ -277,6 +277,8 @@ def test_bad_batch():
 
 
 # ------------------------------------------------------------------ statistical recovery
+#: the paper's judge model (no reliability, no tie offset): the streams below are drawn from it
+PAPER = dict(judge_reliability=False, judge_ties=False)
 FIVE = np.stack([DEFAULT_CONFUSIONS[0], DEFAULT_CONFUSIONS[0], DEFAULT_CONFUSIONS[1], DEFAULT_CONFUSIONS[1],
                  DEFAULT_CONFUSIONS[2]])
 
@@ -286,7 +288,7 @@ FIVE = np.stack([DEFAULT_CONFUSIONS[0], DEFAULT_CONFUSIONS[0], DEFAULT_CONFUSION
 def test_recovery_of_biases_and_confusions(seed):
     """2,000 pairs, 5 humans (2 expert, 2 average, 1 novice), 2 judges in both orders."""
     table, truth = simulate_pairwise(2000, confusions=FIVE, biases=[0.8, -0.3], rng=seed)
-    post = PairwiseBayesModel(rng=seed).fit(table).posterior()
+    post = PairwiseBayesModel(rng=seed, **PAPER).fit(table).posterior()
     assert np.abs(post.bias_mean - truth.biases).max() < 0.1
     frob = np.linalg.norm(post.confusion - truth.confusions, axis=(1, 2))
     assert frob.max() < 0.1, frob
@@ -299,8 +301,8 @@ def test_single_order_cannot_identify_bias():
     # response A is systematically better (theta has mean 0.5): one order cannot tell that from a bias
     table, truth = simulate_pairwise(1000, biases=[0.8], theta_mean=0.5, rng=21)
     ab_only = table.select(label_mask=table.orders != 1)
-    swap = PairwiseBayesModel(n_particles=150, rng=0).fit(table).posterior()
-    one = PairwiseBayesModel(n_particles=150, rng=0).fit(ab_only).posterior()
+    swap = PairwiseBayesModel(n_particles=150, rng=0, **PAPER).fit(table).posterior()
+    one = PairwiseBayesModel(n_particles=150, rng=0, **PAPER).fit(ab_only).posterior()
     assert abs(swap.bias_mean[0] - 0.8) < 0.15
     # without the swap the bias is confounded with the pairs' quality: badly off
     assert abs(one.bias_mean[0] - 0.8) > 0.3
@@ -309,8 +311,8 @@ def test_single_order_cannot_identify_bias():
 @pytest.mark.statistical
 def test_profile_likelihood_attenuates_bias():
     table, truth = simulate_pairwise(2000, confusions=FIVE, biases=[0.8, -0.3], rng=31)
-    prof = PairwiseBayesModel(laplace=False, rng=0).fit(table).bias_mean_
-    lap = PairwiseBayesModel(laplace=True, rng=0).fit(table).bias_mean_
+    prof = PairwiseBayesModel(laplace=False, rng=0, **PAPER).fit(table).bias_mean_
+    lap = PairwiseBayesModel(laplace=True, rng=0, **PAPER).fit(table).bias_mean_
     assert abs(lap[0] - 0.8) < abs(prof[0] - 0.8)
     assert prof[0] < 0.8
 
@@ -322,8 +324,9 @@ def test_judge_tie_offsets_are_recovered():
     # the stream is drawn from the paper's N(0, I) pair prior, which the model is given here: with the
     # empirical-Bayes prior (the default) the learned tau mean and the offsets share the tie rate
     # (offset -1.29 for -1.5 on this seed, docs/pairwise.md)
-    plain = PairwiseBayesModel(pair_prior="standard", rng=0).fit(table).posterior()
-    ties = PairwiseBayesModel(judge_ties=True, pair_prior="standard", rng=0).fit(table).posterior()
+    plain = PairwiseBayesModel(pair_prior="standard", rng=0, **PAPER).fit(table).posterior()
+    ties = PairwiseBayesModel(judge_ties=True, judge_reliability=False, pair_prior="standard",
+                              rng=0).fit(table).posterior()
     assert np.abs(ties.tie_offset_mean - truth.tie_offsets).max() < 0.2
     assert np.abs(ties.bias_mean - truth.biases).max() < 0.1
     # the paper's model, misspecified here, is further off on the biases
@@ -367,7 +370,7 @@ def test_bias_interval_coverage():
     hits = []
     for s in range(30):
         table, truth = simulate_pairwise(300, biases=[0.8, -0.3], rng=1000 + s)
-        post = PairwiseBayesModel(n_particles=100, rng=s).fit(table).posterior()
+        post = PairwiseBayesModel(n_particles=100, rng=s, **PAPER).fit(table).posterior()
         hits.extend(((post.bias_low <= truth.biases) & (truth.biases <= post.bias_high)).tolist())
     assert sum(hits) >= 51, sum(hits)
 
@@ -390,7 +393,7 @@ def test_per_judge_particles_with_many_judges():
     table, b = _sparse_judges(24, 600, 24)
     res = {}
     for mode in ("joint", "per_judge"):
-        post = PairwiseBayesModel(n_particles=100, particles=mode, rng=0).fit(table).posterior()
+        post = PairwiseBayesModel(n_particles=100, particles=mode, rng=0, **PAPER).fit(table).posterior()
         truth = b[[int(j.split("_")[1]) - 1 for j in post.judges]]
         res[mode] = (np.abs(post.bias_mean - truth).max(),
                      ((post.bias_low <= truth) & (truth <= post.bias_high)).mean())
@@ -429,6 +432,6 @@ def test_judge_reliability_recovers_an_uninformative_judge():
     assert rel.loc["judge_2", "reliability_mean"] < 0.2 and rel.loc["judge_2", "reliability_low"] < 0.05
     # its position bias is still identified by the swap
     assert abs(post.bias_mean[1] - 0.6) < 0.2
-    # without the option every judge has reliability 1 (the paper's model)
-    plain = PairwiseBayesModel(n_particles=20, n_refine=0, rng=0).fit(table).posterior()
+    # the paper's judge model: every judge has reliability 1
+    plain = PairwiseBayesModel(n_particles=20, n_refine=0, rng=0, **PAPER).fit(table).posterior()
     assert np.all(plain.reliability_mean == 1.0)

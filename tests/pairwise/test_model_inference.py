@@ -65,8 +65,10 @@ def test_class_prior_matching_inverts_the_prior():
 def test_empirical_prior_learns_the_class_frequencies():
     # pairs whose latent verdicts favour A: the empirical-Bayes prior learns the shift, the standard one cannot
     table, truth = simulate_pairwise(1500, biases=[0.0], theta_mean=1.0, rng=3)
-    eb = PairwiseBayesModel(n_particles=30, rng=0).fit(table)
-    std = PairwiseBayesModel(n_particles=30, pair_prior="standard", rng=0).fit(table)
+    # the paper's judge model (the stream is drawn from it): the property tested is the pair prior's
+    paper = dict(judge_reliability=False, judge_ties=False)
+    eb = PairwiseBayesModel(n_particles=30, rng=0, **paper).fit(table)
+    std = PairwiseBayesModel(n_particles=30, pair_prior="standard", rng=0, **paper).fit(table)
     assert eb.pair_prior_["theta_mean"] > 0.5 and std.pair_prior_["theta_mean"] == 0.0
     z = np.bincount(truth.verdict, minlength=3) / len(truth.verdict)
     assert np.abs(eb.predict_proba(table).mean(0) - z).max() < 0.04

@@ -285,7 +285,8 @@ def build_report(
     if table is None and pairwise is not None:
         return _pairwise_only_report(pairwise, pairwise_covariates=pairwise_covariates, seed=seed,
                                      confidence_level=confidence_level, pairwise_path=pairwise_path, title=title,
-                                     progress=progress)
+                                     progress=progress, options={"n_resamples": n_resamples, "epsilon": epsilon,
+                                                                 "alt_test_epsilon": alt_test_epsilon})
     if not isinstance(table, AnnotationTable):
         hint = " Read the file first: table = voirdire.read_annotations(path, ...)." if isinstance(
             table, (str, os.PathLike)) else ""
@@ -375,8 +376,11 @@ def build_report(
 
 def _pairwise_only_report(pairwise: Any, *, pairwise_covariates: Any, seed: Any, confidence_level: float,
                           pairwise_path: str | os.PathLike[str] | None, title: str | None,
-                          progress: ProgressCallback | None) -> Report:
-    """``build_report(None, pairwise=...)``: the pairwise sections only (no grading file)."""
+                          progress: ProgressCallback | None, options: dict[str, Any]) -> Report:
+    """``build_report(None, pairwise=...)``: the pairwise sections only (no grading file).
+
+    ``options`` (the graded analyses' n_resamples, epsilon, alt_test_epsilon) are recorded in the
+    meta as given; no section of a pairwise-only report uses them."""
     from .. import __version__
     from ._sections import PAIRWISE_SECTIONS
 
@@ -401,14 +405,20 @@ def _pairwise_only_report(pairwise: Any, *, pairwise_covariates: Any, seed: Any,
     inp = _input_meta(pairwise_path, str(getattr(pairwise, "source", "") or ""), lambda: _fingerprint_any(pairwise))
     meta: dict[str, Any] = {
         "package": "voirdire", "version": __version__, "seed": int(seed), "confidence_level": confidence_level,
+        "n_resamples": int(options["n_resamples"]), "epsilon": float(options["epsilon"]),
+        "alt_test_epsilon": float(options["alt_test_epsilon"]), "inclusion_prob": None,
         "judges": list(ctx.judges), "humans": list(ctx.humans), "input": inp, "pairwise_input": inp,
         "generated_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         "python": platform.python_version(),
     }
     s = pairwise.summary()
-    summary = {"n_items": s.n_pairs, "n_pairs": s.n_pairs, "n_humans": s.n_humans, "n_judges": s.n_judges,
-               "n_labels": s.n_labels, "verdict_counts": dict(s.verdict_counts),
-               "n_swapped_judge_pairs": s.n_swapped_judge_pairs}
+    n_raters = s.n_humans + s.n_judges
+    cells = np.unique(pairwise.label_pair.astype(np.int64) * max(n_raters, 1) + pairwise.rater_idx).size
+    summary = {"n_items": s.n_pairs, "n_pairs": s.n_pairs, "n_raters": n_raters, "n_humans": s.n_humans,
+               "n_judges": s.n_judges, "n_labels": s.n_labels, "n_abstentions": 0,
+               "density": cells / max(1, s.n_pairs * n_raters),   # (pair, rater) cells with a verdict
+               "scale": {"level": "nominal", "categories": ["A", "T", "B"], "abstain": []},
+               "verdict_counts": dict(s.verdict_counts), "n_swapped_judge_pairs": s.n_swapped_judge_pairs}
     checklist = [ChecklistItem(item="Tie handling", value="ties are a third outcome",
                                detail="Pairwise verdicts keep ties as a third outcome (A / tie / B).")]
     return Report(title=title or f"voirdire pairwise report: {inp['name']}", meta=meta, summary=summary,
