@@ -382,7 +382,7 @@ def _pairwise_only_report(pairwise: Any, *, pairwise_covariates: Any, seed: Any,
     ``options`` (the graded analyses' n_resamples, epsilon, alt_test_epsilon) are recorded in the
     meta as given; no section of a pairwise-only report uses them."""
     from .. import __version__
-    from ._sections import PAIRWISE_SECTIONS
+    from ._sections import PAIRWISE_SECTIONS, SECTIONS
 
     from ..data import PairwiseTable
 
@@ -398,8 +398,12 @@ def _pairwise_only_report(pairwise: Any, *, pairwise_covariates: Any, seed: Any,
                   pairwise_covariates=pairwise_covariates, inclusion_prob=None, seed=int(seed),
                   confidence_level=confidence_level, n_resamples=10, epsilon=0.0)
     total = len(PAIRWISE_SECTIONS) + 1
-    sections = [_run_section(key, name, builder, ctx, _Ticker(progress, name, k, 1, total))
-                for k, (key, name, builder) in enumerate(PAIRWISE_SECTIONS)]
+    built = {key: _run_section(key, name, builder, ctx, _Ticker(progress, name, k, 1, total))
+             for k, (key, name, builder) in enumerate(PAIRWISE_SECTIONS)}
+    why = "no annotation file: a pairwise-only report (give FILE for the graded analyses)."
+    sections = [Section(key="glance", title="At a glance", status="not available", reason=why)]
+    sections += [built.get(key) or Section(key=key, title=name, status="not available", reason=why)
+                 for key, name, _ in SECTIONS]
     if progress is not None:
         progress("done", total, total)
     inp = _input_meta(pairwise_path, str(getattr(pairwise, "source", "") or ""), lambda: _fingerprint_any(pairwise))
@@ -419,8 +423,25 @@ def _pairwise_only_report(pairwise: Any, *, pairwise_covariates: Any, seed: Any,
                "density": cells / max(1, s.n_pairs * n_raters),   # (pair, rater) cells with a verdict
                "scale": {"level": "nominal", "categories": ["A", "T", "B"], "abstain": []},
                "verdict_counts": dict(s.verdict_counts), "n_swapped_judge_pairs": s.n_swapped_judge_pairs}
-    checklist = [ChecklistItem(item="Tie handling", value="ties are a third outcome",
-                               detail="Pairwise verdicts keep ties as a third outcome (A / tie / B).")]
+    ok = {k for k, sec in built.items() if sec.status == "ok"}
+    checklist = [
+        ChecklistItem(item="Judgment scale", value="pairwise, 3 outcomes", detail="A better / tie / B better"),
+        ChecklistItem(item="Tie handling", value="ties are a third outcome",
+                      detail="Pairwise verdicts keep ties as a third outcome (A / tie / B)."),
+        ChecklistItem(item="Abstention policy and coverage", value="no abstentions",
+                      detail="pairwise verdicts have no abstention value; empty verdicts are an error or "
+                             "dropped when the file is read"),
+        ChecklistItem(item="Confusion matrix", value="shown" if "pairwise" in ok else "not shown",
+                      detail="each human's posterior confusion matrix, in the Pairwise section",
+                      section="pairwise" if "pairwise" in ok else None),
+        ChecklistItem(item="Aggregation level", value="per pair (a judge asked in both orders counts once a pair "
+                                                      "in the bias effects)"),
+        ChecklistItem(item="Coefficients with intervals", value="judge biases with intervals" if "biases" in ok
+                      else "-", detail=f"{100 * confidence_level:g}% normal intervals from per-pair scores; "
+                                       "no agreement coefficients without the annotation file",
+                      section="biases" if "biases" in ok else None),
+        ChecklistItem(item="n items and n pairs", value=f"{fmt_int(s.n_pairs)} pairs", detail=""),
+    ]
     return Report(title=title or f"voirdire pairwise report: {inp['name']}", meta=meta, summary=summary,
                   checklist=tuple(checklist), sections=tuple(sections))
 
