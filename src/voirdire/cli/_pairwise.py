@@ -75,6 +75,19 @@ def _honest_summary(loho: Any) -> list[str]:
     return lines
 
 
+def parse_verdict_map(specs: list[str] | None) -> dict[str, str] | None:
+    """``--verdict-map RAW=A|T|B`` (repeatable) as a dict; None when not given (pairwise and report)."""
+    if not specs:
+        return None
+    vmap: dict[str, str] = {}
+    for spec in specs:
+        if "=" not in spec:
+            fail(f"--verdict-map expects RAW=A|T|B, e.g. model_1=A. Got {spec!r}.")
+        raw, v = spec.split("=", 1)
+        vmap[raw.strip()] = v.strip()
+    return vmap
+
+
 @app.command("pairwise")
 @handle_errors
 def pairwise_command(
@@ -129,14 +142,7 @@ def pairwise_command(
         fail(f"--mode must be auto, joint or per-judge. Got {mode!r}.")
     if missing not in ("error", "drop"):
         fail(f"--missing must be 'error' or 'drop'. Got {missing!r}.")
-    vmap: dict[str, str] | None = None
-    if verdict_map:
-        vmap = {}
-        for spec in verdict_map:
-            if "=" not in spec:
-                fail(f"--verdict-map expects RAW=A|T|B, e.g. model_1=A. Got {spec!r}.")
-            raw, v = spec.split("=", 1)
-            vmap[raw.strip()] = v.strip()
+    vmap = parse_verdict_map(verdict_map)
     if save_state is not None:  # the state may replace --resume's file (atomically), never the votes
         from .._io import check_not_input
 

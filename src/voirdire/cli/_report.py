@@ -9,6 +9,7 @@ import typer
 
 from ._app import ReaderOptions, app, console, err_console, fail, format_options, handle_errors, reader_options
 from ._console import styled
+from ._pairwise import parse_verdict_map
 from ._validate import n_resamples_option
 
 
@@ -72,14 +73,7 @@ def report_command(
     from ..report import build_report, write_report
 
     rater, missing = reader.rater, reader.missing.value
-    vmap: dict[str, str] | None = None
-    if verdict_map:
-        vmap = {}
-        for spec in verdict_map:
-            if "=" not in spec:
-                fail(f"--verdict-map expects RAW=A|T|B, e.g. model_1=A. Got {spec!r}.")
-            k, v = spec.split("=", 1)
-            vmap[k.strip()] = v.strip()
+    vmap = parse_verdict_map(verdict_map)
     if file is None and pairwise is None:
         fail("give an annotation file, or --pairwise VOTES for a pairwise-only report.")
     table = None
