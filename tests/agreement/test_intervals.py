@@ -149,14 +149,40 @@ def test_auto_rule_by_units_and_coefficient():
     r = A.agreement(large, coefficients=["krippendorff_alpha", "fleiss_kappa"], level="ordinal", n_resamples=200,
                     rng=0)
     assert all(x.ci.method == "BCa bootstrap" for x in r)
-    # ordinal alpha's per-resample jackknife is O(n^2): bootstrap-t only up to 100 units
+    # ordinal alpha on few categories is a function of per-item sums like the others: the same rule
     mid = _five(150, seed=4)
     r = A.agreement(mid, coefficients=["krippendorff_alpha", "fleiss_kappa"], level="ordinal", n_resamples=200,
                     rng=0)
-    assert r["krippendorff_alpha"].ci.method == "BCa bootstrap"
-    assert "bootstrap-t" in r["fleiss_kappa"].ci.method
+    assert all("bootstrap-t" in x.ci.method for x in r)
+    # on many categories its per-resample jackknife re-ranks per deletion, O(n^2): bootstrap-t only up to 100
+    rng = np.random.default_rng(4)
+    truth = rng.integers(0, 20, 150)
+    X = np.clip(truth[:, None] + rng.integers(-2, 3, (150, 3)), 0, 19).astype(float)
+    many = table_from_wide(X, scale="ordinal", categories=list(range(20)))
+    r = A.krippendorff_alpha(many, level="ordinal", n_resamples=200, rng=0)
+    assert r.ci.method == "BCa bootstrap"
     # without resamples: the analytic Wald interval, as before
     assert "Wald" in A.fleiss_kappa(small, n_resamples=0).ci.method
+
+
+@pytest.mark.parametrize("policy", ["exclude", "disagree"])
+def test_ordinal_alpha_from_sums_equals_the_reranking_form(policy):
+    # _AlphaOrdinalSums (few categories) against _AlphaOrdinal (re-ranks every resample and deletion)
+    rng = np.random.default_rng(11)
+    for n, R, L in [(7, 2, 3), (40, 4, 5), (25, 5, 7)]:
+        X = rng.integers(0, L, (n, R)).astype(object)
+        X[rng.random((n, R)) < 0.25] = None
+        X[rng.random((n, R)) < 0.08] = "x"
+        t = table_from_wide(X, scale="ordinal", categories=list(range(L)), abstain=["x"])
+        prep = prepare(t, raters=None, policy=policy, func="t")
+        a, b = _core._AlphaOrdinal(prep, "t"), _core._AlphaOrdinalSums(prep, "t")
+        np.testing.assert_allclose(b.estimate(b.totals().reshape(1, -1)), a.estimate(a.totals().reshape(1, -1)),
+                                   rtol=1e-10)
+        W = rng.multinomial(prep.n_items, np.full(prep.n_items, 1 / prep.n_items), size=30).astype(float)
+        np.testing.assert_allclose(b.from_weights(W, b.stats()), a.from_weights(W, a.stats()), rtol=1e-10,
+                                   atol=1e-12)
+        np.testing.assert_allclose(b.loo_from_weights(W, b.stats()), a.loo_from_weights(W, a.stats()),
+                                   rtol=1e-10, atol=1e-12)
 
 
 def test_observed_agreement_uses_wilson_and_the_logit_scale():

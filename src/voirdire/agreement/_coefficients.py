@@ -80,6 +80,8 @@ def _alpha_spec(prep: Prepared, level: str, func: str) -> _core._Spec:
     if level == "interval":
         return _core._AlphaMoments(prep, func)
     if level == "ordinal":
+        if prep.n_sub <= _core._AlphaOrdinalSums.MAX_CATEGORIES:
+            return _core._AlphaOrdinalSums(prep, func)
         return _core._AlphaOrdinal(prep, func)
     if prep.n_sub > _RATIO_MATRIX_LIMIT:
         return _core._AlphaRatio(prep, func)
