@@ -78,12 +78,14 @@ def simulate(n: int, *, kind: str, R: int, miss: float, prev: float = 0.5, acc: 
     return AnnotationTable.from_frame(df, **kw)
 
 
-SCALES = {"observed_agreement": iv.Scale(0.0, 1.0)}
+METHODS = ("percentile", "bca", "studentized", "jackknife", "wald", "wilson", "gof")
 
 
 def all_intervals(t: AnnotationTable, coefs: list[tuple[str, str | None]], B: int, seed: int,
-                  level: float = 0.95) -> dict[str, dict[str, tuple[float, float]]]:
-    """Every interval method for every coefficient, from one shared bootstrap."""
+                  level: float = 0.95) -> dict[str, dict[str, Any]]:
+    """Every interval method for every coefficient, from one shared bootstrap, each built by the
+    library's own ``_core.interval_for`` (its rules for degenerate tables included); ``auto`` is
+    the method ``_core.auto_method`` picks."""
     prep = prepare(t, raters=None, policy="exclude", func="sim")
     specs = [_make_spec(name, prep, level=lvl) for name, lvl in coefs]
     mask = np.zeros(prep.n_items, dtype=bool)
@@ -92,34 +94,32 @@ def all_intervals(t: AnnotationTable, coefs: list[tuple[str, str | None]], B: in
     unit, n_units, kind = _core._units(prep, mask)
     ok = unit >= 0
     item_units = bool(np.array_equal(unit[ok], np.arange(n_units)))
-    ests, stats_list = [], []
+    points, stats_list = [], []
     for s in specs:
-        e = float(s.estimate(s.totals().reshape(1, -1))[0][0])
-        ests.append(e)
-        stats_list.append(_core._aggregate(s.stats(), unit, n_units) if math.isfinite(e) else None)
+        e, _, x = s.estimate(s.totals().reshape(1, -1))
+        points.append((float(e[0]), float(x[0])))
+        stats_list.append(_core._aggregate(s.stats(), unit, n_units) if math.isfinite(e[0]) else None)
     se_out: list[Any] = [np.zeros(0) for _ in specs]
     boots = _core.bootstrap(specs, stats_list, unit, n_units, B, seed, se_out=se_out)
-    out: dict[str, dict[str, tuple[float, float]]] = {}
-    for (name, lvl), s, e, bt, st, bse in zip(coefs, specs, ests, boots, stats_list, se_out):
+    out: dict[str, dict[str, Any]] = {}
+    for (name, lvl), s, (e, x), bt, st, bse in zip(coefs, specs, points, boots, stats_list, se_out):
         key = name if lvl is None else f"{name}:{lvl}"
         if not math.isfinite(e):
             out[key] = {}
             continue
         jack = _core.jackknife_values(s, st, unit, n_units, item_units)
-        sc = SCALES.get(name, iv.Scale())
-        se_j = iv.jackknife_se(jack) if jack is not None else float("nan")
         a_se = _core._analytic_se(s, e, unit, n_units, kind)
-        res = {
-            "percentile": iv.percentile(bt, level),
-            "bca": iv.bca(e, bt, jack if jack is not None else np.zeros(0), level),
-            "student_z": iv.studentized(e, bt, bse, se_j, level, sc),
-            "jack_z": iv.jackknife(e, jack, level, sc, n_units) if jack is not None else iv.NAN_INTERVAL,
-            "wald": iv.wald(e, a_se if a_se is not None else float("nan"), level, sc),
-        }
-        if name == "observed_agreement":
-            res["wilson"] = iv.wilson(e, e * (1 - e) / se_j ** 2 if se_j > 0 else float("nan"), level)
-        out[key] = {m: (r.low, r.high) for m, r in res.items()}
-        out[key]["_est"] = (e, n_units)
+        res: dict[str, Any] = {}
+        for m in METHODS:
+            if (m == "wilson" and name != "observed_agreement") or (m == "gof" and _core.binary_pairs(s) is None):
+                continue
+            r = _core.interval_for(s, m, e, x, boots=bt, st=st, jack=jack, boot_se=bse, a_se=a_se,
+                                   n_units=n_units, unit_kind=kind, level=level)[0]
+            res[m] = (r.low, r.high)
+        auto = _core.auto_method(s, n_units, B, True)
+        res["auto"] = res[auto]
+        res["_auto"] = auto
+        out[key] = res
     return out
 
 
@@ -143,6 +143,7 @@ def run_cell(cell: dict[str, Any], reps: int, B: int, seed: int) -> dict[str, An
     hits: dict[str, dict[str, list[float]]] = {}
     widths: dict[str, dict[str, list[float]]] = {}
     n_undef: dict[str, int] = {k: 0 for k in truth}
+    autos: dict[str, set[str]] = {}
     for r in range(reps):
         t = simulate(rng=rng, **cell)
         res = all_intervals(t, coefs, B, seed * 100_003 + r)
@@ -150,16 +151,23 @@ def run_cell(cell: dict[str, Any], reps: int, B: int, seed: int) -> dict[str, An
             if not methods:
                 n_undef[key] += 1
                 continue
-            for m, (lo, hi) in methods.items():
+            autos.setdefault(key, set()).add(methods["_auto"])
+            for m, v in methods.items():
                 if m.startswith("_"):
                     continue
+                lo, hi = v
                 cov = float(lo <= truth[key] <= hi) if math.isfinite(lo) and math.isfinite(hi) else float("nan")
                 hits.setdefault(key, {}).setdefault(m, []).append(cov)
                 widths.setdefault(key, {}).setdefault(m, []).append(hi - lo)
     summary: dict[str, Any] = {"cell": cell, "reps": reps, "B": B, "truth": truth, "undefined": n_undef,
-                               "coverage": {}, "mean_width": {}, "n_nan": {}}
+                               "coverage": {}, "mc_se": {}, "mean_width": {}, "n_nan": {},
+                               "auto_methods": {k: sorted(v) for k, v in autos.items()}}
     for key in hits:
-        summary["coverage"][key] = {m: float(np.nan_to_num(np.asarray(v), nan=0.0).mean()) for m, v in hits[key].items()}
+        # a table whose estimate is undefined, or an interval that is nan, counts as a miss
+        summary["coverage"][key] = {m: float(np.nan_to_num(np.asarray(v), nan=0.0).sum()) / reps
+                                    for m, v in hits[key].items()}
+        summary["mc_se"][key] = {m: math.sqrt(max(c * (1 - c), 1e-12) / reps)
+                                 for m, c in summary["coverage"][key].items()}
         summary["n_nan"][key] = {m: int(np.isnan(v).sum()) for m, v in hits[key].items()}
         summary["mean_width"][key] = {m: float(np.nanmean(v)) for m, v in widths[key].items()}
     return summary
@@ -181,33 +189,58 @@ def grid(quick: bool) -> list[dict[str, Any]]:
     return cells
 
 
-AUTO = {"observed_agreement": "wilson"}  # method="auto" up to 200 units (100 for ordinal alpha)
-
-
 def markdown(paths: list[str]) -> str:
-    """One row per (cell, coefficient): coverage of auto, percentile, BCa, and widths at n=100."""
-    rows = []
+    """One row per (cell, coefficient): coverage of auto (and the method it used), the other
+    methods, the Monte-Carlo SE, and auto's mean width over the percentile interval's."""
+    pooled: dict[str, dict[str, Any]] = {}
     for p in paths:
         with open(p) as f:
-            rows.extend(json.load(f))
+            for s in json.load(f):
+                key = json.dumps(s["cell"], sort_keys=True)
+                # per (coefficient, method): tables, covered, summed width; chunks pool by tables
+                t = pooled.setdefault(key, {"cell": s["cell"], "tables": {}, "auto_methods": {}})
+                for k2, cov in s["coverage"].items():
+                    for m, v in cov.items():
+                        n0, h0, w0 = t["tables"].get((k2, m), (0, 0.0, 0.0))
+                        w = s["mean_width"][k2][m]
+                        t["tables"][(k2, m)] = (n0 + s["reps"], h0 + v * s["reps"], w0 + w * s["reps"])
+                    t["auto_methods"][k2] = sorted(set(t["auto_methods"].get(k2, [])) | set(s["auto_methods"][k2]))
+    rows = []
+    for t in pooled.values():
+        cov_: dict[str, dict[str, float]] = {}
+        wid: dict[str, dict[str, float]] = {}
+        se: dict[str, dict[str, float]] = {}
+        reps_: dict[str, int] = {}
+        for (k2, m), (n0, h0, w0) in t["tables"].items():
+            c = h0 / n0
+            cov_.setdefault(k2, {})[m] = c
+            wid.setdefault(k2, {})[m] = w0 / n0
+            se.setdefault(k2, {})[m] = math.sqrt(max(c * (1 - c), 1e-12) / n0)
+            if m == "auto":
+                reps_[k2] = n0
+        rows.append({"cell": t["cell"], "coverage": cov_, "mean_width": wid, "mc_se": se, "reps": reps_,
+                     "auto_methods": t["auto_methods"]})
     rows.sort(key=lambda s: (bool(s["cell"].get("clusters")), s["cell"]["n"], s["cell"]["kind"],
                              s["cell"].get("prev", 0), s["cell"]["R"]))
-    out = ["| n | data | coefficient | auto | percentile | BCa | bootstrap-t | Wilson | auto width / percentile |",
-           "|---|---|---|---|---|---|---|---|---|"]
+    out = ["| n | data | coefficient | tables | auto (method) | MC SE | percentile | BCa | bootstrap-t | jackknife | "
+           "Wilson / D-E | auto width / percentile |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    short = {"studentized": "boot-t", "wilson": "Wilson", "gof": "D-E", "bca": "BCa", "percentile": "pct",
+             "jackknife": "jack", "wald": "Wald"}
     for s in rows:
         c = s["cell"]
         data = (f"binary, prevalence {c['prev']}" if c["kind"] == "binary" else "5 ordered categories")
         data += f", {c['R']} raters, {int(100 * c['miss'])}% missing"
         n = f"{c['n']} items in {c['clusters']} clusters" if c.get("clusters") else str(c["n"])
         for key, cov in s["coverage"].items():
-            name = key.split(":")[0]
-            auto = AUTO.get(name, "student_z")
-            if name == "krippendorff_alpha" and key.endswith("ordinal") and c["n"] > 100:
-                auto = "bca"
             w = s["mean_width"][key]
-            ratio = w[auto] / w["percentile"] if w.get("percentile") else float("nan")
-            out.append(f"| {n} | {data} | {key.replace(':', ' ')} | **{cov[auto]:.3f}** | {cov['percentile']:.3f} | "
-                       f"{cov['bca']:.3f} | {cov['student_z']:.3f} | {cov.get('wilson', float('nan')):.3f} | "
+            ratio = w["auto"] / w["percentile"] if w.get("percentile") else float("nan")
+            used = "+".join(short.get(m, m) for m in s.get("auto_methods", {}).get(key, []))
+            other = cov.get("wilson", cov.get("gof", float("nan")))
+            nan = float("nan")
+            out.append(f"| {n} | {data} | {key.replace(':', ' ')} | {s['reps'][key]} | **{cov['auto']:.3f}** ({used}) | "
+                       f"{s['mc_se'][key]['auto']:.3f} | {cov.get('percentile', nan):.3f} | {cov.get('bca', nan):.3f} | "
+                       f"{cov.get('studentized', nan):.3f} | {cov.get('jackknife', nan):.3f} | {other:.3f} | "
                        f"{ratio:.2f} |".replace("nan", "-"))
     return "\n".join(out)
 
@@ -222,15 +255,19 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--cells", type=str, default="", help="comma-separated indices into the grid")
     ap.add_argument("--out", type=str, default="")
+    ap.add_argument("--chunk", type=int, default=0,
+                    help="chunk number: its own seeds, so chunks of --reps tables each pool into one cell "
+                         "(--markdown pools every file it is given)")
     a = ap.parse_args(argv)
-    cells = grid(a.quick)
+    cells = list(enumerate(grid(a.quick)))
     if a.cells:
         cells = [cells[int(i)] for i in a.cells.split(",")]
     reps = 60 if a.quick and a.reps == 1000 else a.reps
     results = []
-    for k, cell in enumerate(cells):
+    for k, cell in cells:  # the seed follows the cell's place in the grid: chunks give the same numbers
         t0 = time.perf_counter()
-        s = run_cell(cell, reps, a.B, seed=1 + k)
+        s = run_cell(cell, reps, a.B, seed=1 + k + 1000 * a.chunk)
+        s["chunk"] = a.chunk
         s["seconds"] = time.perf_counter() - t0
         results.append(s)
         print(json.dumps(cell), f"{s['seconds']:.0f}s", file=sys.stderr)

@@ -326,3 +326,106 @@ def test_fallback_chain_ends_when_nothing_is_defined() -> None:
         r = iv.build(m, 0.4, boots=np.zeros(0), jack=np.zeros(0), boot_se=None, analytic_se=None, n_units=20,
                      level=0.95, scale=scale)
         assert np.isnan(r.low) and np.isnan(r.high) and r.note
+
+
+# ------------------------------------------------------------------ two-rater binary kappa, perfect agreement
+def _chi2_grid(counts, kappas):
+    """Donner & Eliasziw's chi-square of each kappa0, written out independently of the library."""
+    n11, n10, n00 = counts
+    n = n11 + n10 + n00
+    pi = (2 * n11 + n10) / (2 * n)
+    s = pi * (1 - pi)
+    P = np.stack([pi * pi + s * kappas, 2 * s * (1 - kappas), (1 - pi) ** 2 + s * kappas])
+    O = np.array(counts, dtype=float)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(P > 0, (O - n * P) ** 2 / (n * P), np.where(O > 0, np.inf, 0.0))
+    return terms.sum(axis=0)
+
+
+@pytest.mark.parametrize("counts", [(10, 5, 5), (16, 3, 1), (15, 0, 5), (40, 10, 50), (1, 2, 17), (18, 2, 0),
+                                    (60, 25, 15)])
+def test_kappa_gof_is_the_chi_square_acceptance_set(counts):
+    r = iv.kappa_gof(*counts, 0.95)
+    n11, n10, n00 = counts
+    n = sum(counts)
+    pi = (2 * n11 + n10) / (2 * n)
+    k_hat = 1 - n10 / (2 * n * pi * (1 - pi))  # Scott's pi: the model fits the counts exactly there
+    k_min = max(-pi / (1 - pi), -(1 - pi) / pi)
+    grid = np.linspace(k_min, 1, 400_001)
+    inside = grid[_chi2_grid(counts, grid) <= st.chi2.ppf(0.95, 1)]
+    assert r.method == "gof" and r.low <= k_hat <= r.high
+    assert r.low == pytest.approx(inside.min(), abs=1e-5) and r.high == pytest.approx(inside.max(), abs=1e-5)
+    if n10 == 0:
+        assert r.high == 1.0
+
+
+def test_kappa_gof_equals_fleiss_two_rater_and_alpha_intervals():
+    X = np.array([[1, 1]] * 14 + [[0, 0]] * 3 + [[0, 1]] * 2 + [[1, 0]])
+    t = table_from_wide(X)
+    want = iv.kappa_gof(3, 3, 14, 0.95)
+    for name in ("fleiss_kappa", "krippendorff_alpha", "scott_pi"):
+        r = getattr(A, name)(t, rng=0)
+        assert r.ci.method == "Donner-Eliasziw goodness-of-fit" and "chose gof" in r.method
+        assert (r.ci.low, r.ci.high) == pytest.approx((want.low, want.high), abs=1e-12)
+    # no resamples needed; not Cohen's kappa (its raters keep their own marginals), not AC1
+    assert A.fleiss_kappa(t, n_resamples=0).ci.method == "Donner-Eliasziw goodness-of-fit"
+    assert "Donner" not in A.cohen_kappa(t, rng=0).ci.method and "Donner" not in A.gwet_ac1(t, rng=0).ci.method
+    # three raters, clusters or five categories: not its setting, auto chooses the bootstrap-t
+    three = table_from_wide(np.column_stack([X, X[:, 0]]))
+    assert "chose studentized" in A.fleiss_kappa(three, n_resamples=200, rng=0).method
+    clustered = table_from_wide(X, clusters=np.arange(20) // 2)
+    assert "chose studentized" in A.fleiss_kappa(clustered, n_resamples=200, rng=0).method
+    with pytest.warns(DegenerateDataWarning, match=r"method='gof' \(Donner-Eliasziw\) needs two raters.*bootstrap-t"):
+        r = A.fleiss_kappa(_five(30, R=2, seed=1), n_resamples=200, rng=0, method="gof")
+    assert "Donner" not in r.ci.method
+
+
+def test_perfect_agreement_gives_a_one_sided_bound_not_nan():
+    # 20 items, three raters, every item unanimous: kappa = alpha = AC1 = 1 and every resample too.
+    # No unit disagrees: at most p_u = 1 - 0.025^(1/20) of units do (Clopper-Pearson), and then
+    # kappa >= 1 - p_u / (1 - pe); alpha's D_e and AC1's chance term the same way.
+    X = np.array([[1, 1, 1]] * 14 + [[0, 0, 0]] * 6)
+    t = table_from_wide(X)
+    p_u = 1 - 0.025 ** (1 / 20)
+    pi = 14 / 20
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateDataWarning)  # an interval for this case, not a fallback
+        k = A.fleiss_kappa(t, n_resamples=200, rng=0)
+        a = A.krippendorff_alpha(t, n_resamples=200, rng=0)
+        ac = A.gwet_ac1(t, n_resamples=200, rng=0)
+    assert k.estimate == 1 and k.ci.high == 1 and "no unit shows any disagreement: a one-sided bound" in k.method
+    assert k.ci.low == pytest.approx(1 - p_u / (1 - pi ** 2 - (1 - pi) ** 2), rel=1e-12)
+    assert k.ci.method.startswith("Clopper-Pearson bound")
+    nv = 60  # alpha's D_e over the 60 pairable values, without replacement
+    de = 2 * 42 * 18 / (nv * (nv - 1))
+    assert a.ci.low == pytest.approx(1 - p_u / de, rel=1e-12) and a.ci.high == 1
+    assert ac.ci.low == pytest.approx(1 - p_u / (1 - 2 * pi * (1 - pi)), rel=1e-12) and ac.ci.high == 1
+    # interval alpha has no such bound (its distances are not shares): nan with the reason, as before
+    r = A.krippendorff_alpha(table_from_wide(X, scale="interval"), level="interval", n_resamples=200, rng=0)
+    assert math.isnan(r.ci.low) and "every resample gives 1" in r.method
+
+
+@pytest.mark.statistical
+def test_gof_covers_two_raters_rare_category_at_20_items():
+    # The cell no bootstrap interval could hold (binary, prevalence 0.85, two raters, 20 items:
+    # about 10% of tables agree perfectly; percentile 0.74-0.84). 800 tables, the interval needs
+    # no resamples; tolerance 3 binomial SEs (+-0.023).
+    import pandas as pd
+
+    from voirdire.data import AnnotationTable
+
+    def table(X):
+        n = X.shape[0]
+        return AnnotationTable.from_frame(pd.DataFrame({"item": np.repeat(np.arange(n), 2), "rater": np.tile([0, 1], n),
+                                                        "label": X.ravel().astype(int)}), scale="nominal")
+
+    truth = A.fleiss_kappa(table(_binary(200_000, 2, 0.85, 0.0, 999)), n_resamples=0).estimate
+    reps, hits = 800, 0
+    for k in range(reps):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateDataWarning)
+            r = A.fleiss_kappa(table(_binary(20, 2, 0.85, 0.0, 70_000 + k)), n_resamples=0, on_undefined="nan")
+        hits += bool(r.ci.low <= truth <= r.ci.high)
+    cov = hits / reps
+    print(f"two raters, prevalence 0.85, 20 items: Donner-Eliasziw covers {cov:.3f}")
+    assert abs(cov - 0.95) <= 3 * math.sqrt(0.95 * 0.05 / reps), cov

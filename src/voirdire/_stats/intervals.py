@@ -22,6 +22,16 @@ the same rules serve every statistic. Methods:
     Wilson's score interval for a proportion with an effective sample size
     ``n_eff = p (1 - p) / se^2`` (Wilson 1927; the design-effect form of Korn & Graubard 1998),
     which is Wilson's own interval when the units are independent Bernoulli trials.
+``gof``
+    Donner & Eliasziw's (1992) goodness-of-fit interval for the kappa of two raters on binary
+    labels under the common-correlation model: the ``kappa0`` whose fitted pair frequencies
+    ``(pi^2 + pi(1-pi)kappa0, 2 pi(1-pi)(1-kappa0), (1-pi)^2 + pi(1-pi)kappa0)`` pass a
+    chi-square test (1 df) against the observed (both 1, discordant, both 0) counts.
+``zero_disagreement``
+    when no unit shows any disagreement (the estimate is 1 and every resample too): ``[L, 1]``
+    with ``L = 1 - p_u / D_e``, ``p_u`` the Clopper-Pearson upper limit on the share of units
+    that disagree (0 of ``n`` observed: ``1 - (alpha/2)^(1/n)``, the exact form of the "rule of
+    three") and ``D_e`` the expected disagreement; a one-sided statement instead of a point.
 
 Every builder returns an :class:`Interval` naming the method actually used, and falls back with
 a note (never an exception) when its inputs do not define it: BCa with all-equal jackknife
@@ -37,8 +47,8 @@ from collections.abc import Callable
 import numpy as np
 from scipy import stats as _st
 
-__all__ = ["Interval", "METHOD_NAMES", "bca", "jackknife", "jackknife_se", "percentile", "studentized",
-           "wald", "wilson", "Scale"]
+__all__ = ["Interval", "METHOD_NAMES", "bca", "jackknife", "jackknife_se", "kappa_gof", "percentile",
+           "studentized", "wald", "wilson", "zero_disagreement", "Scale"]
 
 METHOD_NAMES = {
     "percentile": "percentile bootstrap",
@@ -47,6 +57,8 @@ METHOD_NAMES = {
     "jackknife": "jackknife",
     "wald": "Wald (analytic SE)",
     "wilson": "Wilson score",
+    "gof": "Donner-Eliasziw goodness-of-fit",
+    "zero_disagreement": "Clopper-Pearson bound on disagreeing units (none observed)",
 }
 
 
@@ -244,6 +256,91 @@ def wilson(p: float, n_eff: float, level: float) -> Interval:
     centre = (p + z2n / 2) / (1 + z2n)
     half = z * math.sqrt(max(p * (1 - p) / n_eff + z2n / (4 * n_eff), 0.0)) / (1 + z2n)
     return Interval(max(0.0, centre - half), min(1.0, centre + half), "wilson")
+
+
+def _gof_chi2(kappa: float, pi: float, counts: tuple[float, float, float]) -> float:
+    n = sum(counts)
+    s = pi * (1 - pi)
+    P = (pi * pi + s * kappa, 2 * s * (1 - kappa), (1 - pi) ** 2 + s * kappa)
+    out = 0.0
+    for o, p in zip(counts, P):
+        e = n * p
+        if e <= 0:
+            if o > 0:
+                return math.inf
+            continue
+        out += (o - e) ** 2 / e
+    return out
+
+
+def kappa_gof(n11: float, n10: float, n00: float, level: float) -> Interval:
+    """Donner & Eliasziw (1992): ``{kappa0 : chi2(kappa0) <= chi2_1(level)}`` with ``pi`` at its estimate.
+
+    ``n11``/``n00``: items both raters put in the first/second category, ``n10``: discordant
+    items. The chi-square is 0 at Scott's pi (the model fits the counts exactly there) and rises
+    on both sides; the limits are its crossings of the critical value (found by Brent's method),
+    or the ends of the range where it stays below it: ``1`` when no item is discordant,
+    ``max(-pi/(1-pi), -(1-pi)/pi)`` (where a fitted frequency reaches 0) below.
+    """
+    n = n11 + n10 + n00
+    if n < 2:
+        return dataclasses.replace(NAN_INTERVAL, note="fewer than two items rated by both raters")
+    pi = (2 * n11 + n10) / (2 * n)
+    if not 0 < pi < 1:
+        return dataclasses.replace(NAN_INTERVAL, note="one category only")
+    counts = (n11, n10, n00)
+    k_hat = 1 - n10 / (2 * n * pi * (1 - pi))
+    crit = float(_st.chi2.ppf(level, 1))
+    k_min = max(-pi / (1 - pi), -(1 - pi) / pi)
+
+    def f(k: float) -> float:
+        return _gof_chi2(k, pi, counts) - crit
+
+    def crossing(a: float, b: float) -> float:
+        # f(a) < 0 <= f(b) or the reverse; inf values are pulled in a little
+        fb = f(b)
+        if fb <= 0:
+            return b
+        if not math.isfinite(fb):
+            lo, hi = a, b
+            for _ in range(200):  # bisect until the far end is finite
+                mid = (lo + hi) / 2
+                fm = f(mid)
+                if math.isfinite(fm):
+                    if fm <= 0:
+                        lo = mid
+                    else:
+                        return float(_brentq(f, lo, mid))
+                else:
+                    hi = mid
+            return lo
+        return float(_brentq(f, a, b))
+
+    upper = crossing(k_hat, 1.0)
+    lower = crossing(k_hat, k_min)
+    return Interval(float(min(lower, k_hat)), float(max(upper, k_hat)), "gof")
+
+
+def _brentq(f: Callable[[float], float], a: float, b: float) -> float:
+    from scipy.optimize import brentq
+    return float(brentq(f, a, b, xtol=1e-12, rtol=1e-12))
+
+
+def zero_disagreement(n_units: int, expected_disagreement: float, level: float, *,
+                      weight_ratio: float = 1.0, low: float = -1.0) -> Interval:
+    """``[1 - min(1, p_u r) / D_e, 1]`` when no unit disagrees: ``p_u = 1 - (alpha/2)^(1/n)``.
+
+    ``D_e`` is the expected disagreement (a share of pairs, at most 1 per unit), ``r`` the
+    largest unit weight in the observed disagreement over the mean one (1 when units weigh the
+    same; the labels per unit for alpha), so ``p_u r`` bounds the observed disagreement of a
+    population in which at most a share ``p_u`` of units disagree, each as much as possible.
+    """
+    if n_units < 1 or not (math.isfinite(expected_disagreement) and expected_disagreement > 0):
+        return dataclasses.replace(NAN_INTERVAL, note="no expected disagreement")
+    p_u = 1 - ((1 - level) / 2) ** (1 / n_units)
+    return Interval(max(low, 1 - min(1.0, p_u * weight_ratio) / expected_disagreement), 1.0, "zero_disagreement",
+                    note=f"no unit shows any disagreement: a one-sided bound "
+                         f"(at most {p_u:.3g} of units disagree, Clopper-Pearson)")
 
 
 Builder = Callable[..., Interval]

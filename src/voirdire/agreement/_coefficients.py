@@ -138,14 +138,20 @@ _COMMON_DOC = """
     abstain_policy : {"exclude", "category", "disagree"}, default "exclude"
         How abstentions ("cannot assess") count: dropped, as a nominal category of their own,
         or as a disagreement with every label. Coverage is in ``result.abstention``.
-    method : {"auto", "percentile", "bca", "studentized", "jackknife", "wald", "wilson"}, default "auto"
-        How the interval is built from the resamples: ``auto`` takes the bootstrap-t on the
-        Fisher-z scale (Wilson's score interval with the jackknife's effective n for observed
-        agreement) up to 200 units (100 for ordinal alpha) and BCa above; the Wald interval when
-        ``n_resamples=0``. docs/agreement.md "Small samples" has the rule and the coverage behind
-        it. ``wilson`` is for observed agreement (in :func:`agreement` the other coefficients then
-        get ``auto``'s choice). A method its inputs do not define falls back (jackknife, then
-        percentile) with a :class:`~voirdire.exceptions.DegenerateDataWarning` naming the one used."""
+    method : {"auto", "percentile", "bca", "studentized", "jackknife", "wald", "wilson", "gof"}, default "auto"
+        How the interval is built: ``auto`` takes, up to 200 units, Donner & Eliasziw's
+        goodness-of-fit interval for the kappa of two raters on binary labels (Fleiss, Scott,
+        nominal alpha with two labels per item, no clusters; ``gof``), Wilson's score interval
+        with the jackknife's effective n for observed agreement, and the bootstrap-t on the
+        Fisher-z scale otherwise (ordinal alpha on more than 16 categories: up to 100 units);
+        BCa above; the Wald interval when ``n_resamples=0``. docs/agreement.md "Small samples"
+        has the rule and the coverage behind it. ``wilson`` is for observed agreement and
+        ``gof`` for the two-rater binary kappa (in :func:`agreement` the other coefficients then
+        get ``auto``'s choice). When no unit shows any disagreement (estimate 1), kappa-type
+        coefficients and nominal alpha get the one-sided bound ``[1 - p_u / D_e, 1]`` with
+        ``p_u`` the Clopper-Pearson limit on the share of disagreeing units. A method its inputs
+        do not define falls back (jackknife, then percentile) with a
+        :class:`~voirdire.exceptions.DegenerateDataWarning` naming the one used."""
 
 
 def _doc(f: Any) -> Any:

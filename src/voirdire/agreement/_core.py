@@ -1015,7 +1015,7 @@ class Options:
     method: str = "auto"
 
 
-INTERVAL_METHODS = ("auto", "percentile", "bca", "studentized", "jackknife", "wald", "wilson")
+INTERVAL_METHODS = ("auto", "percentile", "bca", "studentized", "jackknife", "wald", "wilson", "gof")
 # ``auto``: bootstrap-t on the Fisher-z scale (Wilson for observed agreement) up to this many units, BCa above
 # (docs/agreement.md "Small samples" has the evidence); ordinal alpha's per-resample jackknife
 # costs O(B n^2), so its limit is lower.
@@ -1030,6 +1030,8 @@ MIN_TRUSTED_UNITS = 10
 
 def auto_method(s: _Spec, n_units: int, n_resamples: int, has_stats: bool) -> str:
     """The interval ``method="auto"`` uses for this coefficient and number of units."""
+    if n_units <= AUTO_STUDENTIZED_MAX and binary_pairs(s) is not None:
+        return "gof"  # needs no resamples
     if not n_resamples or not has_stats:
         return "wald"
     ordinal = isinstance(s, _AlphaOrdinal)
@@ -1037,6 +1039,87 @@ def auto_method(s: _Spec, n_units: int, n_resamples: int, has_stats: bool) -> st
     if n_units <= limit:
         return "wilson" if _is_pa(s) else "studentized"
     return "percentile" if ordinal and n_units > ORDINAL_JACKKNIFE_MAX else "bca"
+
+
+def binary_pairs(s: _Spec) -> tuple[float, float, float] | None:
+    """``(both first category, discordant, both second)`` item counts when ``s`` is the kappa of
+    two exchangeable raters on binary labels (Fleiss' kappa, Scott's pi or nominal alpha on items
+    with exactly two labels, no clusters): the setting of Donner & Eliasziw's interval. Else None."""
+    prep = s.prep
+    if prep.clusters is not None or prep.q != 2 or (prep.abst_code is not None and prep.policy == "disagree"):
+        return None
+    if not ((isinstance(s, _GwetFamily) and s.kind == "fleiss" and s.identity)
+            or (isinstance(s, _AlphaMatrix) and s.plain_nominal)
+            or (isinstance(s, _TwoRater) and s.kind == "scott" and s.level == "identity")):
+        return None
+    r = prep.r
+    used = r >= 2
+    if not used.any() or np.any(r[used] != 2):
+        return None
+    k = np.bincount(prep.item[prep.code == 0], minlength=prep.n_items)[used]
+    return float(np.count_nonzero(k == 2)), float(np.count_nonzero(k == 1)), float(np.count_nonzero(k == 0))
+
+
+def _zero_disagreement(s: _Spec, st: Any, level: float, expected: float) -> Any:
+    """The one-sided bound when no unit disagrees (estimate 1), for coefficients whose per-unit
+    disagreement is a share of pairs at most 1 (the Gwet family, nominal alpha); else None."""
+    if isinstance(s, _GwetFamily) and s.kind != "pa":
+        de = 1 - expected  # estimate() returns (kappa, pa, pe)
+    elif isinstance(s, _AlphaMatrix) and s.plain_nominal:
+        de = expected  # (alpha, D_o, D_e)
+    else:
+        return None
+    # each unit's weight in the observed disagreement (items with two labels; alpha: their labels)
+    S = st if st is not None else s.stats()  # without the bootstrap: per item (clusters not summed)
+    w = np.asarray(S[:, 0].toarray() if sp.issparse(S) else S[:, 0], dtype=float).ravel()
+    w = w[w > 0]
+    if not w.size:
+        return None
+    r = _iv.zero_disagreement(int(w.size), de, level, weight_ratio=float(w.max() / w.mean()))
+    return r if math.isfinite(r.low) else None
+
+
+def interval_for(s: _Spec, m: str, est: float, expected: float, *, boots: np.ndarray | None, st: Any,
+                 jack: np.ndarray | None, boot_se: np.ndarray | None, a_se: float | None, n_units: int,
+                 unit_kind: str, level: float) -> tuple[Any, str, bool]:
+    """The interval of method ``m`` for one coefficient, with the rules for degenerate data and
+    the coefficient's bounds (``agreement`` and the coverage bench both call this): the interval,
+    the clipping text for ``ci.method`` and whether it was replaced (see ``_honest``).
+    ``boots`` None: no bootstrap ran."""
+    if not math.isfinite(est):
+        return dataclasses.replace(_iv.NAN_INTERVAL, note="the estimate is undefined"), "", False
+    if n_units < 2:
+        return dataclasses.replace(_iv.NAN_INTERVAL, note=f"one {unit_kind} only: resampling needs at least two"), "", False
+    sc_plain = _scale(s)
+    if m == "gof":
+        counts = binary_pairs(s)
+        if counts is None:
+            raise ValueError("gof: not the two-rater binary setting")  # run() never asks for it then
+        return _honest(_iv.kappa_gof(*counts, level), s, est, sc_plain, lambda: _iv.NAN_INTERVAL)
+    if est == 1.0:  # no unit disagrees (kappa = 1 iff pa = 1): every resample gives 1 too
+        zd = _zero_disagreement(s, st, level, expected)
+        if zd is not None:
+            return zd, "", False
+    good = boots[np.isfinite(boots)] if boots is not None else None
+    flat = (good.size > 0 and bool(np.all(good == est))) if good is not None else (
+        jack is not None and bool(np.all(jack == est)))
+    if flat and not (m == "wilson" and est in (0.0, 1.0)):
+        return dataclasses.replace(_iv.NAN_INTERVAL, note=(
+            f"every resample gives {est:.6g} (the {unit_kind}s do not vary in what the coefficient uses): "
+            f"no interval")), "", False
+    # Wald gets no bounds here: _honest clips it to the coefficient's true bounds and says so
+    sc = _iv.Scale(-math.inf, math.inf) if m == "wald" else _scale(s, _lowest(est, boots, jack))
+
+    def _own_scale() -> Any:
+        # the percentile interval (within the replicates' range) when there are replicates,
+        # else the jackknife on the coefficient's own scale
+        return _iv.build("percentile" if boots is not None else "jackknife", est, boots=boots, jack=jack,
+                         boot_se=None, analytic_se=a_se, n_units=n_units, level=level,
+                         scale=_iv.Scale(-math.inf, math.inf))
+
+    r = _iv.build(m, est, boots=boots, jack=jack, boot_se=boot_se, analytic_se=a_se, n_units=n_units,
+                  level=level, scale=sc)
+    return _honest(r, s, est, sc, _own_scale)
 
 
 def _is_pa(s: _Spec) -> bool:
@@ -1291,10 +1374,18 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
     B = opts.n_resamples
     ok = unit >= 0
     item_units = bool(np.array_equal(unit[ok], np.arange(n_units)))
-    # "wilson" in agreement() applies to observed agreement; the other coefficients get auto's choice
-    chosen = [(auto_method(s, n_units, B, st is not None)
-               if opts.method == "auto" or (opts.method == "wilson" and not _is_pa(s)) else opts.method)
-              for s, st in zip(specs, stats_list)]
+    # "wilson" in agreement() applies to observed agreement, "gof" to two-rater binary kappa; the
+    # other coefficients get auto's choice (with a warning when one coefficient was asked for)
+    chosen = []
+    for s, st in zip(specs, stats_list):
+        m = opts.method
+        if m == "auto" or (m == "wilson" and not _is_pa(s)) or (m == "gof" and binary_pairs(s) is None):
+            m = auto_method(s, n_units, B, st is not None)
+            if opts.method == "gof" and len(specs) == 1:
+                warnings.warn(f"{s.name}: method='gof' (Donner-Eliasziw) needs two raters per item on binary "
+                              f"labels without clusters; {_iv.METHOD_NAMES.get(m, m)} used instead.",
+                              DegenerateDataWarning, stacklevel=4)
+        chosen.append(m)
     se_out: list[np.ndarray | None] = [np.zeros(0) if (m == "studentized" and st is not None) else None
                                        for m, st in zip(chosen, stats_list)]
     boots = bootstrap(specs, stats_list, unit, n_units, B, opts.rng, se_out=se_out)
@@ -1319,34 +1410,12 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
             S = st if st is not None else _aggregate(s.stats(), unit, n_units)
             jack = jackknife_values(s, S, unit, n_units, item_units)
         se = float(np.std(good, ddof=1)) if good.size >= 2 else float("nan")
-        clip_text, replaced = "", False
-        if not math.isfinite(est):
-            r = dataclasses.replace(_iv.NAN_INTERVAL, note="the estimate is undefined")
-        elif n_units < 2:
-            r = dataclasses.replace(_iv.NAN_INTERVAL, note=f"one {unit_kind} only: resampling needs at least two")
-        elif ((good.size and np.all(good == est)) if B_s else (jack is not None and np.all(jack == est))) and not (
-                m == "wilson" and est in (0.0, 1.0)):
-            r = dataclasses.replace(_iv.NAN_INTERVAL, note=(
-                f"every resample gives {est:.6g} (the {unit_kind}s do not vary in what the coefficient uses): "
-                f"no interval"))
-        else:
-            # Wald gets no bounds here: _honest clips it to the coefficient's true bounds and says so
-            sc = (_iv.Scale(-math.inf, math.inf) if m == "wald"
-                  else _scale(s, _lowest(est, bt if B_s else None, jack)))
-
-            def _own_scale(est: float = est, bt: np.ndarray = bt, jack: Any = jack, a_se: Any = a_se,
-                           B_s: int = B_s) -> Any:
-                # the percentile interval (within the replicates' range) when there are replicates,
-                # else the jackknife on the coefficient's own scale
-                return _iv.build("percentile" if B_s else "jackknife", est, boots=bt if B_s else None, jack=jack,
-                                 boot_se=None, analytic_se=a_se, n_units=n_units, level=cl,
-                                 scale=_iv.Scale(-math.inf, math.inf))
-
-            r = _iv.build(m, est, boots=bt if B_s else None, jack=jack, boot_se=bse, analytic_se=a_se,
-                          n_units=n_units, level=cl, scale=sc)
-            r, clip_text, replaced = _honest(r, s, est, sc, _own_scale)
-        if r.method not in (m, "none") and math.isfinite(est) and not replaced:
-            # a fallback: say which method was used (a nan interval carries its reason in `method`)
+        r, clip_text, replaced = interval_for(s, m, est, exp_, boots=bt if B_s else None, st=st, jack=jack,
+                                              boot_se=bse, a_se=a_se, n_units=n_units, unit_kind=unit_kind,
+                                              level=cl)
+        if r.method not in (m, "none", "zero_disagreement") and math.isfinite(est) and not replaced:
+            # a fallback: say which method was used (a nan interval carries its reason in `method`,
+            # the bound for tables without disagreement its own note)
             warnings.warn(f"{s.name}: {r.note}.", DegenerateDataWarning, stacklevel=4)
         method = _describe(r, s, unit_kind, B_s, a_se, requested=opts.method, chosen=m)
         label = _ci_label(r, s) + (f"; {clip_text}" if clip_text else "")
