@@ -1016,9 +1016,10 @@ class Options:
 
 
 INTERVAL_METHODS = ("auto", "percentile", "bca", "studentized", "jackknife", "wald", "wilson", "gof")
-# ``auto``: bootstrap-t on the Fisher-z scale (Wilson for observed agreement) up to this many units, BCa above
-# (docs/agreement.md "Small samples" has the evidence); ordinal alpha's per-resample jackknife
-# costs O(B n^2), so its limit is lower.
+# ``auto``: up to this many units Donner-Eliasziw for the two-rater binary kappa, Wilson for observed
+# agreement, the bootstrap-t on the Fisher-z scale otherwise; BCa above (docs/agreement.md "Small
+# samples" has the evidence). Ordinal alpha on more than 16 categories (_AlphaOrdinal) re-ranks per
+# deletion, O(B n^2), so its limit is lower.
 AUTO_STUDENTIZED_MAX = 200
 AUTO_STUDENTIZED_MAX_ORDINAL = 100
 # Ordinal alpha's jackknife re-ranks for every deletion, O(n^2): above this, no jackknife (and
