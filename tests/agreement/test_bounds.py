@@ -107,12 +107,16 @@ def test_wald_is_clipped_only_at_true_bounds_and_says_so():
 
 def test_studentized_end_at_the_fisher_map_is_not_reported_as_a_bound():
     # issue 17: an AC2 interval [-1, x] around x: the bootstrap-t's infinite quantile put the low
-    # end on the Fisher z map's end (-1), which is no bound of quadratic AC2. Now: the percentile
-    # interval, named, and the estimate inside.
+    # end on the Fisher z map's end (-1), which is no bound of quadratic AC2. Now: the map's end,
+    # or the percentile interval's lower end where that is lower (replacing the bootstrap-t by the
+    # percentile interval under-covered rare categories: 0.85 against 0.94), said in `method`,
+    # and the estimate inside.
     t, _ = _table(6, True)  # before: studentized [-1, -0.334] around -0.591
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateDataWarning)
         r = A.gwet_ac2(t, n_resamples=200, rng=1, method="studentized")
+        p = A.gwet_ac2(t, n_resamples=200, rng=1, method="percentile")
     assert r.ci.low <= r.estimate <= r.ci.high
-    assert r.ci.low != -1.0
-    assert r.ci.method == "percentile bootstrap" and "no bound of gwet_ac2" in r.method
+    assert r.ci.low == min(-1.0, p.ci.low)
+    assert "bootstrap-t" in r.ci.method or "studentized" in r.ci.method
+    assert "no bound of gwet_ac2" in r.method

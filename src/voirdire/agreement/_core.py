@@ -1151,9 +1151,10 @@ def _fmt_bound(v: float) -> str:
 def _honest(r: Any, s: _Spec, est: float, sc: Any, rebuild: Any) -> tuple[Any, str, bool]:
     """Keep an interval within the coefficient's true bounds and around its estimate.
 
-    * An endpoint of a transformed interval (bootstrap-t, jackknife) that reached the end of the
-      map's range, where that end is no bound of the coefficient, is recomputed on the
-      coefficient's own scale (``rebuild``): -1 is not the floor of Fleiss' kappa or weighted AC2.
+    * A lower end of a transformed interval (bootstrap-t, jackknife) that reached the end of the
+      map's range, where that end is no bound of the coefficient (-1 is not the floor of Fleiss'
+      kappa or weighted AC2), stays there or moves lower, to the lower end on the coefficient's own
+      scale (``rebuild``) where that is lower; the note says the end is no bound.
       (The third value says so; no warning: the interval's ``method`` names what was used.)
     * Endpoints beyond a true bound (1 above; the floor of :attr:`_Spec.floor` below) are clipped to
       it, and the returned text says so (it goes into ``ci.method``).
@@ -1167,11 +1168,16 @@ def _honest(r: Any, s: _Spec, est: float, sc: Any, rebuild: Any) -> tuple[Any, s
     span = sc.high - sc.low
     if (r.method in ("studentized", "jackknife") and math.isfinite(span) and sc.low > s.floor
             and r.low <= sc.low + 1e-9 * span):
+        # The bootstrap-t's own answer is "no lower limit on the map's scale". Replacing it by the
+        # percentile interval under-covered (0.85 against 0.94 for rare categories at 20 items), so
+        # the lower end stays at the map's end, or lower where the percentile interval goes lower.
         alt = rebuild()
-        if alt.method != "none" and math.isfinite(alt.low) and math.isfinite(alt.high):
-            why = (f"the {r.label} reached the end of the Fisher z map at {_fmt_bound(sc.low)}, "
-                   f"which is no bound of {s.name}: {alt.label} used instead")
-            r = dataclasses.replace(alt, note="; ".join(x for x in (why, alt.note) if x))
+        if alt.method != "none" and math.isfinite(alt.low):
+            low = min(r.low, alt.low)
+            why = (f"the {r.label}'s lower end reached the end of the Fisher z map at {_fmt_bound(sc.low)}, "
+                   f"which is no bound of {s.name}: the data do not bound it above "
+                   f"{_fmt_bound(low)} ({'the ' + alt.label + ' lower end' if alt.low < r.low else 'the map end'})")
+            r = dataclasses.replace(r, low=float(low), note="; ".join(x for x in (r.note, why) if x))
             replaced = True
     lo, hi, notes = r.low, r.high, []
     clipped = []

@@ -268,6 +268,9 @@ def _block(tbl: Any, pos: int, st: _Setup) -> _Part:
                      func="agreement")
         gs: list[Any] = [_make_spec(n, bp, level=st.level, weights=st.weights if n in _WEIGHTED else None)
                          for n in st.names]
+        # the streamed ordinal alpha re-ranks from the pooled counts once every block is in
+        # (_AlphaOrdinal.rerank); the in-memory path's sums form for few categories gives the same number
+        gs = [_core._AlphaOrdinal(bp, s.name) if isinstance(s, _core._AlphaOrdinalSums) else s for s in gs]
         for s in gs:
             if type(s) not in _PER_ITEM:
                 raise InvalidParameterError(
