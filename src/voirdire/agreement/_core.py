@@ -614,8 +614,10 @@ class _AlphaOrdinalSums(_Spec):
         self.L = L
         self.has_abst = prep.abst_code is not None
         lab = self.pair[prep.item] & (prep.code < L)
-        self._lab = lab
         nI = prep.n_items
+        # each item's counts over the L categories (per-item: blocks of a streamed file join them)
+        self.Ncnt = np.zeros((nI, L))
+        np.add.at(self.Ncnt, (prep.item[lab], prep.code[lab]), 1.0)
         self.a = (np.bincount(prep.item, weights=(prep.code == L).astype(np.float64), minlength=nI)
                   if self.has_abst else np.zeros(nI))
         self.iu = np.triu_indices(L)
@@ -624,10 +626,8 @@ class _AlphaOrdinalSums(_Spec):
         return self.pair
 
     def stats(self) -> Any:
-        prep, L, p = self.prep, self.L, self.pf
-        lab = self._lab
-        N = np.zeros((prep.n_items, L))
-        np.add.at(N, (prep.item[lab], prep.code[lab]), 1.0)
+        p = self.pf
+        N = self.Ncnt
         m = N.sum(axis=1)
         r, a = self.r, self.a
         inv = np.where(self.pair, 1.0 / np.maximum(r - 1, 1.0), 0.0)

@@ -173,6 +173,7 @@ _PER_ITEM: dict[type, tuple[str, ...]] = {
     _core._AlphaMatrix: ("r", "N", "pair", "d", "pf"),
     _core._AlphaMoments: ("r", "pair", "d", "m", "s1", "s2", "a", "pf"),
     _core._AlphaOrdinal: ("r", "pair", "d", "m", "s1", "s2", "a", "pf", "Nsub"),
+    _core._AlphaOrdinalSums: ("r", "pair", "pf", "a", "Ncnt"),
 }
 _POOLED: dict[type, tuple[str, ...]] = {_core._AlphaMatrix: ("c_pair",)}  # added across blocks
 
@@ -268,9 +269,6 @@ def _block(tbl: Any, pos: int, st: _Setup) -> _Part:
                      func="agreement")
         gs: list[Any] = [_make_spec(n, bp, level=st.level, weights=st.weights if n in _WEIGHTED else None)
                          for n in st.names]
-        # the streamed ordinal alpha re-ranks from the pooled counts once every block is in
-        # (_AlphaOrdinal.rerank); the in-memory path's sums form for few categories gives the same number
-        gs = [_core._AlphaOrdinal(bp, s.name) if isinstance(s, _core._AlphaOrdinalSums) else s for s in gs]
         for s in gs:
             if type(s) not in _PER_ITEM:
                 raise InvalidParameterError(
