@@ -336,3 +336,13 @@ def test_hostile_category_labels_and_long_names():
     html = render_html(rep)
     assert "<img" not in html and "<svg onload" not in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_to_dict_is_a_copy(built):
+    # a test that popped meta['generated_at'] from to_dict() once broke every later render of the
+    # session's report ('dict object' has no attribute 'generated_at')
+    rep, _ = built
+    d = rep.to_dict()
+    d["meta"].clear()
+    d["sections"][next(iter(d["sections"]))]["results"].clear()
+    assert "generated_at" in rep.meta and rep.to_dict() != d

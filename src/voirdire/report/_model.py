@@ -3,6 +3,7 @@ JSON-safe results of the analyses it ran and the blocks (text, tables, figures) 
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from typing import Any, Literal
 
@@ -93,9 +94,10 @@ class Section(Result):
         return tuple(b for b in self.blocks if isinstance(b, Figure))
 
     def to_dict(self) -> dict[str, Any]:
+        """A copy: changing it never changes the (frozen) section."""
         return {
             "title": self.title, "status": self.status, "reason": self.reason,
-            "results": self.results, "warnings": list(self.warnings),
+            "results": copy.deepcopy(self.results), "warnings": list(self.warnings),
             "figures": [{"key": f.key, "title": f.title, "caption": f.caption} for f in self.figures],
         }
 
@@ -142,11 +144,12 @@ class Report(Result):
         return tuple(s for s in self.sections if s.status != "ok")
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON document, a copy: changing it never changes the report."""
         return {
             "schema_version": self.schema_version,
             "title": self.title,
-            "meta": self.meta,
-            "summary": self.summary,
+            "meta": copy.deepcopy(self.meta),
+            "summary": copy.deepcopy(self.summary),
             "checklist": [c.to_dict() for c in self.checklist],
             "sections": {s.key: s.to_dict() for s in self.sections},
             "not_available": [{"section": s.key, "title": s.title, "status": s.status, "reason": s.reason}
