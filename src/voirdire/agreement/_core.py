@@ -1085,8 +1085,9 @@ def interval_for(s: _Spec, m: str, est: float, expected: float, *, boots: np.nda
                  unit_kind: str, level: float) -> tuple[Any, str, bool]:
     """The interval of method ``m`` for one coefficient, with the rules for degenerate data and
     the coefficient's bounds (``agreement`` and the coverage bench both call this): the interval,
-    the clipping text for ``ci.method`` and whether it was replaced (see ``_honest``).
-    ``boots`` None: no bootstrap ran."""
+    the clipping text for ``ci.method``, and whether its lower end was kept at, or moved below,
+    the end of the Fisher z map (see ``_honest``; the interval's own note says so, so the caller
+    issues no fallback warning for it). ``boots`` None: no bootstrap ran."""
     if not math.isfinite(est):
         return dataclasses.replace(_iv.NAN_INTERVAL, note="the estimate is undefined"), "", False
     if n_units < 2:
@@ -1154,17 +1155,17 @@ def _honest(r: Any, s: _Spec, est: float, sc: Any, rebuild: Any) -> tuple[Any, s
     * A lower end of a transformed interval (bootstrap-t, jackknife) that reached the end of the
       map's range, where that end is no bound of the coefficient (-1 is not the floor of Fleiss'
       kappa or weighted AC2), stays there or moves lower, to the lower end on the coefficient's own
-      scale (``rebuild``) where that is lower; the note says the end is no bound.
-      (The third value says so; no warning: the interval's ``method`` names what was used.)
+      scale (``rebuild``) where that is lower; the note says the end is no bound, and the third
+      value is True (no warning: the interval's ``method`` names what was used).
     * Endpoints beyond a true bound (1 above; the floor of :attr:`_Spec.floor` below) are clipped to
       it, and the returned text says so (it goes into ``ci.method``).
     * The estimate always lies in the interval: an endpoint beyond it by rounding (a few units in the
       last place) is set to it; a real miss (a percentile interval of a biased bootstrap) is
       widened to the estimate, with a note.
     """
-    replaced = False
+    at_map_end = False
     if r.method == "none" or not (math.isfinite(r.low) and math.isfinite(r.high)):
-        return r, "", replaced
+        return r, "", at_map_end
     span = sc.high - sc.low
     if (r.method in ("studentized", "jackknife") and math.isfinite(span) and sc.low > s.floor
             and r.low <= sc.low + 1e-9 * span):
@@ -1178,7 +1179,7 @@ def _honest(r: Any, s: _Spec, est: float, sc: Any, rebuild: Any) -> tuple[Any, s
                    f"which is no bound of {s.name}: the data do not bound it above "
                    f"{_fmt_bound(low)} ({'the ' + alt.label + ' lower end' if alt.low < r.low else 'the map end'})")
             r = dataclasses.replace(r, low=float(low), note="; ".join(x for x in (r.note, why) if x))
-            replaced = True
+            at_map_end = True
     lo, hi, notes = r.low, r.high, []
     clipped = []
     if hi > 1.0:
@@ -1204,7 +1205,7 @@ def _honest(r: Any, s: _Spec, est: float, sc: Any, rebuild: Any) -> tuple[Any, s
     if (lo, hi) != (r.low, r.high) or notes:
         r = dataclasses.replace(r, low=float(lo), high=float(hi),
                                 note="; ".join(x for x in (r.note, *notes) if x))
-    return r, clip_text, replaced
+    return r, clip_text, at_map_end
 
 
 def _units(prep: Prepared, mask: np.ndarray) -> tuple[np.ndarray, int, str]:
@@ -1417,10 +1418,10 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
             S = st if st is not None else _aggregate(s.stats(), unit, n_units)
             jack = jackknife_values(s, S, unit, n_units, item_units)
         se = float(np.std(good, ddof=1)) if good.size >= 2 else float("nan")
-        r, clip_text, replaced = interval_for(s, m, est, exp_, boots=bt if B_s else None, st=st, jack=jack,
+        r, clip_text, at_map_end = interval_for(s, m, est, exp_, boots=bt if B_s else None, st=st, jack=jack,
                                               boot_se=bse, a_se=a_se, n_units=n_units, unit_kind=unit_kind,
                                               level=cl)
-        if r.method not in (m, "none", "zero_disagreement") and math.isfinite(est) and not replaced:
+        if r.method not in (m, "none", "zero_disagreement") and math.isfinite(est) and not at_map_end:
             # a fallback: say which method was used (a nan interval carries its reason in `method`,
             # the bound for tables without disagreement its own note)
             warnings.warn(f"{s.name}: {r.note}.", DegenerateDataWarning, stacklevel=4)
