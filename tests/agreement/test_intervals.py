@@ -489,3 +489,48 @@ def test_kappa_gof_exact_coverage_is_near_nominal_but_discrete():
             covs[(prev, acc, n)] = cov
     assert covs[(0.5, 0.7, 20)] == pytest.approx(0.9324, abs=5e-4)  # the grid's "0.904" was noise around this
     assert all(0.93 <= c <= 0.97 for c in covs.values()), covs
+
+
+def _clustered_binary(n, G, R, prev, seed):
+    """``n`` items in ``G`` texts (at least one each) sharing the true class and an accuracy drawn
+    from U(0.3, 1); each rater reports the class with that accuracy, else a draw at the prevalence."""
+    rng = np.random.default_rng(seed)
+    cl = np.repeat(np.arange(G), rng.multinomial(n - G, np.full(G, 1 / G)) + 1)
+    acc = rng.uniform(0.3, 1.0, G)[cl][:, None]
+    truth = (rng.random(G) < prev)[cl]
+    X = np.where(rng.random((n, R)) < acc, truth[:, None], rng.random((n, R)) < prev).astype(float)
+    return X, cl
+
+
+@pytest.mark.statistical
+def test_cluster_bootstrap_t_covers_rare_category_at_20_clusters():
+    # bench/interval_coverage.py's clustered cell: 60 items in 20 texts, 3 raters, binary labels with
+    # prevalence 0.85. The units are the 20 clusters; auto is the cluster bootstrap-t on Fisher's z.
+    # The percentile interval covers about 0.75-0.78 here, the bootstrap-t 0.94-0.95 (docs/agreement.md
+    # "Small samples"); a rule that swapped its lower end for the percentile one fell to 0.88. 250
+    # tables, B = 300; tolerance 3 binomial SEs (+-0.041).
+    big_X, big_cl = _clustered_binary(60_000, 20_000, 3, 0.85, 999)
+    names = ["fleiss_kappa", "krippendorff_alpha"]
+    truth = {r.coefficient: r.estimate
+             for r in A.agreement(table_from_wide(big_X, clusters=big_cl), coefficients=names, n_resamples=0)}
+    reps = 250
+    hits = {nm: 0 for nm in names}
+    pct = {nm: 0 for nm in names}
+    for k in range(reps):
+        X, cl = _clustered_binary(60, 20, 3, 0.85, 80_000 + k)
+        t = table_from_wide(X, clusters=cl)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateDataWarning)
+            auto = A.agreement(t, coefficients=names, n_resamples=300, rng=k)
+            if k < 100:
+                perc = A.agreement(t, coefficients=names, n_resamples=300, rng=k, method="percentile")
+        for nm in names:
+            assert auto[nm].n_units == 20 and "studentized" in auto[nm].method
+            hits[nm] += bool(auto[nm].ci.low <= truth[nm] <= auto[nm].ci.high)
+            if k < 100:
+                pct[nm] += bool(perc[nm].ci.low <= truth[nm] <= perc[nm].ci.high)
+    tol = 3 * math.sqrt(0.95 * 0.05 / reps)
+    for nm in names:
+        print(f"20 clusters, prevalence 0.85: {nm} auto {hits[nm] / reps:.3f}, percentile {pct[nm] / 100:.2f} (100 tables)")
+        assert abs(hits[nm] / reps - 0.95) <= tol, (nm, hits[nm] / reps)
+        assert pct[nm] / 100 < 0.88  # the under-coverage the cluster bootstrap-t repairs

@@ -1,0 +1,148 @@
+"""Candidate bootstrap-t variants on the coverage grid's cells, on the same tables and replicates
+(issue 13; docs/agreement.md "Small samples" says which were adopted and why).
+
+Each table of a cell (``bench/interval_coverage.py``'s ``simulate`` and truths) gets one bootstrap
+with per-replicate jackknife SEs; then, from those same numbers:
+
+``percentile``, ``bca``, ``studentized``, ``jackknife``
+    the library's methods through ``_core.interval_for`` (``studentized`` is ``auto``'s choice at
+    these sizes; ``jackknife`` on clusters is the delete-one-cluster jackknife SE with ``t(G-1)``
+    quantiles, the CV3-with-``t(G-1)`` recommendation for few clusters);
+``bt_floor_t``
+    the bootstrap-t whose ``t*`` quantiles are never inside ``+-t_{G-1, 0.975}`` (the cluster
+    bootstrap-t "with t(G-1) quantiles": never narrower than the jackknife-t on the same scale);
+``bt_symmetric``
+    Hall's (1988) symmetric bootstrap-t: ``g(est) +- q s`` with ``q`` the 95% quantile of ``|t*|``.
+
+Output: coverage / mean width of each, per coefficient. Monte-Carlo SE about
+``sqrt(0.95 * 0.05 / reps)`` (0.011 at 400 tables).
+
+    nice -n 10 .venv/bin/python bench/interval_variants.py --reps 400 --seed 500 --cells 24,25,2,4,5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import stats as _st
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import interval_coverage as ic  # noqa: E402
+
+from voirdire._stats import intervals as iv  # noqa: E402
+from voirdire.agreement import _core  # noqa: E402
+from voirdire.agreement._coefficients import _make_spec  # noqa: E402
+from voirdire.agreement._prepare import prepare  # noqa: E402
+
+
+def _t_star(est: float, boots: np.ndarray, boot_se: np.ndarray, se: float, scale: Any) -> tuple[float, np.ndarray, float]:
+    ok = np.isfinite(boots) & np.isfinite(boot_se)
+    z0 = float(scale.g(est))
+    diff = scale.g(boots[ok]) - z0
+    sb = scale.dg(boots[ok]) * boot_se[ok]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(sb > 0, diff / np.where(sb > 0, sb, 1.0), np.sign(diff) * np.inf)
+    t = np.sort(np.where(np.isnan(t), 0.0, t))
+    return z0, t, float(scale.dg(est)) * se
+
+
+def _order_stat(t: np.ndarray, p: float) -> float:
+    return float(t[min(t.size - 1, max(0, int(math.ceil(p * (t.size - 1)))))])
+
+
+def variants(s: Any, est: float, expected: float, boots: np.ndarray, st: Any, jack: np.ndarray | None,
+             boot_se: np.ndarray, a_se: float | None, n_units: int, kind: str,
+             level: float = 0.95) -> dict[str, tuple[float, float]]:
+    base = dict(boots=boots, st=st, jack=jack, boot_se=boot_se, a_se=a_se, n_units=n_units, unit_kind=kind,
+                level=level)
+    out = {m: _core.interval_for(s, m, est, expected, **base)[0] for m in ("percentile", "bca", "studentized",
+                                                                           "jackknife")}
+    res = {m: (r.low, r.high) for m, r in out.items()}
+    if out["studentized"].method != "studentized" or jack is None:
+        return res
+    sc = _core._scale(s, _core._lowest(est, boots, jack))
+    z0, t, s0 = _t_star(est, boots, boot_se, iv.jackknife_se(jack), sc)
+    if t.size < 20 or not (math.isfinite(s0) and s0 > 0):
+        return res
+
+    def finish(lo_t: float, hi_t: float) -> tuple[float, float]:
+        r = iv.Interval(float(sc.ginv(z0 - hi_t * s0)), float(sc.ginv(z0 - lo_t * s0)), "studentized")
+        r = _core._honest(r, s, est, sc, lambda: iv.percentile(boots, level))[0]
+        return r.low, r.high
+
+    a2 = (1 - level) / 2
+    lo_t, hi_t = _order_stat(t, a2), _order_stat(t, 1 - a2)
+    tq = float(_st.t.ppf(1 - a2, n_units - 1))
+    res["bt_floor_t"] = finish(min(lo_t, -tq), max(hi_t, tq))
+    q = _order_stat(np.sort(np.abs(t)), level)
+    res["bt_symmetric"] = finish(-q, q)
+    return res
+
+
+def run_cell(cell: dict[str, Any], reps: int, seed: int, B: int = 1000) -> dict[str, dict[str, tuple[float, float]]]:
+    coefs = ic.COEFS_BINARY if cell["kind"] == "binary" else ic.COEFS_FIVE
+    truth = ic.truths(cell, coefs)
+    rng = np.random.default_rng(seed)
+    hits: dict[str, dict[str, list[float]]] = {}
+    for r in range(reps):
+        t = ic.simulate(rng=rng, **cell)
+        prep = prepare(t, raters=None, policy="exclude", func="sim")
+        specs = [_make_spec(name, prep, level=lvl) for name, lvl in coefs]
+        mask = np.zeros(prep.n_items, dtype=bool)
+        for s in specs:
+            mask |= s.unit_mask()
+        unit, n_units, kind = _core._units(prep, mask)
+        ok = unit >= 0
+        item_units = bool(np.array_equal(unit[ok], np.arange(n_units)))
+        points, stats_list = [], []
+        for s in specs:
+            e, _, x = s.estimate(s.totals().reshape(1, -1))
+            points.append((float(e[0]), float(x[0])))
+            stats_list.append(_core._aggregate(s.stats(), unit, n_units) if math.isfinite(e[0]) else None)
+        se_out: list[Any] = [np.zeros(0) for _ in specs]
+        boots = _core.bootstrap(specs, stats_list, unit, n_units, B, seed * 100_003 + r, se_out=se_out)
+        for (name, lvl), s, (e, x), bt, st, bse in zip(coefs, specs, points, boots, stats_list, se_out):
+            key = name if lvl is None else f"{name}:{lvl}"
+            if not math.isfinite(e):
+                continue  # counted as a miss of every method (hits stay, reps divide)
+            jack = _core.jackknife_values(s, st, unit, n_units, item_units)
+            a_se = _core._analytic_se(s, e, unit, n_units, kind)
+            for m, (lo, hi) in variants(s, e, x, bt, st, jack, bse, a_se, n_units, kind).items():
+                h = hits.setdefault(key, {}).setdefault(m, [0.0, 0.0, 0.0])
+                fin = math.isfinite(lo) and math.isfinite(hi)
+                h[0] += float(fin and lo <= truth[key] <= hi)
+                h[1] += float(fin)
+                h[2] += (hi - lo) if fin else 0.0
+    return {k: {m: (h[0] / reps, h[2] / max(h[1], 1.0)) for m, h in ms.items()} for k, ms in hits.items()}
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=400)
+    ap.add_argument("--seed", type=int, default=500, help="cell k uses seed + k")
+    ap.add_argument("--cells", type=str, default="24,25", help="indices into interval_coverage's grid")
+    ap.add_argument("--out", type=str, default="")
+    a = ap.parse_args(argv)
+    warnings.simplefilter("ignore")
+    grid = ic.grid(False)
+    results = []
+    for k in map(int, a.cells.split(",")):
+        res = run_cell(grid[k], a.reps, a.seed + k)
+        results.append({"cell": grid[k], "index": k, "reps": a.reps, "seed": a.seed + k, "coverage_width": res})
+        print(k, json.dumps(grid[k]), flush=True)
+        for key, ms in res.items():
+            print(f"  {key:28s}", " ".join(f"{m}={c:.3f}/{w:.3f}" for m, (c, w) in ms.items()), flush=True)
+        if a.out:
+            with open(a.out, "w") as f:
+                json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
