@@ -6,6 +6,13 @@ alpha of the whole pool with its 2,000-resample bootstrap (``krippendorff_alpha`
 run. Measured: ``rater_diagnostics`` with 2,000 resamples (every per-rater S with its interval, the
 pool coefficient without each rater with its interval, the outlier test), without and with the
 latent-class competence models. Wall and CPU seconds, best of ``--repeat``.
+
+``--stages``: one run, stage by stage (CPU seconds): building the table; the reference; the
+statistics of every S(k; pool) and of the pool without each rater; their point estimates; the
+joint bootstrap's sums split into factoring, drawing the weights and the product; the bootstrap
+sums of the S(k; pool) columns alone and of the pool/without-k columns alone (each is its own
+factoring and product, so the two do not add up to the joint one); Dawid-Skene; MACE; the
+per-item diagnostics.
 """
 
 from __future__ import annotations
@@ -43,6 +50,61 @@ def timed(f, repeat: int) -> tuple[float, float, object]:
     return best
 
 
+def stages(n: int, K: int, per: int) -> None:
+    """The stage-by-stage breakdown (private functions of the diagnostics: a profile, not an API)."""
+    import scipy.sparse as sp
+
+    from voirdire._stats import _poisson as P
+    from voirdire.diagnostics import item_diagnostics
+    from voirdire.diagnostics import _raters as R
+    from voirdire.pairwise import dawid_skene_arrays, mace_arrays
+
+    def T(label: str, f):  # noqa: ANN001, ANN202
+        c = time.process_time()
+        out = f()
+        print(f"  {label:64s} {time.process_time() - c:6.2f} s CPU", flush=True)
+        return out
+
+    t = T("table construction (AnnotationTable.from_arrays)", lambda: table(n, K, per))
+    T("reference: krippendorff_alpha + 2,000 resamples", lambda: krippendorff_alpha(t, n_resamples=2000, rng=0))
+    st = T("setup: S(k;pool) pair rows + without-k rows + pool spec", lambda: R._setup(t, list(t.humans), "agreement",
+                                                                                       "krippendorff_alpha", None))
+    prep, spec = st.prep, st.spec
+    T("  of which: S(k;pool) pair rows", lambda: R._pair_rows(prep, st.rpos, st.K, "agreement", "nominal", st.L,
+                                                             prep.cat_values.astype(float)))
+    T("  of which: without-k corrections", lambda: R._without_rows(prep, st.rpos, st.K, "krippendorff_alpha",
+                                                                   "nominal", None))
+    S = T("joint statistics [pool | S rows | without-k rows]", spec.stats)
+    T("point estimates (pool, every S(k;pool), every pool without k)",
+      lambda: spec.estimate(spec.totals().reshape(1, -1)))
+    B, key = 2000, 12345
+    T("bootstrap: factoring the joint statistics", lambda: P.factor_rows(S, spec.column_segments))
+
+    def draw() -> None:
+        for g in range(-(-S.shape[0] // P.GROUP_UNITS)):
+            P._group_weights(key, g, S.shape[0], B)
+
+    T("bootstrap: drawing the 2,000 x n_items weights", draw)
+    sums = T("bootstrap: joint sums (factoring + weights + product)",
+             lambda: P.weighted_sums(S, key, B, segments=spec.column_segments))
+    T("bootstrap: estimates from the sums", lambda: spec.estimate(sums))
+    sp_, width = spec.s_pool, st.S
+    Rm = S[:, sp_:sp_ + st.K * width]
+    T("  S(k;pool) columns alone: sums", lambda: P.weighted_sums(Rm, key, B,
+                                                                segments=np.repeat(np.arange(1, st.K + 1), width)))
+    Dp = sp.hstack([S[:, :sp_], S[:, sp_ + st.K * width:]], format="csr")
+    T("  pool + without-k columns alone: sums",
+      lambda: P.weighted_sums(Dp, key, B, segments=np.r_[np.zeros(sp_, dtype=np.int64),
+                                                          np.repeat(np.arange(1, st.K + 1), sp_)]))
+    T("rater_diagnostics(competence=False), whole", lambda: rater_diagnostics(t, n_resamples=B, competence=False, rng=0))
+    sub = prep.code < st.L
+    args = (prep.item[sub], st.rpos[sub], prep.code[sub])
+    kw = dict(n_items=prep.n_items, n_workers=st.K, n_classes=st.L)
+    T("Dawid-Skene (competence)", lambda: dawid_skene_arrays(*args, **kw))
+    T("MACE, 10 restarts (competence)", lambda: mace_arrays(*args, **kw, rng=np.random.default_rng(0)))
+    T("item_diagnostics (per-item)", lambda: item_diagnostics(t))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--items", type=int, default=100_000)
@@ -50,9 +112,14 @@ def main() -> None:
     ap.add_argument("--per-item", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="10,000 items, one repeat")
+    ap.add_argument("--stages", action="store_true", help="one run, stage by stage")
     a = ap.parse_args()
     if a.quick:
         a.items, a.repeat = 10_000, 1
+    if a.stages:
+        print(f"{a.items:,} items x {a.raters} raters, {a.per_item} per item; load average {os.getloadavg()[0]:.1f}")
+        stages(a.items, a.raters, a.per_item)
+        return
     t = table(a.items, a.raters, a.per_item)
     print(f"{a.items:,} items x {a.raters} raters, {a.per_item} per item ({t.n_labels:,} labels); "
           f"load average {os.getloadavg()[0]:.1f}")
