@@ -204,11 +204,11 @@ def _pair_rows(prep: Prepared, rpos: np.ndarray, K: int, score: str, level: str,
     return R, layout, S
 
 
-def _sub_prep(prep: Prepared, lab: np.ndarray, items: np.ndarray) -> Prepared:
-    """The labels ``lab`` (indices into ``prep``) on the compact item range ``0..len(items)-1``."""
-    pos = np.searchsorted(items, prep.item[lab])
-    r = np.bincount(pos, minlength=items.size).astype(np.float64)
-    return dataclasses.replace(prep, item=pos, rater=prep.rater[lab], code=prep.code[lab], n_items=int(items.size),
+def _sub_prep(prep: Prepared, lab: np.ndarray, owner: np.ndarray, n_items: int) -> Prepared:
+    """The labels ``lab`` (indices into ``prep``) as a table of ``n_items`` items, label ``j`` on item
+    ``owner[j]`` (non-decreasing); items may repeat source items or be empty."""
+    r = np.bincount(owner, minlength=n_items).astype(np.float64)
+    return dataclasses.replace(prep, item=owner, rater=prep.rater[lab], code=prep.code[lab], n_items=int(n_items),
                                clusters=None, r=r)
 
 
@@ -219,35 +219,36 @@ def _as_rows(M: Any) -> sp.csr_matrix:
 def _without_rows(prep: Prepared, rpos: np.ndarray, K: int, name: str, level: str | None,
                   weights: Any) -> sp.csr_matrix:
     """``D`` (n_items, K * s): for each rater ``k``, the pool statistics of ``k``'s items with ``k``
-    minus the same without ``k`` (zero elsewhere)."""
+    minus the same without ``k`` (zero elsewhere).
+
+    All raters at once: one pseudo-item per (item, rater) label pair holds the item's labels without
+    that rater, so one statistics pass over ``sum_i r_i (r_i - 1)`` labels gives every correction
+    (the statistics are per item and depend only on the item's own labels: an additive spec). The
+    rows "with ``k``" are the pool's own rows of those items.
+    """
     n = prep.n_items
+    full = make_spec(name, prep, level=level, weights=weights).stats()
+    width = int(full.shape[1])
+    if prep.item.size == 0 or K == 0:
+        return sp.csr_matrix((n, K * width))
     indptr = np.searchsorted(prep.item, np.arange(n + 1))
-    rows: list[np.ndarray] = []
-    cols: list[np.ndarray] = []
-    vals: list[np.ndarray] = []
-    width = 0
-    for k in range(K):
-        items = np.unique(prep.item[rpos == k])
-        cnt = indptr[items + 1] - indptr[items]
-        lab = np.repeat(indptr[items], cnt) + (np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt))
-        with_k = make_spec(name, _sub_prep(prep, lab, items), level=level, weights=weights)
-        keep = lab[rpos[lab] != k]
-        without = make_spec(name, _sub_prep(prep, keep, items), level=level, weights=weights)
-        A, Bm = with_k.stats(), without.stats()
-        if sp.issparse(A) or sp.issparse(Bm):
-            Dk = (_as_rows(A) - _as_rows(Bm)).tocoo()
-            dr, dc, dv = Dk.row, Dk.col, Dk.data
-        else:
-            Dd = np.asarray(A) - np.asarray(Bm)
-            dr, dc = np.nonzero(Dd)
-            dv = Dd[dr, dc]
-        width = A.shape[1]
-        rows.append(items[dr])
-        cols.append(dc + k * width)
-        vals.append(dv)
-    if not rows:
-        return sp.csr_matrix((n, 0))
-    out = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, K * width))
+    ks = np.sort(prep.item.astype(np.int64) * K + rpos)
+    pairs = ks[np.r_[True, ks[1:] != ks[:-1]]]  # the distinct (item, rater) pairs, by item then rater
+    p_item, p_k = pairs // K, pairs % K
+    cnt = indptr[p_item + 1] - indptr[p_item]
+    lab = np.repeat(indptr[p_item], cnt) + (np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+    owner = np.repeat(np.arange(pairs.size), cnt)
+    keep = rpos[lab] != p_k[owner]
+    without = make_spec(name, _sub_prep(prep, lab[keep], owner[keep], pairs.size), level=level,
+                        weights=weights).stats()
+    if sp.issparse(full) or sp.issparse(without):
+        Dk = (_as_rows(full)[p_item] - _as_rows(without)).tocoo()
+        dr, dc, dv = Dk.row, Dk.col, Dk.data
+    else:
+        Dd = np.asarray(full)[p_item] - np.asarray(without)
+        dr, dc = np.nonzero(Dd)
+        dv = Dd[dr, dc]
+    out = sp.csr_matrix((dv, (p_item[dr], dc + p_k[dr] * width)), shape=(n, K * width))
     out.eliminate_zeros()
     return out
 
@@ -377,6 +378,44 @@ def _competence(prep: Prepared, rpos: np.ndarray, K: int, L: int, rng: np.random
     if not g["converged"]:
         notes.append(f"MACE stopped after {g['n_iter']} iterations without converging")
     return ds, mc, "; ".join(notes)
+
+
+def _loo_medians(X: np.ndarray) -> np.ndarray:
+    """``M[b, j]``: the median of row ``b`` of ``X`` without column ``j``, nan ignored (``np.nanmedian``'s
+    value; nan where the rest of the row is all nan).
+
+    Rows without nan are sorted once: dropping the value of rank ``r_j`` leaves the sorted row with
+    one gap, so the remaining ``E - 1`` values' middle one(s) are read at shifted positions (ties
+    are harmless: dropping either of two equal values leaves the same values). Rows with nan
+    (rare: a resample in which some S is undefined) go through ``np.nanmedian`` column by column.
+    """
+    Bn, E = X.shape
+    out = np.full((Bn, E), np.nan)
+    if E < 2 or Bn == 0:
+        return out
+    full = np.isfinite(X).all(axis=1)
+    if full.any():
+        Xf = X[full]
+        order = np.argsort(Xf, axis=1, kind="stable")
+        Xs = np.take_along_axis(Xf, order, axis=1)
+        rank = np.empty_like(order)
+        np.put_along_axis(rank, order, np.broadcast_to(np.arange(E), order.shape), axis=1)
+
+        def kth(q: int) -> np.ndarray:  # the q-th smallest of the row without column j, for each j
+            return np.take_along_axis(Xs, q + (q >= rank), axis=1)
+
+        m = E - 1
+        out[full] = kth(m // 2) if m % 2 else (kth(m // 2 - 1) + kth(m // 2)) / 2.0
+    rest = np.flatnonzero(~full)
+    if rest.size:
+        Xr = X[rest]
+        some = np.isfinite(Xr)
+        for j in range(E):
+            keep = np.arange(E) != j
+            ok = some[:, keep].any(axis=1)
+            if ok.any():
+                out[rest[ok], j] = np.nanmedian(Xr[ok][:, keep], axis=1)
+    return out
 
 
 def _check_margin(margin: Any) -> float:
@@ -597,15 +636,15 @@ def rater_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = 
     ev = np.flatnonzero(evaluated)
     note = ""
     if ev.size >= 3:
-        for k in ev.tolist():
+        med = _loo_medians(boots[:, 1 + ev]) if B else None
+        for j, k in enumerate(ev.tolist()):
             others = ev[ev != k]
             typical[k] = float(np.median(s[others]))
             gap[k] = s[k] - typical[k]
-            if B:
+            if med is not None:
                 # resamples in which k's S is defined; the others' median over those defined in the resample
-                Sb = boots[:, 1 + others]
-                ok = np.isfinite(boots[:, 1 + k]) & np.isfinite(Sb).any(axis=1)
-                gb = boots[ok, 1 + k] - np.nanmedian(Sb[ok], axis=1)
+                ok = np.isfinite(boots[:, 1 + k]) & np.isfinite(med[:, j])
+                gb = boots[ok, 1 + k] - med[ok, j]
                 if gb.size:
                     pval[k] = (1.0 + np.count_nonzero(gb >= -margin - 1e-12)) / (1.0 + gb.size)
         if B:

@@ -271,7 +271,21 @@ def mace_arrays(pair: np.ndarray, w: np.ndarray, y: np.ndarray, *, n_items: int,
     """
     K, P, W = int(n_classes), int(n_items), int(n_workers)
     gen = as_generator(rng)
-    ar = np.arange(K)
+    # P(y | z = k) is a = s_w xi_w[y] for k != y and b = a + 1 - s_w for k = y: the E-step needs per
+    # label only log a and log b - log a (O(labels) per iteration, not O(labels x K))
+    yk = pair * K + y
+    flat_prior = np.full(K, -np.log(K))
+
+    def e_step(s: np.ndarray, xi: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+        a = s[w] * xi[w, y]
+        b = a + (1 - s[w])
+        la = np.log(np.maximum(a, 1e-300))
+        ll = flat_prior + np.bincount(pair, weights=la, minlength=P)[:, None]
+        ll += np.bincount(yk, weights=np.log(np.maximum(b, 1e-300)) - la, minlength=P * K).reshape(P, K)
+        m = ll.max(1, keepdims=True)
+        lse = m[:, 0] + np.log(np.exp(ll - m).sum(1))
+        return np.exp(ll - lse[:, None]), float(lse.sum()), b, s[w]
+
     best: tuple[float, Any] | None = None
     for _ in range(n_restarts):
         s: np.ndarray = gen.uniform(1.0, 2.0, (W, 2))
@@ -284,13 +298,9 @@ def mace_arrays(pair: np.ndarray, w: np.ndarray, y: np.ndarray, *, n_items: int,
         it = 0
         last = float("inf")
         for it in range(1, n_iter + 1):
-            # P(y | z = k) per label: (L, K)
-            lik = s[w, None] * xi[w, y][:, None] + (1 - s[w, None]) * (y[:, None] == ar)
-            rho, ll = _e_step(np.full(K, -np.log(K)), np.log(np.maximum(lik, 1e-300)), pair, P)
-            # posterior of spamming for each label, given z = k
-            r = rho[pair]                                                  # (L, K)
-            knowing = (1 - s[w, None]) * (y[:, None] == ar)
-            p_know = (r * knowing / np.maximum(lik, 1e-300)).sum(1)        # P(not spamming | data)
+            rho, ll, b, sw = e_step(s, xi)
+            # posterior of not spamming for each label: P(z = y, knowing | data)
+            p_know = rho.ravel()[yk] * (1 - sw) / np.maximum(b, 1e-300)
             p_spam = 1.0 - p_know
             a_know = np.bincount(w, weights=p_know, minlength=W) + smoothing
             a_spam = np.bincount(w, weights=p_spam, minlength=W) + smoothing
@@ -306,8 +316,7 @@ def mace_arrays(pair: np.ndarray, w: np.ndarray, y: np.ndarray, *, n_items: int,
         if best is None or ll > best[0]:
             best = (ll, (s, xi, hist, conv, it, last))
     s, xi, hist, conv, it, last = best[1]  # type: ignore[index]
-    lik = s[w, None] * xi[w, y][:, None] + (1 - s[w, None]) * (y[:, None] == ar)
-    proba, _ = _e_step(np.full(K, -np.log(K)), np.log(np.maximum(lik, 1e-300)), pair, P)
+    proba = e_step(s, xi)[0]
     return {"proba": proba, "spamming": s, "thetas": xi, "history": hist, "converged": conv, "n_iter": it,
             "last_change": last}
 
