@@ -8,11 +8,11 @@ pool coefficient without each rater with its interval, the outlier test), withou
 latent-class competence models. Wall and CPU seconds, best of ``--repeat``.
 
 ``--stages``: one run, stage by stage (CPU seconds): building the table; the reference; the
-statistics of every S(k; pool) and of the pool without each rater; their point estimates; the
-joint bootstrap's sums split into factoring, drawing the weights and the product; the bootstrap
-sums of the S(k; pool) columns alone and of the pool/without-k columns alone (each is its own
-factoring and product, so the two do not add up to the joint one); Dawid-Skene; MACE; the
-per-item diagnostics.
+joint per-item statistics of every S(k; pool) and of the pool without each rater (factored into
+distinct pieces, and for comparison built directly); their point estimates; the joint bootstrap's
+sums (drawing the weights, then the product); for comparison the hash factoring and the sums of
+the S(k; pool) columns alone and of the pool/without-k columns alone (each its own factoring and
+product, so they do not add up to the joint one); Dawid-Skene; MACE; the per-item diagnostics.
 """
 
 from __future__ import annotations
@@ -67,41 +67,47 @@ def stages(n: int, K: int, per: int) -> None:
 
     t = T("table construction (AnnotationTable.from_arrays)", lambda: table(n, K, per))
     T("reference: krippendorff_alpha + 2,000 resamples", lambda: krippendorff_alpha(t, n_resamples=2000, rng=0))
-    st = T("setup: S(k;pool) pair rows + without-k rows + pool spec", lambda: R._setup(t, list(t.humans), "agreement",
-                                                                                       "krippendorff_alpha", None))
+    st = T("setup: joint rows [pool | S(k;pool) rows | without-k rows]", lambda: R._setup(
+        t, list(t.humans), "agreement", "krippendorff_alpha", None))
     prep, spec = st.prep, st.spec
-    T("  of which: S(k;pool) pair rows", lambda: R._pair_rows(prep, st.rpos, st.K, "agreement", "nominal", st.L,
-                                                             prep.cat_values.astype(float)))
-    T("  of which: without-k corrections", lambda: R._without_rows(prep, st.rpos, st.K, "krippendorff_alpha",
-                                                                   "nominal", None))
-    S = T("joint statistics [pool | S rows | without-k rows]", spec.stats)
+    args = (prep, st.rpos, st.K, st.L, "agreement", "nominal", prep.cat_values.astype(float), "krippendorff_alpha",
+            "nominal", True)
+    T("  of which: the factored rows (M, G, X = M @ G)", lambda: R._joint_rows(*args))
+    T("  for comparison: the same rows built directly over all items", lambda: R._blocks(*args))
+    T("    of which: S(k;pool) pair rows", lambda: R._pair_rows(prep, st.rpos, st.K, "agreement", "nominal", st.L,
+                                                               prep.cat_values.astype(float)))
+    T("    of which: without-k corrections", lambda: R._without_rows(prep, st.rpos, st.K, "krippendorff_alpha",
+                                                                     "nominal", None))
+    S = spec.stats()
+    M, G = spec.factors
+    print(f"  (labels {prep.n_labels:,}; joint rows {S.shape[0]:,} x {S.shape[1]} with {S.nnz:,} non-zeros; "
+          f"M: {M.nnz:,} non-zeros over {M.shape[1]:,} distinct pieces; G: {G.nnz:,} non-zeros)")
     T("point estimates (pool, every S(k;pool), every pool without k)",
       lambda: spec.estimate(spec.totals().reshape(1, -1)))
     B, key = 2000, 12345
-    T("bootstrap: factoring the joint statistics", lambda: P.factor_rows(S, spec.column_segments))
 
     def draw() -> None:
         for g in range(-(-S.shape[0] // P.GROUP_UNITS)):
             P._group_weights(key, g, S.shape[0], B)
 
     T("bootstrap: drawing the 2,000 x n_items weights", draw)
-    sums = T("bootstrap: joint sums (factoring + weights + product)",
-             lambda: P.weighted_sums(S, key, B, segments=spec.column_segments))
+    sums = T("bootstrap: joint sums (weights + (w @ M) @ G)", lambda: P.weighted_sums(S, key, B, factors=(M, G)))
     T("bootstrap: estimates from the sums", lambda: spec.estimate(sums))
+    T("  for comparison: factoring X by hashing its pieces", lambda: P.factor_rows(S, spec.column_segments))
     sp_, width = spec.s_pool, st.S
     Rm = S[:, sp_:sp_ + st.K * width]
-    T("  S(k;pool) columns alone: sums", lambda: P.weighted_sums(Rm, key, B,
-                                                                segments=np.repeat(np.arange(1, st.K + 1), width)))
+    T("  S(k;pool) columns alone: sums (hash-factored)",
+      lambda: P.weighted_sums(Rm, key, B, segments=np.repeat(np.arange(1, st.K + 1), width)))
     Dp = sp.hstack([S[:, :sp_], S[:, sp_ + st.K * width:]], format="csr")
-    T("  pool + without-k columns alone: sums",
+    T("  pool + without-k columns alone: sums (hash-factored)",
       lambda: P.weighted_sums(Dp, key, B, segments=np.r_[np.zeros(sp_, dtype=np.int64),
                                                           np.repeat(np.arange(1, st.K + 1), sp_)]))
     T("rater_diagnostics(competence=False), whole", lambda: rater_diagnostics(t, n_resamples=B, competence=False, rng=0))
     sub = prep.code < st.L
-    args = (prep.item[sub], st.rpos[sub], prep.code[sub])
+    lab = (prep.item[sub], st.rpos[sub], prep.code[sub])
     kw = dict(n_items=prep.n_items, n_workers=st.K, n_classes=st.L)
-    T("Dawid-Skene (competence)", lambda: dawid_skene_arrays(*args, **kw))
-    T("MACE, 10 restarts (competence)", lambda: mace_arrays(*args, **kw, rng=np.random.default_rng(0)))
+    T("Dawid-Skene (competence)", lambda: dawid_skene_arrays(*lab, **kw))
+    T("MACE, 10 restarts (competence)", lambda: mace_arrays(*lab, **kw, rng=np.random.default_rng(0)))
     T("item_diagnostics (per-item)", lambda: item_diagnostics(t))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import numpy as np
 import pytest
 
@@ -314,3 +316,49 @@ def test_ordinal_alpha_without_each_rater_has_intervals_from_the_joint_bootstrap
     big = AnnotationTable.from_frame(pd.concat(rows), item="item", rater="rater", label="label", scale="ordinal",
                                      categories=list(t.scale.categories))
     assert rep == pytest.approx(krippendorff_alpha(big, n_resamples=0).estimate, abs=1e-12)
+
+
+@pytest.mark.parametrize("coef,score,scale", [("krippendorff_alpha", "agreement", "nominal"),
+                                              ("gwet_ac2", "alpha", "interval"), ("fleiss_kappa", "kappa", "nominal"),
+                                              ("bennett_s", "ac1", "nominal"), ("krippendorff_alpha", "alpha", "ordinal")])
+def test_factored_rows_equal_the_rows_built_directly(coef, score, scale):
+    # the joint rows are built as M @ G from one representative item per distinct piece (a rater's piece
+    # depends only on the item's category counts and the rater's label); they must equal the rows built
+    # over every item, and the diagnostics must not change when the factoring is switched off
+    from voirdire.diagnostics import _raters as R
+
+    t = _sparse_table(np.random.default_rng(31), n=400, K=6, q=3, miss=0.3, scale=scale)
+    st = _setup(t, list(t.humans), score, coef, None)
+    prep = st.prep
+    args = (prep, st.rpos, st.K, st.L, score, st.s_level, prep.cat_values.astype(float), coef, st.lvl, st.additive)
+    X, _, _, s_pool, fac = R._joint_rows(*args)
+    Xd, _, _, s_pool_d = R._blocks(*args)
+    assert fac is not None and s_pool == s_pool_d
+    M, G = fac
+    assert M.shape[1] < M.nnz / 2  # the pieces repeat
+    np.testing.assert_allclose(X.toarray(), Xd.toarray(), rtol=0, atol=1e-12)
+    np.testing.assert_array_equal((M @ G).toarray(), X.toarray())
+    d = rater_diagnostics(t, score=score, coefficient=coef, n_resamples=100, competence=False, rng=4)
+    old = R._PATTERN_CELLS
+    try:
+        R._PATTERN_CELLS = 0  # no factoring: the rows built directly
+        e = rater_diagnostics(t, score=score, coefficient=coef, n_resamples=100, competence=False, rng=4)
+    finally:
+        R._PATTERN_CELLS = old
+    for f in ("s", "s_low", "s_high", "pool_without", "pool_without_low", "delta_low", "delta_high", "p_value"):
+        np.testing.assert_allclose(getattr(d, f), getattr(e, f), rtol=0, atol=1e-12, err_msg=f)
+
+
+def test_leave_one_out_medians_equal_nanmedian():
+    from voirdire.diagnostics._raters import _loo_medians
+
+    rng = np.random.default_rng(5)
+    for E in (2, 3, 4, 7, 12):
+        for ties in (False, True):
+            X = rng.integers(0, 4, (200, E)) / 3.0 if ties else rng.random((200, E))
+            X[rng.random(X.shape) < 0.03] = np.nan
+            X[7] = np.nan
+            got = _loo_medians(X)
+            with np.errstate(all="ignore"), pytest.warns(RuntimeWarning) if E >= 2 else nullcontext():
+                want = np.column_stack([np.nanmedian(np.delete(X, j, axis=1), axis=1) for j in range(E)])
+            np.testing.assert_array_equal(got, want)

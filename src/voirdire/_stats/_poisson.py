@@ -166,19 +166,22 @@ def _blas_single() -> Any:
 
 
 def weighted_sums(S: Any, key: int, B: int, *, threads: int | None = None,
-                  segments: np.ndarray | None = None) -> np.ndarray:
+                  segments: np.ndarray | None = None,
+                  factors: tuple[Any, Any] | None = None) -> np.ndarray:
     """``W @ S`` for the ``(B, n_units)`` weight matrix of ``key``, without ever holding it whole.
 
     ``S`` is ``(n_units, K)``, dense or sparse. Units are taken in groups of :data:`GROUP_UNITS`;
     groups run on threads (NumPy and BLAS release the GIL) and their partial sums are added in
     group order, so the result does not depend on the number of threads. A sparse ``S`` with
-    column ``segments`` is factored first (:func:`factor_rows`): ``(W @ M) @ G``, the same sums.
+    column ``segments`` is factored first (:func:`factor_rows`): ``(W @ M) @ G``, the same sums;
+    a caller that built ``S`` as ``M @ G`` passes ``factors=(M, G)`` and the factoring is skipped
+    (the caller answers for ``M @ G == S``).
     Dense: within a group the weights are made :data:`_CHUNK` units at a time, so bytes, weights
     and their float copy stay in cache for the product; columns of ``S`` that are zero or repeat
     an earlier column are not multiplied again.
     """
     if sp.issparse(S):
-        return _weighted_sums_sparse(S, key, B, threads=threads, segments=segments)
+        return _weighted_sums_sparse(S, key, B, threads=threads, segments=segments, factors=factors)
     S = np.ascontiguousarray(S, dtype=np.float64)
     n, K = S.shape
     n_groups = -(-n // GROUP_UNITS)
@@ -240,13 +243,17 @@ _BLOCK_BYTES = 1 << 20
 
 
 def _weighted_sums_sparse(S: Any, key: int, B: int, *, threads: int | None,
-                          segments: np.ndarray | None) -> np.ndarray:
+                          segments: np.ndarray | None, factors: tuple[Any, Any] | None = None) -> np.ndarray:
     """The sparse case of :func:`weighted_sums`: groups in order, one accumulator (the factored
     one, pieces x resamples, can be large), the products themselves multithreaded by BLAS-free
     sparse kernels; ``threads`` is accepted for symmetry."""
     S = sp.csr_matrix(S, dtype=np.float64)
     n = S.shape[0]
-    fac = factor_rows(S, segments) if segments is not None else None
+    fac: tuple[Any, Any] | None = None
+    if factors is not None:
+        fac = (sp.csr_matrix(factors[0], dtype=np.float64), sp.csr_matrix(factors[1], dtype=np.float64))
+    elif segments is not None:
+        fac = factor_rows(S, segments)
     if fac is not None and fac[0].shape[1] * B > _FACTOR_CELLS:
         fac = None
     A = S if fac is None else fac[0]

@@ -1307,7 +1307,12 @@ def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarra
               and (not sp.issparse(st) or (sg is not None and len(specs) == 1))
               for s, st, sg in zip(specs, stats_list, segs)]
     if (n_units >= _POISSON_MIN_UNITS and not any(want) and sp.issparse(stats_list[0]) and linear[0]):
-        boots[0][:] = specs[0].estimate(weighted_sums(stats_list[0], weight_key(gen), B, segments=segs[0]))[0]
+        # a spec built as M @ G (item rows) names the factors itself: ``factors``, summed to units here
+        fac = getattr(specs[0], "factors", None)
+        if fac is not None:
+            fac = (unit_sums(fac[0], unit, n_units), fac[1])
+        boots[0][:] = specs[0].estimate(weighted_sums(stats_list[0], weight_key(gen), B, segments=segs[0],
+                                                      factors=fac))[0]
         return boots
     if (n_units >= _POISSON_MIN_UNITS and not any(want)
             and all(ok_ or st is None for ok_, st in zip(linear, stats_list))):

@@ -24,6 +24,7 @@ import scipy.sparse as sp
 from .._checks import as_generator, check_confidence_level, check_positive_int, check_probability
 from .._results import ConfidenceInterval, Result
 from .._scores import SCORES
+from .._stats._poisson import factor_rows
 from .._stats.distances import delta
 from .._stats.resampling import unit_map, unit_sums
 from ..agreement import engine
@@ -253,6 +254,88 @@ def _without_rows(prep: Prepared, rpos: np.ndarray, K: int, name: str, level: st
     return out
 
 
+#: largest items x categories count matrix for grouping items by their label counts (else no factoring)
+_PATTERN_CELLS = 50_000_000
+
+
+def _segments(s_pool: int, K: int, S: int, has_pool: bool) -> np.ndarray:
+    """Column segments of ``[pool | pair rows | without-k rows]``: the pool's columns (0), rater ``k``'s
+    pair and without-k columns (``k + 1``)."""
+    seg = [np.zeros(s_pool, dtype=np.int64), np.repeat(np.arange(1, K + 1), S)]
+    if has_pool:
+        seg.append(np.repeat(np.arange(1, K + 1), s_pool))
+    return np.concatenate(seg)
+
+
+def _blocks(prep: Prepared, rpos: np.ndarray, K: int, L: int, score: str, s_level: str, cvals: np.ndarray,
+            coefficient: str, lvl: str, additive: bool) -> tuple[sp.csr_matrix, dict[str, slice], int, int | None]:
+    """The item rows ``[pool | pair rows (K * S) | without-k rows (K * s)]`` (pool and without-k rows only
+    for an additive pool coefficient), built directly."""
+    R, layout, S = _pair_rows(prep, rpos, K, score, s_level, L, cvals)
+    if not additive:
+        return R, layout, S, None
+    pool = _as_rows(make_spec(coefficient, prep, level=lvl).stats())
+    D = _without_rows(prep, rpos, K, coefficient, lvl, None)
+    return sp.hstack([pool, R, D], format="csr"), layout, S, int(pool.shape[1])
+
+
+def _joint_rows(prep: Prepared, rpos: np.ndarray, K: int, L: int, score: str, s_level: str, cvals: np.ndarray,
+                coefficient: str, lvl: str, additive: bool
+                ) -> tuple[sp.csr_matrix, dict[str, slice], int, int | None, tuple[sp.csr_matrix, sp.csr_matrix] | None]:
+    """The joint item rows ``X`` (see :func:`_blocks`) and, where pieces repeat, ``X = M @ G``.
+
+    A rater's piece of an item row (its pair and without-k columns) depends only on the item's
+    category counts and the rater's label, and the pool's piece only on the counts. So the distinct
+    pieces are computed once, on one representative item each (``G``: pieces x columns), and ``M``
+    (items x pieces) counts them: ``M`` has one non-zero per label plus one per item, and a bootstrap
+    resample costs ``(w @ M) @ G``. With repeated (item, rater) labels, many categories, or pieces
+    that hardly repeat, ``X`` is built directly and ``factors`` is None.
+    """
+    n, item, code = prep.n_items, prep.item, prep.code
+    if item.size and n * L <= _PATTERN_CELLS and K:
+        ks = np.sort(item.astype(np.int64) * K + rpos)
+        if not np.any(ks[1:] == ks[:-1]):  # one label per (item, rater)
+            C = np.bincount(item * L + code, minlength=n * L).reshape(n, L)
+            base = int(C.max()) + 1
+            if L * math.log2(base) < 62:  # each row's counts as one mixed-radix integer
+                _, pat = np.unique(C @ (base ** np.arange(L, dtype=np.int64)), return_inverse=True)
+            else:
+                _, pat = np.unique(C, axis=0, return_inverse=True)
+            pat = pat.ravel()
+            n_pat = int(pat.max()) + 1
+            _, lfirst, ltype = np.unique((rpos * n_pat + pat[item]) * L + code, return_index=True,
+                                         return_inverse=True)
+            ltype = ltype.ravel()
+            pfirst = np.unique(pat, return_index=True)[1] if additive else np.zeros(0, dtype=np.int64)
+            T_l, T = lfirst.size, lfirst.size + pfirst.size
+            if 2 * T <= item.size + (n if additive else 0):
+                reps = np.unique(np.r_[item[lfirst], pfirst])
+                indptr = np.searchsorted(item, np.arange(n + 1))
+                cnt = indptr[reps + 1] - indptr[reps]
+                lab = np.repeat(indptr[reps], cnt) + (np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+                sub = _sub_prep(prep, lab, np.repeat(np.arange(reps.size), cnt), reps.size)
+                Xs, layout, S, s_pool = _blocks(sub, rpos[lab], K, L, score, s_level, cvals, coefficient, lvl,
+                                                additive)
+                seg = _segments(int(s_pool or 0), K, S, s_pool is not None)
+                # each piece: its representative's row, the columns of its segment
+                Xt = Xs[np.searchsorted(reps, np.r_[item[lfirst], pfirst])].tocsr()
+                target = np.r_[rpos[lfirst] + 1, np.zeros(pfirst.size, dtype=np.int64)]
+                rr = np.repeat(np.arange(T), np.diff(Xt.indptr))
+                keep = seg[Xt.indices] == target[rr]
+                G = sp.csr_matrix((Xt.data[keep], (rr[keep], Xt.indices[keep])), shape=(T, Xs.shape[1]))
+                mr = np.r_[item, np.arange(n)] if additive else item
+                mc = np.r_[ltype, T_l + pat] if additive else ltype
+                M = sp.csr_matrix((np.ones(mr.size), (mr, mc)), shape=(n, T))
+                # pieces of different keys are often equal (S(k;pool)'s agreement piece depends only on
+                # r_i and C_iy): merge equal rows of G (exact, hashed and checked by factor_rows)
+                same = factor_rows(G, seg)
+                if same is not None:
+                    M, G = (M @ same[0]).tocsr(), same[1]
+                return (M @ G).tocsr(), layout, S, s_pool, (M, G)
+    X, layout, S, s_pool = _blocks(prep, rpos, K, L, score, s_level, cvals, coefficient, lvl, additive)
+    return X, layout, S, s_pool, None
+
+
 class _RaterSpec(engine.Spec):
     """Every per-rater quantity as one multi-output statistic for the shared bootstrap engine.
 
@@ -263,28 +346,20 @@ class _RaterSpec(engine.Spec):
 
     name = _FUNC
 
-    def __init__(self, prep: Prepared, pool: engine.Spec, R: sp.csr_matrix, D: sp.csr_matrix | None, K: int,
-                 layout: dict[str, slice], S: int, fin: dict[str, Any]) -> None:
+    def __init__(self, prep: Prepared, pool: engine.Spec, X: sp.csr_matrix, s_pool: int | None, K: int,
+                 layout: dict[str, slice], S: int, fin: dict[str, Any],
+                 factors: tuple[sp.csr_matrix, sp.csr_matrix] | None = None) -> None:
         super().__init__(prep)
-        self.pool, self.R, self.D, self.K, self.layout, self.S, self.fin = pool, R, D, K, layout, S, fin
-        self.s_pool = 0 if D is None else int(D.shape[1] // max(K, 1))
+        self.pool, self.X, self.K, self.layout, self.S, self.fin = pool, X, K, layout, S, fin
+        self.has_pool = s_pool is not None
+        self.s_pool = int(s_pool or 0)
         self.out_shape = (1 + 2 * K,)
-        # the engine's index-free bootstrap factors the statistics by these segments: the pool's
-        # columns (0), and rater k's pair and without-k columns (k + 1). A rater's piece of an
-        # item row depends only on the item's label counts and the rater's label, so pieces repeat.
-        seg = [np.zeros(self.s_pool, dtype=np.int64), np.repeat(np.arange(1, K + 1), S)]
-        if D is not None:
-            seg.append(np.repeat(np.arange(1, K + 1), self.s_pool))
-        self.column_segments = np.concatenate(seg)
+        self.column_segments = _segments(self.s_pool, K, S, self.has_pool)
+        # X = M @ G by construction (see _joint_rows): the engine's index-free bootstrap uses them
+        self.factors = factors
 
     def stats(self) -> Any:
-        parts: list[Any] = []
-        if self.D is not None:
-            parts.append(_as_rows(self.pool.stats()))
-        parts.append(self.R)
-        if self.D is not None:
-            parts.append(self.D)
-        return sp.hstack(parts, format="csr")
+        return self.X
 
     def totals(self) -> np.ndarray:
         return np.asarray(self.stats().sum(axis=0)).ravel()
@@ -294,7 +369,7 @@ class _RaterSpec(engine.Spec):
         out = np.full((b, 1 + 2 * K), np.nan)
         Rs = sums[:, sp_:sp_ + K * S].reshape(b, K, S)
         out[:, 1:1 + K] = pair_scores(Rs, self.layout, **self.fin)
-        if self.D is not None:
+        if self.has_pool:
             P = sums[:, :sp_]
             with np.errstate(invalid="ignore", divide="ignore"):
                 out[:, 0] = self.pool.estimate(P)[0]
@@ -316,7 +391,6 @@ class _Setup:
     s_level: str
     pool_spec: engine.Spec
     spec: _RaterSpec
-    R: sp.csr_matrix
     layout: dict[str, slice]
     S: int
     additive: bool
@@ -334,12 +408,11 @@ def _setup(table: AnnotationTable, names: Sequence[str], score: str, coefficient
     s_level = lvl if score == "alpha" else "nominal"
     cvals = prep.cat_values.astype(float)
     pool_spec = make_spec(coefficient, prep, level=lvl)
-    R, layout, S = _pair_rows(prep, rpos, K, score, s_level, L, cvals)
     additive = engine.additive(pool_spec)
-    D = _without_rows(prep, rpos, K, coefficient, lvl, None) if additive else None
+    X, layout, S, s_pool, factors = _joint_rows(prep, rpos, K, L, score, s_level, cvals, coefficient, lvl, additive)
     fin = dict(score=score, level=s_level, n_categories=L, category_values=cvals)
-    spec = _RaterSpec(prep, pool_spec, R, D, K, layout, S, fin)
-    return _Setup(prep=prep, K=K, L=L, rpos=rpos, lvl=lvl, s_level=s_level, pool_spec=pool_spec, spec=spec, R=R,
+    spec = _RaterSpec(prep, pool_spec, X, s_pool, K, layout, S, fin, factors)
+    return _Setup(prep=prep, K=K, L=L, rpos=rpos, lvl=lvl, s_level=s_level, pool_spec=pool_spec, spec=spec,
                   layout=layout, S=S, additive=additive)
 
 
@@ -543,8 +616,8 @@ def rater_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = 
             f"{_FUNC} needs a pool of at least two raters; {table.source} has {len(names)} "
             f"({names}). Name them with raters=[...] (judges are left out by default).")
     st = _setup(table, names, score, coefficient, level)
-    prep, K, L, rpos, lvl, pool_spec, spec, R, layout, S = (st.prep, st.K, st.L, st.rpos, st.lvl, st.pool_spec,
-                                                             st.spec, st.R, st.layout, st.S)
+    prep, K, L, rpos, lvl, pool_spec, spec, layout, S = (st.prep, st.K, st.L, st.rpos, st.lvl, st.pool_spec,
+                                                          st.spec, st.layout, st.S)
     s_level, coef_level, additive = st.s_level, pool_spec.level, st.additive
 
     # counts: labels, overlap, partners
@@ -556,9 +629,10 @@ def rater_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = 
     co = (inc @ inc.T).toarray()
     n_partners = (co > 0).sum(axis=1) - (np.diag(co) > 0)
 
-    point = spec.estimate(spec.totals().reshape(1, -1))[0][0]
+    tot = spec.totals()
+    point = spec.estimate(tot.reshape(1, -1))[0][0]
     s = point[1:1 + K]
-    n_pairs = np.rint(np.asarray(R.sum(axis=0)).ravel().reshape(K, S)[:, layout["n_pairs"].start]).astype(np.int64)
+    n_pairs = np.rint(tot[spec.s_pool:spec.s_pool + K * S].reshape(K, S)[:, layout["n_pairs"].start]).astype(np.int64)
     if additive:
         pool_without = point[1 + K:]
     else:
