@@ -78,10 +78,19 @@ def _weights_into(u: np.ndarray, w: np.ndarray, tmp: np.ndarray) -> np.ndarray:
     return w
 
 
+#: units whose bytes are turned into weights together (their bytes stay in cache for the five passes)
+_WEIGHT_ROWS = 256
+
+
 def _group_weights(key: int, group: int, n_units: int, B: int) -> np.ndarray:
     """Weights (uint8) of the units of one group in ``B`` resamples, shape ``(units, B)``."""
     u = _raw(key, group, n_units, B)
-    return _weights_into(u, np.empty(u.shape, dtype=np.uint8), np.empty(u.shape, dtype=bool))
+    w = np.empty(u.shape, dtype=np.uint8)
+    tmp = np.empty((min(_WEIGHT_ROWS, u.shape[0]), B), dtype=bool)
+    for lo in range(0, u.shape[0], _WEIGHT_ROWS):
+        m = min(_WEIGHT_ROWS, u.shape[0] - lo)
+        _weights_into(u[lo:lo + m], w[lo:lo + m], tmp[:m])
+    return w
 
 
 def unit_weights(key: int, start: int, stop: int, n_units: int, B: int) -> np.ndarray:
