@@ -641,10 +641,16 @@ def test_pairwise_judge_not_in_file(pw_files):
 
 @pytest.mark.parametrize(("opt", "needle"), [
     (["--particles", "-5"], "--particles"), (["--particles", "0"], "--particles"), (["--mode", "fast"], "--mode"),
-    (["--update", "weird"], "--update"), (["--missing", "maybe"], "--missing"),
+    (["--update", "weird"], "--update"),
 ])
 def test_pairwise_nonsense_options(opt, needle, pw_files):
     check_error(_pw(pw_files["good"], *opt), needle)
+
+
+def test_pairwise_bad_missing_choice_is_a_usage_error(pw_files):
+    # the shared pairwise reader options (cli._app.PairwiseReaderOptions): a typer choice, exit 2 as for
+    # every reader's --missing (tests/cli/test_read_options.py)
+    check_error(_pw(pw_files["good"], "--missing", "maybe"), "--missing", "maybe", code=2)
 
 
 @pytest.mark.parametrize("case", ["onecat", "nooverlap"])

@@ -54,7 +54,11 @@ def test_bias_bad_input(tmp_path):
     df.to_csv(bad, index=False)
     r = runner.invoke(app, ["bias", str(bad), "--judge", "gpt-4o"])
     assert r.exit_code == 1 and "row 6" in r.output and "len_a" in r.output and "Traceback" not in r.output
-    r = runner.invoke(app, ["bias", str(p)])
+    # no --judge: the file's 'role' column names the judges (the shared pairwise reader); without it, an error
+    r = runner.invoke(app, ["bias", str(p), "-f", "json"])
+    assert r.exit_code == 0 and {e["judge"] for e in json.loads(r.output)["effects"]} == {"gpt-4o"}
+    pd.read_csv(p).drop(columns=["role"]).to_csv(bad, index=False)
+    r = runner.invoke(app, ["bias", str(bad)])
     assert r.exit_code == 1 and "--judge" in r.output
     r = runner.invoke(app, ["bias", str(p), "--judge", "gpt-4o", "--family", "nonsense"])
     assert r.exit_code == 1 and "NAME=FAMILY" in r.output

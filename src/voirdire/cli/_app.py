@@ -207,29 +207,156 @@ def _reader_parameters() -> list[inspect.Parameter]:
 READER_OPTION_NAMES = tuple(f.name for f in dataclasses.fields(ReaderOptions))
 
 
+def _option_group(func: F, argname: str, cls: type, parameters: list[inspect.Parameter]) -> F:
+    """Replace ``func``'s parameter ``argname`` by the options ``parameters`` (Typer reads the new
+    signature); the wrapper builds ``cls(**those options)`` and passes it as ``argname``.
+
+    An option the command already declares (e.g. ``--rater`` from the graded reader group) is
+    shared: it is not declared twice, and its value goes both to ``cls`` and to the command."""
+    import typing
+
+    try:
+        hints = typing.get_type_hints(func)
+    except NameError:  # an already wrapped command: its annotations are the evaluated ones
+        hints = dict(getattr(func, "__annotations__", {}))
+    sig = inspect.signature(func)
+    own = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()
+           if p.name != argname]
+    taken = {p.name for p in own}
+    names = tuple(f.name for f in dataclasses.fields(cls))
+    shared = tuple(n for n in names if n in taken)
+    params = own + [p for p in parameters if p.name not in taken]
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        group = cls(**{k: (kwargs[k] if k in shared else kwargs.pop(k)) for k in names if k in kwargs})
+        return func(*args, **{argname: group}, **kwargs)
+
+    wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
+    del wrapper.__wrapped__  # typer must read the new signature, not the wrapped one
+    return wrapper  # type: ignore[return-value]
+
+
 def reader_options(func: F) -> F:
     """Give a command the shared reader options, declared once here.
 
     The command takes ``reader: ReaderOptions`` instead of the eleven options; its ``--help``
     lists them after its own.
     """
-    import typing
+    return _option_group(func, "reader", ReaderOptions, _reader_parameters())
 
-    hints = typing.get_type_hints(func)
-    sig = inspect.signature(func)
-    own = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()
-           if p.name != "reader"]
-    params = own + _reader_parameters()
 
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        reader = ReaderOptions(**{k: kwargs.pop(k) for k in READER_OPTION_NAMES if k in kwargs})
-        return func(*args, reader=reader, **kwargs)
+@dataclasses.dataclass(frozen=True)
+class PairwiseReaderOptions:
+    """The options of every command that reads a file of pairwise verdicts (``pairwise``, ``bias``,
+    ``report --pairwise``), declared once (see :func:`pairwise_reader_options`)."""
 
-    wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in params}
-    del wrapper.__wrapped__  # typer must read the new signature, not the wrapped one
-    return wrapper  # type: ignore[return-value]
+    pair: list[str] | None = None
+    rater: str = "rater"
+    verdict: str = "verdict"
+    order: str = "order"
+    role: str | None = None
+    presented: bool = False
+    verdict_map: list[str] | None = None
+    missing: Missing = Missing.error
+
+    @property
+    def pair_key(self) -> list[str]:
+        """The pair-id column(s) (``--pair``, repeatable; default ``pair``)."""
+        return list(self.pair) if self.pair else ["pair"]
+
+    def verdict_spellings(self) -> dict[str, str] | None:
+        """``--verdict-map RAW=A|T|B`` (repeatable) as a dict; None when not given."""
+        if not self.verdict_map:
+            return None
+        vmap: dict[str, str] = {}
+        for spec in self.verdict_map:
+            if "=" not in spec:
+                fail(f"--verdict-map expects RAW=A|T|B, e.g. model_1=A. Got {spec!r}.")
+            raw, v = spec.split("=", 1)
+            vmap[raw.strip()] = v.strip()
+        return vmap
+
+    def read(self, file: Path, *, judges: list[str] | tuple[str, ...] | None = (),
+             fallback_judges: list[str] | tuple[str, ...] = (), covariates: bool = False,
+             role_if_present: bool = False) -> tuple[Any, Any]:
+        """Read ``file`` (a long table, or a public set's folder) into ``(PairwiseTable, covariates)``.
+
+        Judges: ``judges`` and/or the ``--role`` column; with neither, the file's ``role`` column
+        when it has one, else the ``fallback_judges`` that appear in it. ``covariates``: also return
+        one row per pair with the ``model_a, model_b, len_a, len_b`` columns the file has (None
+        when it has none), for :func:`voirdire.pairwise.bias_report`. ``role_if_present``: a
+        ``--role`` column the file lacks is ignored (``report``, where ``--role`` is the graded
+        file's too)."""
+        from ..data import PairwiseTable, join_pair_key, read_long_frame, read_pairwise
+        from ..data._pairwise import _SET_FOLDERS
+        from ..pairwise import pair_covariates
+
+        vmap = self.verdict_spellings()
+        missing = _value(self.missing)
+        folder = Path(file)
+        if folder.is_dir() and folder.name in _SET_FOLDERS:  # a public set as published (its own columns)
+            from ..data import pairwise_set_frame
+
+            table = read_pairwise(folder)
+            df = pairwise_set_frame(_SET_FOLDERS[folder.name], folder.parent) if covariates else None
+            kcol = "pair"
+            src = str(file)
+        else:
+            df, rows, src = read_long_frame(file)
+            jl, role = list(judges or ()), self.role
+            if role_if_present and role not in df.columns:
+                role = None
+            if not jl and role is None:
+                if "role" in df.columns:
+                    role = "role"
+                elif self.rater in df.columns and fallback_judges:
+                    present = set(df[self.rater].astype(str).str.strip())
+                    jl = [j for j in fallback_judges if j in present]
+            table = PairwiseTable.from_frame(df, pair=self.pair_key, rater=self.rater, verdict=self.verdict,
+                                             order=self.order, judges=jl, role=role, verdict_map=vmap,
+                                             presented=self.presented, missing=missing,  # type: ignore[arg-type]
+                                             source=src, row_numbers=rows)
+            kcol = self.pair_key[0]
+            if covariates and len(self.pair_key) > 1:
+                df, kcol = join_pair_key(df, self.pair_key, src)
+        cov = None
+        if covariates and df is not None and kcol in df.columns and (
+                {"model_a", "model_b"} <= set(df.columns) or {"len_a", "len_b"} <= set(df.columns)):
+            cov = pair_covariates(df, pair=kcol, source=src)
+        return table, cov
+
+
+def _pairwise_parameters() -> list[inspect.Parameter]:
+    kw = inspect.Parameter.KEYWORD_ONLY
+    P = inspect.Parameter
+    return [
+        P("pair", kw, annotation=Optional[list[str]], default=typer.Option(
+            None, "--pair", help="Pairwise file: column with the pair id; repeat it for a key spanning several "
+            "columns (--pair q_id --pair model_a --pair model_b). Default: pair.")),
+        P("rater", kw, annotation=str, default=typer.Option("rater", "--rater", help="Column with the rater name.")),
+        P("verdict", kw, annotation=str, default=typer.Option(
+            "verdict", "--verdict", help="Pairwise file: column with the verdict (A, T for tie, or B).")),
+        P("order", kw, annotation=str, default=typer.Option(
+            "order", "--order", help="Pairwise file: column with the presented order AB/BA (judges).")),
+        P("role", kw, annotation=Optional[str], default=role_option()),
+        P("presented", kw, annotation=bool, default=typer.Option(
+            False, "--presented", help="Pairwise verdicts are in the presented order (A = shown first).")),
+        P("verdict_map", kw, annotation=Optional[list[str]], default=typer.Option(
+            None, "--verdict-map", help="Pairwise file: extra verdict spelling RAW=A|T|B, e.g. model_1=A "
+            "(repeatable).")),
+        P("missing", kw, annotation=Missing, default=missing_option()),
+    ]
+
+
+def pairwise_reader_options(func: F) -> F:
+    """Give a command the pairwise reader options (``PairwiseReaderOptions``), declared once here.
+
+    The command takes ``preader: PairwiseReaderOptions``. Apply it above :func:`reader_options`
+    when a command reads both kinds of file: ``--rater``, ``--role`` and ``--missing`` are then
+    shared by the two readers."""
+    return _option_group(func, "preader", PairwiseReaderOptions, _pairwise_parameters())
 
 
 #: Exit codes of every command: ran (and passed any gate); could not run (one-line error); the

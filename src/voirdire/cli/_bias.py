@@ -10,7 +10,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from ._app import OutputFormat, app, console, emit_json, fail, handle_errors
+from ._app import OutputFormat, PairwiseReaderOptions, app, console, emit_json, fail, handle_errors, pairwise_reader_options
 
 
 def _num(x: Any, digits: int = 3) -> str:
@@ -23,53 +23,36 @@ def _num(x: Any, digits: int = 3) -> str:
 
 @app.command("bias")
 @handle_errors
+@pairwise_reader_options
 def bias_command(
     file: Path = typer.Argument(..., help="Long table of verdicts: one row per (pair, rater, presented order); "
                                           "optional columns model_a, model_b (systems) and len_a, len_b (lengths)."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="A rater that is an LLM judge (repeatable)."),
-    pair: list[str] = typer.Option(None, "--pair", help="Column with the pair id; repeat it for a key spanning "
-                                                       "several columns (--pair q_id --pair model_a --pair model_b)."),
-    rater: str = typer.Option("rater", "--rater", help="Column with the rater name."),
-    verdict: str = typer.Option("verdict", "--verdict", help="Column with the verdict: A, T (tie) or B."),
-    order: str = typer.Option("order", "--order", help="Column with the presented order AB/BA (judges)."),
-    role: str = typer.Option(None, "--role", help="Column with human/judge per row (instead of --judge)."),
-    presented: bool = typer.Option(False, "--presented", help="Verdicts are in the presented order (A = shown first)."),
-    missing: str = typer.Option("error", "--missing", help="Empty verdicts: 'error' or 'drop'."),
     family: list[str] = typer.Option(None, "--family", help="NAME=FAMILY for a judge or model whose family the "
                                                              "built-in rule does not know (repeatable)."),
     fdr: float = typer.Option(0.05, "--fdr", help="False discovery rate of the flags (Benjamini-Hochberg)."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="table, json or csv."),
+    *,
+    preader: PairwiseReaderOptions,
 ) -> None:
     """Judge biases: position (flip rate under swap, preference for the response shown first, also
     when the humans tie), length beyond the humans' verdicts, self-preference against humans on the
     same pairs; each with a 95% interval, a Benjamini-Hochberg flag and the minimum detectable effect."""
     from .._safe import csv_frame, escape_control
-    from ..data import PairwiseTable, join_pair_key, read_long_frame
-    from ..pairwise import bias_report, pair_covariates
+    from ..pairwise import bias_report
 
-    if missing not in ("error", "drop"):
-        fail(f"--missing must be 'error' or 'drop'. Got {missing!r}.")
     if not 0 < fdr < 1:
         fail(f"--fdr must be in (0, 1). Got {fdr}.")
+    preader.verdict_spellings()  # a malformed --verdict-map fails before any reading
     fams: dict[str, str] = {}
     for spec in family or []:
         if "=" not in spec:
             fail(f"--family expects NAME=FAMILY, e.g. my-judge=openai. Got {spec!r}.")
         k, v = spec.split("=", 1)
         fams[k.strip()] = v.strip()
-    df, rows, src = read_long_frame(file)
-    key = list(pair) if pair else ["pair"]
-    table = PairwiseTable.from_frame(df, pair=key, rater=rater, verdict=verdict,
-                                     order=order if order in df.columns or judge else None, judges=judge or (),
-                                     role=role, presented=presented, missing=missing,  # type: ignore[arg-type]
-                                     source=src, row_numbers=rows)
+    table, cov = preader.read(file, judges=judge, covariates=True)
     if not table.judges:
         fail("no judge in the file: name the judges with --judge (or a --role column).")
-    if len(key) > 1:
-        df, kcol = join_pair_key(df, key, src)
-    else:
-        kcol = key[0]
-    cov = pair_covariates(df, pair=kcol, source=src) if kcol in df.columns else None
     rep = bias_report(table, covariates=cov, families=fams, fdr=fdr)
     eff = rep.effects
     if fmt == OutputFormat.json:

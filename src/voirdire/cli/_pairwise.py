@@ -10,7 +10,8 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from ._app import OutputFormat, app, console, emit_json, err_console, fail, handle_errors
+from ._app import (OutputFormat, PairwiseReaderOptions, app, console, emit_json, err_console, fail, handle_errors,
+                   pairwise_reader_options)
 from ._console import progress_bar, styled
 
 
@@ -75,33 +76,12 @@ def _honest_summary(loho: Any) -> list[str]:
     return lines
 
 
-def parse_verdict_map(specs: list[str] | None) -> dict[str, str] | None:
-    """``--verdict-map RAW=A|T|B`` (repeatable) as a dict; None when not given (pairwise and report)."""
-    if not specs:
-        return None
-    vmap: dict[str, str] = {}
-    for spec in specs:
-        if "=" not in spec:
-            fail(f"--verdict-map expects RAW=A|T|B, e.g. model_1=A. Got {spec!r}.")
-        raw, v = spec.split("=", 1)
-        vmap[raw.strip()] = v.strip()
-    return vmap
-
-
 @app.command("pairwise")
 @handle_errors
+@pairwise_reader_options
 def pairwise_command(
     file: Path = typer.Argument(..., help="Long table of verdicts: one row per (pair, rater, presented order)."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="A rater that is an LLM judge (repeatable)."),
-    pair: list[str] = typer.Option(None, "--pair", help="Column with the pair id; repeat it for a key spanning "
-                                                       "several columns (--pair q_id --pair model_a --pair model_b)."),
-    rater: str = typer.Option("rater", "--rater", help="Column with the rater name."),
-    verdict: str = typer.Option("verdict", "--verdict", help="Column with the verdict: A, T (tie) or B."),
-    order: str = typer.Option("order", "--order", help="Column with the presented order AB/BA (judges)."),
-    role: str = typer.Option(None, "--role", help="Column with human/judge per row (instead of --judge)."),
-    presented: bool = typer.Option(False, "--presented", help="Verdicts are in the presented order (A = shown first)."),
-    verdict_map: list[str] = typer.Option(None, "--verdict-map", help="Extra spelling, e.g. model_1=A (repeatable)."),
-    missing: str = typer.Option("error", "--missing", help="Empty verdicts: 'error' or 'drop'."),
     evaluate: bool = typer.Option(False, "--evaluate", help="Leave-one-human-out comparison with the baselines."),
     group: list[str] = typer.Option(None, "--group", help="Human group for --evaluate: NAME=GROUP or PREFIX*=GROUP (first match wins)."),
     particles: int = typer.Option(300, "--particles", help="SMC particles."),
@@ -119,6 +99,8 @@ def pairwise_command(
     resume: Path = typer.Option(None, "--resume", help="Continue the stream from a saved state (model options come from the state)."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f",
                                      help="table, json, or csv (one row per pair; with --evaluate the comparison)."),
+    *,
+    preader: PairwiseReaderOptions,
 ) -> None:
     """Position biases of the judges, confusion matrices of the humans, and the most uncertain pairs.
 
@@ -127,7 +109,6 @@ def pairwise_command(
     is held out in turn and predicted from everything else, by BayesJudge and the baselines
     (majority vote, Bradley-Terry-Davidson, Dawid-Skene, MACE, GLAD).
     """
-    from ..data import read_pairwise
     from ..pairwise import PairwiseBayesModel, leave_one_human_out
 
     if particles < 1:
@@ -140,15 +121,12 @@ def pairwise_command(
         fail(f"--update must be 'soft' or 'hard'. Got {update!r}.")
     if mode not in ("auto", "joint", "per-judge"):
         fail(f"--mode must be auto, joint or per-judge. Got {mode!r}.")
-    if missing not in ("error", "drop"):
-        fail(f"--missing must be 'error' or 'drop'. Got {missing!r}.")
-    vmap = parse_verdict_map(verdict_map)
+    preader.verdict_spellings()  # a malformed --verdict-map fails before any reading
     if save_state is not None:  # the state may replace --resume's file (atomically), never the votes
         from .._io import check_not_input
 
         check_not_input(save_state, [file])
-    table = read_pairwise(file, pair=list(pair) if pair else "pair", rater=rater, verdict=verdict, order=order, judges=judge or (),
-                          role=role, verdict_map=vmap, presented=presented, missing=missing)  # type: ignore[arg-type]
+    table, _ = preader.read(file, judges=judge)
     if resume is not None:
         model = PairwiseBayesModel.load(resume)
         model.partial_fit(table)

@@ -7,9 +7,9 @@ from typing import Any
 
 import typer
 
-from ._app import ReaderOptions, app, console, err_console, fail, format_options, handle_errors, reader_options
+from ._app import (PairwiseReaderOptions, ReaderOptions, app, console, err_console, fail, format_options, handle_errors,
+                   pairwise_reader_options, reader_options)
 from ._console import styled
-from ._pairwise import parse_verdict_map
 from ._validate import n_resamples_option
 
 
@@ -32,6 +32,7 @@ def _inclusion_prob(spec: str, file: Path, table: Any, item_col: str, rater_col:
 @app.command("report")
 @handle_errors
 @format_options
+@pairwise_reader_options
 @reader_options
 def report_command(
     file: Path | None = typer.Argument(None, help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style "
@@ -53,17 +54,11 @@ def report_command(
                                               help="A decision less stable than this is inconclusive (in (0, 1])."),
     reference_floor: float = typer.Option(0.4, "--reference-floor",
                                           help="Humans' own alpha below which no judge is accepted (in [0, 1))."),
-    pair: str = typer.Option("pair", "--pair", help="Pairwise file: column with the pair id."),
-    verdict: str = typer.Option("verdict", "--verdict", help="Pairwise file: column with the verdict (A, T or B)."),
-    order: str = typer.Option("order", "--order", help="Pairwise file: column with the presented order AB/BA."),
-    presented: bool = typer.Option(False, "--presented",
-                                   help="Pairwise verdicts are in the presented order (A = shown first)."),
-    verdict_map: list[str] = typer.Option(None, "--verdict-map",
-                                          help="Pairwise file: extra verdict spelling, e.g. model_1=A (repeatable)."),
     title: str | None = typer.Option(None, "--title", help="Page title."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     *,
     reader: ReaderOptions,
+    preader: PairwiseReaderOptions,
 ) -> None:
     """Write a self-contained HTML validation report (with plots) and a JSON file with every number."""
     from rich.progress import BarColumn, Progress, TimeElapsedColumn
@@ -72,8 +67,7 @@ def report_command(
 
     from ..report import build_report, write_report
 
-    rater, missing = reader.rater, reader.missing.value
-    vmap = parse_verdict_map(verdict_map)
+    preader.verdict_spellings()  # a malformed --verdict-map fails before any reading
     if file is None and pairwise is None:
         fail("give an annotation file, or --pairwise VOTES for a pairwise-only report.")
     table = None
@@ -88,25 +82,10 @@ def report_command(
     ptable = None
     pcov = None
     if pairwise is not None:
-        from ..data import read_long_frame, read_pairwise
-
-        from ..pairwise import pair_covariates
-
-        pj = list(pairwise_judge or [])
-        prole = None
-        head, _, psrc = read_long_frame(pairwise)
-        if not pj:  # a 'role' column, else the --judge names that appear in the pairwise file
-            if "role" in head.columns:
-                prole = "role"
-            elif rater in head.columns:
-                present = set(head[rater].astype(str).str.strip())
-                pj = [j for j in (judge or (table.judges if table is not None else ())) if j in present]
-        if pair in head.columns and ({"model_a", "model_b"} <= set(head.columns)
-                                     or {"len_a", "len_b"} <= set(head.columns)):
-            pcov = pair_covariates(head, pair=pair, source=psrc)  # length and self-preference effects
-        ptable = read_pairwise(pairwise, pair=pair, rater=rater, verdict=verdict, order=order, judges=pj,
-                               role=prole, verdict_map=vmap, presented=presented,
-                               missing=missing)  # type: ignore[arg-type]
+        # judges: --pairwise-judge, else the file's 'role' column, else the --judge names in it
+        ptable, pcov = preader.read(pairwise, judges=pairwise_judge,
+                                    fallback_judges=judge or (table.judges if table is not None else ()),
+                                    covariates=True, role_if_present=True)  # + length, self-preference
     with Progress(description_column(), BarColumn(), TimeElapsedColumn(),
                   console=err_console, transient=True, disable=quiet) as bar:
         task = bar.add_task("Reading", total=1)
