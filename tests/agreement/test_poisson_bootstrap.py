@@ -44,6 +44,18 @@ def test_weights_do_not_depend_on_chunks_or_threads():
     np.testing.assert_allclose(one, whole.T.astype(float) @ S, rtol=1e-12, atol=1e-9)
 
 
+def test_weights_are_the_thresholds_of_the_raw_bytes():
+    # the weights are made a few hundred units at a time (in cache); they must be the law's map of
+    # each random byte (the number of thresholds it reaches), whatever the blocking
+    from voirdire._stats import _poisson as P
+
+    key = weight_key(np.random.default_rng(8))
+    for n, B in ((1, 5), (P._WEIGHT_ROWS + 3, 11), (3 * P._WEIGHT_ROWS, 2)):
+        u = P._raw(key, 0, n, B)
+        want = np.searchsorted(np.array(P._THRESHOLDS), u, side="right").astype(np.uint8)
+        assert np.array_equal(P._group_weights(key, 0, n, B), want)
+
+
 @pytest.mark.parametrize("level", ["interval", "nominal"])
 def test_poisson_bootstrap_equals_naive_recomputation(monkeypatch, level):
     # each resample's alpha equals krippendorff's alpha on the items repeated by their weights

@@ -155,3 +155,29 @@ def test_not_fitted_and_bad_parameters():
         MACE(n_restarts=0)
     with pytest.raises(InvalidParameterError, match="Expected a PairwiseTable"):
         DawidSkene().fit(pd.DataFrame())
+
+
+def test_mace_posterior_equals_the_labels_by_classes_likelihood():
+    # the E-step sums only log a and log(a + 1 - s) - log a per label (O(labels)); at the fitted
+    # parameters its posterior must equal the one from the full (labels x classes) likelihood
+    # P(y | z) = s_w xi_w[y] + (1 - s_w) 1[y = z], any number of classes
+    from voirdire.pairwise import mace_arrays
+
+    rng = np.random.default_rng(4)
+    P, W, K = 300, 6, 5
+    z = rng.integers(0, K, P)
+    item = np.repeat(np.arange(P), W)
+    w = np.tile(np.arange(W), P)
+    y = np.where(rng.random(P * W) < 0.7, z[item], rng.integers(0, K, P * W))
+    y[w == 5] = rng.integers(0, K, P)  # a spammer
+    keep = rng.random(P * W) > 0.3
+    item, w, y = item[keep], w[keep], y[keep]
+    f = mace_arrays(item, w, y, n_items=P, n_workers=W, n_classes=K, rng=0)
+    s, xi = f["spamming"], f["thetas"]
+    lik = s[w, None] * xi[w, y][:, None] + (1 - s[w, None]) * (y[:, None] == np.arange(K))
+    logp = np.zeros((P, K))
+    np.add.at(logp, item, np.log(lik))
+    post = np.exp(logp - logp.max(1, keepdims=True))
+    post /= post.sum(1, keepdims=True)
+    np.testing.assert_allclose(f["proba"], post, rtol=0, atol=1e-12)
+    assert f["converged"] and np.argmax(s) == 5
