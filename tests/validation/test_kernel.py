@@ -202,3 +202,64 @@ def test_loo_core_fast_paths_equal_pairstats(score: str, level: str, judge_miss:
     for f in LooArrays.__slots__:
         assert np.allclose(np.asarray(getattr(fast, f), float), np.asarray(getattr(ref, f), float),
                            equal_nan=True, atol=1e-12), f
+
+
+def _engine_weights(gen_seed: int, n_units: int, B: int) -> np.ndarray:
+    """The engine's ``(B, n_units)`` unit weights for the key a fresh ``default_rng(gen_seed)`` gives."""
+    from voirdire._stats.resampling import unit_weights, weight_key
+
+    key = weight_key(np.random.default_rng(gen_seed))
+    return unit_weights(key, 0, n_units, n_units, B).T.astype(float)
+
+
+@pytest.mark.parametrize(("score", "level"), [("agreement", "nominal"), ("kappa", "nominal"),
+                                              ("alpha", "ordinal"), ("alpha", "interval")])
+@pytest.mark.parametrize("judge_miss", [0.0, 0.3])
+@pytest.mark.parametrize("clustered", [False, True])
+def test_index_free_sums_are_the_engine_weights_times_the_statistics(monkeypatch, score: str, level: str,
+                                                                   judge_miss: float, clustered: bool) -> None:
+    """From ``_POISSON_MIN_UNITS`` units (here forced to 0) the leave-one-out and alt-test bootstraps
+    take the agreement engine's unit weights: their sums are those weights times the per-item
+    statistics (per cluster: the cluster's weight on each of its items), chunked or whole."""
+    from voirdire.agreement import _core
+    from voirdire.validation._kernel import index_free, resampled_column_sums
+
+    codes = _random_codes(11, n=83, K=4, J=2, L=4, judge_miss=judge_miss)
+    clusters = np.random.default_rng(1).integers(0, 23, 83) if clustered else None
+    kw = dict(n_categories=4, score=score, level=level, category_values=np.array([0.0, 1.0, 2.5, 4.0]))
+    B = 37
+    if clustered:
+        _, inv = np.unique(clusters, return_inverse=True)
+        W = _engine_weights(5, int(inv.max()) + 1, B)[:, inv]
+    else:
+        W = _engine_weights(5, 83, B)
+    assert not index_free(83, clusters)
+    monkeypatch.setattr(_core, "_POISSON_MIN_UNITS", 0)
+    assert index_free(83, clusters)
+    for max_floats in (PairStats.max_floats, 300):
+        monkeypatch.setattr(PairStats, "max_floats", max_floats)
+        ps = PairStats(codes, np.arange(4), np.arange(4, 6), **kw)
+        (sj, sh), = list(ps.resampled_sums(B, np.random.default_rng(5), clusters=clusters))
+        ej, eh = ps.sums(W)
+        assert sj.shape == ej.shape and sh.shape == eh.shape
+        np.testing.assert_allclose(sj, ej, rtol=1e-12, atol=1e-9)
+        np.testing.assert_allclose(sh, eh, rtol=1e-12, atol=1e-9)
+    X = np.random.default_rng(2).integers(0, 3, (83, 6)).astype(float)
+    (S,), = [list(resampled_column_sums(X, B, np.random.default_rng(5), clusters=clusters,
+                                        segments=np.tile(np.arange(3), 2)))]
+    np.testing.assert_allclose(S, W @ X, rtol=1e-12, atol=1e-9)
+
+
+def test_below_the_index_free_size_the_resamples_are_the_count_draws() -> None:
+    """Small tables keep the classical bootstrap draw for draw: the batches are ``sums(W)`` for
+    :func:`weight_batches`' counts from the same generator."""
+    from voirdire._stats.resampling import weight_batches
+
+    codes = _random_codes(4, n=50, L=3)
+    ps = PairStats(codes, np.arange(4), np.arange(4, 6), n_categories=3, score="kappa", level="nominal",
+                   category_values=None)
+    got = [b for b in ps.resampled_sums(30, np.random.default_rng(8), clusters=None, batch=7)]
+    want = [ps.sums(W) for W in weight_batches(50, 30, np.random.default_rng(8), batch=7)]
+    assert len(got) == len(want) == 5
+    for (a, b), (c, d) in zip(got, want):
+        assert np.array_equal(a, c) and np.array_equal(b, d)

@@ -16,7 +16,7 @@ from .._results import Result
 from ..data import AnnotationTable
 from ..exceptions import DegenerateDataWarning, InvalidParameterError
 from ._common import check_epsilon, check_nonneg_int, check_table, resolve_judges
-from ._kernel import nanmean_last
+from ._kernel import nanmean_last, resampled_column_sums
 from .._stats.resampling import resampling_unit, weight_batches
 
 __all__ = ["AltTestResult", "alt_test", "multiplicity_rejections", "rejected_flags"]
@@ -407,14 +407,14 @@ def bootstrap_alt_stats(d: np.ndarray, ef: np.ndarray, wf: np.ndarray, epsilon: 
     X = np.concatenate([ef.reshape(n, -1), (d * ef).reshape(n, -1), (d**2 * ef).reshape(n, -1),
                         (wf * ef).reshape(n, -1)], axis=1)
     pos = 0
-    for W in weight_batches(n, n_resamples, rng, clusters=clusters):
-        S = (W @ X).reshape(W.shape[0], 4, J, K)
+    for Sb in resampled_column_sums(X, n_resamples, rng, clusters=clusters, segments=np.tile(np.arange(J * K), 4)):
+        S = Sb.reshape(Sb.shape[0], 4, J, K)
         nb, s1, s2, sf = S[:, 0], S[:, 1], S[:, 2], S[:, 3]
         _, p, _ = t_pvalues(nb, s1, s2, epsilon)
-        om[pos:pos + W.shape[0]] = multiplicity_rejections(p, q, correction=correction) / K
+        om[pos:pos + S.shape[0]] = multiplicity_rejections(p, q, correction=correction) / K
         with np.errstate(invalid="ignore", divide="ignore"):
-            rho[pos:pos + W.shape[0]] = nanmean_last(np.where(nb > 0, sf / np.maximum(nb, 1e-300), np.nan))
-        pos += W.shape[0]
+            rho[pos:pos + S.shape[0]] = nanmean_last(np.where(nb > 0, sf / np.maximum(nb, 1e-300), np.nan))
+        pos += S.shape[0]
     return om, rho
 
 

@@ -24,11 +24,14 @@ Codes follow :meth:`voirdire.data.AnnotationTable.dense`: ``-1`` is missing; a c
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._checks import check_fits
+from .._stats.resampling import cluster_index, unit_sums, weight_batches, weight_key, weighted_sums
 from .._stats.distances import delta, ordinal_delta
 from ..exceptions import VoirdireError
 
@@ -55,6 +58,41 @@ def nanmean_last(x: np.ndarray) -> np.ndarray:
     tot = np.where(ok, x, 0.0).sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(cnt > 0, tot / np.maximum(cnt, 1), np.nan)
+
+
+def index_free(n_items: int, clusters: np.ndarray | None) -> bool:
+    """Whether a bootstrap over ``n_items`` items (or their clusters) takes the agreement engine's
+    index-free unit weights (:mod:`voirdire._stats._poisson`): from the same number of units,
+    ``agreement._core._POISSON_MIN_UNITS``. Below it the resamples draw indices (the classical
+    multinomial bootstrap), as before."""
+    from ..agreement import _core
+
+    n_units = n_items if clusters is None else cluster_index(clusters)[1]
+    return n_units >= _core._POISSON_MIN_UNITS
+
+
+def index_free_sums(X: Any, n_resamples: int, rng: np.random.Generator, *, clusters: np.ndarray | None,
+                    segments: np.ndarray | None) -> np.ndarray:
+    """``(n_resamples, C)`` resampled column sums of the per-item statistics ``X`` (``(n_items, C)``,
+    dense or sparse) with independent unit weights (one key drawn from ``rng``), per cluster when
+    ``clusters`` is given. ``segments`` names each column's piece (one human's statistics) so that
+    repeated pieces are multiplied once (:func:`voirdire._stats._poisson.factor_rows`)."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if clusters is not None:
+        inv, n_units = cluster_index(clusters)
+        X = sp.csr_matrix(unit_sums(X, inv, n_units))
+    return weighted_sums(X, weight_key(rng), n_resamples, segments=segments)
+
+
+def resampled_column_sums(X: np.ndarray, n_resamples: int, rng: np.random.Generator, *,
+                          clusters: np.ndarray | None, segments: np.ndarray | None) -> Iterator[np.ndarray]:
+    """Batches of resampled column sums of ``X`` (``(n_items, C)``): ``W @ X`` for count matrices
+    ``W`` below :func:`index_free`'s size, else one batch of :func:`index_free_sums`."""
+    if n_resamples and index_free(X.shape[0], clusters):
+        yield index_free_sums(X, n_resamples, rng, clusters=clusters, segments=segments)
+        return
+    for W in weight_batches(X.shape[0], n_resamples, rng, clusters=clusters):
+        yield W @ X
 
 
 def _n_stats(score: str, level: str, L: int) -> int:
@@ -266,6 +304,41 @@ class PairStats:
     def human_sums(self) -> np.ndarray:
         """Human-side statistics summed over items, ignoring judge coverage: ``(K, S)``."""
         return sum(ph.sum(axis=0) for _, _, ph in self._chunks())  # type: ignore[return-value]
+
+    def item_matrix(self) -> tuple[sp.csr_matrix, np.ndarray]:
+        """The per-item statistics as one sparse ``(n_items, J*K*S + H)`` matrix, judge side first
+        (``H`` = ``K*S`` when :attr:`complete_judges`, else ``J*K*S``: the human side restricted to
+        each judge's items), and each column's segment (one (judge, human) pair or one human)."""
+        n, J, K, S = self.shape
+        vjf = self.judge_valid.astype(float)
+        parts = []
+        for sl, pj, ph in self._chunks():
+            b = pj.shape[0]
+            hx = ph if self.complete_judges else vjf[sl][:, :, None, None] * ph[:, None, :, :]
+            parts.append(sp.csr_matrix(np.concatenate([pj.reshape(b, -1), hx.reshape(b, -1)], axis=1)))
+        X = parts[0] if len(parts) == 1 else sp.vstack(parts, format="csr")
+        seg_j = np.repeat(np.arange(J * K), S)
+        seg_h = J * K + (np.repeat(np.arange(K), S) if self.complete_judges else seg_j)
+        return X, np.concatenate([seg_j, seg_h])
+
+    def resampled_sums(self, n_resamples: int, rng: np.random.Generator, *, clusters: np.ndarray | None,
+                       batch: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Batches of resampled :meth:`sums` ``(b, J, K, S)`` (judge side, human side), ``n_resamples``
+        in all: bootstrap counts ``W`` (``batch`` rows at a time) below :func:`index_free`'s size,
+        else one batch of independent unit weights over :meth:`item_matrix`."""
+        n, J, K, S = self.shape
+        if n_resamples and index_free(n, clusters):
+            X, seg = self.item_matrix()
+            s = index_free_sums(X, n_resamples, rng, clusters=clusters, segments=seg)
+            sj = s[:, :J * K * S].reshape(n_resamples, J, K, S)
+            if self.complete_judges:
+                sh = np.broadcast_to(s[:, J * K * S:].reshape(n_resamples, 1, K, S), sj.shape)
+            else:
+                sh = s[:, J * K * S:].reshape(sj.shape)
+            yield sj, sh
+            return
+        for W in weight_batches(n, n_resamples, rng, clusters=clusters, batch=batch):
+            yield self.sums(W)
 
     # ------------------------------------------------------------------ reductions
     def sums(self, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -16,7 +16,7 @@ from ..exceptions import DegenerateDataWarning, InvalidParameterError
 from ._common import category_values, check_epsilon, check_nonneg_int, check_table, resolve_judges
 from ._kernel import SCORES, PairStats, finalize
 from ._loo import _arrays_from_stats
-from .._stats.resampling import cluster_index, resampling_unit, weight_batches
+from .._stats.resampling import cluster_index, resampling_unit
 
 __all__ = ["LeaveOneOutResult", "leave_one_out"]
 
@@ -89,11 +89,9 @@ def _bootstrap_d(ps: PairStats, *, score: str, level: str, cvals: np.ndarray, n_
     out = np.empty((n_resamples, J, K))
     kw: dict[str, Any] = dict(score=score, level=level, n_categories=ps.n_categories, category_values=cvals)
     pos = 0
-    for W in weight_batches(n, n_resamples, rng, clusters=clusters,
-                            batch=max(1, int(2_000_000 // max(n, 1)))):
-        sj, sh = ps.sums(W)
-        out[pos:pos + W.shape[0]] = finalize(sj, ps.layout, **kw) - finalize(sh, ps.layout, **kw)
-        pos += W.shape[0]
+    for sj, sh in ps.resampled_sums(n_resamples, rng, clusters=clusters, batch=max(1, int(2_000_000 // max(n, 1)))):
+        out[pos:pos + sj.shape[0]] = finalize(sj, ps.layout, **kw) - finalize(sh, ps.layout, **kw)
+        pos += sj.shape[0]
     return out
 
 

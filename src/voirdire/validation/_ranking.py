@@ -17,7 +17,7 @@ from ._alt_test import _check_scoring, bootstrap_alt_stats, indicators
 from ._common import category_values, check_epsilon, check_nonneg_int, check_table, resolve_judges
 from ._kernel import SCORES, PairStats, finalize, nanmean_last
 from ._leave_one_out import _omega
-from .._stats.resampling import resampling_unit, weight_batches
+from .._stats.resampling import resampling_unit
 
 __all__ = ["RankingResult", "rank_judges"]
 
@@ -84,9 +84,9 @@ def _loo_stats(table: Any, jidx: np.ndarray, hidx: np.ndarray, by: str, score: s
     boot = np.empty((n_resamples, jidx.size))
     pos = 0
     n = table.n_items
-    for W in weight_batches(n, n_resamples, gen, clusters=table.clusters, batch=max(1, int(2_000_000 // max(n, 1)))):
-        boot[pos:pos + W.shape[0]] = stat(*ps.sums(W))
-        pos += W.shape[0]
+    for sj, sh in ps.resampled_sums(n_resamples, gen, clusters=table.clusters, batch=max(1, int(2_000_000 // max(n, 1)))):
+        boot[pos:pos + sj.shape[0]] = stat(sj, sh)
+        pos += sj.shape[0]
     return point, boot
 
 
