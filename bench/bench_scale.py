@@ -14,7 +14,16 @@ Workloads:
      (``pd.read_csv`` + pivot to the dense matrix + ``krippendorff.alpha`` / ``evalica.alpha``),
      where they fit;
   4. 1,000 bootstrap resamples of interval alpha on 1,000,000 distinct-valued items: index
-     draws (the classical multinomial bootstrap, as before) against the index-free unit weights.
+     draws (the classical multinomial bootstrap, as before) against the index-free unit weights;
+  5. (``--big N``) ``agree --stream`` on N labels from Parquet written in chunks here (zstd,
+     dictionary-encoded item and rater ids, row groups of 2**20 rows): wall, CPU and peak
+     memory of the command; then on the first ~5M labels of the same file (cut at an item
+     boundary) the streaming path against the in-memory path (every streamed coefficient of
+     the interval scale: estimates, analytic SEs, interval ends to 1e-12) and against a Dask
+     LocalCluster (2 worker processes) running the same streamed statistics; ``--big-dask``
+     also runs the N-label file on that cluster through ``voirdire agree --scheduler``;
+  6. (``--validate N``) ``voirdire validate FILE --judge judge`` on N labels from Parquet (10
+     humans at 39 % density and one judge on every item, labels 1-5): wall, CPU, peak.
 
 The machine is shared: every figure comes with CPU time and the load average, and ratios are
 taken inside one run. Nothing here is a test; the files are generated in a temporary folder and
@@ -89,13 +98,144 @@ print(f"{lib} alpha={a:.12f} in {time.perf_counter() - t0:.1f}s")
 """
 
 
+def write_long_parquet(path: Path, n_items: int, *, n_raters: int = 10, density: float = 0.39, seed: int = SEED,
+                       chunk_items: int = 1_000_000, judge: bool = False) -> int:
+    """The long table of :func:`make_long` (``judge``: plus a rater ``judge`` on every item), written
+    ``chunk_items`` items at a time (memory O(chunk)), items grouped, ids dictionary-encoded, zstd,
+    row groups of 2**20 rows. Returns the number of rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    names = [f"r{k}" for k in range(n_raters)] + (["judge"] if judge else [])
+    schema = pa.schema([("item", pa.dictionary(pa.int32(), pa.string())),
+                        ("rater", pa.dictionary(pa.int8(), pa.string())), ("label", pa.int64())])
+    rows = 0
+    with pq.ParquetWriter(path, schema, compression="zstd", use_dictionary=True) as w:
+        for a in range(0, n_items, chunk_items):
+            m = min(chunk_items, n_items - a)
+            keep = rng.random((m, n_raters)) < density
+            truth = rng.integers(1, 6, m)
+            if judge:
+                keep = np.concatenate([keep, np.ones((m, 1), dtype=bool)], axis=1)
+            ii, rr = np.nonzero(keep)  # row-major: items grouped, raters in order
+            lab = np.clip(truth[ii] + rng.integers(-1, 2, ii.size), 1, 5)
+            ids = pa.array(np.char.add("item", np.arange(a, a + m).astype(str)))
+            t = pa.table({"item": pa.DictionaryArray.from_arrays(pa.array(ii.astype(np.int32)), ids),
+                          "rater": pa.DictionaryArray.from_arrays(pa.array(rr.astype(np.int8)), pa.array(names)),
+                          "label": pa.array(lab.astype(np.int64))}, schema=schema)
+            w.write_table(t, row_group_size=1 << 20)
+            rows += t.num_rows
+    return rows
+
+
+def head_parquet(src: Path, dst: Path, n_rows: int) -> int:
+    """The first ``n_rows`` rows of ``src`` or a few more (to the end of the item there), to ``dst``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from voirdire.agreement._stream import _run_starts
+
+    got, n = [], 0
+    for b in pq.ParquetFile(src).iter_batches(batch_size=1 << 20):
+        got.append(b)
+        n += b.num_rows
+        if n > n_rows:
+            break
+    t = pa.Table.from_batches(got)
+    t = t.slice(0, int(_run_starts(t.column("item"))[-1]))  # drop the (perhaps cut) last item
+    pq.write_table(t, dst, compression="zstd")
+    return t.num_rows
+
+
+def _same(a, b, tol: float = 1e-12) -> float:
+    """Largest absolute difference of estimates, analytic SEs and interval ends of two result lists
+    (inf when they differ in coefficients or counts)."""
+    worst = 0.0
+    for x, y in zip(a, b, strict=True):
+        if (x.coefficient, x.n_items, x.n_labels) != (y.coefficient, y.n_items, y.n_labels):
+            return float("inf")
+        for u, v in ((x.estimate, y.estimate), (x.analytic_se, y.analytic_se), (x.ci.low, y.ci.low),
+                     (x.ci.high, y.ci.high)):
+            if not (np.isnan(u) and np.isnan(v)):
+                worst = max(worst, abs(u - v))
+    return worst
+
+
+def big_stream(n_labels: float, tmp: Path, with_dask_big: bool) -> None:
+    """Section 5: ``agree --stream`` on ``n_labels`` labels; equality on a 5M-label head; Dask."""
+    from voirdire.agreement import agreement
+    from voirdire.agreement._stream import agreement_stream
+    from voirdire.data import read_annotations
+
+    exe = str(Path(sys.executable).parent / "voirdire")
+    big = tmp / "big.parquet"
+    (n_rows), w, c = timed(lambda: write_long_parquet(big, int(round(n_labels / 3.9)), seed=SEED + 2))
+    print(f"\n## 5. agree --stream on {n_rows:,} labels (Parquet {big.stat().st_size / 2**20:,.0f} MiB, written in "
+          f"{w:.0f} s), {load()}")
+    cmd = [exe, "agree", str(big), "--stream", "-c", "krippendorff_alpha", "--scale", "interval"]
+    w, c, rss, line = peak_child(cmd)
+    print(f"  voirdire agree --stream   wall {w:7.1f} s  cpu {c:7.1f} s  peak {rss:6,d} MiB  {load()}  | {line}")
+    sub = tmp / "head.parquet"
+    n_sub = head_parquet(big, sub, 5_000_000)
+    kw = dict(scale="interval", level="interval", n_resamples=2000, rng=0)
+    (whole), w1, c1 = timed(lambda: agreement(read_annotations(sub, scale="interval"), level="interval",
+                                                n_resamples=2000, rng=0))
+    (streamed), w2, c2 = timed(lambda: agreement_stream(sub, **kw))
+    names = [r.coefficient for r in whole]
+    print(f"  head of {n_sub:,} labels: in memory wall {w1:.1f} s cpu {c1:.1f} s; streamed wall {w2:.1f} s cpu "
+          f"{c2:.1f} s; coefficients {names}; largest difference (estimates, analytic SEs, interval ends) "
+          f"{_same(list(whole), list(streamed)):.2e}")
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        print("  Dask: distributed is not installed; not run")
+        return
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cl, \
+            Client(cl) as client:
+        (on_dask), w3, c3 = timed(lambda: agreement_stream(sub, scheduler=client, **kw))
+        print(f"  head on a Dask LocalCluster (2 workers) wall {w3:.1f} s; largest difference from the local stream "
+              f"{_same(list(streamed), list(on_dask)):.2e}")
+        if with_dask_big:
+            w, c, rss, line = peak_child(cmd + ["--scheduler", cl.scheduler_address])
+            print(f"  {n_rows:,} labels on the LocalCluster: wall {w:7.1f} s  client cpu {c:7.1f} s  client peak "
+                  f"{rss:6,d} MiB  | {line}")
+
+
+def big_validate(n_labels: float, tmp: Path) -> None:
+    """Section 6: ``voirdire validate`` on ``n_labels`` labels (10 humans, one judge on every item)."""
+    path = tmp / "val.parquet"
+    n_rows = write_long_parquet(path, int(round(n_labels / 4.9)), seed=SEED + 3, judge=True)
+    w, c, rss, line = peak_child([str(Path(sys.executable).parent / "voirdire"), "validate", str(path), "--judge",
+                                  "judge"])
+    print(f"\n## 6. voirdire validate on {n_rows:,} labels ({load()})\n  wall {w:7.1f} s  cpu {c:7.1f} s  "
+          f"peak {rss:6,d} MiB  | {line}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes, a smoke run")
     ap.add_argument("--labels", default="3.9e6,20e6", help="comma-separated label counts for the end-to-end runs")
     ap.add_argument("--evalica-python", default="/tmp/evalica-venv/bin/python")
     ap.add_argument("--skip-reference", action="store_true", help="do not time the row-by-row constructor")
+    ap.add_argument("--big", type=float, default=0.0, help="labels of section 5 (agree --stream; 0: not run)")
+    ap.add_argument("--big-dask", action="store_true", help="section 5 also runs the big file on the LocalCluster")
+    ap.add_argument("--validate", type=float, default=0.0, help="labels of section 6 (validate; 0: not run)")
+    ap.add_argument("--only", action="store_true", help="run only sections 5 and 6")
     args = ap.parse_args()
+    if args.only:
+        tmp = Path(tempfile.mkdtemp(prefix="voirdire-scale-"))
+        print(f"# bench_scale  ({os.cpu_count()} CPUs, {load()} at start)")
+        try:
+            if args.big:
+                big_stream(args.big, tmp, args.big_dask)
+            if args.validate:
+                big_validate(args.validate, tmp)
+        finally:
+            for p in tmp.glob("*"):
+                p.unlink()
+            tmp.rmdir()
+        return
     from voirdire.data import AnnotationTable, read_annotations
 
     n1 = 100_000 if args.quick else 1_000_000
@@ -180,6 +320,10 @@ def main() -> None:
               f"CI [{r_old.ci.low:.5f}, {r_old.ci.high:.5f}]   -> {w_old / w_new:.1f}x wall, {c_old / c_new:.1f}x cpu"
               f"   ({load()})")
         print(f"  analytic SE {r_new.analytic_se:.6f}")
+        if args.big:
+            big_stream(args.big, tmp, args.big_dask)
+        if args.validate:
+            big_validate(args.validate, tmp)
     finally:
         for p in tmp.glob("*"):
             p.unlink()

@@ -95,10 +95,59 @@ def test_parquet_type_change_between_files_is_an_error(tmp_path):
     mp = pytest.MonkeyPatch()
     mp.setattr(_stream, "_batches", fake)
     try:
-        with pytest.raises(SchemaError, match=r"column types change at row 3"):
+        with pytest.raises(SchemaError, match=r"x.parquet, row 3, column 'label': the column's type changes here: "
+                                               r"int64 in the rows before, string from this row on") as e:
             _stream._scan(tmp_path / "x.parquet", ["item", "rater", "label"], 2, 1)
+        assert "\n" not in str(e.value)
     finally:
         mp.undo()
+
+
+def test_parquet_row_groups_with_their_own_dictionaries_stream_right(tmp_path):
+    """One Parquet file has one schema (its footer's), but each row group stores a dictionary-typed
+    column with its own dictionary: here the item, rater and label columns are dictionary-encoded
+    chunk by chunk (as bench_scale.py writes its 100M-label file), so the same id has different
+    codes in different row groups, and batches cut across row groups. Streaming compares values,
+    not codes, and gives the whole-file answer."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from voirdire.agreement import agreement
+    from voirdire.agreement._stream import agreement_stream
+
+    df = _frame(n=600, seed=4)
+    schema = pa.schema([("item", pa.dictionary(pa.int32(), pa.string())),
+                        ("rater", pa.dictionary(pa.int8(), pa.string())),
+                        ("label", pa.dictionary(pa.int8(), pa.int64()))])
+    path = tmp_path / "dict.parquet"
+    cuts = [0, 700, 1100, len(df)]  # cut inside items: an item's rows span two row groups
+    with pq.ParquetWriter(path, schema) as w:
+        for lo, hi in zip(cuts[:-1], cuts[1:]):
+            part = df.iloc[lo:hi]
+            cols = {}
+            for name in ("item", "rater", "label"):
+                vals = part[name].to_numpy()
+                uniq = np.unique(vals)[::-1] if lo else np.unique(vals)  # a different order each chunk
+                idx = np.searchsorted(np.sort(uniq), vals)
+                idx = (len(uniq) - 1 - idx) if lo else idx
+                cols[name] = pa.DictionaryArray.from_arrays(pa.array(idx.astype(schema.field(name).type.index_type
+                                                                                .to_pandas_dtype())),
+                                                            pa.array(uniq))
+            w.write_table(pa.table(cols, schema=schema), row_group_size=250)
+    pf = pq.ParquetFile(path)
+    assert pf.metadata.num_row_groups > 3 and pa.types.is_dictionary(pf.schema_arrow.field("item").type)
+    names = ["observed_agreement", "krippendorff_alpha", "gwet_ac1"]
+    ref = agreement(read_annotations(path, scale="ordinal"), coefficients=names, level="ordinal", n_resamples=50,
+                    rng=2)
+    plain = tmp_path / "plain.parquet"
+    df.to_parquet(plain, index=False)
+    ref_plain = agreement(read_annotations(plain, scale="ordinal"), coefficients=names, level="ordinal",
+                          n_resamples=50, rng=2)
+    _same(ref, ref_plain)
+    for batch in (41, 10**6):
+        got = agreement_stream(path, coefficients=names, scale="ordinal", level="ordinal", batch_rows=batch,
+                               n_resamples=50, rng=2)
+        _same(got, ref)
 
 
 def _same(got, ref):

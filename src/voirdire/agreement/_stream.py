@@ -82,59 +82,116 @@ class _Scan:
     n_rows: int
 
 
+def _plain(col: Any) -> Any:
+    """An Arrow array or chunked array with any dictionary encoding removed (values compare as values)."""
+    pa = require("pyarrow", "Streaming a table")
+    return col.cast(col.type.value_type) if pa.types.is_dictionary(col.type) else col
+
+
+def _run_starts(col: Any) -> np.ndarray:
+    """Where each run of equal values starts (0 first), computed by Arrow; nulls equal each other."""
+    import pyarrow.compute as pc
+
+    n = len(col)
+    if n < 2:
+        return np.zeros(min(n, 1), dtype=np.int64)
+    col = _plain(col)
+    a, b = col.slice(1), col.slice(0, n - 1)
+    ne = pc.not_equal(a, b)
+    if col.null_count:
+        ne = pc.if_else(pc.and_(pc.is_null(a), pc.is_null(b)), False, ne.fill_null(True))
+    return np.concatenate([[0], np.flatnonzero(np.asarray(ne.to_numpy(zero_copy_only=False))) + 1])
+
+
 def _hash(values: Any) -> np.ndarray:
-    return pd.util.hash_array(np.asarray(values, dtype=object))
+    """64-bit hashes of item ids (an Arrow array of one file's item type)."""
+    pa = require("pyarrow", "Streaming a table")
+    if pa.types.is_integer(values.type) and not values.null_count:
+        return pd.util.hash_array(values.to_numpy().astype(np.int64, copy=False))
+    return pd.util.hash_array(np.asarray(values.to_numpy(zero_copy_only=False), dtype=object))
+
+
+def _item_runs(path: Path, cols: list[str], batch_rows: int) -> Iterator[tuple[Any, Any, int, Any]]:
+    """Per batch: ``(batch, item values starting a new run, their rows from 0, the batch's item column)``;
+    a run that goes on from the previous batch is not a new run."""
+    last: Any = None
+    n = 0
+    for b in _batches(path, cols, batch_rows):
+        if b.num_rows == 0:
+            yield b, None, n, None
+            continue
+        col = _plain(b.column(cols[0]))
+        starts = _run_starts(col)
+        if last is not None and col[0].as_py() == last:  # the previous batch's last item goes on
+            starts = starts[1:]
+        yield b, col.take(starts), starts + n, col
+        last = col[len(col) - 1].as_py()
+        n += b.num_rows
+
+
+def _regrouped(path: Path, cols: list[str], batch_rows: int, first_row: int, suspects: np.ndarray) -> None:
+    """The one-line error for the first item whose rows start a second run (rows of other items
+    between), found with exact values among the runs whose hash repeats (``suspects``); nothing
+    when the repeat was a hash collision."""
+    seen: set[Any] = set()
+    for _, vals, rows, _ in _item_runs(path, cols, batch_rows):
+        if vals is None or not len(vals):
+            continue
+        hit = np.flatnonzero(np.isin(_hash(vals), suspects))
+        for k in hit.tolist():
+            v = vals[k].as_py()
+            if v in seen:
+                raise SchemaError(
+                    f"items are not grouped: item {v!r} appears again at row {int(rows[k]) + first_row} after rows of "
+                    f"other items. Streaming reads each item's rows as one run: sort the file by item first, or "
+                    f"read it whole (without --stream).", source=str(path), column=cols[0])
+            seen.add(v)
 
 
 def _scan(path: Path, cols: list[str], batch_rows: int, first_row: int) -> _Scan:
-    """Pass 1: distinct labels and raters, the row count, and the grouped-items check."""
+    """Pass 1: distinct labels and raters, the row count, and the grouped-items check (every
+    item's rows one run: the hashes of all runs' items are distinct; a repeat is confirmed on
+    the values and located by :func:`_regrouped`)."""
+    import pyarrow.compute as pc
+
     item, rater, label = cols
     labels: dict[Any, int] = {}
     raters: dict[str, int] = {}
-    seen = np.zeros(0, dtype=np.uint64)  # hashes of items already finished
-    last: Any = None
+    hashes: list[np.ndarray] = []
     n = 0
     types: Any = None
-    for b in _batches(path, cols, batch_rows):
+    for b, vals, _, _ in _item_runs(path, cols, batch_rows):
         if types is None:
             types = b.schema
         elif not b.schema.equals(types):
-            raise SchemaError(f"the column types change at row {n + first_row}: {types} then {b.schema}. "
-                              f"Write the file with one type per column.", source=str(path))
+            col = next((f.name for f, g in zip(types, b.schema) if not f.equals(g)), None)
+            was = types.field(col).type if col is not None else types
+            now = b.schema.field(col).type if col is not None else b.schema
+            raise SchemaError(f"the column's type changes here: {was} in the rows before, {now} from this row on. "
+                              f"Write the file with one type per column.", source=str(path), row=n + first_row,
+                              column=col)
         if b.num_rows == 0:
             continue
-        codes, uniq = pd.factorize(b.column(label).to_pandas(), use_na_sentinel=False)
-        _, first = np.unique(codes, return_index=True)
-        for v, k in zip(uniq.tolist(), first.tolist()):
+        enc = pc.dictionary_encode(_plain(b.column(label)))
+        codes = np.asarray(enc.indices.fill_null(-1).to_numpy(zero_copy_only=False))
+        # Arrow numbers the values in order of first appearance: value k first appears where the
+        # running maximum of the codes first reaches k
+        first = np.flatnonzero(np.diff(np.maximum.accumulate(codes), prepend=-1) > 0)
+        for v, k in zip(enc.dictionary.to_pylist(), first.tolist()):
             labels.setdefault(v, n + k + first_row)  # the file row where each label first appears
+        if enc.indices.null_count:
+            labels.setdefault(None, n + int(np.flatnonzero(codes < 0)[0]) + first_row)
         for r in b.column(rater).unique().to_pylist():
             raters.setdefault(id_str(r), len(raters))  # the name the table constructor gives it
-        it = b.column(item).to_pandas().to_numpy(dtype=object)
-        starts = np.concatenate([[True], it[1:] != it[:-1]])
-        run_vals = it[starts]
-        run_pos = np.flatnonzero(starts)
-        if last is not None and run_vals[0] == last:  # the previous batch's last item goes on
-            run_vals, run_pos = run_vals[1:], run_pos[1:]
-        if run_vals.size:
-            h = _hash(run_vals)
-            dup_in = pd.Index(h).duplicated()
-            again = np.isin(h, seen) | dup_in
-            if last is not None:
-                again |= h == _hash([last])[0]
-            if again.any():
-                k = int(np.flatnonzero(again)[0])
-                raise SchemaError(
-                    f"items are not grouped: item {run_vals[k]!r} appears again at row "
-                    f"{n + int(run_pos[k]) + first_row} after rows of other items. Streaming reads each item's rows "
-                    f"as one run: sort the file by item first, or read it whole (without --stream).",
-                    source=str(path), column=item)
-            if last is not None:
-                h = np.append(h, _hash([last]))
-            seen = np.union1d(seen, h[:-1]) if h.size > 1 else seen
-        last = it[-1]
+        if len(vals):
+            hashes.append(_hash(vals))
         n += b.num_rows
     if n == 0:
         raise SchemaError("the table has no rows. Check that the file holds data below its header.", source=str(path))
+    h = np.sort(np.concatenate(hashes)) if hashes else np.zeros(0, dtype=np.uint64)
+    rep = h[1:][h[1:] == h[:-1]]
+    if rep.size:
+        _regrouped(path, cols, batch_rows, first_row, np.unique(rep))
     return _Scan(labels=labels, raters=raters, n_rows=n)
 
 
@@ -150,8 +207,7 @@ def _runs(batches: Iterator[Any], item: str, pos: int = 0) -> Iterator[tuple[Any
         t = pa.Table.from_batches([b])
         if carry is not None:
             t = pa.concat_tables([carry, t])
-        it = t.column(item).to_pandas().to_numpy(dtype=object)
-        cut = int(np.flatnonzero(np.concatenate([[True], it[1:] != it[:-1]]))[-1])  # start of the last item
+        cut = int(_run_starts(t.column(item))[-1])  # start of the last item
         if cut > 0:
             yield t.slice(0, cut), pos, False
             pos += cut

@@ -15,20 +15,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 from .._optional import dask_client, require
 from ..exceptions import InvalidParameterError
-from ._stream import _batches, _block, _join, _Part, _runs, _Setup
+from ._stream import _batches, _block, _join, _Part, _run_starts, _runs, _Setup
 
 __all__ = ["partitioned"]
 
 
 def _first_run(tbl: Any, item: str) -> int:
     """Rows of the table's first item."""
-    it = tbl.column(item).to_pandas().to_numpy(dtype=object)
-    change = np.flatnonzero(it[1:] != it[:-1])
-    return int(change[0]) + 1 if change.size else len(it)
+    starts = _run_starts(tbl.column(item))
+    return int(starts[1]) if starts.size > 1 else tbl.num_rows
 
 
 def _partition(st: _Setup, row_groups: list[int], pos: int) -> tuple[tuple[Any, int], _Part | None, tuple[Any, int] | None]:
