@@ -1,7 +1,11 @@
 """Leave-one-human-out ablation of PairwiseBayesModel against Dawid-Skene and the humans' vote.
 
 Usage: .venv/bin/python bench/pairwise_ablation.py [ROOT] [--sets summeval_h2h,pandalm,llmfao]
-       [--particles 100]
+       [--particles 100] [--variants all] [--groups]
+
+``--groups``: humans are grouped by their name up to the last ``_`` (``expert_1`` -> ``expert``,
+``crowd_3`` -> ``crowd``; summeval_h2h_8) and scored per group too; the model and Dawid-Skene then
+forecast a held-out human through the confusion matrices of the other humans of the same group.
 
 For every set: each human (or fold of humans, at most 10) is held out; every method is fitted
 on the rest, with and without the judges, and scored on the held-out verdicts (accuracy, NLL).
@@ -27,10 +31,11 @@ VARIANTS = {
     "  without empirical-Bayes prior": {"pair_prior": "standard"},
     "  without integrated verdict": {"integrate_verdict": False},
     "  without refine sweeps": {"n_refine": 0},
+    "  with the batch move (batch_move=True)": {"batch_move": True},
 }
 
 
-JUDGE_ONLY = {"judge_reliability", "judge_ties"}
+JUDGE_ONLY = {"judge_reliability", "judge_ties", "batch_move"}
 
 
 def main() -> None:
@@ -39,6 +44,7 @@ def main() -> None:
     ap.add_argument("--sets", default="summeval_h2h,pandalm,llmfao")
     ap.add_argument("--particles", type=int, default=100)
     ap.add_argument("--variants", default="all", help="'all', or variant names separated by ';'")
+    ap.add_argument("--groups", action="store_true", help="group the humans by name prefix (expert_, crowd_)")
     a = ap.parse_args()
     keep = list(VARIANTS) if a.variants == "all" else [k for k in VARIANTS if k.strip() in a.variants.split(";")]
     for name in a.sets.split(","):
@@ -49,16 +55,18 @@ def main() -> None:
         for k in keep:
             methods[k] = (lambda kw=VARIANTS[k]: PairwiseBayesModel(n_particles=a.particles, rng=0, **kw))
         t0 = time.perf_counter()
-        rows = {}
+        rows: dict = {}
         weights = {}
+        groups = {h: h.rsplit("_", 1)[0] for h in t.humans} if a.groups else None
+        shown = ["all"] + sorted(set(groups.values())) if groups else ["all"]
         for label, tab in (("with judges", t), ("without judges", nj)):
             # without judges a variant that changes only the judges' model is the defaults exactly
             ms = {k: v for k, v in methods.items() if not (label == "with judges" and k.startswith("vote"))
                   and not (label == "without judges" and k in VARIANTS and VARIANTS[k]
                            and set(VARIANTS[k]) <= JUDGE_ONLY)}
-            r = leave_one_human_out(tab, methods=ms, rng=0)
-            for _, row in r.table[r.table["group"] == "all"].iterrows():
-                rows.setdefault(row["method"], {})[label] = (row["accuracy"], row["nll"])
+            r = leave_one_human_out(tab, methods=ms, groups=groups, rng=0)
+            for _, row in r.table.iterrows():
+                rows.setdefault((row["method"], row["group"]), {})[label] = (row["accuracy"], row["nll"])
         full = PairwiseBayesModel(n_particles=a.particles, rng=0).fit(t)
         post = full.posterior()
         for k, j in enumerate(post.judges):
@@ -66,13 +74,17 @@ def main() -> None:
                           post.reliability_low[k], post.reliability_high[k], post.tie_offset_mean[k])
         print(f"\n### {name}: {t.n_pairs:,} pairs, {len(t.humans)} humans, {len(t.judges)} judges "
               f"({time.perf_counter() - t0:.0f} s)\n")
-        print("| method | accuracy with judges | NLL with judges | accuracy without | NLL without |")
-        print("|---|---:|---:|---:|---:|")
-        for m, v in rows.items():
-            w = v.get("with judges", (float("nan"), float("nan")))
-            wo = v.get("without judges", rows.get("PairwiseBayesModel (defaults)", {}).get(
-                "without judges", (float("nan"), float("nan"))))
-            print(f"| {m} | {w[0]:.3f} | {w[1]:.3f} | {wo[0]:.3f} | {wo[1]:.3f} |")
+        print("| method | humans | accuracy with judges | NLL with judges | accuracy without | NLL without |")
+        print("|---|---|---:|---:|---:|---:|")
+        nan2 = (float("nan"), float("nan"))
+        for g in shown:
+            for (m, gg), v in rows.items():
+                if gg != g:
+                    continue
+                w = v.get("with judges", nan2)
+                wo = v.get("without judges", rows.get(("PairwiseBayesModel (defaults)", g), {}).get(
+                    "without judges", nan2))
+                print(f"| {m} | {g} | {w[0]:.3f} | {w[1]:.3f} | {wo[0]:.3f} | {wo[1]:.3f} |")
         print(f"\nEmpirical-Bayes pair prior: {', '.join(f'{k} {v:.2f}' for k, v in full.pair_prior_.items())}")
         print("Judges (defaults):", "; ".join(
             f"{j}: reliability {r:.2f} [{rlo:.2f}, {rhi:.2f}], position bias {b:.3f} [{lo:.3f}, {hi:.3f}], "
