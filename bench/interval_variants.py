@@ -13,6 +13,10 @@ with per-replicate jackknife SEs; then, from those same numbers:
     bootstrap-t "with t(G-1) quantiles": never narrower than the jackknife-t on the same scale);
 ``bt_symmetric``
     Hall's (1988) symmetric bootstrap-t: ``g(est) +- q s`` with ``q`` the 95% quantile of ``|t*|``.
+``bt_log_ratio``
+    the bootstrap-t on ``h = -log(1 - theta)`` instead of Fisher's z: every coefficient here is
+    ``1 - D_o / D_e``, so ``h`` is the log of a ratio of two sums (the usual scale for a ratio
+    estimator), maps ``(-inf, 1)`` onto the line and puts no anchor at -1.
 
 Output: coverage / mean width of each, per coefficient. Monte-Carlo SE about
 ``sqrt(0.95 * 0.05 / reps)`` (0.011 at 400 tables).
@@ -83,7 +87,27 @@ def variants(s: Any, est: float, expected: float, boots: np.ndarray, st: Any, ja
     res["bt_floor_t"] = finish(min(lo_t, -tq), max(hi_t, tq))
     q = _order_stat(np.sort(np.abs(t)), level)
     res["bt_symmetric"] = finish(-q, q)
+    lr = _LogRatio()
+    z0, t, s0 = _t_star(est, boots, boot_se, iv.jackknife_se(jack), lr)
+    if t.size >= 20 and math.isfinite(s0) and s0 > 0:
+        lo_t, hi_t = _order_stat(t, a2), _order_stat(t, 1 - a2)
+        r = iv.Interval(float(lr.ginv(z0 - hi_t * s0)), float(lr.ginv(z0 - lo_t * s0)), "studentized")
+        r = _core._honest(r, s, est, iv.Scale(-math.inf, math.inf), lambda: iv.percentile(boots, level))[0]
+        res["bt_log_ratio"] = (r.low, r.high)
     return res
+
+
+class _LogRatio:
+    """``h(x) = -log(1 - x)`` (``1 - x`` floored at 1e-6), its derivative and inverse."""
+
+    def g(self, x: Any) -> np.ndarray:
+        return -np.log(np.maximum(1.0 - np.asarray(x, dtype=float), 1e-6))
+
+    def dg(self, x: Any) -> np.ndarray:
+        return 1.0 / np.maximum(1.0 - np.asarray(x, dtype=float), 1e-6)
+
+    def ginv(self, z: Any) -> np.ndarray:
+        return 1.0 - np.exp(-np.asarray(z, dtype=float))
 
 
 def run_cell(cell: dict[str, Any], reps: int, seed: int, B: int = 1000) -> dict[str, dict[str, tuple[float, float]]]:
