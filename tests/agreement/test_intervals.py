@@ -534,3 +534,22 @@ def test_cluster_bootstrap_t_covers_rare_category_at_20_clusters():
         print(f"20 clusters, prevalence 0.85: {nm} auto {hits[nm] / reps:.3f}, percentile {pct[nm] / 100:.2f} (100 tables)")
         assert abs(hits[nm] / reps - 0.95) <= tol, (nm, hits[nm] / reps)
         assert pct[nm] / 100 < 0.88  # the under-coverage the cluster bootstrap-t repairs
+
+
+def test_rare_binary_kappa_below_30_units_warns_with_the_number_that_would_do():
+    # kappa and alpha on binary labels with a category under 15%: every resampling interval fell
+    # short at 20 items (docs/agreement.md "Small samples"), so they warn below 30 units
+    X = _binary(20, 4, 0.85, 0.3, 3)
+    X[:2, :2] = [[0, 1], [0, 0]]  # a few minority labels whatever the draw
+    t = table_from_wide(X)
+    share = np.nanmean(X == 0)
+    assert share < 0.15
+    with pytest.warns(SmallSampleWarning, match=r"fleiss_kappa, krippendorff_alpha on 20 items of binary labels .*"
+                                                 r"too few for any interval to be trusted.*about 30"):
+        A.agreement(t, coefficients=["fleiss_kappa", "krippendorff_alpha", "gwet_ac1"], n_resamples=100, rng=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SmallSampleWarning)
+        A.gwet_ac1(t, n_resamples=100, rng=0)  # AC1 and observed agreement held their level
+        A.fleiss_kappa(table_from_wide(_binary(30, 4, 0.85, 0.3, 3)), n_resamples=100, rng=0)  # 30 units
+        A.fleiss_kappa(table_from_wide(_binary(20, 4, 0.5, 0.3, 3)), n_resamples=100, rng=0)  # no rare category
+        A.fleiss_kappa(table_from_wide(_binary(20, 2, 0.85, 0.0, 4)), n_resamples=0)  # two raters: Donner-Eliasziw
