@@ -111,14 +111,14 @@ def _hash(values: Any) -> np.ndarray:
     return pd.util.hash_array(np.asarray(values.to_numpy(zero_copy_only=False), dtype=object))
 
 
-def _item_runs(path: Path, cols: list[str], batch_rows: int) -> Iterator[tuple[Any, Any, int, Any]]:
+def _item_runs(path: Path, cols: list[str], batch_rows: int) -> Iterator[tuple[Any, Any, np.ndarray, Any]]:
     """Per batch: ``(batch, item values starting a new run, their rows from 0, the batch's item column)``;
     a run that goes on from the previous batch is not a new run."""
     last: Any = None
     n = 0
     for b in _batches(path, cols, batch_rows):
         if b.num_rows == 0:
-            yield b, None, n, None
+            yield b, None, np.zeros(0, dtype=np.int64), None
             continue
         col = _plain(b.column(cols[0]))
         starts = _run_starts(col)
