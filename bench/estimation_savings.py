@@ -1,7 +1,7 @@
 """How many human labels do the judges save? Several judges, power tuning and active allocation,
 side by side with human-only and the best single-judge PPI++ (ppi_py) on SummEval and HANNA.
 
-Run from the repository root (about 10-20 minutes on 2 busy cores with the defaults):
+Run from the repository root (SummEval about 30 minutes, HANNA longer, on 2 busy cores):
 
     nice .venv/bin/python bench/estimation_savings.py                  # SummEval + HANNA, 500 draws
     nice .venv/bin/python bench/estimation_savings.py --reps 100 --sets summeval
@@ -17,10 +17,16 @@ expected 5%, 10% or 25% of the items:
 - ``PPI++ best judge (ppi_py)``: ``ppi_py.ppi_mean_ci`` (tuned lambda) with the single judge of
   highest full-data R^2 (an oracle choice that favours the baseline), uniform sample.
 - ``calibrated, best judge``: ``dr_mean`` default (ridge + power tuning) on that judge.
-- ``calibrated, all judges``: ``dr_mean`` default on every judge column (uniform sample).
-- ``calibrated, all judges, active``: half the expected labels as a uniform pilot, the other
+- ``MODEL, all judges``: ``dr_mean(model=MODEL)`` on every judge column (uniform sample), for
+  each of ``--models`` (default ``calibrated,ridge``: the default and PPI++ with a vector lambda
+  fitted out of sample), on the same draws.
+- ``MODEL, all judges, active``: half the expected labels as a uniform pilot, the other
   half drawn by ``plan_active`` (residual model fitted on the pilot, floor 0.3), estimated by
   ``dr_mean`` with the overall inclusion probabilities.
+
+PPI++ is computed by ``voirdire.estimation.ppi_mean`` (equal to ppi_py's ``ppi_mean_ci``, tested)
+and checked against ppi_py itself on the first draw of every cell. A long run can be split over
+processes with ``--only`` and ``--csv``, then printed with ``--from-csv``.
 
 Coverage is of the full-data human mean by the finite-target interval (our methods and
 human-only) and by ppi_py's (superpopulation) interval. **Labels needed for the same width**:
@@ -44,7 +50,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from voirdire.estimation import classical_mean, dr_mean, plan_active
+from voirdire.estimation import classical_mean, dr_mean, plan_active, ppi_mean
 
 SHARED = Path(os.environ.get("VOIRDIRE_SHARED", Path(__file__).resolve().parents[2] / "shared")) / "data"
 if not SHARED.is_dir():
@@ -92,6 +98,18 @@ def _ppi_py(x: np.ndarray, y: np.ndarray, lab: np.ndarray) -> tuple[float, float
     return float(np.squeeze(lo)), float(np.squeeze(hi))
 
 
+def _ppi(x: np.ndarray, y: np.ndarray, lab: np.ndarray, check: bool = False) -> tuple[float, float]:
+    """PPI++'s interval: ``voirdire.estimation.ppi_mean`` (equal to ``ppi_py.ppi_mean_ci`` to 1e-10,
+    tests/estimation/test_peers.py, and 20-50x faster), checked against ppi_py itself on the
+    first draw of every data set and fraction of this run."""
+    res = ppi_mean(x, np.where(lab, y, np.nan))
+    if check:
+        lo, hi = _ppi_py(x, y, lab)
+        if not (abs(lo - res.ci.low) < 1e-8 and abs(hi - res.ci.high) < 1e-8):
+            raise AssertionError(f"ppi_mean and ppi_py differ: {(res.ci.low, res.ci.high)} vs {(lo, hi)}")
+    return res.ci.low, res.ci.high
+
+
 def references(x_best: np.ndarray, y: np.ndarray, reps: int, seed: int) -> pd.DataFrame:
     """Mean widths and mean squared errors (about the full-data mean) of human-only (finite) and
     PPI++ (ppi_py) on a grid of fractions."""
@@ -100,13 +118,13 @@ def references(x_best: np.ndarray, y: np.ndarray, reps: int, seed: int) -> pd.Da
     for f in REF_FRACS:
         rng = np.random.default_rng([seed, int(f * 1000), 7])
         wh, wp, ch, cp, eh, ep = [], [], [], [], [], []
-        for _ in range(reps):
+        for r in range(reps):
             lab = rng.random(y.size) < f
             if lab.sum() < 3 or lab.all():
                 continue
             yy = np.where(lab, y, np.nan)
             h = classical_mean(yy, f, target="finite")
-            lo, hi = _ppi_py(x_best, y, lab)
+            lo, hi = _ppi(x_best, y, lab, check=r == 0)
             wh.append(h.ci.width)
             wp.append(hi - lo)
             ch.append(h.ci.low <= truth <= h.ci.high)
@@ -144,7 +162,8 @@ def _labels_for_mse(mse: float, ref: pd.DataFrame, col: str, n_items: int) -> fl
     return 1.0 / (mse / c + 1.0 / n_items)
 
 
-def one_set(name: str, X: pd.DataFrame, y: np.ndarray, reps: int, seed: int, ref_reps: int) -> list[dict]:
+def one_set(name: str, X: pd.DataFrame, y: np.ndarray, reps: int, seed: int, ref_reps: int,
+            models: tuple[str, ...] = ("calibrated",)) -> list[dict]:
     truth = float(y.mean())
     r2s = {c: float(np.corrcoef(X[c], y)[0, 1] ** 2) for c in X.columns}
     best = max(r2s, key=r2s.__getitem__)
@@ -170,19 +189,21 @@ def one_set(name: str, X: pd.DataFrame, y: np.ndarray, reps: int, seed: int, ref
             yy = np.where(lab, y, np.nan)
             h = classical_mean(yy, f, target="finite")
             add("human-only", h.ci.low, h.ci.high, h.ci.width, np.nan, h.estimate)
-            lo, hi = _ppi_py(xb, y, lab)
+            lo, hi = _ppi(xb, y, lab, check=r == 0)
             add("PPI++ best judge (ppi_py)", lo, hi, np.nan, hi - lo)
-            for key, XX in (("calibrated, best judge", xb), ("calibrated, all judges", Xa)):
-                res = dr_mean(XX, yy, f, target="finite", rng=r)
+            runs = [(f"{models[0]}, best judge", xb, models[0])] + [(f"{m}, all judges", Xa, m) for m in models]
+            for key, XX, model in runs:
+                res = dr_mean(XX, yy, f, model=model, target="finite", rng=r)
                 add(key, res.ci.low, res.ci.high, res.ci.width, _sp_width(res), res.estimate)
             # active: a uniform pilot with half the expected labels, then plan_active for the rest
             pilot_lab = rng.random(y.size) < f / 2
             pilot = np.where(pilot_lab, y, np.nan)
             d = plan_active(Xa, budget=f / 2 * y.size, human_scores=pilot, pilot_prob=f / 2, rng=r)
             sel = pilot_lab | (rng.random(y.size) < d.draw_prob)
-            res = dr_mean(Xa, np.where(sel, y, np.nan), d.inclusion_prob, target="finite", rng=r)
-            add("calibrated, all judges, active", res.ci.low, res.ci.high, res.ci.width, _sp_width(res),
-                res.estimate)
+            for model in models:
+                res = dr_mean(Xa, np.where(sel, y, np.nan), d.inclusion_prob, model=model, target="finite", rng=r)
+                add(f"{model}, all judges, active", res.ci.low, res.ci.high, res.ci.width, _sp_width(res),
+                    res.estimate)
         n = f * y.size
         for key, a in acc.items():
             w, wsp = float(np.mean(a["w"])), float(np.nanmean(a["wsp"])) if np.isfinite(a["wsp"]).any() else np.nan
@@ -244,6 +265,10 @@ def diagnose(data: dict[str, tuple[pd.DataFrame, np.ndarray]], frac: float, reps
         "calibrated all judges, 5 folds": lambda xb, Xa, yy: dr_mean(Xa, yy, frac, cross_fit=5, rng=0,
                                                                       interval="normal"),
         "calibrated all judges, leave-one-out": lambda xb, Xa, yy: dr_mean(Xa, yy, frac, interval="normal"),
+        "ridge all judges, leave-one-out (vector lambda)": lambda xb, Xa, yy: dr_mean(
+            Xa, yy, frac, model="ridge", interval="normal"),
+        "select all judges, leave-one-out": lambda xb, Xa, yy: dr_mean(Xa, yy, frac, model="select",
+                                                                        interval="normal"),
     }
     print(f"| data | method ({frac:.0%} labelled, {reps} draws) | reported variance ÷ human-only | "
           "MSE ÷ human-only | coverage |")
@@ -313,7 +338,17 @@ def main() -> None:
     ap.add_argument("--diagnose", type=float, default=None, metavar="FRAC",
                     help="where the savings go at this labelled fraction (reported variance vs MSE)")
     ap.add_argument("--csv", type=Path, default=None, help="also write the rows to this CSV")
+    ap.add_argument("--models", default="calibrated,ridge",
+                    help="dr_mean models side by side (comma-separated; the first is also run on the best judge)")
+    ap.add_argument("--only", default=None,
+                    help="comma-separated data set names to run (e.g. 'HANNA Surprise'): split a long run over "
+                         "processes, each with its --csv; the draws do not depend on which sets run")
+    ap.add_argument("--from-csv", type=Path, nargs="+", default=None,
+                    help="print the tables from the CSVs of earlier runs (rows concatenated) and exit")
     a = ap.parse_args()
+    if a.from_csv:
+        markdown(pd.concat([pd.read_csv(p) for p in a.from_csv], ignore_index=True))
+        return
     warnings.simplefilter("ignore")  # small draws warn (SmallSampleWarning); the coverage says what matters
     if a.reproduce:
         reproduce(seed=a.seed)
@@ -323,13 +358,18 @@ def main() -> None:
         data.update(summeval())
     if a.sets in ("all", "hanna"):
         data.update(hanna())
+    if a.only:
+        keep = [k.strip() for k in a.only.split(",")]
+        data = {k: v for k, v in data.items() if k in keep}
+        if not data:
+            ap.error(f"--only matched no data set; names: {', '.join(keep)}")
     if a.diagnose is not None:
         diagnose(data, a.diagnose, a.reps, a.seed)
         return
     rows = []
     t0 = time.perf_counter()
     for name, (X, y) in data.items():
-        rows += one_set(name, X, y, a.reps, a.seed, a.ref_reps)
+        rows += one_set(name, X, y, a.reps, a.seed, a.ref_reps, tuple(a.models.split(",")))
         print(f"{name}: done at {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     df = pd.DataFrame(rows)
     if a.csv:

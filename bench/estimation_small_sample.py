@@ -2,6 +2,7 @@
 docs/estimation.md, "Small samples").
 
     nice .venv/bin/python bench/estimation_small_sample.py --reps 800
+    nice .venv/bin/python bench/estimation_small_sample.py --reps 800 --interval t   # without the skewness correction
 
 The world of ``tests/estimation/test_statistical.py::test_small_sample_t_interval_covers_at_30_labels``
 (300 items, skewed 1-5 ratings, two judges) with ``pi = 0.15`` where the first judge is above 0
@@ -24,6 +25,8 @@ from voirdire.estimation import classical_mean, dr_mean
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=800)
+    ap.add_argument("--interval", choices=["auto", "t"], default="auto",
+                    help="auto: the default (t with the skewness correction); t: the plain t interval")
     a = ap.parse_args()
     rng = np.random.default_rng(11)
     n = 300
@@ -40,8 +43,8 @@ def main() -> None:
             warnings.simplefilter("ignore")
             for k, kw in (("calibrated (default)", {}), ("ridge, no power tuning", {"model": "ridge"}),
                           ("linear", {"model": "linear"}), ("human-only", None)):
-                res = (classical_mean(yy, pi, target="finite") if kw is None
-                       else dr_mean(X, yy, pi, target="finite", rng=r, **kw))
+                res = (classical_mean(yy, pi, target="finite", interval=a.interval) if kw is None
+                       else dr_mean(X, yy, pi, target="finite", rng=r, interval=a.interval, **kw))
                 rows.setdefault(k, []).append((res.estimate - truth, res.se, res.ci.low <= truth <= res.ci.high,
                                                res.df, np.nan if res.lam is None else res.lam))
     print(f"| method ({a.reps} draws) | bias | sd of estimate | rms SE | coverage | median df | mean lambda |")

@@ -310,3 +310,84 @@ def test_gbm_without_scikit_learn_names_the_ml_extra(monkeypatch):
     X, y, _ = _world(6, n=300)
     with pytest.raises(_optional.MissingExtraError, match=r"pip install 'voirdire\[ml\]'"):
         dr_mean(X, y, 0.2, model="gbm", rng=0)
+
+
+def _direct_gcv_fit(Z, y, w, free, alphas):
+    """Weighted least squares of y on an intercept and Z, the columns not in ``free`` penalised
+    by ``alpha``; the GCV-best ``alpha`` (explicit hat matrix). Returns (gcv, coef)."""
+    n, p = Z.shape
+    A = np.column_stack([np.ones(n), Z]) * np.sqrt(w)[:, None]
+    b = y * np.sqrt(w)
+    pen = np.ones(p + 1)
+    pen[0] = 0.0
+    pen[[1 + j for j in free]] = 0.0
+    best = None
+    for a in alphas:
+        M = A.T @ A + a * np.diag(pen)
+        beta = np.linalg.solve(M, A.T @ b)
+        hat = A @ np.linalg.solve(M, A.T)
+        g = n * np.sum((b - A @ beta) ** 2) / (n - np.trace(hat)) ** 2
+        if best is None or g < best[0]:
+            best = (g, beta[1:])
+    return best
+
+
+@pytest.mark.parametrize("seed, truth", [
+    (6, [0.8, 0.0, 0.0, 0.0, 0.0]),    # one judge carries it: the anchored path
+    (12, [0.3, 0.3, 0.3, 0.3, 0.3]),   # all alike: ridge on every column
+    (10, [0.0, 0.0, 0.0, 0.0, 0.0]),   # nothing: the constant
+])
+def test_select_is_the_gcv_best_of_ridge_anchored_ridge_and_constant(seed, truth):
+    # oracle: each candidate fitted directly (explicit weighted normal equations and hat matrix)
+    from voirdire.estimation._models import _ALPHAS, _ridge_sets
+
+    rng = np.random.default_rng(seed)
+    n, p = 40, 5
+    z = rng.normal(0, 1, n)
+    Z = z[:, None] + rng.normal(0, 1.0, (n, p))
+    y = Z @ np.asarray(truth) + rng.normal(0, 1, n)
+    w = rng.uniform(1, 3, n)
+    _, _, coef = _ridge_sets(Z, y, w, np.zeros(0, dtype=np.int64), 0, ridge=True, select=True)
+    zbar = (w @ Z) / w.sum()
+    ss = ((Z - zbar) ** 2 * w[:, None]).sum(axis=0)
+    cy = ((Z - zbar) * ((y - (w @ y) / w.sum()) * w)[:, None]).sum(axis=0)
+    j = int(np.argmax(cy**2 / ss))
+    alphas = _ALPHAS * w.sum()
+    cands = [_direct_gcv_fit(Z, y, w, [], alphas), _direct_gcv_fit(Z, y, w, [j], alphas)]
+    resid = (y - (w @ y) / w.sum()) * np.sqrt(w)
+    cands.append((n * np.sum(resid**2) / (n - 1.0) ** 2, np.zeros(p)))
+    np.testing.assert_allclose(coef[0], min(cands, key=lambda t: t[0])[1], rtol=1e-7, atol=1e-10)
+    which = int(np.argmin([c[0] for c in cands]))
+    assert which == {6: 1, 12: 0, 10: 2}[seed], [c[0] for c in cands]
+
+
+@small
+def test_skewness_correction_equal_probabilities_is_the_sample_skewness_over_root_n():
+    # Hall's correction: with pi = f the third cumulant over se^3 is (1 - 2f)/sqrt(1 - f) * g1/sqrt(n)
+    # (g1 the sample skewness, ddof 0), shrunk by its reliability (sum e^3)^2 / ((sum e^3)^2 + (1-f) sum e^6)
+    rng = np.random.default_rng(12)
+    n_items, f = 600, 0.08
+    y_full = np.clip(5 - rng.gamma(0.6, 1.2, n_items), 1, 5)  # a long lower tail, as SummEval consistency
+    lab = rng.random(n_items) < f
+    y = np.where(lab, y_full, np.nan)
+    res = classical_mean(y, f, target="finite")
+    e = y_full[lab] - y_full[lab].mean()
+    n = int(lab.sum())
+    k3 = (1 - 2 * f) / math.sqrt(1 - f) * stats.skew(y_full[lab]) / math.sqrt(n)
+    reliab = np.sum(e**3) ** 2 / (np.sum(e**3) ** 2 + (1 - f) * np.sum(e**6))
+    q = stats.t.ppf(0.975, res.df)
+    expect = k3 * reliab * (2 * q * q + 1) / 6
+    assert res.skew == pytest.approx(expect, rel=1e-9)
+    assert res.skew < 0  # a long lower tail: the interval moves down
+    assert res.ci.low == pytest.approx(res.estimate - (q - expect) * res.se, rel=1e-12)
+    assert res.ci.high == pytest.approx(res.estimate + (q + expect) * res.se, rel=1e-12)
+    assert res.ci.width == pytest.approx(2 * q * res.se)  # a shift, not a widening
+    # the plain t and normal intervals stay symmetric, and so does a symmetric sample
+    for kind in ("t", "normal"):
+        plain = classical_mean(y, f, target="finite", interval=kind)
+        assert plain.skew == 0.0
+        assert plain.ci.high - plain.estimate == pytest.approx(plain.estimate - plain.ci.low)
+    sym = classical_mean(np.array([1.0, 2.0, 3.0, 4.0, 5.0, np.nan, np.nan]), 0.5)
+    assert sym.skew == 0.0
+    sym = classical_mean(np.array([1.0, 2.0, 3.0, 4.0, 5.0, np.nan, np.nan, np.nan, np.nan, np.nan]), 0.3)
+    assert sym.skew == pytest.approx(0.0, abs=1e-12)

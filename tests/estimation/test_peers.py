@@ -64,10 +64,14 @@ def test_ppi_lambda_clipped_for_an_unrelated_judge(ppi):
 @pytest.mark.parametrize("seed", [0, 3])
 def test_classical_mean_matches_ppi_py(ppi, seed):
     x, y, lab = _data(seed)
-    ours = classical_mean(np.where(lab, y, np.nan))
+    # ppi_py's interval is the symmetric normal one; the default ("auto") moves both ends by the
+    # skewness correction, with the same standard error and width
+    ours = classical_mean(np.where(lab, y, np.nan), interval="normal")
     lo, hi = ppi.classical_mean_ci(y[lab], alpha=0.05)
     assert ours.ci.low == pytest.approx(float(lo), abs=1e-10)
     assert ours.ci.high == pytest.approx(float(hi), abs=1e-10)
+    auto = classical_mean(np.where(lab, y, np.nan))
+    assert auto.se == ours.se and auto.ci.width == pytest.approx(float(hi - lo), abs=1e-10)
     # fully labelled data: the plain mean and std/sqrt(N)
     full = classical_mean(y)
     lo, hi = ppi.classical_mean_ci(y, alpha=0.1)

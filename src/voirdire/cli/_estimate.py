@@ -271,6 +271,8 @@ def estimate_command(
     tuned = "" if dr.lam is None else f", power tuning lambda {fmt_num(dr.lam)} (0 = human-only)"
     interval_kind = (f"t interval with {fmt_num(dr.df, 1)} effective df" if dr.ci.method == "t"
                      else "normal interval")
+    if dr.skew:
+        interval_kind += f", both ends moved by {fmt_num(dr.skew, 3)} SE for the skewness of the residuals"
     notes: list[Any] = [
         "n: human-scored items; N: all items (the judges score every one).",
         f"Variance of the DR estimate: human-variance term {fmt_num(dr.var_human, 6)} + residual penalty "

@@ -26,7 +26,7 @@ TARGETS = ("superpopulation", "finite")
 Target = Literal["superpopulation", "finite"]
 INTERVALS = ("auto", "t", "normal")
 Interval = Literal["auto", "t", "normal"]
-ModelName = Literal["calibrated", "identity", "linear", "ridge", "isotonic", "gbm"]
+ModelName = Literal["calibrated", "identity", "linear", "ridge", "select", "isotonic", "gbm"]
 MISSING_JUDGE = ("error", "impute")
 #: below this many labelled units (items, or clusters) ``interval="auto"`` uses the t interval
 SMALL_SAMPLE = 100
@@ -285,6 +285,29 @@ def _effective_df(pi_l: np.ndarray, li: np.ndarray, ce: np.ndarray, clusters: np
     return max((var_r + var_h) ** 2 / denom, 1.0) if denom > 0 else np.inf
 
 
+def _skew_shift(pi_l: np.ndarray, ce: np.ndarray, n_items: int, se: float, q: float) -> float:
+    """Hall's (1992) Edgeworth correction of a studentised interval for skewness, in standard errors.
+
+    The estimation error is ``sum_i (delta_i/pi_i - 1) c e_i / N`` over independent (Poisson)
+    draws; its third cumulant is ``sum (1 - pi)(1 - 2 pi)/pi^2 (c e)^3 / N^3`` over all items,
+    estimated from the labelled ones by weighting with ``1/pi``. With ``k3`` that cumulant over
+    ``se^3``, the studentised error has quantiles ``z - k3 (2 z^2 + 1)/6`` (one term of the
+    Edgeworth expansion), so both ends move by ``k3 (2 q^2 + 1)/6`` standard errors: downwards
+    when a long lower tail of the residuals is under-represented in a small sample (the interval
+    was too high), upwards for a long upper tail. With equal probabilities ``pi = f`` it is
+    ``(1 - 2f)/sqrt(1 - f)`` times the sample skewness over ``sqrt(n)``: the familiar correction of
+    the t interval for a skewed mean, vanishing at ``f = 1/2`` and for symmetric residuals. Capped
+    at half the quantile so the estimate stays well inside its interval.
+    """
+    t = (1.0 - pi_l) * (1.0 - 2.0 * pi_l) / pi_l**2 * ce**3
+    num = float(np.sum(t / pi_l))
+    var_num = float(np.sum((1.0 - pi_l) / pi_l**2 * t * t))
+    if num == 0.0:
+        return 0.0
+    k3 = num * num * num / (num * num + var_num) / n_items**3 / se**3
+    return float(np.clip(k3 * (2.0 * q * q + 1.0) / 6.0, -q / 2.0, q / 2.0))
+
+
 def _hajek_form(y: np.ndarray, m: np.ndarray, pi: np.ndarray, li: np.ndarray) -> tuple[np.ndarray, float]:
     """``(m + e_H, N / N_hat)``: the prediction shifted by the design-weighted (Hajek) mean residual
     ``e_H``, and the Hajek scale of the residual term.
@@ -381,15 +404,19 @@ def _core(y: np.ndarray, m: np.ndarray, pi: np.ndarray, lab: np.ndarray, *, scal
     if use_t:
         df = _effective_df(pi_l, li, ce, clusters, var_human, var_res, target, n_units)
     q = float(stdtrit(df, 0.5 + confidence_level / 2.0)) if np.isfinite(df) else float(ndtri(0.5 + confidence_level / 2.0))
+    shift = 0.0
+    if interval == "auto" and clusters is None and se > 0:
+        shift = _skew_shift(pi_l, ce, n_items, se, q)
     return EstimateResult(
         estimate=theta, se=se,
-        ci=ConfidenceInterval(low=theta - q * se, high=theta + q * se, confidence_level=confidence_level,
+        ci=ConfidenceInterval(low=theta - (q - shift) * se, high=theta + (q + shift) * se,
+                              confidence_level=confidence_level,
                               method="t" if np.isfinite(df) else "normal"),
         confidence_level=confidence_level, n_labeled=n_lab, n_total=n_items, var_human=var_human,
         var_residual=var_res, model=model, method=method, target=target, cross_fit=cross_fit,
         n_clusters=None if clusters is None else int(clusters.max()) + 1,
         n_strata=None if strata is None else int(strata.max()) + 1,
-        r2=float(r2), sd_human=float(np.sqrt(s2)), lam=lam, df=df, n_judges=n_judges,
+        r2=float(r2), sd_human=float(np.sqrt(s2)), lam=lam, df=df, n_judges=n_judges, skew=shift,
     )
 
 
@@ -461,11 +488,16 @@ def dr_mean(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *,
         means equal probabilities. ``nan`` is accepted on items without a human score (only the
         scored items' probabilities enter the estimate), but every item must have had a
         positive probability when the sample was drawn.
-    model : {"calibrated", "identity", "linear", "ridge", "isotonic", "gbm"}, default "calibrated"
+    model : {"calibrated", "identity", "linear", "ridge", "select", "isotonic", "gbm"}, default "calibrated"
         ``m``, fitted on the labelled items with weights ``1/pi``: ``"calibrated"`` is ridge
         regression on every column (penalty by generalised cross-validation) with power tuning;
         ``"identity"`` the judge score itself (one judge; the paper's estimator); ``"linear"``
-        weighted least squares; ``"ridge"`` as calibrated without power tuning; ``"isotonic"``
+        weighted least squares; ``"ridge"`` as calibrated without power tuning (PPI++ with a
+        vector ``lambda``, one coefficient per judge, fitted out of sample and shrunk towards 0 by
+        the penalty); ``"select"`` per training set the generalised-cross-validation choice among
+        ridge on every column, ridge *anchored* on the set's best single judge (that judge
+        unpenalised, the others shrunk towards 0: a path from the single-judge regression, i.e.
+        PPI++ on one judge, to least squares on all) and the constant; ``"isotonic"``
         one weighted isotonic fit per judge (``scipy.optimize.isotonic_regression``; increasing,
         or decreasing for a judge negatively correlated with the humans when there are several),
         stacked by ridge; ``"gbm"`` scikit-learn's ``HistGradientBoostingRegressor`` (needs

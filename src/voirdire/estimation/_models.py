@@ -14,6 +14,8 @@ Models
                collinear).
 ``ridge``      weighted ridge regression on the standardised columns, its penalty chosen per
                training fold by generalised cross-validation (GCV).
+``select``     per training set, the GCV choice among ridge on every column, ridge anchored on
+               the set's best single column (unpenalised; the others shrunk), and the constant.
 ``isotonic``   one increasing (or decreasing, by the sign of the correlation) isotonic fit per
                column, stacked by ridge/GCV when there are several columns.
 ``gbm``        scikit-learn's ``HistGradientBoostingRegressor`` (small, regularised trees).
@@ -31,7 +33,7 @@ from ..exceptions import InvalidParameterError
 
 __all__ = ["MODELS", "cross_fit_predict", "fold_ids"]
 
-MODELS = ("calibrated", "identity", "linear", "ridge", "isotonic", "gbm")
+MODELS = ("calibrated", "identity", "linear", "ridge", "select", "isotonic", "gbm")
 
 # GCV grid of the ridge penalty, relative to the (weighted) number of training items: from
 # practically least squares to a heavy shrinkage of standardised columns.
@@ -68,7 +70,7 @@ class _LinearFit(_Fit):
 
 
 def _ridge_sets(Z: np.ndarray, y: np.ndarray, w: np.ndarray, unit: np.ndarray, n_sets: int, *,
-                ridge: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                ridge: bool, select: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Weighted (ridge) regressions of ``y`` on the columns of ``Z`` with an intercept, one per
     training set, all from additive sums: set ``k < n_sets`` leaves out the rows with
     ``unit == k``, set ``n_sets`` uses every row.
@@ -121,28 +123,77 @@ def _ridge_sets(Z: np.ndarray, y: np.ndarray, w: np.ndarray, unit: np.ndarray, n
     gram = szz - sw[:, None, None] * mz[:, :, None] * mz[:, None, :]
     c = szy - sw[:, None] * mz * my[:, None]
     byy = syy - sw * my * my
+    if not ridge:
+        s2, V = np.linalg.eigh(gram)
+        keep = s2 > 1e-10 * np.maximum(s2.max(axis=1, keepdims=True), 1e-300)
+        u = np.where(keep, np.einsum("kpq,kp->kq", V, c), 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = np.where(keep, u / np.where(keep, s2, 1.0), 0.0)
+        return mz, y0 + my, np.einsum("kpq,kq->kp", V, g)
+    coef, gcv = _ridge_gcv(gram, c, byy, nk, sw, 1.0)
+    if select:
+        coef = _select(coef, gcv, gram, c, byy, nk, sw)
+    return mz, y0 + my, coef
+
+
+def _ridge_gcv(gram: np.ndarray, c: np.ndarray, byy: np.ndarray, nk: np.ndarray, sw: np.ndarray,
+               fixed_dof: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per set, the ridge solution of the centred normal equations ``(gram + a I) b = c`` whose
+    penalty ``a`` (over :data:`_ALPHAS` times the set's summed weight) minimises the GCV score
+    ``n RSS / (n - df)^2``; ``fixed_dof`` unpenalised parameters (the intercept) are added to the
+    ridge's ``df``. Returns ``(coef, gcv)`` at the chosen penalty."""
     s2, V = np.linalg.eigh(gram)
     keep = s2 > 1e-10 * np.maximum(s2.max(axis=1, keepdims=True), 1e-300)
     s2 = np.where(keep, s2, 0.0)
     u = np.where(keep, np.einsum("kpq,kp->kq", V, c), 0.0)
-    if ridge:
-        alphas = _ALPHAS[None, :] * sw[:, None]  # penalty on the scale of Z'WZ (~ sum w per column)
-        den = s2[:, None, :] + alphas[:, :, None]
-        resid = byy[:, None] - np.sum(u[:, None, :] ** 2 * (s2[:, None, :] + 2.0 * alphas[:, :, None]) / den**2,
-                                      axis=2)
-        dof = np.sum(s2[:, None, :] / den, axis=2) + 1.0  # + the intercept
-        with np.errstate(divide="ignore", invalid="ignore"):
-            gcv = np.where(nk[:, None] - dof > 0, nk[:, None] * resid / (nk[:, None] - dof) ** 2, np.inf)
-        best = alphas[np.arange(alphas.shape[0]), np.argmin(gcv, axis=1)]
-        g = u / (s2 + best[:, None])
-    else:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            g = np.where(keep, u / np.where(keep, s2, 1.0), 0.0)
-    coef = np.einsum("kpq,kq->kp", V, g)
-    return mz, y0 + my, coef
+    alphas = _ALPHAS[None, :] * sw[:, None]  # penalty on the scale of Z'WZ (~ sum w per column)
+    den = s2[:, None, :] + alphas[:, :, None]
+    resid = byy[:, None] - np.sum(u[:, None, :] ** 2 * (s2[:, None, :] + 2.0 * alphas[:, :, None]) / den**2,
+                                  axis=2)
+    dof = np.sum(s2[:, None, :] / den, axis=2) + fixed_dof
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gcv = np.where(nk[:, None] - dof > 0, nk[:, None] * resid / (nk[:, None] - dof) ** 2, np.inf)
+    k = np.argmin(gcv, axis=1)
+    rows = np.arange(gcv.shape[0])
+    g = u / (s2 + alphas[rows, k][:, None])
+    return np.einsum("kpq,kq->kp", V, g), gcv[rows, k]
 
 
-def _fit_linear(X: np.ndarray, y: np.ndarray, w: np.ndarray, *, ridge: bool) -> _LinearFit:
+def _select(coef: np.ndarray, gcv_ridge: np.ndarray, gram: np.ndarray, c: np.ndarray, byy: np.ndarray,
+            nk: np.ndarray, sw: np.ndarray) -> np.ndarray:
+    """Per training set, the candidate with the smallest GCV score: ridge on every column
+    (``coef``), ridge *anchored* on the set's best single column (that column unpenalised, the
+    others shrunk towards it; its path runs from least squares on that column alone to least
+    squares on every column), or the constant (no column). The anchored path contains the
+    single-judge regression (PPI++ on the best judge, with out-of-sample coefficients), so the
+    choice nests it; nothing in set ``k`` looks at the rows it leaves out."""
+    rows = np.arange(coef.shape[0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gjj = np.diagonal(gram, axis1=1, axis2=2)
+        ok = gjj > 1e-12 * np.maximum(gjj.max(axis=1, keepdims=True), 1e-300)
+        fit_one = np.where(ok, c * c / np.where(ok, gjj, 1.0), -np.inf)
+        gcv_const = np.where(nk > 1, nk * byy / (nk - 1.0) ** 2, np.inf)
+    j = np.argmax(fit_one, axis=1)  # the set's best single column (largest explained sum of squares)
+    gj = gram[rows, :, j]  # (K, p): column j of each set's Gram matrix
+    gjj_k = np.maximum(gj[rows, j], 1e-300)
+    cj = c[rows, j]
+    # partial the anchor out: its row and column of the Gram matrix become 0
+    gram_p = gram - gj[:, :, None] * gj[:, None, :] / gjj_k[:, None, None]
+    c_p = c - gj * (cj / gjj_k)[:, None]
+    gram_p[rows, j, :] = 0.0
+    gram_p[rows, :, j] = 0.0
+    c_p[rows, j] = 0.0
+    gamma, gcv_anchor = _ridge_gcv(gram_p, c_p, byy - cj * cj / gjj_k, nk, sw, 2.0)
+    gamma[rows, j] = 0.0
+    anchored = gamma.copy()
+    anchored[rows, j] = (cj - np.einsum("kp,kp->k", gj, gamma)) / gjj_k
+    score = np.column_stack([gcv_ridge, gcv_anchor, gcv_const])
+    pick = np.argmin(score, axis=1)  # ties: ridge first
+    out = np.where((pick == 0)[:, None], coef, 0.0)
+    return np.where((pick == 1)[:, None], anchored, out)
+
+
+def _fit_linear(X: np.ndarray, y: np.ndarray, w: np.ndarray, *, ridge: bool, select: bool = False) -> _LinearFit:
     """Weighted (ridge) regression with an intercept on columns standardised by their weighted
     mean and sd (one fit of :func:`_ridge_sets`)."""
     sw = float(w.sum())
@@ -150,13 +201,13 @@ def _fit_linear(X: np.ndarray, y: np.ndarray, w: np.ndarray, *, ridge: bool) -> 
     Xc = X - mean_x
     scale = np.sqrt((w @ (Xc * Xc)) / sw)
     scale[~(scale > 1e-12)] = 1.0
-    mz, icpt, coef = _ridge_sets(Xc / scale, y, w, np.zeros(0, dtype=np.int64), 0, ridge=ridge)
+    mz, icpt, coef = _ridge_sets(Xc / scale, y, w, np.zeros(0, dtype=np.int64), 0, ridge=ridge, select=select)
     # intercept + ((x - mean_x)/scale - mz) @ coef
     return _LinearFit(mean_x + mz[0] * scale, scale, coef[0], float(icpt[0]))
 
 
 def _linear_cross_fit(X: np.ndarray, y: np.ndarray, w: np.ndarray, lab: np.ndarray, item_set: np.ndarray,
-                      n_sets: int, *, ridge: bool) -> np.ndarray:
+                      n_sets: int, *, ridge: bool, select: bool = False) -> np.ndarray:
     """Predictions of every item from the (ridge) regression fitted without the labelled rows of
     its set: ``item_set[i]`` in ``0..n_sets-1`` (K folds, or one labelled unit each for
     leave-one-out), ``-1`` for the fit on every labelled item.
@@ -172,7 +223,7 @@ def _linear_cross_fit(X: np.ndarray, y: np.ndarray, w: np.ndarray, lab: np.ndarr
     unit = item_set[li]
     if n_sets and (unit < 0).any():  # pragma: no cover - every labelled row belongs to a set
         raise AssertionError("a labelled item outside every training set")
-    mz, icpt, coef = _ridge_sets((X[li] - mu) / sd, y[li], w[li], unit, n_sets, ridge=ridge)
+    mz, icpt, coef = _ridge_sets((X[li] - mu) / sd, y[li], w[li], unit, n_sets, ridge=ridge, select=select)
     # back on the scale of X: icpt + ((x - mu)/sd - mz) @ coef = a + x @ b
     b = coef / sd
     a = icpt - np.sum((mu + mz * sd) * b, axis=1)
@@ -271,8 +322,8 @@ def fit_model(X: np.ndarray, y: np.ndarray, w: np.ndarray, model: str, *, seed: 
     """One fit of ``model`` on ``(X, y)`` with weights ``w`` (no cross-fitting)."""
     if model == "linear":
         return _fit_linear(X, y, w, ridge=False)
-    if model in ("ridge", "calibrated"):
-        return _fit_linear(X, y, w, ridge=True)
+    if model in ("ridge", "calibrated", "select"):
+        return _fit_linear(X, y, w, ridge=True, select=model == "select")
     if model == "isotonic":
         return _StackedIsotonic(X, y, w)
     if model == "gbm":
@@ -284,7 +335,7 @@ def min_labels(model: str, n_cols: int) -> int:
     """Fewest labelled items a training fold needs for ``model``."""
     if model == "linear":
         return n_cols + 1
-    if model in ("ridge", "calibrated"):
+    if model in ("ridge", "calibrated", "select"):
         return 3
     if model == "gbm":
         return 10
@@ -294,7 +345,7 @@ def min_labels(model: str, n_cols: int) -> int:
 #: ``cross_fit="auto"`` leaves one labelled unit out (the linear models) up to this many labelled units
 LOO_MAX_UNITS = 2000
 #: models whose leave-one-out fits come in closed form from additive sums
-LOO_MODELS = ("linear", "ridge", "calibrated")
+LOO_MODELS = ("linear", "ridge", "select", "calibrated")
 
 
 def resolve_folds(cross_fit: int | str, model: str, n_units_lab: int, n_cols: int) -> int | str:
@@ -345,7 +396,7 @@ def cross_fit_predict(x: np.ndarray, y: np.ndarray, pi: np.ndarray, lab: np.ndar
             raise InvalidParameterError(
                 f"{func}: leaving one labelled {'item' if clusters is None else 'cluster'} out leaves fewer than "
                 f"{need} labelled items to fit model {model!r} on {X.shape[1]} column(s) ({n_lab} labelled).")
-        return _linear_cross_fit(X, y, w, lab, item_set, n_sets, ridge=model != "linear")
+        return _linear_cross_fit(X, y, w, lab, item_set, n_sets, ridge=model != "linear", select=model == "select")
     assert isinstance(n_folds, int)
     folds = fold_ids(X.shape[0], n_folds, rng, clusters) if n_folds > 1 else np.zeros(X.shape[0], dtype=np.int64)
     if n_folds > 1:
@@ -361,7 +412,7 @@ def cross_fit_predict(x: np.ndarray, y: np.ndarray, pi: np.ndarray, lab: np.ndar
             f"{func}: model {model!r} on {X.shape[1]} column(s) needs at least {need} labelled items; got {n_lab}.")
     if model in LOO_MODELS:
         return _linear_cross_fit(X, y, w, lab, folds if n_folds > 1 else np.full(X.shape[0], -1),
-                                 n_folds if n_folds > 1 else 0, ridge=model != "linear")
+                                 n_folds if n_folds > 1 else 0, ridge=model != "linear", select=model == "select")
     if X.shape[1] == 1 and model == "isotonic":
         return _isotonic_fit_predict(X[:, 0], y, w, lab, folds, n_folds)
     seed = int(rng.integers(0, 2**31 - 1))

@@ -25,8 +25,9 @@ class EstimateResult(Result):
         Standard error (``sqrt(var_human + var_residual)`` for ``target="superpopulation"``,
         ``sqrt(var_residual)`` for ``target="finite"``).
     ci : ConfidenceInterval
-        ``estimate +- q * se`` with ``q`` a t quantile (``df`` degrees of freedom, small samples)
-        or the normal one (``ci.method`` says which).
+        ``estimate + (skew -+ q) * se`` with ``q`` a t quantile (``df`` degrees of freedom, small
+        samples) or the normal one (``ci.method`` says which), and ``skew`` the correction for
+        skewness (0 for a symmetric interval).
     confidence_level : float
     n_labeled, n_total : int
         Items with a human score, and all items (the LLM scores every item).
@@ -67,6 +68,10 @@ class EstimateResult(Result):
         Degrees of freedom of the t interval (``inf``: a normal interval).
     n_judges : int
         Judge columns used as predictors (0 for human-only).
+    skew : float
+        Hall's Edgeworth correction for skewness (``interval="auto"``): both interval ends moved by
+        ``skew`` standard errors (negative: downwards, for residuals with a long lower tail). 0 for
+        the plain ``"t"`` and ``"normal"`` intervals, PPI++ and clustered designs.
     """
 
     estimate: float
@@ -88,6 +93,7 @@ class EstimateResult(Result):
     lam: float | None = None
     df: float = float("inf")
     n_judges: int = 1
+    skew: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
