@@ -58,7 +58,7 @@ def id_str(x: Any) -> str:
 
 
 class Coded:
-    """One column coded as integers: ``codes`` (int64, ``-1`` where missing) into ``uniques``
+    """One column coded as integers: ``codes`` (int64, or int32 from Arrow; ``-1`` where missing) into ``uniques``
     (a Python-object array of distinct values, possibly some not used)."""
 
     __slots__ = ("codes", "uniques", "_first", "kind", "_stripped")
@@ -121,28 +121,75 @@ def is_arrow_strings(col: Any) -> bool:
 
 
 def _code_arrow(col: Any) -> Coded:
-    """Codes of an Arrow string column from Arrow's hash kernel (one dictionary across chunks,
-    in order of first appearance); nulls are missing."""
+    """Codes (int32) of an Arrow column of strings or integers from Arrow's hash kernel; nulls are
+    missing.
+
+    A dictionary-encoded column read in chunks (Parquet row groups, CSV blocks) may carry one
+    dictionary per chunk: the chunks' dictionaries are coded together (one hash pass over the
+    distinct values of each chunk, not over the rows) and each chunk's indices mapped through
+    them, so the row values are never decoded into strings. The distinct values come in the
+    order of the dictionaries (``first_order`` is then worked out from the codes).
+    """
     pa = _pa()
     import pyarrow.compute as pc
 
     if isinstance(col, pa.Array):
         col = pa.chunked_array([col])
-    if pa.types.is_dictionary(col.type):
-        chunks = col.chunks
-        shared = bool(chunks) and len({c.dictionary.buffers()[1].address if len(c.dictionary) else 0
-                                       for c in chunks}) == 1 and len({len(c.dictionary) for c in chunks}) == 1
-        if not shared:  # several dictionaries: decode and encode again
-            col = col.cast(col.type.value_type).dictionary_encode()
-    else:
-        col = col.dictionary_encode()
-    chunks = col.chunks
+    if not pa.types.is_dictionary(col.type):
+        col = col.dictionary_encode()  # one dictionary for all chunks, in order of first appearance
+    chunks = [c for c in col.chunks if len(c)]
     if not chunks:
-        return Coded(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object), True, "string")
-    idx = pa.chunked_array([c.indices for c in chunks]).combine_chunks()
-    codes = np.asarray(pc.fill_null(idx, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
-    uniques = chunks[0].dictionary.to_numpy(zero_copy_only=False).astype(object, copy=False)
-    return Coded(codes, uniques, None, "string")
+        return Coded(np.zeros(0, dtype=np.int32), np.zeros(0, dtype=object), True, "string")
+
+    def indices(c: Any) -> np.ndarray:
+        return np.asarray(pc.fill_null(c.indices, -1).to_numpy(zero_copy_only=False), dtype=np.int32)
+
+    dicts = [c.dictionary for c in chunks]
+    if len({d.buffers()[1].address if len(d) else 0 for d in dicts}) == 1 and len({len(d) for d in dicts}) == 1:
+        codes = np.concatenate([indices(c) for c in chunks]) if len(chunks) > 1 else indices(chunks[0])
+        return Coded(codes, dicts[0].to_numpy(zero_copy_only=False).astype(object, copy=False), None,
+                     _kind(dicts[0]))
+    # several dictionaries (chunks of one Parquet row group share its dictionary: each distinct
+    # dictionary once): code their values together, then map each chunk's indices through them
+    seen: dict[tuple[int, int, int], int] = {}
+    distinct, start = [], []
+    off = 0
+    for d in dicts:
+        ident = (d.buffers()[1].address if len(d) else 0, d.buffers()[-1].address if len(d) else 0, len(d))
+        if ident not in seen:
+            seen[ident] = off
+            distinct.append(d)
+            off += len(d)
+        start.append(seen[ident])
+    glob = pa.chunked_array(distinct).dictionary_encode()
+    gcode = np.concatenate([indices(c) for c in glob.chunks]) if glob.num_chunks else np.zeros(0, np.int32)
+    codes = np.empty(sum(len(c) for c in chunks), dtype=np.int32)
+    at = 0
+    for c, d, off in zip(chunks, dicts, start):
+        ix = indices(c)
+        if len(d) == 0:  # nulls only
+            codes[at: at + ix.size] = -1
+        elif c.null_count:
+            codes[at: at + ix.size] = np.where(ix >= 0, gcode[np.maximum(ix, 0) + off], -1)
+        else:
+            codes[at: at + ix.size] = gcode[ix + off]
+        at += ix.size
+    uniq = glob.chunk(0).dictionary if glob.num_chunks else dicts[0][:0]
+    out = Coded(codes, uniq.to_numpy(zero_copy_only=False).astype(object, copy=False), None, _kind(uniq))
+    del glob, uniq
+    pa.default_memory_pool().release_unused()  # the hash tables' pages, before the next column's
+    return out
+
+
+def _kind(d: Any) -> str:
+    """``infer_dtype``'s name for an Arrow dictionary of strings or integers."""
+    return "integer" if _pa().types.is_integer(d.type) else "string"
+
+
+def is_arrow_integers(col: Any) -> bool:
+    """Whether ``col`` is an Arrow column of integers without nulls (coded by Arrow exactly as
+    pandas would code it)."""
+    return is_arrow(col) and _pa().types.is_integer(col.type) and col.null_count == 0
 
 
 def is_first_order(codes: np.ndarray) -> bool:
@@ -157,7 +204,7 @@ def is_first_order(codes: np.ndarray) -> bool:
 def code_column(s: Any, per_row: Callable[[Any], Any]) -> Coded:
     """Factorize a column (pandas, or an Arrow column of strings); ``per_row`` canonicalises rows
     of columns pandas cannot hash faithfully."""
-    if is_arrow_strings(s):
+    if is_arrow_strings(s) or is_arrow_integers(s):
         return _code_arrow(s)
     if is_arrow(s):
         s = s.to_pandas()  # numbers, booleans, dates: exactly as pandas reads them

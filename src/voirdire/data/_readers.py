@@ -21,7 +21,7 @@ from ._source import (
     DECOMPRESSION_ERRORS, check_text, decode_text, loads_json, open_binary, read_bytes, scan_text,
     undecodable_row,
 )
-from ._table import AnnotationTable, DuplicatePolicy, MissingPolicy
+from ._table import AnnotationTable, DuplicatePolicy, MissingPolicy, RowNumbers
 
 __all__ = ["read_annotations", "read_long_frame"]
 
@@ -108,9 +108,10 @@ def read_long_frame(path: str | os.PathLike[str], *, kind: str | None = None,
         f"unknown file type '{ext}'. Use .csv, .tsv, .jsonl, .parquet, or .json (nested or records).", source=src)
 
 
-def _read_csv_arrow(p: Path, sep: str) -> Any:
-    """A delimited file read by Arrow's multithreaded parser, every column a dictionary-encoded
-    string column, or None when the file needs pandas' reader.
+def _read_csv_arrow(p: Path, sep: str, columns: Sequence[str]) -> Any:
+    """The ``columns`` of a delimited file read by Arrow's multithreaded parser, each a
+    dictionary-encoded string column (one dictionary per block of the file: no string per row is
+    kept), or None when the file needs pandas' reader.
 
     The values equal ``pd.read_csv(dtype=str, keep_default_na=False, skipinitialspace=True)``'s.
     Files where the two readers could differ (a field starting with a space or tab, quoted line
@@ -125,17 +126,19 @@ def _read_csv_arrow(p: Path, sep: str) -> Any:
         names = pcsv.open_csv(p, parse_options=parse).schema.names
         if not names or len({n.strip() for n in names}) != len(names) or any(not n or n != n.strip() for n in names):
             return None
+        if not set(columns) <= set(names):
+            return None
+        cols = list(dict.fromkeys(columns))
+        dict_str = pa.dictionary(pa.int32(), pa.string())
         tab = pcsv.read_csv(p, parse_options=parse,
-                            convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in names}))
+                            convert_options=pcsv.ConvertOptions(column_types={n: dict_str for n in cols},
+                                                                include_columns=cols))
     except (pa.ArrowException, OSError, ValueError):
         return None
-    cols = []
     for col in tab.columns:
-        enc = col.dictionary_encode()  # one dictionary for all chunks, in order of first appearance
-        if enc.num_chunks and _odd_strings(enc.chunk(0).dictionary):
+        if any(_odd_strings(c.dictionary) for c in col.chunks):
             return None
-        cols.append(enc)
-    return pa.table(cols, names=names)
+    return tab
 
 
 def _odd_strings(d: Any) -> bool:
@@ -145,36 +148,47 @@ def _odd_strings(d: Any) -> bool:
     return len(d) > 0 and bool(pc.any(pc.match_substring_regex(d, r"^[ \t]|[\r\n]")).as_py())
 
 
-def _fast_long_table(p: Path, format: str, item: str, rater: str, label: str) -> tuple[Any, np.ndarray] | None:
+def _fast_long_table(p: Path, format: str, item: str, rater: str, label: str,
+                     extra: Sequence[str] = ()) -> tuple[Any, Any] | None:
     """A long CSV/TSV/Parquet table read straight into Arrow (no Python string per row), or None
     when the general reader must decide (another format, a wide table, other column names, or
-    anything Arrow and pandas could read differently)."""
+    anything Arrow and pandas could read differently).
+
+    Only the columns the table needs (``item``, ``rater``, ``label`` and ``extra``) are read, and
+    string columns stay dictionary-encoded: the memory is that of the codes, not of the strings.
+    The row numbers come back as a :class:`RowNumbers` (no array of them).
+    """
     if not p.is_file() or p.stat().st_size == 0 or optional_import("pyarrow") is None:
         return None
     ext = p.suffix.lower()
     if ext in (".gz", ".bz2", ".xz", ".zst") and len(p.suffixes) > 1:
         ext = p.suffixes[-2].lower()
     tab: Any = None
+    wanted = list(dict.fromkeys([item, rater, label, *extra]))
     if ext in _LONG and format in ("auto", "long", "csv", "tsv"):
         sep = {"csv": ",", "tsv": "\t"}.get(format, _LONG[ext])
         if sep != _LONG[ext] and format == "auto":
             return None
         scan_text(p, str(p), what={",": "CSV", "\t": "TSV"}[sep])  # NUL bytes, damaged archives: as the general reader
-        tab = _read_csv_arrow(p, sep)
+        tab = _read_csv_arrow(p, sep, wanted)
         first = 2
     elif ext in (".parquet", ".pq") and format in ("auto", "parquet"):
         try:
+            import pyarrow as pa
             import pyarrow.parquet as pq
 
-            tab = pq.read_table(p)
+            schema = pq.read_schema(p)
+            if not set(wanted) <= set(schema.names) or _formats.is_argilla_flat(schema.names):
+                return None  # the general reader names the missing column or converts the export
+            strings = [c for c in wanted if pa.types.is_string(schema.field(c).type)
+                       or pa.types.is_large_string(schema.field(c).type)]
+            tab = pq.read_table(p, columns=wanted, read_dictionary=strings)
         except Exception:  # pyarrow raises several unrelated types; the general reader words the error
             return None
         first = 1
     if tab is None or not {item, rater, label} <= set(tab.column_names) or tab.num_rows == 0:
         return None
-    if first == 1 and _formats.is_argilla_flat(tab.column_names):  # the general reader converts those
-        return None
-    return tab, np.arange(first, tab.num_rows + first)
+    return tab, RowNumbers(first, tab.num_rows)
 
 
 def _nested_to_frame(obj: Any, src: str, role: str) -> pd.DataFrame:
@@ -344,7 +358,7 @@ def _read(p: Path, src: str, *, item: str, rater: str, label: str, judges: Seque
     common: dict[str, Any] = dict(scale=scale, categories=categories, abstain=abstain,
                                   duplicates=duplicates, missing=missing)
     if not where and wide is not True:
-        fast = _fast_long_table(p, format, item, rater, label)
+        fast = _fast_long_table(p, format, item, rater, label, [c for c in (role, cluster) if c])
         if fast is not None:  # a plain long table: what the general reader gives, without Python strings
             return _finish(fast[0], fast[1], src, item, rater, label, judges, role, cluster, cluster_sep, common)
     prep = _formats.prepare(p, src, format=format, item=item, rater=rater, label=label, role=role, judges=judges,

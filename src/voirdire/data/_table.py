@@ -274,7 +274,7 @@ class AnnotationTable:
         duplicates: DuplicatePolicy = "error",
         missing: MissingPolicy = "error",
         source: str = "<frame>",
-        row_numbers: np.ndarray | None = None,
+        row_numbers: np.ndarray | RowNumbers | None = None,
         min_raters: int = 2,
     ) -> AnnotationTable:
         """Build a table from a long pandas frame (one row per item, rater and label).
@@ -307,7 +307,7 @@ class AnnotationTable:
             What to do with an empty label.
         source : str
             Name of the input used in error messages.
-        row_numbers : numpy.ndarray, optional
+        row_numbers : numpy.ndarray or RowNumbers, optional
             The row number, in the source file, of each frame row (for error messages).
         min_raters : int
             Fewest raters the table may have (2: agreement needs two; the streaming reader
@@ -345,7 +345,8 @@ class AnnotationTable:
         n_read = int(len(df))
         if n_read == 0:
             raise SchemaError("the table has no rows. Check that the file holds data below its header.", source=source)
-        rows = np.arange(1, n_read + 1) if row_numbers is None else np.asarray(row_numbers)
+        rows: Any = (RowNumbers(1, n_read) if row_numbers is None else
+                     row_numbers if isinstance(row_numbers, RowNumbers) else np.asarray(row_numbers))
         needed = [c for c in (item, rater, label) + ((role,) if role else ()) + ((cluster,) if cluster else ())]
         arrow = type(df).__module__.startswith("pyarrow") and type(df).__name__ == "Table"
         found = list(df.column_names) if arrow else list(map(str, df.columns))
@@ -411,7 +412,7 @@ class AnnotationTable:
             keep: np.ndarray | None = ~blank_label
         else:
             keep = None
-        pos = np.arange(n_read) if keep is None else np.flatnonzero(keep)  # frame position of each kept row
+        pos: Any = RowNumbers(0, n_read) if keep is None else np.flatnonzero(keep)  # frame position of each kept row
         rows = rows if keep is None else rows[keep]
         if per_row_labels:
             kept_v = v if keep is None else v[keep]
@@ -502,6 +503,7 @@ class AnnotationTable:
         value_u = np.full(code_u.size, np.nan)
         value_u[code_u < L] = cat_values[code_u[code_u < L]]
         values = value_u[lc]
+        del lab, lab_coded, lc  # the label column's row codes: no longer needed
 
         # ---- raters, roles
         rater_codes, rater_names = _id_codes(id_cols[rater].take(keep))
@@ -553,13 +555,16 @@ class AnnotationTable:
                                   source=source, row=_row(rows[j]), column=cluster)
 
         # ---- duplicates
-        key = item_codes * rater_names.size + rater_codes
+        key = item_codes.astype(np.int64)  # codes may be int32 (Arrow): the key needs 64 bits
+        key *= rater_names.size
+        key += rater_codes
+        chosen: np.ndarray | None = None  # the rows kept, in (item, rater) order; None: all, as they are
         if key.size < 2 or bool(np.all(key[1:] > key[:-1])):
             order = None  # already item-major, one label per (item, rater): the common case
-            chosen = np.arange(key.size)
         else:
             order = np.argsort(key, kind="stable")
             ks = key[order]
+            del key
             dup_next = np.concatenate([ks[1:] == ks[:-1], [False]])
             if dup_next.any():
                 first_of_dup = order[np.flatnonzero(dup_next)]
@@ -582,20 +587,44 @@ class AnnotationTable:
                 group_start = np.concatenate([[True], ks[1:] != ks[:-1]])
                 group_end = np.concatenate([ks[1:] != ks[:-1], [True]])
                 chosen = order[group_end] if duplicates == "last" else order[group_start]
+                del group_start, group_end, order
             else:
                 chosen = order
-        counts = np.bincount(item_codes, minlength=item_names.size) if order is None else \
-            np.bincount(item_codes[chosen], minlength=item_names.size)
+            del ks, dup_next
+        # (memory: the full-length temporaries above are freed before the table's arrays are made)
+        counts = np.bincount(item_codes if chosen is None or chosen.size == item_codes.size else item_codes[chosen],
+                             minlength=item_names.size)
         indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        if order is None:
-            r_idx, c_sel, v_sel = rater_codes.astype(np.int32), codes, values
+        if chosen is None:
+            r_idx, c_sel, v_sel = rater_codes.astype(np.int32, copy=False), codes, values
         else:
-            r_idx, c_sel, v_sel = rater_codes[chosen].astype(np.int32), codes[chosen], values[chosen]
+            r_idx, c_sel, v_sel = rater_codes[chosen].astype(np.int32, copy=False), codes[chosen], values[chosen]
         return cls(
             items=item_names, raters=rater_names, roles=roles, indptr=indptr,
             rater_idx=r_idx, codes=c_sel, values=v_sel,
             scale=final_scale, clusters=clusters, source=source, n_rows_read=n_read, dropped=dropped,
         )
+
+
+class RowNumbers:
+    """The row numbers ``start, start + 1, ...`` of ``n`` rows without an array of them (a plain
+    file's rows: only an error message ever needs one). Indexed like the array would be."""
+
+    __slots__ = ("start", "n")
+
+    def __init__(self, start: int, n: int) -> None:
+        self.start, self.n = int(start), int(n)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, np.ndarray):
+            return (np.flatnonzero(k) if k.dtype == bool else k.astype(np.int64)) + self.start
+        return self.start + int(k)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.arange(self.start, self.start + self.n, dtype=dtype)
 
 
 def _canon_not_na(x: Any) -> Any:
