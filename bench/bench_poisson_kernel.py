@@ -1,8 +1,11 @@
 """1,000 bootstrap resamples of interval alpha on 1,000,000 distinct-valued items: the index-free
-kernel (``_stats/_poisson.weighted_sums``) against the previous one (commit e5b154b, read with
-``git show``), in one process on the same table, alternating twice (issue 18).
+kernel (``_stats/_poisson.weighted_sums``) against an earlier one (``--old``, read with
+``git show``: e5b154b, the first index-free kernel; 45cede5, the float64 kernel in cache-sized
+blocks), in one process on the same table, alternating twice (issue 18). Each line gives the
+whole ``krippendorff_alpha`` call (estimate, analytic SE, 1,000 resamples, the BCa interval with
+its jackknife) and, apart, the bootstrap's weighted sums alone (``weighted_sums``), CPU and wall.
 
-Run:  .venv/bin/python bench/bench_poisson_kernel.py
+Run:  .venv/bin/python bench/bench_poisson_kernel.py [--old 45cede5]
 """
 
 from __future__ import annotations
@@ -18,18 +21,25 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-OLD = "e5b154b"
+OLD = "45cede5"
 
 
 def main() -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--old", default=OLD, help="the commit whose kernel is timed against the current one")
+    ap.add_argument("--repeat", type=int, default=2)
+    args = ap.parse_args()
+    old_ref = args.old
     from voirdire.agreement import _core, krippendorff_alpha
     from voirdire.data import AnnotationTable
 
-    src = subprocess.run(["git", "-C", str(ROOT), "show", f"{OLD}:src/voirdire/_stats/_poisson.py"],
+    src = subprocess.run(["git", "-C", str(ROOT), "show", f"{old_ref}:src/voirdire/_stats/_poisson.py"],
                          capture_output=True, text=True, check=True).stdout
     with tempfile.TemporaryDirectory() as d:
         f = Path(d) / "old_poisson.py"
-        f.write_text(src.replace("from .._optional import optional_import", ""))
+        f.write_text(src.replace("from .._optional import", "from voirdire._optional import"))
         spec = importlib.util.spec_from_file_location("old_poisson", f)
         old = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
         spec.loader.exec_module(old)  # type: ignore[union-attr]
@@ -43,18 +53,33 @@ def main() -> None:
         r = fn()
         return r, time.process_time() - c, time.perf_counter() - w
 
+    kern: list[tuple[float, float]] = []
+
+    def clocked(ws):
+        def f(*a, **k):
+            _, c, w = timed(lambda: ws(*a, **k))
+            kern.append((c, w))
+            return _
+        return f
+
     print(f"# {n:,} items x 2 raters, {B} resamples, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
-    for _ in range(2):
-        r_new, c_new, w_new = timed(lambda: krippendorff_alpha(t, level="interval", n_resamples=B, rng=1))
-        cur = _core.weighted_sums
-        _core.weighted_sums = old.weighted_sums
+    cur = _core.weighted_sums
+    for _ in range(args.repeat):
+        kern.clear()
+        _core.weighted_sums = clocked(cur)
         try:
+            r_new, c_new, w_new = timed(lambda: krippendorff_alpha(t, level="interval", n_resamples=B, rng=1))
+            _core.weighted_sums = clocked(old.weighted_sums)
             r_old, c_old, w_old = timed(lambda: krippendorff_alpha(t, level="interval", n_resamples=B, rng=1))
         finally:
             _core.weighted_sums = cur
-        print(f"now: cpu {c_new:.2f} s wall {w_new:.2f} s | {OLD}: cpu {c_old:.2f} s wall {w_old:.2f} s | "
-              f"{c_old / c_new:.2f}x cpu | CI now [{r_new.ci.low:.6f}, {r_new.ci.high:.6f}] "
-              f"{OLD} [{r_old.ci.low:.6f}, {r_old.ci.high:.6f}] | load {os.getloadavg()[0]:.1f}", flush=True)
+        (kc_new, kw_new), (kc_old, kw_old) = kern
+        print(f"now:    call cpu {c_new:.2f} s wall {w_new:.2f} s | weighted sums cpu {kc_new:.2f} s wall {kw_new:.2f} s"
+              f" | CI [{r_new.ci.low:.6f}, {r_new.ci.high:.6f}]\n"
+              f"{old_ref}: call cpu {c_old:.2f} s wall {w_old:.2f} s | weighted sums cpu {kc_old:.2f} s wall {kw_old:.2f} s"
+              f" | CI [{r_old.ci.low:.6f}, {r_old.ci.high:.6f}]\n"
+              f"  -> weighted sums {kc_old / kc_new:.2f}x cpu; call {c_old / c_new:.2f}x cpu | load {os.getloadavg()[0]:.1f}",
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,12 @@ Workloads:
      also runs the N-label file on that cluster through ``voirdire agree --scheduler``;
   6. (``--validate N``) ``voirdire validate FILE --judge judge`` on N labels from Parquet (10
      humans at 39 % density and one judge on every item, labels 1-5): wall, CPU, peak.
+  7. (``--kernel``, alone) the alpha kernel (``krippendorff_alpha(table, n_resamples=0)``: the
+     estimate and its analytic SE, from a table in memory) against ``evalica.alpha`` with both on
+     their default threads (no ``*_NUM_THREADS`` set; evalica's Rust core uses rayon),
+     ``krippendorff.alpha`` and irrCAC's ``krippendorff()``, on the PEERS.md data
+     (``bench_agreement.make_dense``: 10 raters, 70 % missing, 5 categories) at each size of
+     ``--kernel-items``; irrCAC only up to ``--irrcac-max`` items (a Python loop per item).
 
 The machine is shared: every figure comes with CPU time and the load average, and ratios are
 taken inside one run. Nothing here is a test; the files are generated in a temporary folder and
@@ -222,7 +228,14 @@ def main() -> None:
     ap.add_argument("--big-dask", action="store_true", help="section 5 also runs the big file on the LocalCluster")
     ap.add_argument("--validate", type=float, default=0.0, help="labels of section 6 (validate; 0: not run)")
     ap.add_argument("--only", action="store_true", help="run only sections 5 and 6")
+    ap.add_argument("--kernel", action="store_true", help="run only section 7 (the alpha kernel vs peers)")
+    ap.add_argument("--kernel-items", default="1e5,1e6", help="section 7: item counts")
+    ap.add_argument("--irrcac-max", type=float, default=1e5, help="section 7: largest item count irrCAC is run on")
     args = ap.parse_args()
+    if args.kernel:
+        print(f"# bench_scale  ({os.cpu_count()} CPUs, {load()} at start)")
+        section_7(args)
+        return
     if args.only:
         tmp = Path(tempfile.mkdtemp(prefix="voirdire-scale-"))
         print(f"# bench_scale  ({os.cpu_count()} CPUs, {load()} at start)")
@@ -328,6 +341,69 @@ def main() -> None:
         for p in tmp.glob("*"):
             p.unlink()
         tmp.rmdir()
+
+
+_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
+                "RAYON_NUM_THREADS")
+
+
+def section_7(args) -> None:
+    """The alpha kernel against its peers, every library on its default threads."""
+    import warnings
+
+    import krippendorff
+
+    saved = {v: os.environ.get(v) for v in _THREAD_VARS}
+    sys.path.insert(0, str(ROOT / "bench"))
+    import bench_agreement as ba  # it pins threads to 1 on import: undone below, its helpers kept
+
+    for v, x in saved.items():
+        if x is None:
+            os.environ.pop(v, None)
+        else:
+            os.environ[v] = x
+    pinned = {v: os.environ[v] for v in _THREAD_VARS if v in os.environ}
+    from voirdire.agreement import krippendorff_alpha
+
+    try:
+        from irrCAC.raw import CAC
+    except ImportError:
+        CAC = None
+    ev_run, ev_info = ba.evalica_runner(args.evalica_python)
+    print(f"\n## 7. the alpha kernel vs peers, default threads ({os.cpu_count()} CPUs; thread variables set: "
+          f"{pinned or 'none'}; evalica: {ev_info if ev_run is None else 'via ' + ev_info}), best of 3, {load()}")
+    for n in [int(float(x)) for x in args.kernel_items.split(",")]:
+        X = ba.make_dense(n)
+        t = ba.table_from_dense(X)
+        ev = ev_run("alpha", X, 3) if ev_run else None
+        print(f"  {n:,} items x 10 raters ({int((~np.isnan(X)).sum()):,} labels), {load()}")
+        for level in ("nominal", "interval"):
+            r, w, c = ba.timed(lambda: krippendorff_alpha(t, level=level, n_resamples=0), 3)
+            print(f"    {level:8s} voirdire     wall {w:7.3f} s  cpu {c:7.3f} s  alpha={r.estimate:.12f}")
+            if ev:
+                e = ev[level]
+                print(f"             evalica      wall {e['wall']:7.3f} s  cpu {e['cpu']:7.3f} s  alpha={e['value']:.12f}  "
+                      f"diff {abs(e['value'] - r.estimate):.1e}  -> {e['wall'] / w:.1f}x wall, {e['cpu'] / c:.1f}x cpu")
+            k, kw, kc = ba.timed(lambda: krippendorff.alpha(X.T, level_of_measurement=level), 1)
+            print(f"             krippendorff wall {kw:7.3f} s  cpu {kc:7.3f} s  alpha={k:.12f}  "
+                  f"diff {abs(k - r.estimate):.1e}  -> {kw / w:.1f}x wall")
+            if CAC is None:
+                print("             irrCAC       not installed")
+            elif n > args.irrcac_max:
+                print(f"             irrCAC       not run above {args.irrcac_max:,.0f} items (a Python loop per item: "
+                      f"see the time at the largest size run)")
+            else:
+                import pandas as pd
+
+                cats = [float(v) for v in t.scale.categories]
+                wt = "identity" if level == "nominal" else "quadratic"
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    p, pw, pc = ba.timed(lambda: CAC(pd.DataFrame(X), weights=wt, categories=cats)
+                                         .krippendorff()["est"]["coefficient_value"], 1)
+                print(f"             irrCAC       wall {pw:7.3f} s  cpu {pc:7.3f} s  alpha={float(p):.5f}  "
+                      f"-> {pw / w:.1f}x wall")
+        del X, t
 
 
 if __name__ == "__main__":

@@ -161,7 +161,9 @@ def unit_types(stats_list: Sequence[Any], n_units: int) -> tuple[np.ndarray, np.
     keys, first, inv = np.unique(h, return_index=True, return_inverse=True)
     if keys.size * 4 > n_units:
         return None
-    if not np.array_equal(M, M[first][inv]):  # a hash collision: do not compress
+    inv = inv.ravel()
+    # a hash collision: do not compress (checked a column at a time: no second copy of M)
+    if not all(np.array_equal(M[:, j], M[first, j][inv]) for j in range(M.shape[1])):
         return None
     return inv.ravel(), np.bincount(inv.ravel(), minlength=keys.size)
 

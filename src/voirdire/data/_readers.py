@@ -360,7 +360,10 @@ def _read(p: Path, src: str, *, item: str, rater: str, label: str, judges: Seque
     if not where and wide is not True:
         fast = _fast_long_table(p, format, item, rater, label, [c for c in (role, cluster) if c])
         if fast is not None:  # a plain long table: what the general reader gives, without Python strings
-            return _finish(fast[0], fast[1], src, item, rater, label, judges, role, cluster, cluster_sep, common)
+            table = _finish(fast[0], fast[1], src, item, rater, label, judges, role, cluster, cluster_sep, common)
+            del fast
+            optional_import("pyarrow").default_memory_pool().release_unused()  # the Arrow columns' pages
+            return table
     prep = _formats.prepare(p, src, format=format, item=item, rater=rater, label=label, role=role, judges=judges,
                             control=control, question=question, where=where, wide=wide, abstain=abstain,
                             keep=[cluster] if cluster else [])
