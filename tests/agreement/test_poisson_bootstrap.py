@@ -153,3 +153,38 @@ def test_sparse_statistics_factored_into_pieces_give_the_same_sums():
     assert factor_rows(U, np.arange(12)) is None
     np.testing.assert_allclose(weighted_sums(U, key, 30, segments=np.arange(12)), weighted_sums(U.toarray(), key, 30),
                                rtol=0, atol=1e-12)
+
+
+def test_float32_pieces_are_exact_on_each_chunk_and_within_their_bound():
+    # _split32: every chunk's weighted sum of a piece is exact in float32 (the largest weight on
+    # every unit is the worst case), and W @ S is within 5 sum|S - S_hat| of the float64 product,
+    # also for columns spanning many orders of magnitude and an offset far from zero
+    from voirdire._stats import _poisson as P
+
+    rng = np.random.default_rng(8)
+    n = 3 * P._CHUNK + 17
+    S = np.column_stack([np.full(n, 2.0), rng.normal(size=n), 1e6 + rng.normal(size=n),
+                         rng.normal(size=n) * 10.0 ** rng.integers(-30, 30, n), np.r_[1e9, rng.normal(size=n - 1)]])
+    Pc, owner, scale = P._split32(S)
+    assert Pc.dtype == np.float32 and np.array_equal(np.bincount(owner), [1, 3, 3, 3, 3])  # an integer column: one piece
+    S_hat = np.zeros_like(S)
+    np.add.at(S_hat.T, owner, Pc.astype(np.float64).T)
+    S_hat *= scale
+    for lo in range(0, n, P._CHUNK):
+        block = Pc[lo:lo + P._CHUNK].astype(np.float64)
+        worst = np.full((1, block.shape[0]), 5.0, dtype=np.float32)
+        got = (worst @ Pc[lo:lo + P._CHUNK]).astype(np.float64)[0]
+        assert np.array_equal(got, 5.0 * block.sum(axis=0))
+        big = np.abs(S[lo:lo + P._CHUNK]).max(axis=0)
+        assert np.all(np.abs(S[lo:lo + P._CHUNK] - S_hat[lo:lo + P._CHUNK]) <= big * 2.0 ** -47)
+    key = weight_key(np.random.default_rng(9))
+    W = unit_weights(key, 0, n, n, 40).T.astype(np.float64)
+    bound = 5 * np.abs(S - S_hat).sum(axis=0) + 1e-15 * (W @ np.abs(S)).max(axis=0)  # + float64 rounding
+    assert np.all(np.abs(weighted_sums(S, key, 40) - W @ S) <= bound)
+    assert np.array_equal(weighted_sums(S[:, :1], key, 40)[:, 0], W @ S[:, 0])  # integers: exact
+    # not finite: the float64 product
+    S[5, 1] = np.nan
+    assert P._split32(S) is None
+    got = weighted_sums(S[:, 1:3], key, 40)
+    np.testing.assert_allclose(got[:, 1], W @ S[:, 2], rtol=1e-14)  # the float64 product (S_hat would be 1e-11 off)
+    assert np.all(np.isnan(got[:, 0]))

@@ -250,3 +250,36 @@ def test_arrow_table_and_parquet_give_the_frame_table(tmp_path):
     assert msgs == {"<frame>, row 1235, column 'label': label '9' is not in the declared categories "
                     "[1, 2, 3, 4]. Declare it with --categories (or --abstain if it means 'cannot assess'), "
                     "or fix the row."}
+
+
+def test_chunked_dictionaries_give_the_frame_table(tmp_path):
+    """Parquet row groups and CSV blocks each carry their own dictionary (read without decoding the
+    rows): the table equals the pandas frame's, integer labels included, and an error deep in the
+    file names its row."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from voirdire.data import read_annotations
+
+    rng = np.random.default_rng(7)
+    n = 120_000  # about 2.4 MB of CSV: several 1 MB blocks for Arrow's reader
+    items = rng.permutation(np.repeat(np.arange(n // 3), 3))  # items not grouped: the sort path too
+    df = pd.DataFrame({"item": [f"item-{k}" for k in items],
+                       "rater": rng.choice(["ann", "bob", "cy", "gpt"], n),
+                       "label": rng.integers(1, 6, n),
+                       "role": "human"})
+    df.loc[df["rater"] == "gpt", "role"] = "judge"
+    opts = dict(duplicates="last", role="role", scale="ordinal")
+    base = _fields(AnnotationTable.from_frame(df.astype({"label": str}), **opts))
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp_path / "t.parquet", row_group_size=7_000)
+    assert pq.ParquetFile(tmp_path / "t.parquet").metadata.num_row_groups > 10
+    df.to_csv(tmp_path / "t.csv", index=False)
+    for name in ("t.parquet", "t.csv"):
+        _same(("ok", base), ("ok", _fields(read_annotations(tmp_path / name, **opts))))
+    bad = df.copy()
+    bad.loc[98_765, "label"] = 9
+    pq.write_table(pa.Table.from_pandas(bad, preserve_index=False), tmp_path / "b.parquet", row_group_size=7_000)
+    bad.to_csv(tmp_path / "b.csv", index=False)
+    for name, row in (("b.parquet", 98_766), ("b.csv", 98_767)):
+        with pytest.raises(VoirdireError, match=f"row {row}, column 'label': label '?9'? is not in the declared"):
+            read_annotations(tmp_path / name, categories=[1, 2, 3, 4, 5], duplicates="last")
