@@ -362,7 +362,9 @@ def _read(p: Path, src: str, *, item: str, rater: str, label: str, judges: Seque
         if fast is not None:  # a plain long table: what the general reader gives, without Python strings
             table = _finish(fast[0], fast[1], src, item, rater, label, judges, role, cluster, cluster_sep, common)
             del fast
-            optional_import("pyarrow").default_memory_pool().release_unused()  # the Arrow columns' pages
+            pa = optional_import("pyarrow")  # present: the fast lane read the file with it
+            if pa is not None:
+                pa.default_memory_pool().release_unused()  # the Arrow columns' pages
             return table
     prep = _formats.prepare(p, src, format=format, item=item, rater=rater, label=label, role=role, judges=judges,
                             control=control, question=question, where=where, wide=wide, abstain=abstain,
