@@ -221,6 +221,19 @@ def test_bca_without_acceleration_falls_back_with_a_warning():
     assert r.method == "percentile" and "percentile" in r.note
 
 
+def test_acceleration_is_defined_at_millions_of_units():
+    # A real jackknife at n units spreads ~1/n: at 5 million units (deviations ~2e-7) the acceleration
+    # is a number (the skewness of the values), not "undefined", which once made every large table's
+    # BCa fall back with a warning. Values equal up to rounding stay undefined.
+    rng = np.random.default_rng(3)
+    n = 5_000_000
+    jack = 0.7 + rng.exponential(size=n) / n
+    d = jack.mean() - jack
+    assert iv.acceleration(jack) == pytest.approx((d ** 3).sum() / (6 * (d @ d) ** 1.5), rel=1e-9)
+    assert iv.acceleration(jack) < 0  # right-skewed values: d = mean - value is left-skewed
+    assert math.isnan(iv.acceleration(0.7 + rng.normal(size=1000) * 1e-16))
+
+
 def test_single_cluster_gives_nan_with_a_reason():
     X = [[1, 1, 2], [2, 2, 2], [3, 3, 1], [1, 2, 1]]
     t = table_from_wide(X, scale="ordinal", clusters=[0, 0, 0, 0])

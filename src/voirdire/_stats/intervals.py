@@ -164,7 +164,9 @@ def acceleration(jack: np.ndarray) -> float:
         return float("nan")
     d = jack.mean() - jack
     s2 = float(d @ d)
-    if s2 <= 1e-14 * max(1.0, float(np.abs(jack).max()) ** 2) * jack.size:
+    # all equal up to rounding: a root-mean-square deviation below 1e-11 of the values' scale (the
+    # deviations of a real jackknife are ~1/n, far above this at any n a table can have)
+    if s2 <= (1e-11 * max(1.0, float(np.abs(jack).max()))) ** 2 * jack.size:
         return float("nan")
     return float((d ** 3).sum() / (6 * s2 ** 1.5))
 
