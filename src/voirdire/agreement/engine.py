@@ -13,10 +13,12 @@ coefficient functions of :mod:`voirdire.agreement`.
 from __future__ import annotations
 
 from ._coefficients import _level, _make_spec
+from . import _core
 from ._core import Options, _AlphaMatrix, _AlphaMoments, _AlphaOrdinal, _AlphaRatio, _GwetFamily, _Spec, bootstrap, run
 from ._prepare import Prepared, prepare
 
-__all__ = ["Options", "Prepared", "Spec", "additive", "bootstrap", "make_spec", "prepare", "resolve_level", "run"]
+__all__ = ["Options", "Prepared", "Spec", "additive", "bootstrap", "index_free_units", "make_spec", "prepare",
+           "resolve_level", "run"]
 
 #: The base class of every coefficient's specification (see the module docstring).
 Spec = _Spec
@@ -41,3 +43,9 @@ def additive(spec: _Spec) -> bool:
     if isinstance(spec, (_AlphaOrdinal, _AlphaRatio)):
         return False
     return isinstance(spec, (_GwetFamily, _AlphaMatrix, _AlphaMoments))
+
+
+def index_free_units(n_units: int) -> bool:
+    """Whether the engine's bootstrap over ``n_units`` units (items or clusters) takes index-free unit
+    weights (:mod:`voirdire._stats._poisson`) rather than drawing indices: from 20,000 units."""
+    return n_units >= _core._POISSON_MIN_UNITS

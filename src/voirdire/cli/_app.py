@@ -289,18 +289,18 @@ class PairwiseReaderOptions:
         when it has none), for :func:`voirdire.pairwise.bias_report`. ``role_if_present``: a
         ``--role`` column the file lacks is ignored (``report``, where ``--role`` is the graded
         file's too)."""
-        from ..data import PairwiseTable, join_pair_key, read_long_frame, read_pairwise
-        from ..data._pairwise import _SET_FOLDERS
+        from ..data import PairwiseTable, join_pair_key, pairwise_set_of, read_long_frame, read_pairwise
         from ..pairwise import pair_covariates
 
         vmap = self.verdict_spellings()
         missing = _value(self.missing)
         folder = Path(file)
-        if folder.is_dir() and folder.name in _SET_FOLDERS:  # a public set as published (its own columns)
+        set_name = pairwise_set_of(folder)
+        if set_name is not None:  # a public set as published (its own columns)
             from ..data import pairwise_set_frame
 
             table = read_pairwise(folder)
-            df = pairwise_set_frame(_SET_FOLDERS[folder.name], folder.parent) if covariates else None
+            df = pairwise_set_frame(set_name, folder.parent) if covariates else None
             kcol = "pair"
             src = str(file)
         else:

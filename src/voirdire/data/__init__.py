@@ -2,7 +2,7 @@
 
 from ._formats import FORMATS, argilla_records, label_studio_tasks
 from ._columns import id_str
-from ._pairwise import ORDERS, VERDICTS, PairwiseTable, join_pair_key, read_pairwise
+from ._pairwise import ORDERS, VERDICTS, PairwiseTable, join_pair_key, pairwise_set_of, read_pairwise
 from ._pairwise_sets import PAIRWISE_SETS, pairwise_set_frame, read_pairwise_set
 from ._readers import read_annotations, read_long_frame
 from ._rounds import read_rounds
@@ -11,6 +11,6 @@ from ._table import HUMAN, JUDGE, AnnotationTable, DuplicatePolicy, MissingPolic
 
 __all__ = ["AnnotationTable", "Scale", "TableSummary", "read_annotations", "read_long_frame",
            "LEVELS", "HUMAN", "JUDGE", "PairwiseTable", "read_pairwise",
-           "PAIRWISE_SETS", "pairwise_set_frame", "read_pairwise_set", "read_rounds",
+           "PAIRWISE_SETS", "pairwise_set_frame", "pairwise_set_of", "read_pairwise_set", "read_rounds",
            "FORMATS", "label_studio_tasks", "argilla_records", "VERDICTS", "ORDERS", "join_pair_key", "id_str",
            "DuplicatePolicy", "MissingPolicy"]

@@ -21,7 +21,8 @@ from ._readers import read_long_frame
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["PairwiseTable", "PairwiseSummary", "read_pairwise", "VERDICTS", "ORDERS", "join_pair_key"]
+__all__ = ["PairwiseTable", "PairwiseSummary", "read_pairwise", "VERDICTS", "ORDERS", "join_pair_key",
+           "pairwise_set_of"]
 
 #: Verdict codes in the original response order: 0 = A better, 1 = tie, 2 = B better.
 VERDICTS = ("A", "T", "B")
@@ -433,6 +434,20 @@ _SET_FOLDERS = {"summeval_h2h": "summeval_h2h", "pandalm": "pandalm", "llmfao": 
                 "autoj": "autoj", "chatbot_arena_ppr": "chatbot_arena"}
 
 
+def pairwise_set_of(path: str | os.PathLike[str]) -> str | None:
+    """The public pairwise set (one of :data:`voirdire.data.PAIRWISE_SETS`) whose published folder
+    ``path`` is, recognised by the folder's name; None for a file or any other folder.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()) / "chatbot_arena_ppr"
+    >>> d.mkdir()
+    >>> pairwise_set_of(d), pairwise_set_of(d.parent)
+    ('chatbot_arena', None)
+    """
+    folder = Path(path)
+    return _SET_FOLDERS[folder.name] if folder.name in _SET_FOLDERS and folder.is_dir() else None
+
+
 def read_pairwise(
     path: str | os.PathLike[str],
     *,
@@ -507,12 +522,13 @@ def read_pairwise(
     (1, [0, 0, 2, 1, 2])
     """
     folder = Path(path)
-    if folder.is_dir() and folder.name in _SET_FOLDERS:
+    name = pairwise_set_of(folder)
+    if name is not None:
         # a public set's own folder, as its authors published it: its documented reader
         from ._pairwise_sets import read_pairwise_set
 
-        logger.info("%s: read as the public pairwise set %r", folder, _SET_FOLDERS[folder.name])
-        return read_pairwise_set(_SET_FOLDERS[folder.name], folder.parent)
+        logger.info("%s: read as the public pairwise set %r", folder, name)
+        return read_pairwise_set(name, folder.parent)
     df, rows, src = read_long_frame(path)
     return PairwiseTable.from_frame(df, pair=pair, rater=rater, verdict=verdict, order=order, judges=judges,
                                     role=role, verdict_map=verdict_map, presented=presented, missing=missing,

@@ -63,12 +63,12 @@ def nanmean_last(x: np.ndarray) -> np.ndarray:
 def index_free(n_items: int, clusters: np.ndarray | None) -> bool:
     """Whether a bootstrap over ``n_items`` items (or their clusters) takes the agreement engine's
     index-free unit weights (:mod:`voirdire._stats._poisson`): from the same number of units,
-    ``agreement._core._POISSON_MIN_UNITS``. Below it the resamples draw indices (the classical
-    multinomial bootstrap), as before."""
-    from ..agreement import _core
+    :func:`voirdire.agreement.engine.index_free_units`. Below it the resamples draw indices (the
+    classical multinomial bootstrap), as before."""
+    from ..agreement.engine import index_free_units
 
     n_units = n_items if clusters is None else cluster_index(clusters)[1]
-    return n_units >= _core._POISSON_MIN_UNITS
+    return index_free_units(n_units)
 
 
 def index_free_sums(X: Any, n_resamples: int, rng: np.random.Generator, *, clusters: np.ndarray | None,
