@@ -368,6 +368,18 @@ class _AlphaMatrix(_Spec):
         return _alpha_influence(r, d, nDpi, m, rbar, pa, pe, a1), n, m
 
 
+def _alpha_from_moments(n: np.ndarray, sd: np.ndarray, M: np.ndarray, S1: np.ndarray, S2: np.ndarray,
+                        A: np.ndarray, delta: Any, *, floor: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Alpha, D_o and D_e from the summed moments of interval-type alpha (interval alpha, and ordinal
+    alpha on mid-ranks): ``D_e`` numerator ``2 (M S2 - S1^2) + delta (2 A M + A (A - 1))``, set to 0
+    below ``1e-12`` of ``floor`` (the scale of its rounding error)."""
+    de_num = 2 * (M * S2 - S1 * S1) + delta * (2 * A * M + A * (A - 1))
+    de_num = np.where(de_num > 1e-12 * np.maximum(floor, 1.0), de_num, 0.0)
+    do = _safe_div(sd, n)
+    de = _safe_div(de_num, n * (n - 1))
+    return np.where(n >= 2, 1 - _safe_div(do, de), np.nan), do, de
+
+
 class _AlphaMoments(_Spec):
     """Krippendorff's alpha, interval metric, from per-item sums of values and squares.
 
@@ -439,11 +451,7 @@ class _AlphaMoments(_Spec):
 
     def estimate(self, sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n, sd, M, S1, S2, A = (sums[:, j] for j in range(6))
-        de_num = 2 * (M * S2 - S1 * S1) + self.delta * (2 * A * M + A * (A - 1))
-        de_num = np.where(de_num > 1e-12 * np.maximum(n * n, 1.0), de_num, 0.0)
-        do = _safe_div(sd, n)
-        de = _safe_div(de_num, n * (n - 1))
-        est = np.where(n >= 2, 1 - _safe_div(do, de), np.nan)
+        est, do, de = _alpha_from_moments(n, sd, M, S1, S2, A, self.delta, floor=n * n)
         s2 = self.scale ** 2
         return est, do * s2, de * s2
 
@@ -659,19 +667,11 @@ class _AlphaOrdinalSums(_Spec):
         sd = np.einsum("bl,bl->b", u, mid * mid) - quad + dl * ab
         S1 = np.einsum("bl,bl->b", c, mid)
         S2 = np.einsum("bl,bl->b", c, mid * mid)
-        de_num = 2 * (M * S2 - S1 * S1) + dl * (2 * A * M + A * (A - 1))
-        de_num = np.where(de_num > 1e-12 * np.maximum(M * M, 1.0), de_num, 0.0)
-        do = _safe_div(sd, n)
-        de = _safe_div(de_num, n * (n - 1))
-        est = np.where(n >= 2, 1 - _safe_div(do, de), np.nan)
+        est, do, de = _alpha_from_moments(n, sd, M, S1, S2, A, dl, floor=M * M)
         M2 = M * M  # D_o and D_e in mid-rank units, as _AlphaOrdinal reports them
         return est, do * M2, de * M2
 
-    def undefined_reason(self, sums: np.ndarray) -> str:
-        if sums[0, 0] < 2:
-            return f"{self.name} is undefined: no item has two or more labels"
-        return (f"{self.name} is undefined: expected disagreement is 0 (every pairable label has the "
-                f"same value)")
+    undefined_reason = _AlphaMoments.undefined_reason
 
 
 def _ratio_nodes(xpos: np.ndarray, step: float = 0.3) -> tuple[np.ndarray, np.ndarray]:
