@@ -82,11 +82,11 @@ def simulate(n: int, *, kind: str, R: int, miss: float, prev: float = 0.5, acc: 
 METHODS = ("percentile", "bca", "studentized", "jackknife", "wald", "wilson", "gof")
 
 
-def all_intervals(t: AnnotationTable, coefs: list[tuple[str, str | None]], B: int, seed: int,
-                  level: float = 0.95) -> dict[str, dict[str, Any]]:
-    """Every interval method for every coefficient, from one shared bootstrap, each built by the
-    library's own ``_core.interval_for`` (its rules for degenerate tables included); ``auto`` is
-    the method ``_core.auto_method`` picks."""
+def shared_bootstrap(t: AnnotationTable, coefs: list[tuple[str, str | None]], B: int,
+                     seed: int) -> tuple[list[tuple[Any, ...]], int, str]:
+    """One bootstrap shared by every coefficient of ``coefs`` on ``t``, as the library runs it:
+    ``([(key, name, spec, estimate, expected, boots, stats, boot_se, jack, analytic_se), ...],
+    n_units, unit_kind)``, ``jack`` and ``analytic_se`` None for an undefined estimate."""
     prep = prepare(t, raters=None, policy="exclude", func="sim")
     specs = [_make_spec(name, prep, level=lvl) for name, lvl in coefs]
     mask = np.zeros(prep.n_items, dtype=bool)
@@ -102,14 +102,27 @@ def all_intervals(t: AnnotationTable, coefs: list[tuple[str, str | None]], B: in
         stats_list.append(_core._aggregate(s.stats(), unit, n_units) if math.isfinite(e[0]) else None)
     se_out: list[Any] = [np.zeros(0) for _ in specs]
     boots = _core.bootstrap(specs, stats_list, unit, n_units, B, seed, se_out=se_out)
-    out: dict[str, dict[str, Any]] = {}
+    rows = []
     for (name, lvl), s, (e, x), bt, st, bse in zip(coefs, specs, points, boots, stats_list, se_out):
         key = name if lvl is None else f"{name}:{lvl}"
+        fin = math.isfinite(e)
+        jack = _core.jackknife_values(s, st, unit, n_units, item_units) if fin else None
+        a_se = _core._analytic_se(s, e, unit, n_units, kind) if fin else None
+        rows.append((key, name, s, e, x, bt, st, bse, jack, a_se))
+    return rows, n_units, kind
+
+
+def all_intervals(t: AnnotationTable, coefs: list[tuple[str, str | None]], B: int, seed: int,
+                  level: float = 0.95) -> dict[str, dict[str, Any]]:
+    """Every interval method for every coefficient, from one shared bootstrap, each built by the
+    library's own ``_core.interval_for`` (its rules for degenerate tables included); ``auto`` is
+    the method ``_core.auto_method`` picks."""
+    rows, n_units, kind = shared_bootstrap(t, coefs, B, seed)
+    out: dict[str, dict[str, Any]] = {}
+    for key, name, s, e, x, bt, st, bse, jack, a_se in rows:
         if not math.isfinite(e):
             out[key] = {}
             continue
-        jack = _core.jackknife_values(s, st, unit, n_units, item_units)
-        a_se = _core._analytic_se(s, e, unit, n_units, kind)
         res: dict[str, Any] = {}
         for m in METHODS:
             if (m == "wilson" and name != "observed_agreement") or (m == "gof" and _core.binary_pairs(s) is None):

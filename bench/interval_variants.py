@@ -42,8 +42,6 @@ import interval_coverage as ic  # noqa: E402
 
 from voirdire._stats import intervals as iv  # noqa: E402
 from voirdire.agreement import _core  # noqa: E402
-from voirdire.agreement._coefficients import _make_spec  # noqa: E402
-from voirdire.agreement._prepare import prepare  # noqa: E402
 
 
 def _t_star(est: float, boots: np.ndarray, boot_se: np.ndarray, se: float, scale: Any) -> tuple[float, np.ndarray, float]:
@@ -117,27 +115,10 @@ def run_cell(cell: dict[str, Any], reps: int, seed: int, B: int = 1000) -> dict[
     hits: dict[str, dict[str, list[float]]] = {}
     for r in range(reps):
         t = ic.simulate(rng=rng, **cell)
-        prep = prepare(t, raters=None, policy="exclude", func="sim")
-        specs = [_make_spec(name, prep, level=lvl) for name, lvl in coefs]
-        mask = np.zeros(prep.n_items, dtype=bool)
-        for s in specs:
-            mask |= s.unit_mask()
-        unit, n_units, kind = _core._units(prep, mask)
-        ok = unit >= 0
-        item_units = bool(np.array_equal(unit[ok], np.arange(n_units)))
-        points, stats_list = [], []
-        for s in specs:
-            e, _, x = s.estimate(s.totals().reshape(1, -1))
-            points.append((float(e[0]), float(x[0])))
-            stats_list.append(_core._aggregate(s.stats(), unit, n_units) if math.isfinite(e[0]) else None)
-        se_out: list[Any] = [np.zeros(0) for _ in specs]
-        boots = _core.bootstrap(specs, stats_list, unit, n_units, B, seed * 100_003 + r, se_out=se_out)
-        for (name, lvl), s, (e, x), bt, st, bse in zip(coefs, specs, points, boots, stats_list, se_out):
-            key = name if lvl is None else f"{name}:{lvl}"
+        rows, n_units, kind = ic.shared_bootstrap(t, coefs, B, seed * 100_003 + r)
+        for key, _, s, e, x, bt, st, bse, jack, a_se in rows:
             if not math.isfinite(e):
                 continue  # counted as a miss of every method (hits stay, reps divide)
-            jack = _core.jackknife_values(s, st, unit, n_units, item_units)
-            a_se = _core._analytic_se(s, e, unit, n_units, kind)
             for m, (lo, hi) in variants(s, e, x, bt, st, jack, bse, a_se, n_units, kind).items():
                 h = hits.setdefault(key, {}).setdefault(m, [0.0, 0.0, 0.0])
                 fin = math.isfinite(lo) and math.isfinite(hi)
