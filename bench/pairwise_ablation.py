@@ -9,12 +9,18 @@ forecast a held-out human through the confusion matrices of the other humans of 
 
 For every set: each human (or fold of humans, at most 10) is held out; every method is fitted
 on the rest, with and without the judges, and scored on the held-out verdicts (accuracy, NLL).
-Seeds are fixed (rng=0). Prints markdown tables (docs/pairwise.md, "Does the model earn its place").
+Seeds are fixed (rng=0). Prints markdown tables (docs/pairwise.md, "Does the model earn its place")
+and the paired differences (model minus Dawid-Skene, minus the humans' vote, with minus without
+the judges) with 95% intervals from a paired bootstrap over pairs (``LOHOResult.difference``,
+2,000 resamples). ``--save DIR`` pickles each set's two ``LOHOResult`` objects (with and without
+the judges, with every held-out forecast) to ``DIR/<set>.pkl`` for later analysis.
 """
 
 from __future__ import annotations
 
 import argparse
+import pathlib
+import pickle
 import time
 
 from voirdire.data import read_pairwise_set
@@ -45,6 +51,7 @@ def main() -> None:
     ap.add_argument("--particles", type=int, default=100)
     ap.add_argument("--variants", default="all", help="'all', or variant names separated by ';'")
     ap.add_argument("--groups", action="store_true", help="group the humans by name prefix (expert_, crowd_)")
+    ap.add_argument("--save", default=None, help="folder for <set>.pkl with both LOHOResults")
     a = ap.parse_args()
     keep = list(VARIANTS) if a.variants == "all" else [k for k in VARIANTS if k.strip() in a.variants.split(";")]
     for name in a.sets.split(","):
@@ -59,12 +66,13 @@ def main() -> None:
         weights = {}
         groups = {h: h.rsplit("_", 1)[0] for h in t.humans} if a.groups else None
         shown = ["all"] + sorted(set(groups.values())) if groups else ["all"]
+        res = {}
         for label, tab in (("with judges", t), ("without judges", nj)):
             # without judges a variant that changes only the judges' model is the defaults exactly
             ms = {k: v for k, v in methods.items() if not (label == "with judges" and k.startswith("vote"))
                   and not (label == "without judges" and k in VARIANTS and VARIANTS[k]
                            and set(VARIANTS[k]) <= JUDGE_ONLY)}
-            r = leave_one_human_out(tab, methods=ms, groups=groups, rng=0)
+            r = res[label] = leave_one_human_out(tab, methods=ms, groups=groups, rng=0)
             for _, row in r.table.iterrows():
                 rows.setdefault((row["method"], row["group"]), {})[label] = (row["accuracy"], row["nll"])
         full = PairwiseBayesModel(n_particles=a.particles, rng=0).fit(t)
@@ -85,6 +93,27 @@ def main() -> None:
                 wo = v.get("without judges", rows.get(("PairwiseBayesModel (defaults)", g), {}).get(
                     "without judges", nan2))
                 print(f"| {m} | {g} | {w[0]:.3f} | {w[1]:.3f} | {wo[0]:.3f} | {wo[1]:.3f} |")
+        if a.save:
+            pathlib.Path(a.save).mkdir(parents=True, exist_ok=True)
+            with open(pathlib.Path(a.save) / f"{name}.pkl", "wb") as fh:
+                pickle.dump(res, fh)
+        model = "PairwiseBayesModel (defaults)"
+        w, wo = res["with judges"], res["without judges"]
+        vote = "vote of the other humans (+0.5 pseudo-votes)"
+        comparisons = [(f"{model} - Dawid-Skene (both with judges)", w, model, "Dawid-Skene", None),
+                       (f"{model} (with judges) - vote of the other humans", w, model, vote, wo),
+                       (f"{model}: with - without judges", w, model, model, wo),
+                       ("Dawid-Skene: with - without judges", w, "Dawid-Skene", "Dawid-Skene", wo),
+                       (f"{model} - Dawid-Skene (both without judges)", wo, model, "Dawid-Skene", None)]
+        if model in w.proba:
+            print("\n| paired difference (95% bootstrap over pairs) | humans | accuracy | NLL |")
+            print("|---|---|---:|---:|")
+            for g in shown:
+                for text, res_a, ma, base, other in comparisons:
+                    d = res_a.difference(ma, base, other=other, group=g, rng=0).set_index("metric")
+                    cells = [f"{d.loc[m, 'estimate']:+.4f} [{d.loc[m, 'low']:+.4f}, {d.loc[m, 'high']:+.4f}]"
+                             for m in ("accuracy", "nll")]
+                    print(f"| {text} | {g} | {cells[0]} | {cells[1]} |")
         print(f"\nEmpirical-Bayes pair prior: {', '.join(f'{k} {v:.2f}' for k, v in full.pair_prior_.items())}")
         print("Judges (defaults):", "; ".join(
             f"{j}: reliability {r:.2f} [{rlo:.2f}, {rhi:.2f}], position bias {b:.3f} [{lo:.3f}, {hi:.3f}], "

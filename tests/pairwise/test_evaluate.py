@@ -137,3 +137,36 @@ def test_bad_arguments():
     judges_only = t.select(raters=["judge_1"])
     with pytest.raises(InvalidParameterError, match="at least one human"):
         leave_one_human_out(judges_only)
+
+
+def test_difference_paired_bootstrap_over_pairs():
+    from voirdire.pairwise import DawidSkene
+    t, _ = simulate_pairwise(400, rng=5)
+    methods = {"vote": lambda: MajorityVote(smoothing=0.5), "DS": lambda: DawidSkene()}
+    res = leave_one_human_out(t, methods=methods, rng=0)
+    d = res.difference("DS", "vote", n_resamples=4000, rng=0).set_index("metric")
+    tab = res.table.set_index("method")
+    # the point estimates are the table's paired differences
+    assert d.loc["accuracy", "estimate"] == pytest.approx(tab.loc["DS", "accuracy"] - tab.loc["vote", "accuracy"])
+    assert d.loc["nll", "estimate"] == pytest.approx(tab.loc["DS", "nll"] - tab.loc["vote", "nll"])
+    assert d.loc["nll", "n_pairs"] == 400 and d.loc["nll", "n_labels"] == 1200
+    # the interval's half-width matches the pair-clustered standard error of the mean difference
+    y = res.labels["y"].to_numpy()
+    r = np.arange(len(y))
+    dl = (np.log(np.clip(res.proba["vote"][r, y], 1e-12, 1)) - np.log(np.clip(res.proba["DS"][r, y], 1e-12, 1)))
+    per_pair = np.bincount(np.unique(res.labels["pair"], return_inverse=True)[1], weights=dl - dl.mean())
+    se = np.sqrt((per_pair ** 2).sum()) / len(dl)
+    half = (d.loc["nll", "high"] - d.loc["nll", "low"]) / 2
+    assert half == pytest.approx(1.96 * se, rel=0.1)
+    # a label-level bootstrap would be narrower: three humans of a pair share its forecast
+    iid = 1.96 * dl.std(ddof=1) / np.sqrt(len(dl))
+    assert half > iid
+    # with 'other' only the labels scored in both results are compared
+    same = res.difference("DS", "DS", other=res, rng=0)
+    assert (same[["estimate", "low", "high"]].to_numpy() == 0).all()
+    with pytest.raises(InvalidParameterError, match="no forecasts of method 'nope'"):
+        res.difference("nope", "vote")
+    other = leave_one_human_out(simulate_pairwise(400, rng=6)[0], methods=methods, rng=0)
+    with pytest.raises(InvalidParameterError, match="different held-out labels"):
+        res.difference("DS", "vote", other=other)
+    assert "labels" not in res.to_dict() and "table" in res.to_dict()

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from .._checks import as_generator, check_choice, check_positive_int
-from .._results import Result
+from .._results import Result, to_jsonable
+from .._stats.resampling import cluster_index, weight_batches
 from ..data import PairwiseTable
 from ..exceptions import ConvergenceWarning, InvalidParameterError
 from ._baselines import GLAD, MACE, BradleyTerryDavidson, DawidSkene, MajorityVote
@@ -97,7 +98,10 @@ class LOHOResult(Result):
     """Leave-one-human-out scores: one row per (method, group) in ``table``, and per human in ``per_human``.
 
     Groups are ``"all"`` plus the groups given (e.g. expert, crowd). Scores pool every held-out
-    label of the group's humans (micro-average).
+    label of the group's humans (micro-average). ``labels`` holds every scored held-out label
+    (``pair``, ``human``, ``group``, ``y``: 0 A, 1 tie, 2 B) and ``proba`` each method's forecast
+    of it (``(n_labels, 3)``, rows aligned with ``labels``); :meth:`difference` compares two
+    methods on them.
     """
 
     table: pd.DataFrame
@@ -107,9 +111,90 @@ class LOHOResult(Result):
     n_folds: int
     n_labels_unscored: int
     target: str
+    labels: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame, repr=False)
+    proba: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict, repr=False)
 
     def to_frame(self) -> pd.DataFrame:
         return self.table.copy()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The scores (not the per-label forecasts) as JSON-safe objects."""
+        return {f.name: to_jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)
+                if f.name not in ("labels", "proba")}
+
+    def difference(self, method: str, baseline: str, *, other: LOHOResult | None = None, group: str = "all",
+                   n_resamples: int = 2000, level: float = 0.95,
+                   rng: int | np.random.Generator | None = None) -> pd.DataFrame:
+        """``method`` minus ``baseline`` in accuracy and NLL, with a paired bootstrap over pairs.
+
+        Both methods are scored on the same held-out labels; the bootstrap resamples *pairs*
+        (every held-out label of a drawn pair comes with it, so the several humans of a pair are
+        not counted as independent draws) and recomputes both scores on each resample, so the
+        interval is for the paired difference. ``other``: a second result holding ``baseline``
+        on the same held-out labels (e.g. the same protocol fitted without the judges); only the
+        labels scored in both are compared (``n_labels``).
+
+        Returns one row per metric: ``estimate``, ``low``, ``high`` (percentile interval at
+        ``level``), ``share_positive`` (share of resamples with a difference > 0), ``n_pairs`` and ``n_labels``.
+
+        Examples
+        --------
+        >>> from voirdire.pairwise import simulate_pairwise
+        >>> t, _ = simulate_pairwise(150, rng=0)
+        >>> res = leave_one_human_out(t, methods={"vote": lambda: MajorityVote(smoothing=0.5),
+        ...                                       "DS": lambda: DawidSkene()}, rng=0)
+        >>> d = res.difference("DS", "vote", rng=0)
+        >>> d["metric"].tolist(), bool((d["low"] <= d["estimate"]).all() and (d["estimate"] <= d["high"]).all())
+        (['accuracy', 'nll'], True)
+        """
+        func = "LOHOResult.difference"
+        base = self if other is None else other
+        for name, res in ((method, self), (baseline, base)):
+            if name not in res.proba:
+                raise InvalidParameterError(f"{func}: no forecasts of method {name!r}. Methods: {sorted(res.proba)}.")
+        lab = self.labels
+        if other is None:
+            take_a = take_b = np.arange(len(lab))
+        else:  # the labels scored in both (a pair left with no other label is unscored in one of them)
+            key_a = pd.MultiIndex.from_frame(lab[["pair", "human"]])
+            key_b = pd.MultiIndex.from_frame(other.labels[["pair", "human"]])
+            pos_b = key_b.get_indexer(key_a)
+            take_a = np.flatnonzero(pos_b >= 0)
+            take_b = pos_b[take_a]
+            if take_a.size == 0 or not np.array_equal(lab["y"].to_numpy()[take_a],
+                                                      other.labels["y"].to_numpy()[take_b]):
+                raise InvalidParameterError(f"{func}: 'other' was scored on different held-out labels.")
+        level = float(level)
+        if not 0 < level < 1:
+            raise InvalidParameterError(f"The 'level' parameter of {func} must be in (0, 1). Got {level}.")
+        n_resamples = check_positive_int(n_resamples, "n_resamples", func)
+        sel = take_a if group == "all" else take_a[(lab["group"].to_numpy()[take_a] == group)]
+        if sel.size == 0:
+            raise InvalidParameterError(f"{func}: no held-out labels in group {group!r}.")
+        sel_b = sel if other is None else take_b[np.searchsorted(take_a, sel)]
+        y = lab["y"].to_numpy()[sel]
+        pairs = lab["pair"].to_numpy()[sel]
+        rows = np.arange(sel.size)
+
+        def per_label(p: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            p = np.asarray(p)[at]
+            return (p.argmax(1) == y).astype(float), -np.log(np.clip(p[rows, y], _EPS, 1.0))
+
+        acc_a, nll_a = per_label(self.proba[method], sel)
+        acc_b, nll_b = per_label(base.proba[baseline], sel_b)
+        d = np.column_stack([acc_a - acc_b, nll_a - nll_b])
+        codes, n_pairs = cluster_index(pairs)
+        S = np.zeros((n_pairs, 3))
+        np.add.at(S, codes, np.column_stack([d, np.ones(len(y))]))
+        boots = []
+        for W in weight_batches(n_pairs, n_resamples, as_generator(rng)):
+            T = W @ S
+            boots.append(T[:, :2] / T[:, 2:3])
+        B = np.concatenate(boots)
+        est = d.mean(0)
+        lo, hi = np.quantile(B, [(1 - level) / 2, (1 + level) / 2], axis=0)
+        return pd.DataFrame({"metric": ["accuracy", "nll"], "estimate": est, "low": lo, "high": hi,
+                             "share_positive": (B > 0).mean(0), "n_pairs": n_pairs, "n_labels": int(sel.size)})
 
     def best(self, metric: str = "nll", group: str = "all") -> str:
         """The method with the best ``metric`` in ``group`` (highest accuracy, lowest otherwise)."""
@@ -204,6 +289,7 @@ def leave_one_human_out(
     preds: dict[str, list[np.ndarray]] = {m: [] for m in names}
     ys: list[np.ndarray] = []
     who: list[np.ndarray] = []
+    held_pairs: list[np.ndarray] = []
     unscored = 0
     total, done = len(folds) * len(names), 0
     if progress is not None:
@@ -221,6 +307,7 @@ def leave_one_human_out(
         unscored += int((~ok).sum())
         ys.append(table.verdicts[held][ok].astype(np.int64))
         who.append(table.raters[table.rater_idx[held][ok]])
+        held_pairs.append(tgt_pairs[ok])
         for m in names:
             est = methods[m]()
             with warnings.catch_warnings():
@@ -246,8 +333,9 @@ def leave_one_human_out(
     group_names = ["all"] + sorted({g for g in grp.tolist() if g})
     rows_out = []
     per_h = []
+    proba_all = {m: np.concatenate(preds[m]) for m in names}
     for m in names:
-        p_all = np.concatenate(preds[m])
+        p_all = proba_all[m]
         for g in group_names:
             mask = np.ones(len(y_all), bool) if g == "all" else grp == g
             rows_out.append({"method": m, "group": g, **score_predictions(p_all[mask], y_all[mask], n_bins=n_bins)})
@@ -258,5 +346,7 @@ def leave_one_human_out(
                               **score_predictions(p_all[mask], y_all[mask], n_bins=n_bins)})
     return LOHOResult(table=pd.DataFrame(rows_out), per_human=pd.DataFrame(per_h), methods=tuple(names),
                       n_humans=len(humans), n_folds=len(folds), n_labels_unscored=unscored,
-                      target=target)
+                      target=target, proba=proba_all,
+                      labels=pd.DataFrame({"pair": np.concatenate(held_pairs), "human": who_all, "group": grp,
+                                           "y": y_all}))
 
