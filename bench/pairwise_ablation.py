@@ -12,8 +12,10 @@ on the rest, with and without the judges, and scored on the held-out verdicts (a
 Seeds are fixed (rng=0). Prints markdown tables (docs/pairwise.md, "Does the model earn its place")
 and the paired differences (model minus Dawid-Skene, minus the humans' vote, with minus without
 the judges) with 95% intervals from a paired bootstrap over pairs (``LOHOResult.difference``,
-2,000 resamples). ``--save DIR`` pickles each set's two ``LOHOResult`` objects (with and without
-the judges, with every held-out forecast) to ``DIR/<set>.pkl`` for later analysis.
+2,000 resamples), and where the model and Dawid-Skene part (the labels on which their forecasts
+differ; accuracy and NLL by the held-out verdict). ``--save DIR`` pickles each set's two ``LOHOResult`` objects (with and without
+the judges, with every held-out forecast) to ``DIR/<set>.pkl``; ``--load DIR`` prints the paired
+differences and the diagnosis from them without fitting.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import argparse
 import pathlib
 import pickle
 import time
+
+import numpy as np
 
 from voirdire.data import read_pairwise_set
 from voirdire.pairwise import DawidSkene, MajorityVote, PairwiseBayesModel, leave_one_human_out
@@ -44,6 +48,55 @@ VARIANTS = {
 JUDGE_ONLY = {"judge_reliability", "judge_ties", "batch_move"}
 
 
+MODEL = "PairwiseBayesModel (defaults)"
+VOTE = "vote of the other humans (+0.5 pseudo-votes)"
+
+
+def differences(res: dict, shown: list[str]) -> None:
+    """The paired differences (LOHOResult.difference: 95% bootstrap over pairs, 2,000 resamples, rng 0)."""
+    w, wo = res["with judges"], res["without judges"]
+    if MODEL not in w.proba:
+        return
+    comparisons = [(f"{MODEL} - Dawid-Skene (both with judges)", w, MODEL, "Dawid-Skene", None),
+                   (f"{MODEL} (with judges) - vote of the other humans", w, MODEL, VOTE, wo),
+                   (f"{MODEL}: with - without judges", w, MODEL, MODEL, wo),
+                   ("Dawid-Skene: with - without judges", w, "Dawid-Skene", "Dawid-Skene", wo),
+                   (f"{MODEL} - Dawid-Skene (both without judges)", wo, MODEL, "Dawid-Skene", None)]
+    print("\n| paired difference (95% bootstrap over pairs) | humans | accuracy | NLL |")
+    print("|---|---|---:|---:|")
+    for g in shown:
+        for text, res_a, ma, base, other in comparisons:
+            d = res_a.difference(ma, base, other=other, group=g, rng=0).set_index("metric")
+            cells = [f"{d.loc[m, 'estimate']:+.4f} [{d.loc[m, 'low']:+.4f}, {d.loc[m, 'high']:+.4f}]"
+                     for m in ("accuracy", "nll")]
+            print(f"| {text} | {g} | {cells[0]} | {cells[1]} |")
+
+
+def diagnose(res: dict) -> None:
+    """Where the model and Dawid-Skene (both with judges) part: labels on which their forecasts'
+    argmax differ, and accuracy / NLL by the held-out human's verdict."""
+    w = res["with judges"]
+    if MODEL not in w.proba:
+        return
+    y = w.labels["y"].to_numpy()
+    r = np.arange(len(y))
+    pm, pds = w.proba[MODEL], w.proba["Dawid-Skene"]
+    am, ad = pm.argmax(1), pds.argmax(1)
+    dis = am != ad
+    print(f"\nModel vs Dawid-Skene (with judges): their forecasts' argmax differ on {int(dis.sum())} of {len(y)} "
+          f"held-out labels (model right on {int((am[dis] == y[dis]).sum())}, Dawid-Skene on "
+          f"{int((ad[dis] == y[dis]).sum())}); forecast A/T/B shares: model "
+          f"{'/'.join(f'{v:.3f}' for v in np.bincount(am, minlength=3) / len(y))}, Dawid-Skene "
+          f"{'/'.join(f'{v:.3f}' for v in np.bincount(ad, minlength=3) / len(y))}, held-out "
+          f"{'/'.join(f'{v:.3f}' for v in np.bincount(y, minlength=3) / len(y))}")
+    for k, c in enumerate("ATB"):
+        m = y == k
+        if m.any():
+            print(f"  held-out {c} ({int(m.sum())} labels): accuracy model {(am[m] == k).mean():.3f}, Dawid-Skene "
+                  f"{(ad[m] == k).mean():.3f}; NLL model {-np.log(np.clip(pm[r[m], k], 1e-12, 1)).mean():.3f}, "
+                  f"Dawid-Skene {-np.log(np.clip(pds[r[m], k], 1e-12, 1)).mean():.3f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("root", nargs="?", default="../shared/data/pairwise")
@@ -52,7 +105,18 @@ def main() -> None:
     ap.add_argument("--variants", default="all", help="'all', or variant names separated by ';'")
     ap.add_argument("--groups", action="store_true", help="group the humans by name prefix (expert_, crowd_)")
     ap.add_argument("--save", default=None, help="folder for <set>.pkl with both LOHOResults")
+    ap.add_argument("--load", default=None, help="folder of <set>.pkl from --save: print the paired differences "
+                    "and the diagnosis without fitting")
     a = ap.parse_args()
+    if a.load:
+        for name in a.sets.split(","):
+            with open(pathlib.Path(a.load) / f"{name}.pkl", "rb") as fh:
+                res = pickle.load(fh)
+            groups = sorted({g for g in res["with judges"].labels["group"] if g})
+            print(f"\n### {name} (from {a.load})")
+            differences(res, ["all"] + groups)
+            diagnose(res)
+        return
     keep = list(VARIANTS) if a.variants == "all" else [k for k in VARIANTS if k.strip() in a.variants.split(";")]
     for name in a.sets.split(","):
         t = read_pairwise_set(name, a.root)
@@ -97,23 +161,8 @@ def main() -> None:
             pathlib.Path(a.save).mkdir(parents=True, exist_ok=True)
             with open(pathlib.Path(a.save) / f"{name}.pkl", "wb") as fh:
                 pickle.dump(res, fh)
-        model = "PairwiseBayesModel (defaults)"
-        w, wo = res["with judges"], res["without judges"]
-        vote = "vote of the other humans (+0.5 pseudo-votes)"
-        comparisons = [(f"{model} - Dawid-Skene (both with judges)", w, model, "Dawid-Skene", None),
-                       (f"{model} (with judges) - vote of the other humans", w, model, vote, wo),
-                       (f"{model}: with - without judges", w, model, model, wo),
-                       ("Dawid-Skene: with - without judges", w, "Dawid-Skene", "Dawid-Skene", wo),
-                       (f"{model} - Dawid-Skene (both without judges)", wo, model, "Dawid-Skene", None)]
-        if model in w.proba:
-            print("\n| paired difference (95% bootstrap over pairs) | humans | accuracy | NLL |")
-            print("|---|---|---:|---:|")
-            for g in shown:
-                for text, res_a, ma, base, other in comparisons:
-                    d = res_a.difference(ma, base, other=other, group=g, rng=0).set_index("metric")
-                    cells = [f"{d.loc[m, 'estimate']:+.4f} [{d.loc[m, 'low']:+.4f}, {d.loc[m, 'high']:+.4f}]"
-                             for m in ("accuracy", "nll")]
-                    print(f"| {text} | {g} | {cells[0]} | {cells[1]} |")
+        differences(res, shown)
+        diagnose(res)
         print(f"\nEmpirical-Bayes pair prior: {', '.join(f'{k} {v:.2f}' for k, v in full.pair_prior_.items())}")
         print("Judges (defaults):", "; ".join(
             f"{j}: reliability {r:.2f} [{rlo:.2f}, {rhi:.2f}], position bias {b:.3f} [{lo:.3f}, {hi:.3f}], "
