@@ -45,6 +45,23 @@ def test_unit_map_and_unit_sums():
     assert R.resampling_unit(None) == "item" and R.resampling_unit(np.zeros(2)) == "cluster"
 
 
+def test_rows_with_counts_give_the_types_of_the_units_written_out():
+    # distinct rows with their counts (a streamed table's state) group into the same types, in
+    # the same order, with the same counts as the units one by one; the draws are then the same
+    rng = np.random.default_rng(3)
+    S = rng.integers(0, 3, size=(500, 2)).astype(float)
+    t, n_t = R.unit_types([S], 500)
+    rows, inv = np.unique(S, axis=0, return_inverse=True)
+    perm = rng.permutation(rows.shape[0])  # any order of the distinct rows
+    w = np.bincount(inv.ravel(), minlength=rows.shape[0])[perm].astype(float)
+    tw, n_tw = R.unit_types([rows[perm]], 500, weights=w)
+    assert np.array_equal(n_tw, n_t) and n_tw.dtype == n_t.dtype
+    assert all((rows[perm][tw == k] == S[t == k][0]).all() for k in range(n_t.size))
+    assert np.array_equal(R.type_counts(np.random.default_rng(1), n_tw, 5),
+                          R.type_counts(np.random.default_rng(1), n_t, 5))
+    assert R.unit_types([rows], 40, weights=np.full(rows.shape[0], 40 / rows.shape[0])) is None  # too few units
+
+
 def test_pattern_compression_groups_identical_rows_and_keeps_the_bootstrap_law():
     rng = np.random.default_rng(0)
     S = rng.integers(0, 2, size=(400, 3)).astype(float)  # at most 8 distinct rows

@@ -213,3 +213,79 @@ def test_coefficients_that_do_not_stream_are_refused_in_one_line(tmp_path):
     with pytest.raises(InvalidParameterError, match="'cohen_kappa' does not stream") as e:
         agreement_stream(path, coefficients=["krippendorff_alpha", "cohen_kappa"])
     assert "\n" not in str(e.value)
+
+
+def test_streamed_state_is_the_distinct_rows_with_counts(tmp_path):
+    """Categorical labels: the pass over the file keeps each distinct row of per-item statistics
+    once and a 4-byte row number per item (not the per-item arrays), and the answer is the one of
+    the items written out (the same types, draws, jackknife and analytic SE)."""
+    from voirdire.agreement import _core, _stream, agreement
+
+    df = _frame(n=1500, seed=6)
+    path = tmp_path / "t.parquet"
+    df.to_parquet(path, index=False)
+    names = ["fleiss_kappa", "krippendorff_alpha", "gwet_ac2"]
+    st = _stream._setup(path, names=names, groups=(_stream.StreamGroup(),), judges=(), level="interval",
+                        weights=None, scale="interval", item="item", rater="rater", label="label", categories=None,
+                        abstain=(), duplicates="error", missing="error", abstain_policy="exclude", batch_rows=211)
+    part = _stream._local(st)
+    rows = part.rows[0]
+    assert rows is not None and rows.n_items == df["item"].nunique() and all(c.dtype == np.int32 for c in rows.codes)
+    assert rows.table.shape[0] < 1500 / 4 and len(np.unique(rows.hashes)) == rows.table.shape[0]
+    assert all(getattr(s, "d", None) is None for s in part.specs[0])  # no per-item arrays kept
+    used = []
+    mp = pytest.MonkeyPatch()
+    mp.setattr(_core, "rows_resample_by_types", lambda *a: used.append(True) or True)
+    try:
+        got = _stream.agreement_stream(path, coefficients=names, scale="interval", level="interval", batch_rows=211,
+                                       n_resamples=300, rng=5)
+    finally:
+        mp.undo()
+    assert used == [True]
+    ref = agreement(read_annotations(path, scale="interval"), coefficients=names, level="interval", n_resamples=300,
+                    rng=5)
+    _same(got, ref)
+
+
+def test_many_distinct_rows_are_kept_per_item_and_stream_right(tmp_path, monkeypatch):
+    # continuous labels: past _ROWS_MIN distinct rows (and a quarter of the items) the join keeps
+    # per-item arrays; the answer is unchanged
+    from voirdire.agreement import _stream, agreement
+
+    df = _frame(n=500, seed=7, continuous=True)
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    ref = agreement(read_annotations(path, scale="interval"), coefficients=["krippendorff_alpha"], level="interval",
+                    n_resamples=200, rng=3)
+    monkeypatch.setattr(_stream, "_ROWS_MIN", 16)
+    st = _stream._setup(path, names=["krippendorff_alpha"], groups=(_stream.StreamGroup(),), judges=(),
+                        level="interval", weights=None, scale="interval", item="item", rater="rater", label="label",
+                        categories=None, abstain=(), duplicates="error", missing="error", abstain_policy="exclude",
+                        batch_rows=300)
+    part = _stream._local(st)
+    assert part.rows[0] is None and part.specs[0][0].d.shape == (part.n_items,)
+    got = _stream.agreement_stream(path, coefficients=["krippendorff_alpha"], scale="interval", level="interval",
+                                   batch_rows=300, n_resamples=200, rng=3)
+    _same(got, ref)
+
+
+@pytest.mark.parametrize("agree_all", [False, True])
+def test_two_raters_binary_streams_like_in_memory(tmp_path, agree_all):
+    # two raters on binary labels: Donner-Eliasziw's interval from the items' counts (the stream
+    # keeps no labels), and the bound for tables without disagreement
+    from voirdire.agreement import agreement
+    from voirdire.agreement._stream import agreement_stream
+
+    rng = np.random.default_rng(8)
+    n = 120
+    a = rng.integers(0, 2, n)
+    b = a if agree_all else np.where(rng.random(n) < 0.8, a, 1 - a)
+    df = pd.DataFrame({"item": np.repeat(np.arange(n), 2), "rater": ["x", "y"] * n,
+                       "label": np.column_stack([a, b]).ravel()})
+    path = tmp_path / "t.parquet"
+    df.to_parquet(path, index=False)
+    names = ["fleiss_kappa", "krippendorff_alpha"]
+    ref = agreement(read_annotations(path, scale="nominal"), coefficients=names, n_resamples=200, rng=1)
+    got = agreement_stream(path, coefficients=names, scale="nominal", batch_rows=37, n_resamples=200, rng=1)
+    _same(got, ref)
+    assert all(r.method == g.method for r, g in zip(ref, got))

@@ -41,7 +41,8 @@ from ._poisson import GROUP_UNITS, WEIGHT_COUNTS, unit_weights, weight_key, weig
 
 __all__ = [
     "GROUP_UNITS", "WEIGHT_COUNTS", "cluster_index", "draw_counts", "draw_indices", "resampling_unit",
-    "type_counts", "unit_map", "unit_sums", "unit_types", "unit_weights", "weight_batches", "weight_key",
+    "row_hashes", "type_counts", "unit_map", "unit_sums", "unit_types", "unit_weights", "weight_batches",
+    "weight_key",
     "weighted_sums",
 ]
 
@@ -134,22 +135,12 @@ def weight_batches(n_items: int, n_resamples: int, rng: np.random.Generator, *,
         done += b
 
 
-def unit_types(stats_list: Sequence[Any], n_units: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """Group units whose statistics rows are identical in every matrix of ``stats_list``.
-
-    Returns ``(type_of_unit, n_per_type)`` when there are at most a quarter as many types as
-    units (categorical data: items with the same label counts are interchangeable), else None.
-    """
-    mats = [st for st in stats_list if st is not None]
-    if n_units < 64 or not mats or any(sp.issparse(m) for m in mats):
-        return None
-    M = np.hstack([np.asarray(m, dtype=np.float64).reshape(n_units, -1) for m in mats])
-    if M.shape[1] > 256:
-        return None
-    # An exact, platform-independent row hash: the rows' bit patterns times fixed odd constants,
-    # summed with uint64 wrap-around (equal rows -> equal hashes; collisions are checked below).
-    bits = np.ascontiguousarray(M).view(np.uint64)
-    h = np.zeros(n_units, dtype=np.uint64)
+def row_hashes(M: np.ndarray) -> np.ndarray:
+    """An exact, platform-independent hash of each row of a float64 matrix: the rows' bit patterns
+    times fixed odd constants, summed with uint64 wrap-around (equal rows -> equal hashes; a caller
+    that groups by it checks collisions on the values)."""
+    bits = np.ascontiguousarray(M, dtype=np.float64).view(np.uint64)
+    h = np.zeros(bits.shape[0], dtype=np.uint64)
     c1, c2, c3 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)
     for j in range(bits.shape[1]):  # splitmix64 finaliser of each column, combined in order
         x = bits[:, j] ^ (bits[:, j] >> np.uint64(30))
@@ -158,14 +149,37 @@ def unit_types(stats_list: Sequence[Any], n_units: int) -> tuple[np.ndarray, np.
         x *= c2
         x ^= x >> np.uint64(31)
         h = (h ^ x) * c3 + np.uint64(j + 1)
-    keys, first, inv = np.unique(h, return_index=True, return_inverse=True)
+    return h
+
+
+def unit_types(stats_list: Sequence[Any], n_units: int,
+               weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """Group units whose statistics rows are identical in every matrix of ``stats_list``.
+
+    Returns ``(type_of_unit, n_per_type)`` when there are at most a quarter as many types as
+    units (categorical data: items with the same label counts are interchangeable), else None.
+    Types are numbered in the order of their rows' hashes, so the numbering depends only on the
+    set of distinct rows. ``weights``: each row stands for that many identical units (rows of
+    distinct values with their counts, as a streamed table holds them; ``n_units`` is their sum):
+    the same types and counts as the units written out one by one.
+    """
+    mats = [st for st in stats_list if st is not None]
+    n_rows = n_units if weights is None else int(weights.shape[0])
+    if n_units < 64 or not mats or any(sp.issparse(m) for m in mats):
+        return None
+    M = np.hstack([np.asarray(m, dtype=np.float64).reshape(n_rows, -1) for m in mats])
+    if M.shape[1] > 256:
+        return None
+    keys, first, inv = np.unique(row_hashes(M), return_index=True, return_inverse=True)
     if keys.size * 4 > n_units:
         return None
     inv = inv.ravel()
     # a hash collision: do not compress (checked a column at a time: no second copy of M)
     if not all(np.array_equal(M[:, j], M[first, j][inv]) for j in range(M.shape[1])):
         return None
-    return inv.ravel(), np.bincount(inv.ravel(), minlength=keys.size)
+    if weights is None:
+        return inv, np.bincount(inv, minlength=keys.size)
+    return inv, np.bincount(inv, weights=weights, minlength=keys.size).round().astype(np.int64)
 
 
 def type_counts(gen: np.random.Generator, n_per_type: np.ndarray, b: int) -> np.ndarray:

@@ -111,21 +111,36 @@ class _Spec:
     # kappa, Conger's kappa, alpha and the weighted chance-corrected coefficients have none: pe can
     # exceed 1/2 on sparse or weighted tables, and (pa - pe) / (1 - pe) then falls below -1.
     floor = -math.inf
+    # Rows that stand for several identical items (a streamed table keeps each distinct row of
+    # per-item statistics once, with its count): each row's count, or None (a row per item).
+    # Sums over items are then count-weighted sums over rows; the bootstrap, the jackknife and the
+    # analytic SE give what the items written out one by one give (run()).
+    w: np.ndarray | None = None
 
     def __init__(self, prep: Prepared) -> None:
         self.prep = prep
         self.r = prep.r
+
+    def _wt(self, x: np.ndarray) -> np.ndarray:
+        """``x`` times each row's count (``x`` itself when a row is an item)."""
+        return x if self.w is None else x * self.w
+
+    def _wsum(self, x: np.ndarray) -> float:
+        return float(x.sum()) if self.w is None else float(x @ self.w)
+
+    def _wcount(self, mask: np.ndarray) -> int:
+        return int(np.count_nonzero(mask)) if self.w is None else int(round(float(self.w[mask].sum())))
 
     # which items carry information (the resampling units are built from them)
     def unit_mask(self) -> np.ndarray:
         return self.r >= 1
 
     def n_items_used(self) -> int:
-        return int(np.count_nonzero(self.r >= 2))
+        return self._wcount(self.r >= 2)
 
     def n_pairs(self) -> int:
         r = self.r
-        return int(np.sum(r * (r - 1) / 2))
+        return int(np.sum(r * (r - 1) / 2)) if self.w is None else int(round(float((r * (r - 1) / 2) @ self.w)))
 
     def stats(self) -> Any:
         raise NotImplementedError
@@ -247,13 +262,13 @@ class _GwetFamily(_Spec):
 
     def influence(self, est: float) -> tuple[np.ndarray, int, np.ndarray] | None:
         m = self.e1 > 0
-        n = int(np.count_nonzero(m))
-        n2 = int(np.count_nonzero(self.e2 > 0))
+        n = self._wcount(m)
+        n2 = self._wcount(self.e2 > 0)
         if n < 2 or n2 == 0:
             return None
         r = np.where(m, self.r, 1.0)
-        pi = np.asarray(self.N.T @ self.inv_r).ravel() / n
-        pa = self.pa_i.sum() / n2
+        pi = np.asarray(self.N.T @ self._wt(self.inv_r)).ravel() / n
+        pa = self._wsum(self.pa_i) / n2
         pe = float(self._pe(pi[None, :])[0])
         if not np.isfinite(pe) or pe == 1:
             return None
@@ -349,16 +364,17 @@ class _AlphaMatrix(_Spec):
     def influence(self, est: float) -> tuple[np.ndarray, int, np.ndarray] | None:
         # Gwet (2014) linearisation of alpha, with agreement weights W = 1 - D.
         m = self.pair
-        n = int(np.count_nonzero(m))
+        n = self._wcount(m)
         if n < 2:
             return None
         r, d = self.r, self.d  # d is 0 off the pairable items
-        rsum = float(r @ self.pf)
+        rsum = float(r @ self._wt(self.pf))
         rbar = rsum / n
         eps = 1.0 / rsum
-        pa1 = (rsum - float(d.sum())) / (n * rbar)
+        pa1 = (rsum - self._wsum(d)) / (n * rbar)
         pa = (1 - eps) * pa1 + eps
-        pi = self.c_pair / (n * rbar)
+        c_pair = self.c_pair if self.w is None else np.asarray(self.N.T @ self._wt(self.pf)).ravel()
+        pi = c_pair / (n * rbar)
         Dpi = (pi.sum() - pi) if self.D is None else self.D @ pi
         pe = 1.0 - float(pi @ Dpi)
         if pe >= 1:
@@ -465,17 +481,17 @@ class _AlphaMoments(_Spec):
         if self.level != "interval":
             return None
         m = self.pair
-        n = int(np.count_nonzero(m))
+        n = self._wcount(m)
         if n < 2:
             return None
         r, d = self.r, self.d  # d is 0 off the pairable items
-        rsum = float(r @ self.pf)
+        pf = self._wt(self.pf)
+        rsum = float(r @ pf)
         rbar = rsum / n
         eps = 1.0 / rsum
-        pa1 = (rsum - d.sum()) / (n * rbar)
+        pa1 = (rsum - self._wsum(d)) / (n * rbar)
         pa = (1 - eps) * pa1 + eps
         mi, s1, s2, a = self.m, self.s1, self.s2, self.a  # unmasked: the result is masked below
-        pf = self.pf
         P, M1, M2, PA = (float(mi @ pf) / rsum, float(s1 @ pf) / rsum, float(s2 @ pf) / rsum,
                          float(a @ pf) / rsum)
         dl = self.delta
@@ -1059,17 +1075,23 @@ def binary_pairs(s: _Spec) -> tuple[float, float, float] | None:
             or (isinstance(s, _AlphaMatrix) and s.plain_nominal)
             or (isinstance(s, _TwoRater) and s.kind == "scott" and s.level == "identity")):
         return None
-    r = prep.r
+    r = s.r
     used = r >= 2
     if not used.any() or np.any(r[used] != 2):
         return None
-    k = np.bincount(prep.item[prep.code == 0], minlength=prep.n_items)[used]
-    return float(np.count_nonzero(k == 2)), float(np.count_nonzero(k == 1)), float(np.count_nonzero(k == 0))
+    N = s.N if isinstance(s, (_GwetFamily, _AlphaMatrix)) else None  # the items' counts (a streamed table keeps no labels)
+    if N is not None:
+        k = (np.asarray(N[:, 0].toarray()).ravel() if sp.issparse(N) else N[:, 0])[used]
+    else:
+        k = np.bincount(prep.item[prep.code == 0], minlength=prep.n_items)[used]
+    c = np.ones(k.shape[0]) if s.w is None else s.w[used]
+    return float(c[k == 2].sum()), float(c[k == 1].sum()), float(c[k == 0].sum())
 
 
-def _zero_disagreement(s: _Spec, st: Any, level: float, expected: float) -> Any:
+def _zero_disagreement(s: _Spec, st: Any, level: float, expected: float, weights: np.ndarray | None = None) -> Any:
     """The one-sided bound when no unit disagrees (estimate 1), for coefficients whose per-unit
-    disagreement is a share of pairs at most 1 (the Gwet family, nominal alpha); else None."""
+    disagreement is a share of pairs at most 1 (the Gwet family, nominal alpha); else None.
+    ``weights``: units per row of ``st`` (rows with counts, :attr:`_Spec.w`)."""
     if isinstance(s, _GwetFamily) and s.kind != "pa":
         de = 1 - expected  # estimate() returns (kappa, pa, pe)
     elif isinstance(s, _AlphaMatrix) and s.plain_nominal:
@@ -1078,22 +1100,30 @@ def _zero_disagreement(s: _Spec, st: Any, level: float, expected: float) -> Any:
         return None
     # each unit's weight in the observed disagreement (items with two labels; alpha: their labels)
     S = st if st is not None else s.stats()  # without the bootstrap: per item (clusters not summed)
+    cnt = weights if st is not None else s.w
     w = np.asarray(S[:, 0].toarray() if sp.issparse(S) else S[:, 0], dtype=float).ravel()
-    w = w[w > 0]
+    pos = w > 0
+    w = w[pos]
     if not w.size:
         return None
-    r = _iv.zero_disagreement(int(w.size), de, level, weight_ratio=float(w.max() / w.mean()))
+    if cnt is None:
+        n, mean = int(w.size), float(w.mean())
+    else:
+        n = int(round(float(cnt[pos].sum())))
+        mean = float(w @ cnt[pos]) / n
+    r = _iv.zero_disagreement(n, de, level, weight_ratio=float(w.max() / mean))
     return r if math.isfinite(r.low) else None
 
 
 def interval_for(s: _Spec, m: str, est: float, expected: float, *, boots: np.ndarray | None, st: Any,
                  jack: np.ndarray | None, boot_se: np.ndarray | None, a_se: float | None, n_units: int,
-                 unit_kind: str, level: float) -> tuple[Any, str, bool]:
+                 unit_kind: str, level: float, weights: np.ndarray | None = None) -> tuple[Any, str, bool]:
     """The interval of method ``m`` for one coefficient, with the rules for degenerate data and
     the coefficient's bounds (``agreement`` and the coverage bench both call this): the interval,
     the clipping text for ``ci.method``, and whether its lower end was kept at, or moved below,
     the end of the Fisher z map (see ``_honest``; the interval's own note says so, so the caller
-    issues no fallback warning for it). ``boots`` None: no bootstrap ran."""
+    issues no fallback warning for it). ``boots`` None: no bootstrap ran; ``weights``: units per row
+    of ``st`` (rows with counts)."""
     if not math.isfinite(est):
         return dataclasses.replace(_iv.NAN_INTERVAL, note="the estimate is undefined"), "", False
     if n_units < 2:
@@ -1105,7 +1135,7 @@ def interval_for(s: _Spec, m: str, est: float, expected: float, *, boots: np.nda
             raise ValueError("gof: not the two-rater binary setting")  # run() never asks for it then
         return _honest(_iv.kappa_gof(*counts, level), s, est, sc_plain, lambda: _iv.NAN_INTERVAL)
     if est == 1.0:  # no unit disagrees (kappa = 1 iff pa = 1): every resample gives 1 too
-        zd = _zero_disagreement(s, st, level, expected)
+        zd = _zero_disagreement(s, st, level, expected, weights)
         if zd is not None:
             return zd, "", False
     good = boots[np.isfinite(boots)] if boots is not None else None
@@ -1245,13 +1275,17 @@ def _replicate_se(s: _Spec, W: np.ndarray, st: Any, unit_of_item: np.ndarray | N
     return np.sqrt(var)
 
 
-def jackknife_values(s: _Spec, st: Any, unit: np.ndarray, n_units: int, item_units: bool) -> np.ndarray | None:
-    """Leave-one-unit-out estimates (``n_units``,) from the unit statistics; None when too costly."""
+def jackknife_values(s: _Spec, st: Any, unit: np.ndarray, n_units: int, item_units: bool,
+                     weights: np.ndarray | None = None) -> np.ndarray | None:
+    """Leave-one-unit-out estimates (``n_units``,) from the unit statistics; None when too costly.
+    ``weights``: units per row of ``st`` (rows with counts): each row's value, once per unit."""
     if st is None:
         return None
     ordinal = isinstance(s, _AlphaOrdinal)
     if ordinal and n_units > ORDINAL_JACKKNIFE_MAX:
         return None  # O(n^2): the caller falls back (BCa's acceleration is ~0 at such n anyway)
+    if weights is not None:
+        return np.repeat(s.loo_from_weights(weights[None, :], st)[0], weights.astype(np.int64))
     one = np.ones((1, n_units))
     if ordinal and not item_units:
         return s.loo_from_weights(one, None, unit)[0]
@@ -1259,7 +1293,8 @@ def jackknife_values(s: _Spec, st: Any, unit: np.ndarray, n_units: int, item_uni
 
 
 def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarray, n_units: int, B: int,
-              rng: Any, *, compress: bool = True, se_out: list[np.ndarray | None] | None = None) -> list[np.ndarray]:
+              rng: Any, *, compress: bool = True, se_out: list[np.ndarray | None] | None = None,
+              unit_weights: np.ndarray | None = None) -> list[np.ndarray]:
     """``B`` resampled estimates of each spec (``nan`` where undefined or where ``stats`` is None).
 
     A resample draws ``n_units`` units uniformly with replacement; its weight vector (the
@@ -1272,6 +1307,10 @@ def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarra
     SEs are asked for), each unit gets an independent weight per resample with mean 1 and variance 1 (a Poisson-type bootstrap, see :mod:`voirdire._stats._poisson`): no index draws, one
     pass over the units for all resamples, the same weights however the units are chunked. The
     draws depend only on ``rng`` and the data.
+
+    ``unit_weights``: each row of the statistics stands for that many identical units (``n_units``
+    is their sum; rows with counts, :attr:`_Spec.w`): the types of units are drawn as above, with
+    the same types, counts and draws as the units written out one by one; only that path applies.
     """
     # a spec with several outputs per resample declares ``out_shape`` (e.g. one value per rater)
     boots = [np.full((B, *getattr(s, "out_shape", ())), np.nan) for s in specs]
@@ -1285,15 +1324,18 @@ def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarra
     # widest statistics matrix: the (resamples x columns) sums must also fit in a block
     k_max = max((st.shape[1] for st in stats_list if st is not None), default=1)
     ok = unit >= 0
-    item_units = bool(np.array_equal(unit[ok], np.arange(n_units)))
+    n_rows = n_units if unit_weights is None else int(unit_weights.shape[0])
+    item_units = bool(np.array_equal(unit[ok], np.arange(n_rows)))
     has_ordinal = any(isinstance(s, _AlphaOrdinal) for s in specs)
     # with clusters, ordinal alpha needs each item's own counts: no grouping, weights spread to items
     compress = compress and (item_units or not has_ordinal)
-    types = _unit_types(stats_list, n_units) if compress else None
+    types = _unit_types(stats_list, n_units, weights=unit_weights) if compress else None
+    if unit_weights is not None and types is None:
+        raise ValueError("rows with counts resample by types only (see row_types_ok)")
     if types is not None:
         type_of_unit, n_per_type = types
         first = np.zeros(n_per_type.size, dtype=np.int64)
-        first[type_of_unit[::-1]] = np.arange(n_units)[::-1]
+        first[type_of_unit[::-1]] = np.arange(n_rows)[::-1]
         reduced = [None if st is None else np.asarray(st)[first] for st in stats_list]
         block = max(1, min(B, _BLOCK_CELLS // max(n_per_type.size, k_max, 1)))
         for start in range(0, B, block):
@@ -1358,7 +1400,7 @@ def _analytic_se(s: _Spec, est: float, unit: np.ndarray, n_units: int, unit_kind
         return None
     e, n_an, m_an = inf
     if unit_kind == "item":  # one item per unit: the unit totals are the e_i
-        ee = float(e @ e)
+        ee = float(e @ e) if s.w is None else float((e * e) @ s.w)
         var = ee / n_an ** 2 if s.fce else ee / (n_an * (n_an - 1))
     else:
         ok = unit >= 0
@@ -1371,6 +1413,31 @@ def _analytic_se(s: _Spec, est: float, unit: np.ndarray, n_units: int, unit_kind
     return math.sqrt(var) if var >= 0 else float("nan")
 
 
+def rows_resample_by_types(specs: Sequence[_Spec], prep: Prepared, opts: Options) -> bool:
+    """Whether :func:`run` can take rows with counts (:attr:`_Spec.w`, the same on every spec): no
+    bootstrap runs, or the units group into types (:func:`unit_types`) as the items written out one
+    by one would, so the draws are the same. Otherwise the caller writes the rows out per item."""
+    if not opts.n_resamples:
+        return True
+    mask = np.zeros(prep.n_items, dtype=bool)
+    for s in specs:
+        mask |= s.unit_mask()
+    unit, n_rows, _ = _units(prep, mask)
+    w = specs[0].w
+    if w is None:
+        return True
+    wu = w[unit >= 0]
+    n_units = int(round(float(wu.sum())))
+    stats_list = []
+    for s in specs:
+        S = s.stats()
+        est = s.estimate(np.asarray(S.T @ w).reshape(1, -1))[0]
+        stats_list.append(_aggregate(S, unit, n_rows) if math.isfinite(float(est[0])) else None)
+    if n_units < 2 or all(st is None for st in stats_list):
+        return True
+    return _unit_types(stats_list, n_units, weights=wu) is not None
+
+
 def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> list[AgreementResult]:
     """Point estimates, shared bootstrap and analytic SEs for several coefficients on one selection."""
     cl = opts.confidence_level
@@ -1378,21 +1445,27 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
     for s in specs:
         mask |= s.unit_mask()
     unit, n_units, unit_kind = _units(prep, mask)
+    # rows with counts (_Spec.w): the units are the rows' items, n_rows the rows that hold them
+    row_w = specs[0].w if specs else None
+    wu = None if row_w is None else row_w[unit >= 0]
+    n_rows = n_units
+    if wu is not None:
+        n_units = int(round(float(wu.sum())))
     point: list[tuple[float, float, float]] = []
     stats_list: list[Any] = []
     for s in specs:
-        tot = s.totals().reshape(1, -1)
+        tot = (s.totals() if s.w is None else np.asarray(s.stats().T @ s.w).ravel()).reshape(1, -1)
         e, o, x = s.estimate(tot)
         est = float(e[0])
         if not math.isfinite(est):
             est = undefined(s.undefined_reason(tot), opts.on_undefined, stacklevel=4)
         point.append((est, float(o[0]), float(x[0])))
         S = s.stats() if opts.n_resamples and math.isfinite(est) else None
-        stats_list.append(None if S is None else _aggregate(S, unit, n_units))
+        stats_list.append(None if S is None else _aggregate(S, unit, n_rows))
 
     B = opts.n_resamples
     ok = unit >= 0
-    item_units = bool(np.array_equal(unit[ok], np.arange(n_units)))
+    item_units = bool(np.array_equal(unit[ok], np.arange(n_rows)))
     # "wilson" in agreement() applies to observed agreement, "gof" to two-rater binary kappa; the
     # other coefficients get auto's choice (with a warning when one coefficient was asked for)
     chosen = []
@@ -1407,7 +1480,7 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
         chosen.append(m)
     se_out: list[np.ndarray | None] = [np.zeros(0) if (m == "studentized" and st is not None) else None
                                        for m, st in zip(chosen, stats_list)]
-    boots = bootstrap(specs, stats_list, unit, n_units, B, opts.rng, se_out=se_out)
+    boots = bootstrap(specs, stats_list, unit, n_units, B, opts.rng, se_out=se_out, unit_weights=wu)
     if n_units < MIN_TRUSTED_UNITS and any(math.isfinite(p[0]) for p in point):
         warnings.warn(
             f"{func}: only {n_units} {unit_kind}s carry the coefficient, too few for any interval to be "
@@ -1428,12 +1501,12 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
         need_jack = m in ("bca", "studentized", "jackknife", "wilson") or (m == "wald" and a_se is None)
         jack = None
         if need_jack and math.isfinite(est):
-            S = st if st is not None else _aggregate(s.stats(), unit, n_units)
-            jack = jackknife_values(s, S, unit, n_units, item_units)
+            S = st if st is not None else _aggregate(s.stats(), unit, n_rows)
+            jack = jackknife_values(s, S, unit, n_units, item_units, wu)
         se = float(np.std(good, ddof=1)) if good.size >= 2 else float("nan")
         r, clip_text, at_map_end = interval_for(s, m, est, exp_, boots=bt if B_s else None, st=st, jack=jack,
                                               boot_se=bse, a_se=a_se, n_units=n_units, unit_kind=unit_kind,
-                                              level=cl)
+                                              level=cl, weights=wu)
         if r.method not in (m, "none", "zero_disagreement") and math.isfinite(est) and not at_map_end:
             # a fallback: say which method was used (a nan interval carries its reason in `method`,
             # the bound for tables without disagreement its own note)
@@ -1458,6 +1531,10 @@ def _warn_rare_binary(specs: Sequence[_Spec], point: Sequence[tuple[float, float
     if prep.n_sub != 2:
         return
     counts = np.bincount(prep.code[prep.code < 2], minlength=2)
+    withN = [s for s in specs if isinstance(s, (_GwetFamily, _AlphaMatrix))]
+    if not prep.code.size and withN:  # a streamed table keeps no labels: the items' counts
+        s0 = withN[0]
+        counts = np.asarray(s0.N.T @ (np.ones(s0.r.shape[0]) if s0.w is None else s0.w)).ravel()[:2]
     if not counts.sum() or counts.min() >= RARE_SHARE * counts.sum():
         return
     names = [s.name for s, p, m in zip(specs, point, chosen)

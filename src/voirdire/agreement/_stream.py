@@ -232,6 +232,130 @@ _PER_ITEM: dict[type, tuple[str, ...]] = {
     _core._AlphaOrdinalSums: ("r", "pair", "pf", "a", "Ncnt"),
 }
 _POOLED: dict[type, tuple[str, ...]] = {_core._AlphaMatrix: ("c_pair",)}  # added across blocks
+#: per-item attributes every spec of a selection computes alike from its labels (``prep.r`` and
+#: ``_core._counts(prep)``): one copy among the distinct rows
+_SHARED = ("r", "N")
+#: a selection's distinct rows are kept while there are at most this many, or at most a quarter
+#: as many as its items (categorical labels); beyond, its per-item arrays (continuous labels)
+_ROWS_MIN = 1 << 16
+
+
+@dataclasses.dataclass
+class _Rows:
+    """A selection's per-item statistics as distinct rows with counts: O(distinct rows + items x 4
+    bytes) instead of O(items x attributes x 8 bytes). ``table``: the distinct rows (every spec's
+    per-item attributes side by side, float64, in order of first appearance); ``hashes``: their
+    :func:`~voirdire._stats.resampling.row_hashes` (rows are told apart by value: equal hashes
+    are checked on the values); ``codes``: per block of items, each item's row (file order);
+    ``layout``: per spec, ``(attribute, first column, columns (0: 1-D), dtype)``."""
+
+    layout: tuple[tuple[tuple[str, int, int, str], ...], ...]
+    table: np.ndarray
+    hashes: np.ndarray
+    codes: list[np.ndarray]
+
+    @property
+    def n_items(self) -> int:
+        return sum(int(c.shape[0]) for c in self.codes)
+
+    def counts(self) -> np.ndarray:
+        out = np.zeros(self.table.shape[0])
+        for c in self.codes:
+            out += np.bincount(c, minlength=self.table.shape[0])
+        return out
+
+
+def _to_rows(gs: list[Any]) -> _Rows | None:
+    """The distinct rows of one block's specs; None when an attribute is sparse (many categories)
+    or two distinct rows share a hash."""
+    from .._stats.resampling import row_hashes
+
+    cols: list[np.ndarray] = []
+    where: dict[str, int] = {}
+    layout = []
+    at = 0
+    for sp_ in gs:
+        ent = []
+        for name in _PER_ITEM[type(sp_)]:
+            x = getattr(sp_, name)
+            if sp.issparse(x):
+                return None
+            x = np.asarray(x)
+            if name in _SHARED and name in where:
+                if not np.array_equal(x, cols[where[name]] if x.ndim == 1 else
+                                      np.column_stack(cols[where[name]:where[name] + x.shape[1]])):
+                    return None
+                ent.append((name, where[name], 0 if x.ndim == 1 else x.shape[1], x.dtype.str))
+                continue
+            if name in _SHARED:
+                where[name] = len(cols)
+            nc = 0 if x.ndim == 1 else x.shape[1]
+            cols.extend([x.astype(np.float64)] if x.ndim == 1 else [x[:, j].astype(np.float64) for j in range(nc)])
+            ent.append((name, at, nc, x.dtype.str))
+            at += max(nc, 1)
+        layout.append(tuple(ent))
+    K = np.column_stack(cols)
+    keys, first, inv = np.unique(row_hashes(K), return_index=True, return_inverse=True)
+    inv = inv.ravel()
+    if not all(np.array_equal(K[:, j], K[first, j][inv]) for j in range(K.shape[1])):
+        return None  # a hash collision
+    return _Rows(layout=tuple(layout), table=K[first], hashes=keys, codes=[inv.astype(np.int32)])
+
+
+def _merge_rows(a: _Rows, b: _Rows) -> _Rows | None:
+    """``a`` then ``b`` (consecutive items), their rows merged by value; None on a hash collision
+    or when the rows grow past ``_ROWS_MIN`` and a quarter of the items."""
+    order = np.argsort(a.hashes, kind="stable")
+    hs = a.hashes[order]
+    pos = np.minimum(np.searchsorted(hs, b.hashes), max(hs.size - 1, 0))
+    found = (hs[pos] == b.hashes) if hs.size else np.zeros(b.hashes.size, dtype=bool)
+    at = order[pos]
+    if not np.array_equal(a.table[at[found]], b.table[found]):
+        return None  # equal hashes, different rows
+    new = ~found
+    n_new = int(np.count_nonzero(new))
+    T = a.table.shape[0] + n_new
+    if T > max(_ROWS_MIN, (a.n_items + b.n_items) // 4):
+        return None
+    to = np.where(found, at, a.table.shape[0] + np.cumsum(new) - 1)
+    return _Rows(layout=a.layout, table=np.concatenate([a.table, b.table[new]]),
+                 hashes=np.concatenate([a.hashes, b.hashes[new]]),
+                 codes=a.codes + [to[c].astype(np.int32) for c in b.codes])
+
+
+def _from_rows(rows: _Rows, templates: list[Any], codes: np.ndarray | None = None) -> list[Any]:
+    """Specs whose per-item attributes are ``rows.table[codes]`` (None: the distinct rows themselves);
+    an attribute several specs share is one array."""
+    tab = rows.table if codes is None else None
+    made: dict[int, np.ndarray] = {}
+    out = []
+    for tmpl, ent in zip(templates, rows.layout):
+        sp_ = object.__new__(type(tmpl))
+        sp_.__dict__.update(tmpl.__dict__)
+        for name, c0, nc, dt in ent:
+            if c0 not in made:
+                if tab is not None:
+                    x = tab[:, c0] if nc == 0 else tab[:, c0:c0 + nc]
+                else:
+                    x = rows.table[:, c0][codes] if nc == 0 else rows.table[:, c0:c0 + nc][codes]
+                made[c0] = np.ascontiguousarray(x).astype(np.dtype(dt), copy=False)
+            setattr(sp_, name, made[c0])
+        if codes is not None and "c_pair" in _POOLED.get(type(sp_), ()):  # the pooled counts of the pairable values
+            sp_.c_pair = np.asarray(sp_.N.T @ sp_.pf).ravel()
+        out.append(sp_)
+    return out
+
+
+def _emptied(gs: list[Any]) -> list[Any]:
+    """The specs without their per-item attributes (the constants every block shares)."""
+    out = []
+    for sp_ in gs:
+        t = object.__new__(type(sp_))
+        t.__dict__.update(sp_.__dict__)
+        for name in _PER_ITEM[type(sp_)]:
+            setattr(t, name, None)
+        out.append(t)
+    return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -267,9 +391,11 @@ class _Setup:
 @dataclasses.dataclass
 class _Part:
     """The statistics of consecutive complete items: per group, one spec per coefficient (their
-    per-item arrays only), the group's label counts, and the table's counts."""
+    per-item arrays, or the constants only when ``rows`` holds the group's distinct rows), the
+    group's label counts, and the table's counts."""
 
     specs: list[list[Any]]
+    rows: list[_Rows | None]
     templates: list[Prepared]  # per group: the first block's prepared selection, labels removed
     n_items: int
     counts: np.ndarray  # (groups, 7): labels, abstentions, items with a label, items with an abstention,
@@ -308,6 +434,7 @@ def _block(tbl: Any, pos: int, st: _Setup) -> _Part:
     counts = np.zeros((n_groups, 7), dtype=np.int64)
     shares = np.zeros(n_groups, dtype=bool)
     specs: list[list[Any]] = []
+    rows: list[_Rows | None] = []
     templates: list[Prepared] = []
     for g, grp in enumerate(st.groups):
         sel = list(range(len(st.raters))) if grp.raters is None else [where[r] for r in grp.raters]
@@ -342,7 +469,8 @@ def _block(tbl: Any, pos: int, st: _Setup) -> _Part:
                 s.N = shared
         for s in gs:
             s.prep = None  # the block's labels are not kept: only the specs' per-item arrays are
-        specs.append(gs)
+        rows.append(_to_rows(gs))  # or their distinct rows, when they can be told apart by value
+        specs.append(gs if rows[-1] is None else _emptied(gs))
         sel_lab = np.isin(tg.rater_idx, sel)
         abst = sel_lab & tg.is_abstention
         counts[g, :5] = (int(np.count_nonzero(sel_lab)), int(np.count_nonzero(abst)),
@@ -352,7 +480,7 @@ def _block(tbl: Any, pos: int, st: _Setup) -> _Part:
         counts[g, 6] = tg.n_items
         empty = np.zeros(0, dtype=np.int64)
         templates.append(dataclasses.replace(bp, item=empty, rater=empty, code=empty, r=np.zeros(0), n_items=0))
-    return _Part(specs=specs, templates=templates, n_items=t.n_items, counts=counts, shares=shares,
+    return _Part(specs=specs, rows=rows, templates=templates, n_items=t.n_items, counts=counts, shares=shares,
                  dropped=dict(t.dropped), totals=np.array([t.n_labels, int(np.count_nonzero(t.is_abstention))]))
 
 
@@ -382,12 +510,27 @@ def _join(parts: list[_Part]) -> _Part:
     parts = [p for p in parts if p.n_items or p.counts.any()]
     if len(parts) == 1:
         return parts[0]
-    specs = []
+    specs: list[list[Any]] = []
+    rows: list[_Rows | None] = []
     for g in range(len(parts[0].specs)):
+        rl = [p.rows[g] for p in parts]
+        acc = rl[0]
+        for r in rl[1:]:
+            if acc is None or r is None:
+                acc = None
+                break
+            acc = _merge_rows(acc, r)
+        rows.append(acc)
+        if acc is not None:
+            specs.append(parts[0].specs[g])
+            continue
+        # per item (continuous labels, many categories): every part's arrays written out
+        per_item = [p.specs[g] if r is None else _from_rows(r, p.specs[g], np.concatenate(r.codes))
+                    for p, r in zip(parts, rl)]
         joined: list[Any] = []
         cache: dict[tuple[int, ...], Any] = {}
         for k in range(len(parts[0].specs[g])):
-            col = [p.specs[g][k] for p in parts]
+            col = [ps[k] for ps in per_item]
             s = _join_specs(col)
             if hasattr(s, "N") and len(col) > 1:
                 key = tuple(id(c.N) for c in col)
@@ -401,7 +544,7 @@ def _join(parts: list[_Part]) -> _Part:
     for p in parts:
         for why, n in p.dropped.items():
             dropped[why] = dropped.get(why, 0) + n
-    return _Part(specs=specs, templates=parts[0].templates, n_items=sum(p.n_items for p in parts),
+    return _Part(specs=specs, rows=rows, templates=parts[0].templates, n_items=sum(p.n_items for p in parts),
                  counts=np.sum([p.counts for p in parts], axis=0), shares=np.any([p.shares for p in parts], axis=0),
                  dropped=dropped, totals=np.sum([p.totals for p in parts], axis=0))
 
@@ -418,16 +561,32 @@ class _StreamPrepared(Prepared):
 
 def _results(part: _Part, g: int, opts: _core.Options) -> list[AgreementResult]:
     """StreamGroup ``g``'s results from the joined statistics (the same engine as in memory)."""
-    specs = part.specs[g]
     tmpl = part.templates[g]
     n_lab, n_abst, n_with, items_abst, n_prep, _, n_items = (int(x) for x in part.counts[g])
     info = AbstentionInfo(policy=tmpl.policy, n_labels=n_lab, n_abstentions=n_abst,
                           label_coverage=(1.0 - n_abst / n_lab) if n_lab else float("nan"),
                           item_coverage=(1.0 - items_abst / n_with) if n_with else float("nan"))
     fields = {f.name: getattr(tmpl, f.name) for f in dataclasses.fields(Prepared)}
-    fields.update(n_items=n_items, abstention=info, r=specs[0].r)
-    prep = _StreamPrepared(**fields)
-    object.__setattr__(prep, "_n_lab", n_prep)
+
+    def prepared(specs: list[Any]) -> Prepared:
+        fields.update(n_items=int(specs[0].r.shape[0]), abstention=info, r=specs[0].r)
+        prep = _StreamPrepared(**fields)
+        object.__setattr__(prep, "_n_lab", n_prep)
+        for s in specs:
+            s.prep = prep
+        return prep
+
+    rows = part.rows[g]
+    if rows is None:
+        specs = part.specs[g]
+    else:  # the distinct rows with their counts; written out per item when they do not resample as types
+        specs = _from_rows(rows, part.specs[g])
+        w = rows.counts()
+        for s in specs:
+            s.w = w
+        if not _core.rows_resample_by_types(specs, prepared(specs), opts):
+            specs = _from_rows(rows, part.specs[g], np.concatenate(rows.codes))
+    prep = prepared(specs)
     for s in specs:
         s.prep = prep
         if isinstance(s, _core._AlphaOrdinal):
