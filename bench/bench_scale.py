@@ -197,15 +197,22 @@ def big_stream(n_labels: float, tmp: Path, with_dask_big: bool) -> None:
     except ImportError:
         print("  Dask: distributed is not installed; not run")
         return
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cl, \
-            Client(cl) as client:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                      memory_limit="3GiB") as cl, Client(cl) as client:
         (on_dask), w3, c3 = timed(lambda: agreement_stream(sub, scheduler=client, **kw))
         print(f"  head on a Dask LocalCluster (2 workers) wall {w3:.1f} s; largest difference from the local stream "
               f"{_same(list(streamed), list(on_dask)):.2e}")
         if with_dask_big:
             w, c, rss, line = peak_child(cmd + ["--scheduler", cl.scheduler_address])
-            print(f"  {n_rows:,} labels on the LocalCluster: wall {w:7.1f} s  client cpu {c:7.1f} s  client peak "
-                  f"{rss:6,d} MiB  | {line}")
+            peaks = client.run(_peak_mib)  # each worker process's peak resident memory
+            print(f"  {n_rows:,} labels on the LocalCluster (2 workers, 3 GiB limit each): wall {w:7.1f} s  client cpu "
+                  f"{c:7.1f} s  client peak {rss:6,d} MiB  worker peaks {sorted(peaks.values())} MiB  {load()}  | {line}")
+
+
+def _peak_mib() -> int:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
 
 
 def big_validate(n_labels: float, tmp: Path) -> None:
