@@ -249,22 +249,24 @@ def test_streamed_state_is_the_distinct_rows_with_counts(tmp_path):
 
 def test_many_distinct_rows_are_kept_per_item_and_stream_right(tmp_path, monkeypatch):
     # continuous labels: past _ROWS_MIN distinct rows (and a quarter of the items) the join keeps
-    # per-item arrays; the answer is unchanged
+    # per-item arrays, one copy of what the coefficients share (told by value); the answer is unchanged
     from voirdire.agreement import _stream, agreement
 
     df = _frame(n=500, seed=7, continuous=True)
     path = tmp_path / "t.csv"
     df.to_csv(path, index=False)
-    ref = agreement(read_annotations(path, scale="interval"), coefficients=["krippendorff_alpha"], level="interval",
+    names = ["observed_agreement", "krippendorff_alpha"]
+    ref = agreement(read_annotations(path, scale="interval"), coefficients=names, level="interval",
                     n_resamples=200, rng=3)
     monkeypatch.setattr(_stream, "_ROWS_MIN", 16)
-    st = _stream._setup(path, names=["krippendorff_alpha"], groups=(_stream.StreamGroup(),), judges=(),
+    st = _stream._setup(path, names=names, groups=(_stream.StreamGroup(),), judges=(),
                         level="interval", weights=None, scale="interval", item="item", rater="rater", label="label",
                         categories=None, abstain=(), duplicates="error", missing="error", abstain_policy="exclude",
                         batch_rows=300)
     part = _stream._local(st)
-    assert part.rows[0] is None and part.specs[0][0].d.shape == (part.n_items,)
-    got = _stream.agreement_stream(path, coefficients=["krippendorff_alpha"], scale="interval", level="interval",
+    pa_, alpha = part.specs[0]
+    assert part.rows[0] is None and alpha.d.shape == (part.n_items,) and pa_.r is alpha.r
+    got = _stream.agreement_stream(path, coefficients=names, scale="interval", level="interval",
                                    batch_rows=300, n_resamples=200, rng=3)
     _same(got, ref)
 

@@ -484,9 +484,20 @@ def _block(tbl: Any, pos: int, st: _Setup) -> _Part:
                  dropped=dict(t.dropped), totals=np.array([t.n_labels, int(np.count_nonzero(t.is_abstention))]))
 
 
-def _join_specs(specs: list[Any]) -> Any:
+def _equal(a: Any, b: Any) -> bool:
+    """Two per-item arrays hold the same values (dense or sparse)."""
+    if a is b:
+        return True
+    if sp.issparse(a) or sp.issparse(b):
+        return bool(a.shape == b.shape and (sp.csr_matrix(a) != sp.csr_matrix(b)).nnz == 0)
+    return bool(np.array_equal(a, b))
+
+
+def _join_specs(specs: list[Any], shared: dict[str, tuple[list[Any], Any]]) -> Any:
     """One spec over the items of consecutive blocks: per-item arrays joined, pooled arrays added,
-    constants shared (arrays several specs of a block share stay shared: ``cache``)."""
+    constants shared. An attribute of ``_SHARED`` whose blocks hold the same values as another
+    spec's already joined (``shared``: per name, the blocks and the joined array) is that array:
+    one copy, told by value."""
     first = specs[0]
     if len(specs) == 1:
         return first
@@ -494,12 +505,17 @@ def _join_specs(specs: list[Any]) -> Any:
     out.__dict__.update(first.__dict__)
     for name in _PER_ITEM[type(first)]:
         parts = [getattr(s, name) for s in specs]
+        if name in shared and all(_equal(a, b) for a, b in zip(parts, shared[name][0], strict=True)):
+            setattr(out, name, shared[name][1])
+            continue
         if any(sp.issparse(x) for x in parts):
             setattr(out, name, sp.vstack([sp.csr_matrix(x) for x in parts], format="csr"))
         elif parts[0].ndim == 2:
             setattr(out, name, np.vstack(parts))
         else:
             setattr(out, name, np.concatenate(parts))
+        if name in _SHARED and name not in shared:
+            shared[name] = (parts, getattr(out, name))
     for name in _POOLED.get(type(first), ()):
         setattr(out, name, np.sum([getattr(s, name) for s in specs], axis=0))
     return out
@@ -527,19 +543,8 @@ def _join(parts: list[_Part]) -> _Part:
         # per item (continuous labels, many categories): every part's arrays written out
         per_item = [p.specs[g] if r is None else _from_rows(r, p.specs[g], np.concatenate(r.codes))
                     for p, r in zip(parts, rl)]
-        joined: list[Any] = []
-        cache: dict[tuple[int, ...], Any] = {}
-        for k in range(len(parts[0].specs[g])):
-            col = [ps[k] for ps in per_item]
-            s = _join_specs(col)
-            if hasattr(s, "N") and len(col) > 1:
-                key = tuple(id(c.N) for c in col)
-                if key in cache:
-                    s.N = cache[key]
-                else:
-                    cache[key] = s.N
-            joined.append(s)
-        specs.append(joined)
+        shared: dict[str, tuple[list[Any], Any]] = {}
+        specs.append([_join_specs([ps[k] for ps in per_item], shared) for k in range(len(parts[0].specs[g]))])
     dropped: dict[str, int] = {}
     for p in parts:
         for why, n in p.dropped.items():
