@@ -39,11 +39,13 @@ deleted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -225,6 +227,26 @@ def big_validate(n_labels: float, tmp: Path) -> None:
           f"peak {rss:6,d} MiB  | {line}")
 
 
+@contextlib.contextmanager
+def scratch() -> Iterator[Path]:
+    """A temporary folder for the generated files, emptied and removed afterwards."""
+    tmp = Path(tempfile.mkdtemp(prefix="voirdire-scale-"))
+    try:
+        yield tmp
+    finally:
+        for p in tmp.glob("*"):
+            p.unlink()
+        tmp.rmdir()
+
+
+def big_sections(args: argparse.Namespace, tmp: Path) -> None:
+    """Sections 5 (``--big``) and 6 (``--validate``), each when asked."""
+    if args.big:
+        big_stream(args.big, tmp, args.big_dask)
+    if args.validate:
+        big_validate(args.validate, tmp)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes, a smoke run")
@@ -244,25 +266,16 @@ def main() -> None:
         section_7(args)
         return
     if args.only:
-        tmp = Path(tempfile.mkdtemp(prefix="voirdire-scale-"))
         print(f"# bench_scale  ({os.cpu_count()} CPUs, {load()} at start)")
-        try:
-            if args.big:
-                big_stream(args.big, tmp, args.big_dask)
-            if args.validate:
-                big_validate(args.validate, tmp)
-        finally:
-            for p in tmp.glob("*"):
-                p.unlink()
-            tmp.rmdir()
+        with scratch() as tmp:
+            big_sections(args, tmp)
         return
     from voirdire.data import AnnotationTable, read_annotations
 
     n1 = 100_000 if args.quick else 1_000_000
     sizes = [4e5] if args.quick else [float(x) for x in args.labels.split(",")]
     print(f"# bench_scale  ({os.cpu_count()} CPUs, {load()} at start)\n")
-    tmp = Path(tempfile.mkdtemp(prefix="voirdire-scale-"))
-    try:
+    with scratch() as tmp:
         # ---------------------------------------------------------------- 1. from_frame
         df = make_long(n1)
         csv = tmp / "t.csv"
@@ -340,14 +353,7 @@ def main() -> None:
               f"CI [{r_old.ci.low:.5f}, {r_old.ci.high:.5f}]   -> {w_old / w_new:.1f}x wall, {c_old / c_new:.1f}x cpu"
               f"   ({load()})")
         print(f"  analytic SE {r_new.analytic_se:.6f}")
-        if args.big:
-            big_stream(args.big, tmp, args.big_dask)
-        if args.validate:
-            big_validate(args.validate, tmp)
-    finally:
-        for p in tmp.glob("*"):
-            p.unlink()
-        tmp.rmdir()
+        big_sections(args, tmp)
 
 
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",

@@ -42,6 +42,13 @@ def test_weights_do_not_depend_on_chunks_or_threads():
     one = weighted_sums(S, key, B, threads=1)
     assert np.array_equal(one, weighted_sums(S, key, B, threads=3))  # partial sums added in a fixed order
     np.testing.assert_allclose(one, whole.T.astype(float) @ S, rtol=1e-12, atol=1e-9)
+    # sparse: groups split among two accumulators (lanes) on threads, added in a fixed order
+    import scipy.sparse as sp
+
+    Ssp = sp.csr_matrix(np.where(np.abs(S) > 1.0, S, 0.0))
+    one_sp = weighted_sums(Ssp, key, B, threads=1)
+    assert np.array_equal(one_sp, weighted_sums(Ssp, key, B, threads=2))
+    np.testing.assert_allclose(one_sp, whole.T.astype(float) @ Ssp.toarray(), rtol=1e-12, atol=1e-9)
 
 
 def test_weights_are_the_thresholds_of_the_raw_bytes():

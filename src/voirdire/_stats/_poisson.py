@@ -332,11 +332,19 @@ _FACTOR_CELLS = 64_000_000
 _BLOCK_BYTES = 1 << 20
 
 
+#: independent accumulators of the sparse product (groups ``g`` with ``g % _LANES == j`` add into
+#: lane ``j``; lanes are added in order): the same sums on any number of threads
+_LANES = 2
+#: largest lane accumulator (bytes) for which the lanes run on threads; above it one lane, in order
+_LANE_BYTES = 128 << 20
+
+
 def _weighted_sums_sparse(S: Any, key: int, B: int, *, threads: int | None,
                           segments: np.ndarray | None, factors: tuple[Any, Any] | None = None) -> np.ndarray:
-    """The sparse case of :func:`weighted_sums`: groups in order, one accumulator (the factored
-    one, pieces x resamples, can be large), the products themselves multithreaded by BLAS-free
-    sparse kernels; ``threads`` is accepted for symmetry."""
+    """The sparse case of :func:`weighted_sums`: the groups of units split among :data:`_LANES`
+    accumulators (the factored one, pieces x resamples, can be large) that run on threads (the
+    sparse kernels and the weights release the GIL), lanes added in a fixed order, so the sums do
+    not depend on ``threads``."""
     S = sp.csr_matrix(S, dtype=np.float64)
     n = S.shape[0]
     fac: tuple[Any, Any] | None = None
@@ -350,19 +358,33 @@ def _weighted_sums_sparse(S: Any, key: int, B: int, *, threads: int | None,
     # float32 holds the factored counts exactly: integer weights <= 5 times integer counts, below 2**24
     exact32 = fac is not None and 5.0 * float(abs(A).sum(axis=0).max()) < 2.0 ** 24
     dt = np.float32 if exact32 else np.float64
-    A = A.astype(dt)
+    A = sp.csr_matrix(A.astype(dt))
     # resamples in blocks whose accumulator stays in cache (the scatter-add is memory-bound)
     bb = max(16, min(B, _BLOCK_BYTES // max(1, A.shape[1] * np.dtype(dt).itemsize)))
-    acc = [np.zeros((A.shape[1], min(bb, B - b0)), dtype=dt) for b0 in range(0, B, bb)]
-    for g in range(-(-n // GROUP_UNITS)):
-        w = _group_weights(key, g, n, B)
-        base = g * GROUP_UNITS
-        for lo in range(0, w.shape[0], _SPARSE_CHUNK):
-            wc = w[lo: lo + _SPARSE_CHUNK]
-            Ac = A[base + lo: base + lo + wc.shape[0]].T.tocsr()
-            for j, b0 in enumerate(range(0, B, bb)):
-                acc[j] += Ac @ wc[:, b0:b0 + bb].astype(dt)
-    N = np.hstack(acc).astype(np.float64)
+    n_groups = -(-n // GROUP_UNITS)
+    lanes = min(_LANES, n_groups) if A.shape[1] * B * np.dtype(dt).itemsize <= _LANE_BYTES else 1
+
+    def lane(j: int) -> list[np.ndarray]:
+        acc = [np.zeros((A.shape[1], min(bb, B - b0)), dtype=dt) for b0 in range(0, B, bb)]
+        for g in range(j, n_groups, lanes):
+            w = _group_weights(key, g, n, B)
+            base = g * GROUP_UNITS
+            for lo in range(0, w.shape[0], _SPARSE_CHUNK):
+                wc = w[lo: lo + _SPARSE_CHUNK]
+                Ac = A[base + lo: base + lo + wc.shape[0]].T.tocsr()
+                for k, b0 in enumerate(range(0, B, bb)):
+                    acc[k] += Ac @ wc[:, b0:b0 + bb].astype(dt)
+        return acc
+
+    t = min(threads or _threads(), lanes)
+    if t > 1:
+        with ThreadPoolExecutor(max_workers=t) as ex:
+            parts = list(ex.map(lane, range(lanes)))
+    else:
+        parts = [lane(j) for j in range(lanes)]
+    N = np.hstack(parts[0]).astype(np.float64)
+    for p in parts[1:]:
+        N += np.hstack(p)
     if fac is None:
         return np.ascontiguousarray(N.T)
     return np.asarray((fac[1].T @ N).T)

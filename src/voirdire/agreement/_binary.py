@@ -6,7 +6,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import stats as _st
 
 from .._checks import as_generator, undefined
 from .._results import ConfidenceInterval
@@ -173,6 +172,8 @@ def binary_agreement(table: AnnotationTable, judge: str, *, reference: str = "ma
     if n >= 2 and y.any() and (~y).any() and yhat.any() and (~yhat).any():
         yf, hf = y.astype(float), yhat.astype(float)
         pearson = float(np.corrcoef(yf, hf)[0, 1])
+        from scipy import stats as _st  # imported when used: scipy.stats takes about a second to import
+
         spearman = float(_st.spearmanr(yf, hf).statistic)
         kendall = float(_st.kendalltau(yf, hf).statistic)
     else:
