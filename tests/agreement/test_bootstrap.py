@@ -228,3 +228,22 @@ def test_ordinal_bootstrap_groups_identical_items():
     b = _core.bootstrap([spec], [S], unit, n_units, 2000, 2, compress=False)[0]
     assert abs(a.mean() - b.mean()) < 4 * a.std() * np.sqrt(2 / 2000)
     assert abs(a.std() / b.std() - 1) < 4 * np.sqrt(1 / 2000)
+
+
+def test_side_thread_gives_the_same_results(monkeypatch):
+    # from _CONCURRENT_MIN_UNITS units the analytic SEs and jackknives run on a second thread beside
+    # the bootstrap: every number (estimates, SEs, BCa/studentized intervals) is the same as in order
+    rng = np.random.default_rng(3)
+    n = 300
+    X = np.clip(rng.integers(1, 6, (n, 1)) + rng.integers(-1, 2, (n, 4)), 1, 5).astype(float)
+    X[rng.random(X.shape) < 0.3] = np.nan
+    ii, rr = np.nonzero(~np.isnan(X))
+    t = AnnotationTable.from_arrays(ii, rr, X[ii, rr], scale="interval")
+    monkeypatch.setattr(_core, "_two_cores", lambda: True)
+    runs = []
+    for limit in (1 << 62, 0):
+        monkeypatch.setattr(_core, "_CONCURRENT_MIN_UNITS", limit)
+        for method in ("bca", "studentized"):
+            runs.append([(r.coefficient, r.estimate, r.analytic_se, r.se, r.ci.low, r.ci.high, r.method)
+                         for r in A.agreement(t, level="interval", n_resamples=200, rng=4, method=method)])
+    assert runs[:2] == runs[2:]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -1438,6 +1439,18 @@ def rows_resample_by_types(specs: Sequence[_Spec], prep: Prepared, opts: Options
     return _unit_types(stats_list, n_units, weights=wu) is not None
 
 
+#: from this many units :func:`run` computes the analytic SEs and jackknives beside the bootstrap
+_CONCURRENT_MIN_UNITS = 100_000
+
+
+def _two_cores() -> bool:
+    """Whether this process may run on two or more cores."""
+    try:
+        return len(os.sched_getaffinity(0)) >= 2
+    except AttributeError:  # pragma: no cover - not Linux
+        return (os.cpu_count() or 1) >= 2
+
+
 def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> list[AgreementResult]:
     """Point estimates, shared bootstrap and analytic SEs for several coefficients on one selection."""
     cl = opts.confidence_level
@@ -1480,7 +1493,32 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
         chosen.append(m)
     se_out: list[np.ndarray | None] = [np.zeros(0) if (m == "studentized" and st is not None) else None
                                        for m, st in zip(chosen, stats_list)]
-    boots = bootstrap(specs, stats_list, unit, n_units, B, opts.rng, se_out=se_out, unit_weights=wu)
+
+    def deterministic(j: int) -> tuple[float | None, str, np.ndarray | None]:
+        """The analytic SE, the method (auto's fallback where no analytic SE exists) and the jackknife."""
+        s, est, st, m = specs[j], point[j][0], stats_list[j], chosen[j]
+        a_se = _analytic_se(s, est, unit, n_units, unit_kind) if math.isfinite(est) else None
+        if opts.method == "auto" and m == "wald" and a_se is None:
+            m = "jackknife"  # no analytic SE in the literature (ordinal alpha): the jackknife's instead
+        need_jack = m in ("bca", "studentized", "jackknife", "wilson") or (m == "wald" and a_se is None)
+        jack = None
+        if need_jack and math.isfinite(est):
+            S = st if st is not None else _aggregate(s.stats(), unit, n_rows)
+            jack = jackknife_values(s, S, unit, n_units, item_units, wu)
+        return a_se, m, jack
+
+    # the analytic SEs and jackknives do not depend on the resamples: on large tables they run on a
+    # second thread while the bootstrap runs (NumPy releases the GIL); the same values either way
+    if B and n_units >= _CONCURRENT_MIN_UNITS and _two_cores():
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=1) as ex:
+            side = ex.submit(lambda: [deterministic(j) for j in range(len(specs))])
+            boots = bootstrap(specs, stats_list, unit, n_units, B, opts.rng, se_out=se_out, unit_weights=wu)
+            fixed = side.result()
+    else:
+        boots = bootstrap(specs, stats_list, unit, n_units, B, opts.rng, se_out=se_out, unit_weights=wu)
+        fixed = [deterministic(j) for j in range(len(specs))]
     if n_units < MIN_TRUSTED_UNITS and any(math.isfinite(p[0]) for p in point):
         warnings.warn(
             f"{func}: only {n_units} {unit_kind}s carry the coefficient, too few for any interval to be "
@@ -1491,18 +1529,10 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
         _warn_rare_binary(specs, point, chosen, prep, n_units, unit_kind, func)
 
     out = []
-    for s, (est, obs, exp_), bt, st, m, bse in zip(specs, point, boots, stats_list, chosen, se_out):
+    for s, (est, obs, exp_), bt, st, bse, (a_se, m, jack) in zip(specs, point, boots, stats_list, se_out, fixed):
         B_s = B if st is not None else 0  # no statistics: the bootstrap was not run for this spec
         good = bt[np.isfinite(bt)] if B_s else bt[:0]
         n_fail = int(B_s - good.size) if B_s and math.isfinite(est) else 0
-        a_se = _analytic_se(s, est, unit, n_units, unit_kind) if math.isfinite(est) else None
-        if opts.method == "auto" and m == "wald" and a_se is None:
-            m = "jackknife"  # no analytic SE in the literature (ordinal alpha): the jackknife's instead
-        need_jack = m in ("bca", "studentized", "jackknife", "wilson") or (m == "wald" and a_se is None)
-        jack = None
-        if need_jack and math.isfinite(est):
-            S = st if st is not None else _aggregate(s.stats(), unit, n_rows)
-            jack = jackknife_values(s, S, unit, n_units, item_units, wu)
         se = float(np.std(good, ddof=1)) if good.size >= 2 else float("nan")
         r, clip_text, at_map_end = interval_for(s, m, est, exp_, boots=bt if B_s else None, st=st, jack=jack,
                                               boot_se=bse, a_se=a_se, n_units=n_units, unit_kind=unit_kind,
