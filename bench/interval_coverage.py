@@ -130,7 +130,7 @@ def all_intervals(t: AnnotationTable, coefs: list[tuple[str, str | None]], B: in
             r = _core.interval_for(s, m, e, x, boots=bt, st=st, jack=jack, boot_se=bse, a_se=a_se,
                                    n_units=n_units, unit_kind=kind, level=level)[0]
             res[m] = (r.low, r.high)
-        auto = _core.auto_method(s, n_units, B, True)
+        auto = _core.auto_after_bootstrap(s, _core.auto_method(s, n_units, B, True), e, bt, bse, level)[0]
         res["auto"] = res[auto]
         res["_auto"] = auto
         out[key] = res

@@ -566,3 +566,60 @@ def test_rare_binary_kappa_below_30_units_warns_with_the_number_that_would_do():
         A.fleiss_kappa(table_from_wide(_binary(30, 4, 0.85, 0.3, 3)), n_resamples=100, rng=0)  # 30 units
         A.fleiss_kappa(table_from_wide(_binary(20, 4, 0.5, 0.3, 3)), n_resamples=100, rng=0)  # no rare category
         A.fleiss_kappa(table_from_wide(_binary(20, 2, 0.85, 0.0, 4)), n_resamples=0)  # two raters: Donner-Eliasziw
+
+
+def test_zero_se_share_counts_the_replicates_whose_t_star_is_infinite():
+    boots = np.array([0.5, 1.0, 1.0, 0.7, np.nan, 0.6])
+    se = np.array([0.1, 0.0, 0.0, 0.0, 0.1, 0.2])
+    # 0.7 with SE 0 differs from the estimate (0.7 is it here: t* = 0, not infinite); nan is skipped
+    assert iv.zero_se_share(0.7, boots, se) == pytest.approx(2 / 5)
+    assert iv.zero_se_share(0.5, boots, se) == pytest.approx(3 / 5)
+    assert math.isnan(iv.zero_se_share(0.5, np.array([np.nan]), np.array([0.1])))
+
+
+def test_ac1_auto_takes_bca_when_too_many_resamples_show_no_disagreement():
+    # binary labels at prevalence 0.85, two raters, 20 items, 3 discordant: a resample draws no
+    # discordant item with probability (17/20)^20 = 3.9%, above the 2.5% tail, where the bootstrap-t's
+    # t* is infinite (jackknife SE 0); AC1's chance agreement is at most 1/2, so auto uses BCa and says why
+    X = np.array([[1, 1]] * 15 + [[0, 0]] * 2 + [[1, 0]] * 3, dtype=float)
+    t = table_from_wide(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateDataWarning)
+        r = A.gwet_ac1(t, n_resamples=2000, rng=1)
+    assert r.ci.method == "BCa bootstrap"
+    assert "method='auto' chose bca" in r.method and "show no disagreement" in r.method
+    assert r.ci == A.gwet_ac1(t, n_resamples=2000, rng=1, method="bca").ci
+    assert r.ci.low > -0.2  # the bootstrap-t's lower end here is the map's end (-1)
+    bt = A.gwet_ac1(t, n_resamples=2000, rng=1, method="studentized")
+    assert bt.ci.low < -0.9
+    # kappa on the same kind of table (4 raters, no Donner-Eliasziw) keeps its bootstrap-t: its chance
+    # agreement nears 1 with a rare category, and an unbounded lower end is its honest answer
+    X4 = np.hstack([X, X])
+    k = A.fleiss_kappa(table_from_wide(X4), n_resamples=2000, rng=1)
+    assert "studentized" in k.method
+    # with enough disagreement (no resample without it) AC1 keeps the bootstrap-t
+    Y = np.array([[1, 1]] * 10 + [[0, 0]] * 2 + [[1, 0]] * 8, dtype=float)
+    assert "studentized" in A.gwet_ac1(table_from_wide(Y), n_resamples=2000, rng=1).method
+
+
+@pytest.mark.statistical
+def test_ac1_auto_covers_without_the_extra_width_at_prevalence_085():
+    # bench/interval_coverage.py's cell: binary, prevalence 0.85, 4 raters, 30% missing, 20 items, where
+    # AC1's bootstrap-t covered 0.973 at 2.9 times the percentile width (resamples with no disagreement
+    # have an infinite t*); auto now takes BCa there. 200 tables, B = 300; tolerance 3 binomial SEs.
+    truth = A.gwet_ac1(table_from_wide(_binary(60_000, 4, 0.85, 0.3, 999)), n_resamples=0).estimate
+    reps = 200
+    hits, w_auto, w_pct = 0, 0.0, 0.0
+    for k in range(reps):
+        t = table_from_wide(_binary(20, 4, 0.85, 0.3, 60_000 + k))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateDataWarning)
+            auto = A.gwet_ac1(t, n_resamples=300, rng=k)
+            perc = A.gwet_ac1(t, n_resamples=300, rng=k, method="percentile")
+        hits += bool(auto.ci.low <= truth <= auto.ci.high)
+        w_auto += auto.ci.high - auto.ci.low
+        w_pct += perc.ci.high - perc.ci.low
+    tol = 3 * math.sqrt(0.95 * 0.05 / reps)
+    print(f"AC1, prevalence 0.85, 20 items: auto {hits / reps:.3f}, width {w_auto / w_pct:.2f} x percentile")
+    assert abs(hits / reps - 0.95) <= tol
+    assert w_auto / w_pct < 1.4

@@ -48,7 +48,7 @@ import numpy as np
 from scipy import special as _sc  # the quantiles scipy.stats itself calls (no scipy.stats import: ~1 s)
 
 __all__ = ["Interval", "METHOD_NAMES", "bca", "jackknife", "jackknife_se", "kappa_gof", "percentile",
-           "studentized", "wald", "wilson", "zero_disagreement", "Scale"]
+           "studentized", "wald", "wilson", "zero_disagreement", "zero_se_share", "Scale"]
 
 METHOD_NAMES = {
     "percentile": "percentile bootstrap",
@@ -230,6 +230,17 @@ def studentized(est: float, boots: np.ndarray, boot_se: np.ndarray, se: float, l
         t, level)
     s0 = float(scale.dg(est)) * se
     return Interval(float(scale.ginv(z0 - hi_t * s0)), float(scale.ginv(z0 - lo_t * s0)), "studentized")
+
+
+def zero_se_share(est: float, boots: np.ndarray, boot_se: np.ndarray) -> float:
+    """The share of (finite) replicates whose own SE is 0 while they differ from ``est``: their
+    bootstrap-t ``t*`` is infinite. Above ``(1 - level) / 2`` a quantile the bootstrap-t needs is
+    infinite, and the interval has no end on that side."""
+    boots = np.asarray(boots, dtype=float)
+    boot_se = np.asarray(boot_se, dtype=float)
+    ok = np.isfinite(boots) & np.isfinite(boot_se)
+    n = int(np.count_nonzero(ok))
+    return float(np.count_nonzero(ok & (boot_se <= 0) & (boots != est))) / n if n else float("nan")
 
 
 def _inf_quantile(t: np.ndarray, level: float) -> tuple[float, float]:

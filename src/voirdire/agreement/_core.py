@@ -1065,6 +1065,31 @@ def auto_method(s: _Spec, n_units: int, n_resamples: int, has_stats: bool) -> st
     return "percentile" if ordinal and n_units > ORDINAL_JACKKNIFE_MAX else "bca"
 
 
+def _bounded_chance(s: _Spec) -> bool:
+    """Gwet's AC1 and Brennan-Prediger (identity weights): chance agreement at most ``1/q <= 1/2``."""
+    return isinstance(s, _GwetFamily) and s.kind in ("ac", "bp") and s.floor == -1.0
+
+
+def auto_after_bootstrap(s: _Spec, m: str, est: float, boots: np.ndarray | None, boot_se: np.ndarray | None,
+                         level: float) -> tuple[str, str]:
+    """``auto``'s choice once the replicates are known: ``(method, why)`` (``why`` empty if unchanged).
+
+    A replicate in which no unit disagrees has jackknife SE 0, so its bootstrap-t ``t*`` is
+    infinite; when more than ``(1 - level) / 2`` of the replicates are such, the bootstrap-t has no
+    lower end. For kappa and alpha that is the honest answer (their chance agreement nears 1 as a
+    category gets rare, and the data do not bound them below; warned below RARE_MIN_UNITS). For AC1
+    and Brennan-Prediger, whose chance agreement is at most 1/2, such replicates are the top of a
+    bounded distribution, and the BCa interval is used instead (on AC1 at prevalence 0.85 the
+    bootstrap-t covered 0.973-0.975 at 1.8-2.9 times the percentile width; docs/agreement.md)."""
+    if m != "studentized" or boots is None or boot_se is None or not boot_se.size or not _bounded_chance(s):
+        return m, ""
+    share = _iv.zero_se_share(est, boots, boot_se)
+    if not share > (1 - level) / 2:
+        return m, ""
+    return "bca", (f"{share:.1%} of the resamples show no disagreement (jackknife SE 0, bootstrap-t t* "
+                   f"infinite), more than the {(1 - level) / 2:.1%} tail the bootstrap-t needs: BCa used")
+
+
 def binary_pairs(s: _Spec) -> tuple[float, float, float] | None:
     """``(both first category, discordant, both second)`` item counts when ``s`` is the kappa of
     two exchangeable raters on binary labels (Fleiss' kappa, Scott's pi or nominal alpha on items
@@ -1533,10 +1558,16 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
         B_s = B if st is not None else 0  # no statistics: the bootstrap was not run for this spec
         good = bt[np.isfinite(bt)] if B_s else bt[:0]
         n_fail = int(B_s - good.size) if B_s and math.isfinite(est) else 0
+        auto_why = ""
+        if opts.method == "auto" and B_s:
+            # studentized -> bca needs the same jackknife, computed above
+            m, auto_why = auto_after_bootstrap(s, m, est, bt, bse, cl)
         se = float(np.std(good, ddof=1)) if good.size >= 2 else float("nan")
         r, clip_text, at_map_end = interval_for(s, m, est, exp_, boots=bt if B_s else None, st=st, jack=jack,
                                               boot_se=bse, a_se=a_se, n_units=n_units, unit_kind=unit_kind,
                                               level=cl, weights=wu)
+        if auto_why and r.method == m:
+            r = dataclasses.replace(r, note="; ".join(x for x in (auto_why, r.note) if x))
         if r.method not in (m, "none", "zero_disagreement") and math.isfinite(est) and not at_map_end:
             # a fallback: say which method was used (a nan interval carries its reason in `method`,
             # the bound for tables without disagreement its own note)
