@@ -590,6 +590,7 @@ def test_ac1_auto_takes_bca_when_too_many_resamples_show_no_disagreement():
     assert "method='auto' chose bca" in r.method and "show no disagreement" in r.method
     assert r.ci == A.gwet_ac1(t, n_resamples=2000, rng=1, method="bca").ci
     assert r.ci.low > -0.2  # the bootstrap-t's lower end here is the map's end (-1)
+    assert "method='auto' chose bca" in A.bennett_s(t, n_resamples=2000, rng=1).method  # chance 1/q too
     bt = A.gwet_ac1(t, n_resamples=2000, rng=1, method="studentized")
     assert bt.ci.low < -0.9
     # kappa on the same kind of table (4 raters, no Donner-Eliasziw) keeps its bootstrap-t: its chance
