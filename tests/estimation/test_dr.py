@@ -78,10 +78,18 @@ def test_whole_cluster_sampling_hand_checked():
 @small
 def test_classical_hand_checked_and_hajek():
     y = np.array([4.0, np.nan, 3.0, 5.0, np.nan, 4.0, np.nan, np.nan, 2.0, 4.0, 3.0, 5.0, 4.0, 3.0])
-    res = classical_mean(y)
+    res = classical_mean(y, interval="normal")
     lab = y[~np.isnan(y)]
     assert res.estimate == pytest.approx(lab.mean())
     assert res.se == pytest.approx(lab.std() / math.sqrt(lab.size))  # pi = n/N: std/sqrt(n), ddof 0
+    # the default below 100 labels: the jackknife design term, (1 - f) s^2 / n with s^2 of ddof 1
+    # (the textbook without-replacement variance of a mean); the human term stays linearised
+    f = lab.size / y.size
+    fin = classical_mean(y, target="finite")
+    assert fin.se == pytest.approx(math.sqrt((1 - f) * lab.var(ddof=1) / lab.size), rel=1e-12)
+    sup = classical_mean(y)
+    assert sup.se**2 == pytest.approx(res.var_human + (1 - f) * lab.var(ddof=1) / lab.size, rel=1e-12)
+    assert sup.var_human == pytest.approx(res.var_human, rel=1e-12)
     # Hajek with unequal probabilities: sum(y/pi)/sum(1/pi)
     pi = np.where(np.arange(14) % 2 == 0, 0.8, 0.4)
     res = classical_mean(y, pi)
@@ -91,7 +99,12 @@ def test_classical_hand_checked_and_hajek():
     # var = sum (1 - pi)/pi^2 ((N/N_hat)(y - theta))^2 / N^2
     nh = np.sum(1 / pi[ok])
     v = np.sum((1 - pi[ok]) / pi[ok] ** 2 * ((14 / nh) * (y[ok] - res.estimate)) ** 2) / 14**2
-    assert classical_mean(y, pi, target="finite").se == pytest.approx(math.sqrt(v))
+    assert classical_mean(y, pi, target="finite", interval="t").se == pytest.approx(math.sqrt(v))
+    # its jackknife (the default below 100 labels): Hajek means without each labelled item
+    w, yo, po = 1 / pi[ok], y[ok], pi[ok]
+    th = (np.sum(w * yo) - w * yo) / (nh - w)
+    vj = (yo.size - 1) / yo.size * np.sum((1 - po) * (th - th.mean()) ** 2)
+    assert classical_mean(y, pi, target="finite").se == pytest.approx(math.sqrt(vj), rel=1e-12)
 
 
 def test_everything_labelled_gives_plain_mean_and_sd():

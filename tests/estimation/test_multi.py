@@ -83,7 +83,7 @@ def test_power_tuning_minimises_the_variance_exactly():
         grid = np.linspace(0, 1, 2001)
         best = grid[np.argmin([var(g) for g in grid])]
         assert lam == pytest.approx(best, abs=1e-3)
-        human = classical_mean(y, pi, target=target)
+        human = classical_mean(y, pi, target=target, interval="t")  # the linearised SE (auto: jackknife)
         assert var(0.0) == pytest.approx(human.se**2, rel=1e-12)
         assert var(lam) <= human.se**2
 
