@@ -17,7 +17,8 @@ The world of ``tests/estimation/test_statistical.py::test_small_sample_interval_
 weighted 20; ``--design uniform``: ``pi = 0.1``). Per method: bias, Monte-Carlo standard deviation
 of the estimate, root-mean-square reported standard error, mean reported variance over the
 Monte-Carlo variance, coverage of the finite-population mean, median effective df, mean
-power-tuning ``lambda``. ``--interval auto`` (default): the jackknife design variance below 100
+power-tuning ``lambda``; the last row holds the prediction fixed at the population regression
+(``model="identity"`` on it: no estimation noise in the model). ``--interval auto`` (default): the jackknife design variance below 100
 labelled units and the skewness correction; ``t``: the linearised variance with the t quantile.
 """
 
@@ -105,6 +106,9 @@ def main() -> None:
     rng, X, y_full, pi = small_sample_world(a.design)
     n = y_full.size
     truth = y_full.mean()
+    # the population regression of the humans on the judges, held fixed: no estimation noise in m
+    A = np.column_stack([np.ones(n), X])
+    m_pop = A @ np.linalg.lstsq(A, y_full, rcond=None)[0]
     rows: dict[str, list[tuple[float, ...]]] = {}
     for r in range(a.reps):
         lab = rng.random(n) < pi
@@ -112,9 +116,11 @@ def main() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for k, kw in (("calibrated (default)", {}), ("ridge, no power tuning", {"model": "ridge"}),
-                          ("linear", {"model": "linear"}), ("human-only", None)):
+                          ("linear", {"model": "linear"}), ("human-only", None),
+                          ("fixed population regression", {"model": "identity"})):
                 res = (classical_mean(yy, pi, target="finite", interval=a.interval) if kw is None
-                       else dr_mean(X, yy, pi, target="finite", rng=r, interval=a.interval, **kw))
+                       else dr_mean(m_pop if kw.get("model") == "identity" else X, yy, pi, target="finite", rng=r,
+                                    interval=a.interval, **kw))
                 rows.setdefault(k, []).append((res.estimate - truth, res.se, res.ci.low <= truth <= res.ci.high,
                                                res.df, np.nan if res.lam is None else res.lam))
     print(f"| method ({a.reps} draws, {a.design}, interval={a.interval}) | bias | sd of estimate | rms SE | "
