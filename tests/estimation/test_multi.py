@@ -391,3 +391,44 @@ def test_skewness_correction_equal_probabilities_is_the_sample_skewness_over_roo
     assert sym.skew == 0.0
     sym = classical_mean(np.array([1.0, 2.0, 3.0, 4.0, 5.0, np.nan, np.nan, np.nan, np.nan, np.nan]), 0.3)
     assert sym.skew == pytest.approx(0.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("layout", ["items, strata", "clusters"])
+def test_small_sample_variance_is_the_jackknife_of_the_whole_estimator(layout):
+    # below 100 labelled units the default's design term is the delete-one jackknife: the same as
+    # calling dr_mean again without each labelled unit's human scores (model, penalty and lam
+    # refitted), with the (1 - pi) factor and within strata
+    rng = np.random.default_rng(31)
+    n = 450
+    X = rng.normal(size=(n, 2))
+    y_full = 3 + X @ np.array([0.6, 0.3]) + rng.normal(0, 0.7, n)
+    cl = st = None
+    if layout == "clusters":  # whole clusters of 3 items drawn, one probability per cluster
+        cl = np.repeat(np.arange(n // 3), 3)
+        p_cl = np.where(rng.random(n // 3) > 0.5, 0.2, 0.08)
+        pi = p_cl[cl]
+        lab = (rng.random(n // 3) < p_cl)[cl]
+    else:
+        pi = np.where(X[:, 0] > 0, 0.1, 0.04)
+        st = (X[:, 1] > 0).astype(int)
+        lab = rng.random(n) < pi
+    y = np.where(lab, y_full, np.nan)
+    res = dr_mean(X, y, pi, target="finite", clusters=cl, strata=st, rng=0)
+    units = np.unique(cl[lab]) if cl is not None else np.flatnonzero(lab)
+    assert 10 <= units.size < 100
+    thetas, pis, strata = [], [], []
+    for u in units:
+        drop = (cl == u) if cl is not None else (np.arange(n) == u)
+        thetas.append(dr_mean(X, np.where(drop, np.nan, y), pi, target="finite", clusters=cl, strata=st,
+                              rng=0, interval="t").estimate)
+        pis.append(pi[drop & lab].mean())
+        strata.append(0 if st is None else st[drop][0])
+    thetas, pis, strata = np.array(thetas), np.array(pis), np.array(strata)
+    v = 0.0
+    for h in np.unique(strata):
+        t, p = thetas[strata == h], pis[strata == h]
+        v += (t.size - 1) / t.size * np.sum((1 - p) * (t - t.mean()) ** 2)
+    assert res.var_residual == pytest.approx(v, rel=1e-9)
+    assert res.se == pytest.approx(math.sqrt(v), rel=1e-9)
+    lin = dr_mean(X, y, pi, target="finite", clusters=cl, strata=st, rng=0, interval="t")
+    assert lin.estimate == res.estimate and lin.var_residual != res.var_residual
