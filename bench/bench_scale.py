@@ -20,7 +20,7 @@ Workloads:
      memory of the command; then on the first ~5M labels of the same file (cut at an item
      boundary) the streaming path against the in-memory path (every streamed coefficient of
      the interval scale: estimates, analytic SEs, interval ends to 1e-12) and against a Dask
-     LocalCluster (2 worker processes) running the same streamed statistics; ``--big-dask``
+     LocalCluster (2 worker processes, 3 GiB each) running the same streamed statistics; ``--big-dask``
      also runs the N-label file on that cluster through ``voirdire agree --scheduler``;
   6. (``--validate N``) ``voirdire validate FILE --judge judge`` on N labels from Parquet (10
      humans at 39 % density and one judge on every item, labels 1-5): wall, CPU, peak.
