@@ -7,6 +7,7 @@ Run from the repository root (SummEval about 30 minutes, HANNA longer, on 2 busy
     nice .venv/bin/python bench/estimation_savings.py --reps 100 --sets summeval
     nice .venv/bin/python bench/estimation_savings.py --reproduce      # the issue's identity figures
     nice .venv/bin/python bench/estimation_savings.py --diagnose 0.05 --reps 300   # where the savings go
+    nice .venv/bin/python bench/estimation_savings.py --bound      # what any allocation can give
 
 The LLM judges score every item; the humans' mean score (SummEval: the 3 experts; HANNA: the 3
 raters) is the target, and its full-data mean is the truth. Each draw gives the humans an
@@ -21,7 +22,8 @@ expected 5%, 10% or 25% of the items:
   each of ``--models`` (default ``calibrated,ridge``: the default and PPI++ with a vector lambda
   fitted out of sample), on the same draws.
 - ``MODEL, all judges, active``: half the expected labels as a uniform pilot, the other
-  half drawn by ``plan_active`` (residual model fitted on the pilot, floor 0.3), estimated by
+  half drawn by ``plan_active`` (conditional-variance model of the residuals fitted on the pilot,
+  Neyman's ``pi ∝ sigma``, the floor chosen on the pilot: ``floor="auto"``), estimated by
   ``dr_mean`` with the overall inclusion probabilities.
 
 PPI++ is computed by ``voirdire.estimation.ppi_mean`` (equal to ppi_py's ``ppi_mean_ci``, tested)
@@ -295,6 +297,39 @@ def diagnose(data: dict[str, tuple[pd.DataFrame, np.ndarray]], frac: float, reps
             print(f"| {name} | {k} | {np.mean(v[k]) / vh:.3f} | {np.mean(e2[k]) / mh:.3f} | {np.mean(hit[k]):.3f} |")
 
 
+def allocation_bound(data: dict[str, tuple[pd.DataFrame, np.ndarray]]) -> None:
+    """What any allocation of the labels can give: the residual (design) variance of the best
+    designs relative to the uniform design at the same expected number of labels.
+
+    The residuals ``e`` are those of the default model fitted on every item (leave one out). With
+    ``pi_i ∝ |e_i|`` (Neyman's rule with the residuals themselves known: no design can do better)
+    the ratio bounds every allocation; with ``pi_i ∝ sigma_i`` from ``plan_active``'s
+    conditional-variance model fitted on every item (its best case: no pilot noise), it bounds
+    what that model's features (prediction, its square, the judges' disagreement) can give.
+    Floors 0 and 0.3 (the share of the uniform design mixed in)."""
+    from voirdire.estimation._active import _fit_variance, _spend, _variance_features
+    from voirdire.estimation._models import cross_fit_predict
+
+    print("| data | R² (LOO) | oracle pi ∝ abs(e): 5% / 10% / 25% | variance model, floor 0 | floor 0.3 |")
+    print("|---|---:|---|---|---|")
+    for name, (X, y) in data.items():
+        Xa = X.to_numpy(float)
+        lab = np.ones(y.size, dtype=bool)
+        m = cross_fit_predict(Xa, y, np.ones(y.size), lab, model="calibrated", n_folds="loo",
+                              rng=np.random.default_rng(0), clusters=None, func="bench")
+        e2 = (y - m) ** 2
+        F = _variance_features(Xa, m)
+        sd = np.sqrt(np.exp(F @ _fit_variance(F, e2, np.ones(y.size), 0.0)))
+        cells: list[list[str]] = [[], [], []]
+        for f in FRACS:
+            n = f * y.size
+            v_uni = (1.0 / f - 1.0) * float(e2.sum())
+            for k, q in enumerate((np.sqrt(e2) + 1e-12 * np.sqrt(e2.mean()), sd, 0.7 * sd / sd.mean() + 0.3)):
+                pi, _, _ = _spend(q, np.ones(y.size), n)
+                cells[k].append(f"{float(np.sum((1.0 / pi - 1.0) * e2)) / v_uni:.3f}")
+        print(f"| {name} | {1 - e2.mean() / y.var():.2f} | " + " | ".join(" / ".join(c) for c in cells) + " |")
+
+
 def markdown(df: pd.DataFrame) -> None:
     for name, g in df.groupby("data", sort=False):
         print(f"\n**{name}** (N = {g['N'].iloc[0]}, best single judge {g['best judge'].iloc[0]}, "
@@ -337,6 +372,8 @@ def main() -> None:
     ap.add_argument("--reproduce", action="store_true")
     ap.add_argument("--diagnose", type=float, default=None, metavar="FRAC",
                     help="where the savings go at this labelled fraction (reported variance vs MSE)")
+    ap.add_argument("--bound", action="store_true",
+                    help="what any allocation can give: oracle and variance-model designs' variance vs uniform")
     ap.add_argument("--csv", type=Path, default=None, help="also write the rows to this CSV")
     ap.add_argument("--models", default="calibrated,ridge",
                     help="dr_mean models side by side (comma-separated; the first is also run on the best judge)")
@@ -365,6 +402,9 @@ def main() -> None:
             ap.error(f"--only matched no data set; names: {', '.join(keep)}")
     if a.diagnose is not None:
         diagnose(data, a.diagnose, a.reps, a.seed)
+        return
+    if a.bound:
+        allocation_bound(data)
         return
     rows = []
     t0 = time.perf_counter()

@@ -104,7 +104,8 @@ def test_active_design_is_unbiased_and_covers_with_a_pilot():
     ({"budget": 0}, "'budget' parameter of plan_active must be a positive number"),
     ({"budget": 10, "costs": 0.0}, "must be positive and finite for every item"),
     ({"budget": 10, "costs": -1.0}, "must be positive and finite"),
-    ({"budget": 10, "floor": 1.5}, "'floor' parameter"),
+    ({"budget": 10, "floor": 1.5}, "'floor' parameter of plan_active must be 'auto' or a number"),
+    ({"budget": 10, "floor": "high"}, "'floor' parameter"),
     ({"budget": 10, "uncertainty": "residual"}, "fits a residual model on the pilot"),
     ({"budget": 10, "uncertainty": "vibes"}, "'uncertainty' parameter"),
 ])
@@ -121,3 +122,39 @@ def test_disagreement_needs_several_judges_and_missing_scores_are_refused():
     X[3, 1] = np.nan
     with pytest.raises(InvalidParameterError, match="has no score"):
         plan_active(X, budget=10)
+
+
+def test_variance_model_is_quasi_poisson_with_a_log_link():
+    # one binary feature, no penalty: the fitted E[e^2 | F] are the two groups' weighted means of e^2
+    from voirdire.estimation._active import _fit_variance
+
+    rng = np.random.default_rng(4)
+    g = rng.random(200) < 0.3
+    e2 = rng.exponential(np.where(g, 4.0, 0.5))
+    w = rng.uniform(1, 2, 200)
+    F = np.column_stack([np.ones(200), g.astype(float)])
+    v = np.exp(F @ _fit_variance(F, e2, w, penalty=0.0))
+    for grp in (g, ~g):
+        assert v[grp][0] == pytest.approx(np.sum(w[grp] * e2[grp]) / np.sum(w[grp]), rel=1e-8)
+    # the penalty pulls the groups towards each other, never past
+    vp = np.exp(F @ _fit_variance(F, e2, w, penalty=5.0))
+    assert v[~g][0] < vp[~g][0] < vp[g][0] < v[g][0]
+
+
+def test_auto_floor_keeps_the_uniform_design_when_the_residuals_are_not_predictable():
+    # homoscedastic humans: no residual model has skill, so floor="auto" keeps (almost always) the
+    # uniform design; where the noise depends on the judges' scores it mixes in Neyman's rule
+    rng = np.random.default_rng(8)
+    n = 1500
+    floors_flat, floors_het = [], []
+    for r in range(12):
+        z = rng.normal(0, 1, n)
+        X = np.column_stack([z + rng.normal(0, 0.3, n), z + rng.normal(0, 0.3, n)])
+        lab = rng.random(n) < 0.05
+        flat = 3 + z + rng.normal(0, 0.8, n)
+        het = 3 + z + np.where(z > 0.5, 1.5, 0.2) * rng.normal(0, 1, n)
+        for y, out in ((flat, floors_flat), (het, floors_het)):
+            d = plan_active(X, budget=75, human_scores=np.where(lab, y, np.nan), pilot_prob=0.05, rng=r)
+            out.append(d.floor)
+    assert np.mean(np.asarray(floors_flat) == 1.0) >= 0.75, floors_flat
+    assert np.mean(floors_het) < 0.5, floors_het

@@ -307,7 +307,7 @@ def _pilot(file: Path, judges: list[str], model: str, item: str, rater: str, lab
 
 
 def _plan_active(pilot: Path | None, judges: list[str], budget: float | None, out: Path | None,
-                 cost_column: str | None, pilot_prob: str | None, floor: float, model: str, seed: int,
+                 cost_column: str | None, pilot_prob: str | None, floor: float | None, model: str, seed: int,
                  output: TableOrJson, **read: Any) -> None:
     """``plan-estimate --design active``: item-level probabilities, drawn and written with the sample."""
     from .._io import atomic_write
@@ -356,7 +356,8 @@ def _plan_active(pilot: Path | None, judges: list[str], budget: float | None, ou
                  "drawn, a number or a column), so that their labels can enter the estimate.")
         p1 = _inclusion_from_file(pilot_prob, pilot, table, read["item"], read["rater"], y)
     res = plan_active(X if X.shape[1] > 1 else X[:, 0], budget=float(budget), costs=costs,
-                      human_scores=y if p1 is not None else None, pilot_prob=p1, floor=floor, model=model, rng=seed)
+                      human_scores=y if p1 is not None else None, pilot_prob=p1,
+                      floor="auto" if floor is None else floor, model=model, rng=seed)
     sample = draw_human_sample(items, res, rng=seed)
     with atomic_write(out, inputs=[pilot]) as fh:
         csv_frame(sample.assignments).to_csv(fh, index=False)
@@ -404,7 +405,9 @@ def plan_estimate_command(
     pilot_prob: str | None = typer.Option(None, "--pilot-prob", help="Probability with which the pilot's human-scored "
                                                                      "items were drawn: a number or a column "
                                                                      "(--design active)."),
-    floor: float = typer.Option(0.3, "--floor", help="Share of the uniform design mixed into --design active."),
+    floor: float | None = typer.Option(None, "--floor", help="Share of the uniform design mixed into --design active "
+                                                             "(default: chosen on the pilot's residuals, 1 = uniform "
+                                                             "when they are not predictable; 0.3 without a pilot)."),
     model: Model = typer.Option(Model.calibrated, "--model", help="Prediction model the study will use (for the pilot R\u00b2; "
                                                                   "the same default as estimate)."),
     n_total: int | None = typer.Option(None, "--N", "--n-total", help="Items the LLM scores."),

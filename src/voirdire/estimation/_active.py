@@ -19,7 +19,7 @@ import pandas as pd
 
 from .._checks import as_generator, check_choice
 from ..exceptions import DegenerateDataWarning, InvalidParameterError
-from ._models import cross_fit_predict
+from ._models import cross_fit_predict, fold_ids
 from ._results import ActiveDesign
 
 __all__ = ["plan_active", "UNCERTAINTY"]
@@ -27,6 +27,11 @@ __all__ = ["plan_active", "UNCERTAINTY"]
 UNCERTAINTY = ("auto", "residual", "disagreement", "uniform")
 #: fewest pilot labels a residual model is fitted on (``uncertainty="auto"`` falls back below it)
 MIN_PILOT = 20
+#: the floors ``floor="auto"`` chooses among (1 is the uniform design)
+FLOORS = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
+#: the floor ``floor="auto"`` uses without a pilot to judge the residual model by
+DEFAULT_FLOOR = 0.3
+_SE_K = 1.0
 
 
 def _disagreement(X: np.ndarray) -> np.ndarray:
@@ -37,28 +42,106 @@ def _disagreement(X: np.ndarray) -> np.ndarray:
     return Z.std(axis=1)
 
 
-def _residual_sd(X: np.ndarray, y: np.ndarray, lab: np.ndarray, model: str, rng: np.random.Generator
-                 ) -> np.ndarray:
-    """Predicted ``E|Y - m(X)|`` for every item from the pilot: cross-fitted residuals of ``model``
-    regressed (least squares) on ``m``, ``m^2`` and the judges' disagreement."""
+def _variance_features(X: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Features of the conditional residual variance: the prediction, its square (residuals often
+    shrink near the ends of a bounded scale) and, with several judges, their disagreement; all
+    standardised over the items."""
+    mz = (m - m.mean()) / (m.std() if m.std() > 0 else 1.0)
+    feats = [np.ones(m.size), mz, mz**2]
+    if X.shape[1] > 1:
+        d = _disagreement(X)
+        feats.append((d - d.mean()) / (d.std() if d.std() > 0 else 1.0))
+    return np.column_stack(feats)
+
+
+def _fit_variance(F: np.ndarray, e2: np.ndarray, w: np.ndarray, penalty: float = 1.0) -> np.ndarray:
+    """Coefficients of ``E[e^2 | F] = exp(F beta)``: quasi-Poisson regression (log link, weights
+    ``w``) by iteratively reweighted least squares, the slopes ridge-penalised (``penalty`` times a
+    pseudo-item) so that a pilot of a few dozen labels gives a tame fit. The log link keeps every
+    predicted variance positive; the quasi-Poisson score equations ask only that the mean be
+    right, not that ``e^2`` have any particular distribution (McCullagh & Nelder 1989, ch. 9)."""
+    scale = float(np.sum(w * e2) / np.sum(w))
+    if not scale > 0:
+        beta = np.zeros(F.shape[1])
+        return beta
+    t = e2 / scale  # mean 1: the penalty means the same whatever the unit of the scores
+    pen = np.full(F.shape[1], penalty)
+    pen[0] = 0.0
+    beta = np.zeros(F.shape[1])
+    for _ in range(30):
+        eta = np.clip(F @ beta, -6.0, 6.0)
+        mu = np.exp(eta)
+        W = w * mu
+        z = eta + (t - mu) / mu
+        new = np.linalg.solve(F.T @ (F * W[:, None]) + np.diag(pen * float(np.mean(W))), F.T @ (W * z))
+        done = float(np.max(np.abs(new - beta))) < 1e-8
+        beta = new
+        if done:
+            break
+    beta[0] += math.log(scale)
+    return beta
+
+
+def _residual_sd(X: np.ndarray, y: np.ndarray, lab: np.ndarray, w: np.ndarray, model: str,
+                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Neyman's ``sigma_i``: the square root of the conditional variance of the residual
+    ``Y - m(X)`` predicted for every item from the pilot (:func:`_fit_variance` on the
+    cross-fitted residuals of ``model``, pilot items weighted by ``w = 1/p``).
+
+    Returns ``(s, s_pilot, e2)``: the prediction for every item (fitted on the whole pilot), the
+    pilot items' predictions cross-fitted (each fitted without its own residual; what the floor
+    choice judges the model by) and the pilot's squared residuals."""
     n_lab = int(lab.sum())
     folds = 5 if n_lab >= 25 else 2
     pi = np.ones(y.size)
     keep = X.std(axis=0) > 0
-    m = cross_fit_predict(X[:, keep], y, pi, lab, model="ridge" if model == "calibrated" else model,
+    m = cross_fit_predict(X[:, keep], y, pi, lab, model=model,
                           n_folds=folds, rng=rng, clusters=None, func="plan_active")
-    e = np.abs(y[lab] - m[lab])
-    mz = (m - m.mean()) / (m.std() if m.std() > 0 else 1.0)
-    feats = [np.ones(y.size), mz, mz**2]
-    if X.shape[1] > 1:
-        d = _disagreement(X)
-        feats.append((d - d.mean()) / (d.std() if d.std() > 0 else 1.0))
-    F = np.column_stack(feats)
-    beta = np.linalg.lstsq(F[lab], e, rcond=None)[0]
-    s = F @ beta
-    # a linear fit can dip below zero at the edges: never predict less than a tenth of the mean
-    floor = 0.1 * float(e.mean()) if e.mean() > 0 else 1.0
-    return np.maximum(s, floor)
+    li = np.flatnonzero(lab)
+    e2 = (y[li] - m[li]) ** 2
+    F = _variance_features(X, m)
+    wl = w[li]
+    v = np.exp(np.clip(F @ _fit_variance(F[li], e2, wl), -50.0, 50.0))
+    fold = fold_ids(li.size, folds, rng)
+    v_cf = np.empty(li.size)
+    for k in range(folds):
+        out = fold == k
+        if not out.any():
+            continue
+        if (~out).sum() < F.shape[1] + 1:  # too few to fit: the plain mean
+            v_cf[out] = float(np.sum(wl[~out] * e2[~out]) / np.sum(wl[~out])) if (~out).any() else float(e2.mean())
+            continue
+        v_cf[out] = np.exp(np.clip(F[li][out] @ _fit_variance(F[li][~out], e2[~out], wl[~out]), -50.0, 50.0))
+    # never predict a variance below a hundredth of the pilot's mean (an sd a tenth of it)
+    low = 0.01 * float(np.sum(wl * e2) / np.sum(wl)) if e2.size and e2.mean() > 0 else 1.0
+    return np.sqrt(np.maximum(v, low)), np.sqrt(np.maximum(v_cf, low)), e2
+
+
+def _choose_floor(s: np.ndarray, s_pilot: np.ndarray, e2: np.ndarray, w_pilot: np.ndarray, cost: np.ndarray,
+                  cost_pilot: np.ndarray, todo: np.ndarray, budget: float) -> float:
+    """The floor whose predicted second-phase variance is smallest, judged on the pilot.
+
+    For each candidate ``tau`` in :data:`FLOORS` the pilot items get the probability the design
+    would give them (from their cross-fitted ``sigma``), and ``sum_pilot w (1/pi_tau - 1) e^2``
+    estimates the design's residual variance over the population. A candidate replaces the
+    uniform design (``tau = 1``) only if its estimated variance is below uniform's by more than
+    one standard error of the difference (the one-standard-error rule): with a residual model
+    that has no skill, the uniform design is kept."""
+    best, best_score = 1.0, 0.0
+    uni = None
+    for tau in sorted(FLOORS, reverse=True):
+        q = (1.0 - tau) * s[todo] / float(s[todo].mean()) + tau
+        _, k, _ = _spend(q, cost[todo], budget)
+        qp = (1.0 - tau) * s_pilot / float(s[todo].mean()) + tau
+        inv = 1.0 / np.minimum(1.0, k * qp / np.sqrt(cost_pilot))
+        if uni is None:
+            uni = inv
+            continue
+        d = w_pilot * (inv - uni) * e2
+        score = float(d.sum()) + _SE_K * float(np.sqrt(np.sum(d * d)))
+        if score < best_score:
+            best, best_score = tau, score
+    return best
 
 
 def _spend(q: np.ndarray, cost: np.ndarray, budget: float) -> tuple[np.ndarray, float, int]:
@@ -84,7 +167,7 @@ def _spend(q: np.ndarray, cost: np.ndarray, budget: float) -> tuple[np.ndarray, 
 
 def plan_active(judge_scores: Any, *, budget: float, costs: Any = None, human_scores: Any = None,
                 pilot_prob: Any = None, uncertainty: Literal["auto", "residual", "disagreement", "uniform"] = "auto",
-                floor: float = 0.3, model: str = "calibrated",
+                floor: float | Literal["auto"] = "auto", model: str = "calibrated",
                 rng: int | np.random.Generator | None = None) -> ActiveDesign:
     r"""Inclusion probabilities that put the human labels where the judges are least reliable.
 
@@ -117,14 +200,19 @@ def plan_active(judge_scores: Any, *, budget: float, costs: Any = None, human_sc
         The probability with which each item was drawn into the pilot (required with a pilot:
         without it the pilot's labels cannot enter a design-based estimate).
     uncertainty : {"auto", "residual", "disagreement", "uniform"}, default "auto"
-        How ``s_i`` is predicted: ``"residual"`` regresses the pilot's cross-fitted absolute
-        residuals of ``model`` on the prediction, its square and the judges' disagreement;
+        How ``s_i`` is predicted: ``"residual"`` fits the conditional variance of the pilot's
+        cross-fitted residuals of ``model`` (log link, quasi-Poisson, on the prediction, its square
+        and the judges' disagreement) and takes ``s_i`` its square root, Neyman's ``sigma_i``;
         ``"disagreement"`` is the spread of the judges' standardised scores (several judges, no
         human label needed); ``"uniform"`` gives every item the same ``s`` (cost-aware only).
         ``"auto"``: residual with at least 20 pilot labels, else disagreement with several
         judges, else uniform.
-    floor : float in [0, 1], default 0.3
+    floor : "auto" or float in [0, 1], default "auto"
         Share ``tau`` of the uniform design mixed in. ``1`` is the uniform (cost-weighted) design.
+        ``"auto"``: with a residual model, the candidate in (0.1, 0.2, 0.3, 0.5, 0.7, 1) whose
+        variance, estimated on the pilot from cross-fitted predictions of ``sigma``, beats the
+        uniform design's by more than one standard error of the difference (else ``1``: a residual
+        model without skill leaves the design uniform); 0.3 otherwise.
     model : str, default "calibrated"
         The prediction model whose residuals are predicted (as in :func:`dr_mean`).
     rng : int, numpy.random.Generator or None
@@ -174,10 +262,12 @@ def plan_active(judge_scores: Any, *, budget: float, costs: Any = None, human_sc
     ok = isinstance(budget, (int, float, np.integer, np.floating)) and not isinstance(budget, bool)
     if not ok or not math.isfinite(float(budget)) or float(budget) <= 0:
         raise InvalidParameterError(f"The 'budget' parameter of {func} must be a positive number. Got {budget!r}.")
+    auto_floor = isinstance(floor, str) and floor == "auto"
     ok = isinstance(floor, (int, float, np.integer, np.floating)) and not isinstance(floor, bool)
-    if not ok or not (0.0 <= float(floor) <= 1.0):
-        raise InvalidParameterError(f"The 'floor' parameter of {func} must be a number in [0, 1]. Got {floor!r}.")
-    tau = float(floor)
+    if not auto_floor and (not ok or not (0.0 <= float(floor) <= 1.0)):
+        raise InvalidParameterError(
+            f"The 'floor' parameter of {func} must be 'auto' or a number in [0, 1]. Got {floor!r}.")
+    tau = DEFAULT_FLOOR if auto_floor else float(floor)
     x0 = np.asarray(judge_scores, dtype=object)
     n = x0.shape[0] if x0.ndim >= 1 else 0
     if n == 0:
@@ -210,29 +300,6 @@ def plan_active(judge_scores: Any, *, budget: float, costs: Any = None, human_sc
                 f"The 'costs' parameter of {func} must be positive and finite for every item (a label cannot be "
                 f"free or cost a negative amount). Item {i} has {c[i]!r} ({int(bad.sum())} bad value(s)).")
     n_lab = int(lab.sum())
-    source = uncertainty
-    if source == "auto":
-        source = "residual" if n_lab >= MIN_PILOT else ("disagreement" if X.shape[1] > 1 else "uniform")
-    if source == "residual":
-        if n_lab < 10:
-            raise InvalidParameterError(
-                f"uncertainty='residual' of {func} fits a residual model on the pilot's human scores; got {n_lab} "
-                "(at least 10 needed). Pass human_scores, or use uncertainty='disagreement'.")
-        s = _residual_sd(X, y, lab, model, as_generator(rng))
-    elif source == "disagreement":
-        if X.shape[1] < 2:
-            raise InvalidParameterError(
-                f"uncertainty='disagreement' of {func} needs several judge columns (it is their spread); got one.")
-        s = _disagreement(X)
-        if not np.any(s > 0):
-            warnings.warn(f"{func}: the judges never disagree; the design is uniform.", DegenerateDataWarning,
-                          stacklevel=2)
-            s = np.ones(n)
-        else:
-            # an item where the judges agree exactly still has a residual: shrink towards the mean
-            s = s + 0.1 * float(s.mean())
-    else:
-        s = np.ones(n)
     if n_lab:
         if pilot_prob is None:
             raise InvalidParameterError(
@@ -252,6 +319,33 @@ def plan_active(judge_scores: Any, *, budget: float, costs: Any = None, human_sc
     else:
         p1 = np.zeros(n)
     todo = ~lab
+    source = uncertainty
+    if source == "auto":
+        source = "residual" if n_lab >= MIN_PILOT else ("disagreement" if X.shape[1] > 1 else "uniform")
+    if source == "residual":
+        if n_lab < 10:
+            raise InvalidParameterError(
+                f"uncertainty='residual' of {func} fits a residual model on the pilot's human scores; got {n_lab} "
+                "(at least 10 needed). Pass human_scores, or use uncertainty='disagreement'.")
+        w_pilot = 1.0 / p1[lab]
+        s, s_pilot, e2 = _residual_sd(X, y, lab, np.where(lab, 1.0 / np.where(lab, p1, 1.0), 0.0), model,
+                                      as_generator(rng))
+        if auto_floor and todo.any() and budget < float(c[todo].sum()):
+            tau = _choose_floor(s, s_pilot, e2, w_pilot, c, c[lab], todo, float(budget))
+    elif source == "disagreement":
+        if X.shape[1] < 2:
+            raise InvalidParameterError(
+                f"uncertainty='disagreement' of {func} needs several judge columns (it is their spread); got one.")
+        s = _disagreement(X)
+        if not np.any(s > 0):
+            warnings.warn(f"{func}: the judges never disagree; the design is uniform.", DegenerateDataWarning,
+                          stacklevel=2)
+            s = np.ones(n)
+        else:
+            # an item where the judges agree exactly still has a residual: shrink towards the mean
+            s = s + 0.1 * float(s.mean())
+    else:
+        s = np.ones(n)
     draw = np.zeros(n)
     full_cost = float(c[todo].sum())
     n_iter = 0

@@ -19,7 +19,9 @@ Models
 ``isotonic``   one increasing (or decreasing, by the sign of the correlation) isotonic fit per
                column, stacked by ridge/GCV when there are several columns.
 ``gbm``        scikit-learn's ``HistGradientBoostingRegressor`` (small, regularised trees).
-``calibrated`` ridge/GCV; :func:`~voirdire.estimation.dr_mean` adds power tuning (the default).
+``calibrated`` ridge/GCV *anchored* on the judges' first principal component (that direction
+               unpenalised, the rest shrunk towards it); :func:`~voirdire.estimation.dr_mean`
+               adds power tuning (the default).
 """
 
 from __future__ import annotations
@@ -70,7 +72,8 @@ class _LinearFit(_Fit):
 
 
 def _ridge_sets(Z: np.ndarray, y: np.ndarray, w: np.ndarray, unit: np.ndarray, n_sets: int, *,
-                ridge: bool, select: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                ridge: bool, select: bool = False, anchor: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Weighted (ridge) regressions of ``y`` on the columns of ``Z`` with an intercept, one per
     training set, all from additive sums: set ``k < n_sets`` leaves out the rows with
     ``unit == k``, set ``n_sets`` uses every row.
@@ -79,6 +82,8 @@ def _ridge_sets(Z: np.ndarray, y: np.ndarray, w: np.ndarray, unit: np.ndarray, n
     set, the penalty minimising the generalised cross-validation score ``n RSS / (n - df)^2`` over
     :data:`_ALPHAS` (times the set's summed weight), from one eigendecomposition of the set's
     centred Gram matrix (``Z`` should be standardised: the penalty treats its columns alike).
+    ``anchor`` (a unit vector over the columns, with ``ridge=True``): the ridge is anchored on it
+    (:func:`_anchored_ridge`).
     Returns ``(mean_z, intercept, coef)`` of shape ``(n_sets + 1, p)``, ``(n_sets + 1,)``,
     ``(n_sets + 1, p)``: set ``k`` predicts ``intercept[k] + (z - mean_z[k]) @ coef[k]``.
     """
@@ -131,6 +136,8 @@ def _ridge_sets(Z: np.ndarray, y: np.ndarray, w: np.ndarray, unit: np.ndarray, n
             g = np.where(keep, u / np.where(keep, s2, 1.0), 0.0)
         return mz, y0 + my, np.einsum("kpq,kq->kp", V, g)
     coef, gcv = _ridge_gcv(gram, c, byy, nk, sw, 1.0)
+    if anchor is not None and p > 1:
+        coef, _ = _anchored_ridge(gram, c, byy, nk, sw, np.broadcast_to(anchor, coef.shape))
     if select:
         coef = _select(coef, gcv, gram, c, byy, nk, sw)
     return mz, y0 + my, coef
@@ -159,6 +166,24 @@ def _ridge_gcv(gram: np.ndarray, c: np.ndarray, byy: np.ndarray, nk: np.ndarray,
     return np.einsum("kpq,kq->kp", V, g), gcv[rows, k]
 
 
+def _anchored_ridge(gram: np.ndarray, c: np.ndarray, byy: np.ndarray, nk: np.ndarray, sw: np.ndarray,
+                    a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per set, ridge *anchored* on the direction ``a[k]`` (shape ``(K, p)``): the coefficient
+    vector is ``t a + g`` with ``t`` unpenalised and ``g`` (orthogonal to ``a`` in the metric of
+    the Gram matrix) shrunk by a GCV-chosen penalty. The path runs from least squares on the one
+    feature ``z @ a`` (the heaviest penalty) to least squares on every column. Returns
+    ``(coef, gcv)``."""
+    ga = np.einsum("kpq,kq->kp", gram, a)  # G a
+    aga = np.maximum(np.einsum("kp,kp->k", a, ga), 1e-300)
+    ca = np.einsum("kp,kp->k", a, c)
+    # partial the anchor feature out: G a becomes 0 (a is then a null direction of the ridge)
+    gram_p = gram - ga[:, :, None] * ga[:, None, :] / aga[:, None, None]
+    c_p = c - ga * (ca / aga)[:, None]
+    gamma, gcv = _ridge_gcv(gram_p, c_p, byy - ca * ca / aga, nk, sw, 2.0)
+    t = (ca - np.einsum("kp,kp->k", ga, gamma)) / aga
+    return gamma + t[:, None] * a, gcv
+
+
 def _select(coef: np.ndarray, gcv_ridge: np.ndarray, gram: np.ndarray, c: np.ndarray, byy: np.ndarray,
             nk: np.ndarray, sw: np.ndarray) -> np.ndarray:
     """Per training set, the candidate with the smallest GCV score: ridge on every column
@@ -174,19 +199,7 @@ def _select(coef: np.ndarray, gcv_ridge: np.ndarray, gram: np.ndarray, c: np.nda
         fit_one = np.where(ok, c * c / np.where(ok, gjj, 1.0), -np.inf)
         gcv_const = np.where(nk > 1, nk * byy / (nk - 1.0) ** 2, np.inf)
     j = np.argmax(fit_one, axis=1)  # the set's best single column (largest explained sum of squares)
-    gj = gram[rows, :, j]  # (K, p): column j of each set's Gram matrix
-    gjj_k = np.maximum(gj[rows, j], 1e-300)
-    cj = c[rows, j]
-    # partial the anchor out: its row and column of the Gram matrix become 0
-    gram_p = gram - gj[:, :, None] * gj[:, None, :] / gjj_k[:, None, None]
-    c_p = c - gj * (cj / gjj_k)[:, None]
-    gram_p[rows, j, :] = 0.0
-    gram_p[rows, :, j] = 0.0
-    c_p[rows, j] = 0.0
-    gamma, gcv_anchor = _ridge_gcv(gram_p, c_p, byy - cj * cj / gjj_k, nk, sw, 2.0)
-    gamma[rows, j] = 0.0
-    anchored = gamma.copy()
-    anchored[rows, j] = (cj - np.einsum("kp,kp->k", gj, gamma)) / gjj_k
+    anchored, gcv_anchor = _anchored_ridge(gram, c, byy, nk, sw, np.eye(gram.shape[1])[j])
     score = np.column_stack([gcv_ridge, gcv_anchor, gcv_const])
     pick = np.argmin(score, axis=1)  # ties: ridge first
     out = np.where((pick == 0)[:, None], coef, 0.0)
@@ -206,15 +219,26 @@ def _fit_linear(X: np.ndarray, y: np.ndarray, w: np.ndarray, *, ridge: bool, sel
     return _LinearFit(mean_x + mz[0] * scale, scale, coef[0], float(icpt[0]))
 
 
+def _first_component(Z: np.ndarray) -> np.ndarray:
+    """The judges' first principal component (unit vector over the standardised columns of every
+    item, signed so that its weights sum to a positive number): the direction the judges agree
+    on, found without any human score."""
+    _, _, vt = np.linalg.svd(Z - Z.mean(axis=0), full_matrices=False)
+    a = vt[0]
+    return a if a.sum() >= 0 else -a
+
+
 def _linear_cross_fit(X: np.ndarray, y: np.ndarray, w: np.ndarray, lab: np.ndarray, item_set: np.ndarray,
-                      n_sets: int, *, ridge: bool, select: bool = False) -> np.ndarray:
+                      n_sets: int, *, ridge: bool, select: bool = False, anchored: bool = False) -> np.ndarray:
     """Predictions of every item from the (ridge) regression fitted without the labelled rows of
     its set: ``item_set[i]`` in ``0..n_sets-1`` (K folds, or one labelled unit each for
     leave-one-out), ``-1`` for the fit on every labelled item.
 
     The columns are standardised by their mean and sd over **all** items (labelled or not): the
     judges score every item, and a scaling that does not look at any human score is the same for
-    every training set and costs no validity.
+    every training set and costs no validity. ``anchored`` (``model="calibrated"``): the ridge is
+    anchored on the judges' first principal component over all items (:func:`_first_component`,
+    :func:`_anchored_ridge`), likewise free of human scores.
     """
     mu = X.mean(axis=0)
     sd = X.std(axis=0)
@@ -223,7 +247,9 @@ def _linear_cross_fit(X: np.ndarray, y: np.ndarray, w: np.ndarray, lab: np.ndarr
     unit = item_set[li]
     if n_sets and (unit < 0).any():  # pragma: no cover - every labelled row belongs to a set
         raise AssertionError("a labelled item outside every training set")
-    mz, icpt, coef = _ridge_sets((X[li] - mu) / sd, y[li], w[li], unit, n_sets, ridge=ridge, select=select)
+    anchor = _first_component((X - mu) / sd) if anchored and X.shape[1] > 1 else None
+    mz, icpt, coef = _ridge_sets((X[li] - mu) / sd, y[li], w[li], unit, n_sets, ridge=ridge, select=select,
+                                 anchor=anchor)
     # back on the scale of X: icpt + ((x - mu)/sd - mz) @ coef = a + x @ b
     b = coef / sd
     a = icpt - np.sum((mu + mz * sd) * b, axis=1)
@@ -396,7 +422,8 @@ def cross_fit_predict(x: np.ndarray, y: np.ndarray, pi: np.ndarray, lab: np.ndar
             raise InvalidParameterError(
                 f"{func}: leaving one labelled {'item' if clusters is None else 'cluster'} out leaves fewer than "
                 f"{need} labelled items to fit model {model!r} on {X.shape[1]} column(s) ({n_lab} labelled).")
-        return _linear_cross_fit(X, y, w, lab, item_set, n_sets, ridge=model != "linear", select=model == "select")
+        return _linear_cross_fit(X, y, w, lab, item_set, n_sets, ridge=model != "linear", select=model == "select",
+                                 anchored=model == "calibrated")
     assert isinstance(n_folds, int)
     folds = fold_ids(X.shape[0], n_folds, rng, clusters) if n_folds > 1 else np.zeros(X.shape[0], dtype=np.int64)
     if n_folds > 1:
@@ -412,7 +439,8 @@ def cross_fit_predict(x: np.ndarray, y: np.ndarray, pi: np.ndarray, lab: np.ndar
             f"{func}: model {model!r} on {X.shape[1]} column(s) needs at least {need} labelled items; got {n_lab}.")
     if model in LOO_MODELS:
         return _linear_cross_fit(X, y, w, lab, folds if n_folds > 1 else np.full(X.shape[0], -1),
-                                 n_folds if n_folds > 1 else 0, ridge=model != "linear", select=model == "select")
+                                 n_folds if n_folds > 1 else 0, ridge=model != "linear", select=model == "select",
+                                 anchored=model == "calibrated")
     if X.shape[1] == 1 and model == "isotonic":
         return _isotonic_fit_predict(X[:, 0], y, w, lab, folds, n_folds)
     seed = int(rng.integers(0, 2**31 - 1))
