@@ -23,6 +23,7 @@ import scipy.sparse as sp
 from .._checks import as_generator, undefined
 from .._results import ConfidenceInterval
 from .._stats import intervals as _iv
+from .._stats.linalg import dot as _dot
 from .._stats.resampling import draw_counts, type_counts, unit_map, unit_sums, weight_key, weighted_sums
 from .._stats.resampling import unit_types as _unit_types
 from ..exceptions import DegenerateDataWarning, InvalidParameterError, SmallSampleWarning
@@ -1462,13 +1463,6 @@ def rows_resample_by_types(specs: Sequence[_Spec], prep: Prepared, opts: Options
     if n_units < 2 or all(st is None for st in stats_list):
         return True
     return _unit_types(stats_list, n_units, weights=wu) is not None
-
-
-def _dot(x: Any, y: Any) -> float:
-    """The dot product of two vectors without BLAS: OpenBLAS splits a long dot product over its
-    threads, which on a loaded machine costs tens of milliseconds per call (the "fixed
-    preparation" of interval alpha at 100,000 items was a dozen of them)."""
-    return float(np.einsum("i,i->", x, y))
 
 
 #: from this many units :func:`run` computes the analytic SEs and jackknives beside the bootstrap
