@@ -80,3 +80,24 @@ def test_draw_indices_one_call_per_resample_is_the_generators_plain_stream():
     gen, ref = np.random.default_rng(5), np.random.default_rng(5)
     for _ in range(3):
         assert np.array_equal(R.draw_indices(gen, 1, 9)[0], ref.integers(0, 9, size=9))
+
+
+@pytest.mark.parametrize("n_distinct,layout", [(10, "mixed"), (249, "mixed"), (250, "mixed"), (251, "mixed"),
+                                               (400, "first"), (400, "last"), (1000, "first")])
+def test_unit_types_answer_as_the_count_of_distinct_rows(n_distinct, layout):
+    # types only when at most a quarter as many distinct rows as units (1,000 units here); the
+    # shortcut on the first n/4 + 1 rows must never change that answer
+    rng = np.random.default_rng(n_distinct)
+    rows = rng.normal(size=(n_distinct, 3))
+    pick = np.concatenate([np.arange(n_distinct), rng.integers(0, n_distinct, 1000 - n_distinct)])
+    if layout == "mixed":
+        pick = rng.permutation(pick)
+    elif layout == "last":
+        pick = pick[::-1].copy()
+    S = rows[pick]
+    got = R.unit_types([S[:, :2], S[:, 2:]], 1000)
+    assert (got is None) == (n_distinct * 4 > 1000)
+    if got is not None:
+        inv, cnt = got
+        assert cnt.sum() == 1000 and cnt.size == n_distinct
+        assert all(np.array_equal(S[inv == t][0], S[inv == t][-1]) for t in range(cnt.size))

@@ -31,7 +31,6 @@ massive data streams. Google technical report.
 from __future__ import annotations
 
 import contextlib
-import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -39,6 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._optional import optional_import
+from .parallel import n_threads
 
 __all__ = ["WEIGHT_COUNTS", "factor_rows", "weight_key", "unit_weights", "weighted_sums"]
 
@@ -46,6 +46,7 @@ WEIGHT_COUNTS = (94, 95, 46, 16, 4, 1)  # out of 256: P(w = 0), ..., P(w = 5)
 _THRESHOLDS = tuple(int(t) for t in np.cumsum(WEIGHT_COUNTS)[:-1])  # w = #(thresholds <= byte)
 GROUP_UNITS = 16384  # units per generator stream (the unit of work of a thread)
 _CHUNK = 96  # units per dense matrix product: their bytes, weights and float32 weights stay in L2
+_DRAW_UNITS = 4 * _CHUNK  # units whose weights are made together (bytes, weights and scratch: 1.2 KB a unit at B = 1,000)
 _SPARSE_CHUNK = 4096  # units per sparse product (sparse calls on fewer rows cost more than they save)
 
 
@@ -120,14 +121,6 @@ def unit_weights(key: int, start: int, stop: int, n_units: int, B: int) -> np.nd
     w = parts[0] if len(parts) == 1 else np.concatenate(parts)
     off = start - g0 * GROUP_UNITS
     return w[off: off + stop - start]
-
-
-def _threads() -> int:
-    try:
-        n = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        n = os.cpu_count() or 1
-    return max(1, min(n, 8))
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -241,22 +234,24 @@ def weighted_sums(S: Any, key: int, B: int, *, threads: int | None = None,
         Kp = P.shape[1]
         acc = np.zeros((B, Kp))
         out = np.empty((B, Kp), dtype=P.dtype)
-        w = np.empty((_CHUNK, B), dtype=np.uint8)
-        tmp = np.empty((_CHUNK, B), dtype=bool)
+        w = np.empty((_DRAW_UNITS, B), dtype=np.uint8)
+        tmp = np.empty((_DRAW_UNITS, B), dtype=bool)
         buf = np.empty((_CHUNK, B), dtype=P.dtype)
-        for lo in range(0, m_g, _CHUNK):
-            m = min(_CHUNK, m_g - lo)
-            _weights_into(_next_bytes(bg, m, B), w[:m], tmp[:m])
-            buf[:m] = w[:m]
-            np.matmul(buf[:m].T, P[lo: lo + m], out=out)
-            acc += out
+        for lo in range(0, m_g, _DRAW_UNITS):  # weights of several chunks at once (fewer calls)
+            mw = min(_DRAW_UNITS, m_g - lo)
+            _weights_into(_next_bytes(bg, mw, B), w[:mw], tmp[:mw])
+            for c in range(0, mw, _CHUNK):
+                m = min(_CHUNK, mw - c)
+                buf[:m] = w[c: c + m]
+                np.matmul(buf[:m].T, P[lo + c: lo + c + m], out=out)
+                acc += out
         res = np.zeros((B, Ku))
         for j in range(Kp):  # a column's pieces, largest first; its scale put back exactly
             res[:, owner[j]] += acc[:, j]
         res *= scale
         return res
 
-    t = threads or _threads()
+    t = threads or n_threads()
     with _blas_single():
         if Ku == 0:
             partial: list[np.ndarray] = []
@@ -310,19 +305,27 @@ def _split32(S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     E = np.frexp(cmax.max(axis=0))[1]  # each column: every |s| < 2**E
     # the chunk's exponent, relative to the column's; at least -60 (pieces stay above 2**-105)
     e = np.maximum(np.frexp(cmax)[1] - E, -60)
-    e = np.repeat(e, _CHUNK, axis=0)[:n]
-    r = np.ldexp(S, -E)  # exact: a power of two
-    pieces, owner = [], []
+    # r: S scaled by 2**-E (exact), laid out as (chunks, units, columns) with the padding zero
+    r = A.reshape(n_chunks, _CHUNK, K)
+    r[n // _CHUNK:] = 0.0
+    np.multiply(S, np.ldexp(1.0, -E), out=r.reshape(-1, K)[:n])  # exact: a power of two
+    a = np.empty_like(r)
+    cand = np.empty((_PIECES, n_chunks * _CHUNK, K), dtype=np.float32)
+    kept = np.zeros((_PIECES, K), dtype=bool)
     for p in range(_PIECES):
-        step = e - _PIECE_BITS - (_PIECE_BITS + 1) * p  # q 2**(-15 p)
-        a = np.rint(np.ldexp(r, -step))
-        if a.any() or p == 0:
-            piece = np.ldexp(a, step)
-            r -= piece  # exact: the residual needs fewer bits than r had
-            for k in np.flatnonzero(a.any(axis=0) | (p == 0)):
-                pieces.append(piece[:, k].astype(np.float32))
-                owner.append(int(k))
-    P = np.ascontiguousarray(np.column_stack(pieces))
+        step = e - _PIECE_BITS - (_PIECE_BITS + 1) * p  # q 2**(-15 p), per chunk and column
+        # multiplying by a power of two is exact (as ldexp): a = rint(r / 2**step), piece = a 2**step
+        np.multiply(r, np.ldexp(1.0, -step)[:, None, :], out=a)
+        np.rint(a, out=a)
+        kept[p] = a.any(axis=(0, 1)) | (p == 0)
+        a *= np.ldexp(1.0, step)[:, None, :]
+        r -= a  # exact: the residual needs fewer bits than r had
+        cand[p] = a.reshape(-1, K)
+    pieces = [(p, k) for p in range(_PIECES) for k in range(K) if kept[p, k]]
+    P = np.empty((n, len(pieces)), dtype=np.float32)
+    for j, (p, k) in enumerate(pieces):
+        P[:, j] = cand[p, :n, k]
+    owner = [k for _, k in pieces]
     return P, np.asarray(owner), np.ldexp(1.0, E)
 
 
@@ -376,7 +379,7 @@ def _weighted_sums_sparse(S: Any, key: int, B: int, *, threads: int | None,
                     acc[k] += Ac @ wc[:, b0:b0 + bb].astype(dt)
         return acc
 
-    t = min(threads or _threads(), lanes)
+    t = min(threads or n_threads(), lanes)
     if t > 1:
         with ThreadPoolExecutor(max_workers=t) as ex:
             parts = list(ex.map(lane, range(lanes)))

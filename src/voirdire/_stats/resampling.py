@@ -167,9 +167,15 @@ def unit_types(stats_list: Sequence[Any], n_units: int,
     n_rows = n_units if weights is None else int(weights.shape[0])
     if n_units < 64 or not mats or any(sp.issparse(m) for m in mats):
         return None
-    M = np.hstack([np.asarray(m, dtype=np.float64).reshape(n_rows, -1) for m in mats])
-    if M.shape[1] > 256:
+    cols = [np.asarray(m, dtype=np.float64).reshape(n_rows, -1) for m in mats]
+    if sum(c.shape[1] for c in cols) > 256:
         return None
+    # the first n_units/4 + 1 rows alone, when all distinct, already make too many types (exact:
+    # distinct rows of a part are distinct rows of the whole); distinct-valued data stop here
+    head = n_units // 4 + 1
+    if head < n_rows and np.unique(row_hashes(np.hstack([c[:head] for c in cols]))).size == head:
+        return None
+    M = np.hstack(cols)
     keys, first, inv = np.unique(row_hashes(M), return_index=True, return_inverse=True)
     if keys.size * 4 > n_units:
         return None

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -24,6 +23,7 @@ from .._checks import as_generator, undefined
 from .._results import ConfidenceInterval
 from .._stats import intervals as _iv
 from .._stats.linalg import dot as _dot
+from .._stats.parallel import both, by_halves, two_cores
 from .._stats.resampling import draw_counts, type_counts, unit_map, unit_sums, weight_key, weighted_sums
 from .._stats.resampling import unit_types as _unit_types
 from ..exceptions import DegenerateDataWarning, InvalidParameterError, SmallSampleWarning
@@ -51,6 +51,14 @@ def _counts(prep: Prepared, mask: np.ndarray | None = None) -> Any:
         key += code
         return np.bincount(key, minlength=nI * q).reshape(nI, q).astype(np.float64)
     return sp.csr_matrix((np.ones(item.shape[0]), (item, code)), shape=(nI, q))
+
+
+def _value_sums(item: np.ndarray, code: np.ndarray, v: np.ndarray, n_items: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-item sums of the label values ``v[code]`` and of their squares (the two on two threads)."""
+    def sums(x: np.ndarray) -> np.ndarray:
+        return np.bincount(item, weights=np.take(x, code), minlength=n_items)
+
+    return both(lambda: sums(v), lambda: sums(v * v), int(code.shape[0]))
 
 
 def _rowdot(N: Any, M: np.ndarray, r: np.ndarray | None = None) -> np.ndarray:
@@ -419,15 +427,13 @@ class _AlphaMoments(_Spec):
         # The scale's range (declared or observed categories) also fixes the abstention distance.
         v = self._standardise(cv)
         if has_abst:
-            vv = np.append(v, 0.0)[prep.code]
+            v = np.append(v, 0.0)
             a: np.ndarray = np.bincount(prep.item, weights=(prep.code == L).astype(np.float64), minlength=nI)
             m = r - a
         else:
-            vv = v[prep.code]
             a = np.zeros(nI)
             m = r
-        s1 = np.bincount(prep.item, weights=vv, minlength=nI)
-        s2 = np.bincount(prep.item, weights=vv * vv, minlength=nI)
+        s1, s2 = _value_sums(prep.item, prep.code, v, nI)
         # the abstention class (disagree policy) sits at the squared range, 1 after scaling
         self.delta = 1.0 if has_abst else 0.0
         self._finish(m, s1, s2, a)
@@ -445,13 +451,24 @@ class _AlphaMoments(_Spec):
 
     def _finish(self, m: np.ndarray, s1: np.ndarray, s2: np.ndarray, a: np.ndarray) -> None:
         """Within-item disagreement from the per-item moments (kept: m, s1, s2, a and d)."""
-        ss = s2 - s1 * s1 / np.maximum(m, 1.0)  # within-item sum of squares (0 when m <= 1)
-        np.maximum(ss, 0.0, out=ss)
-        within = 2 * m * ss
-        if self.delta:
-            within += 2 * a * m + a * (a - 1)
-        # within is 0 on items with fewer than two labels, so no mask is needed here
-        self.d = within / np.maximum(self.r - 1, 1.0)
+        d = np.empty(m.shape[0])
+        r, delta = self.r, self.delta
+
+        def part(k: slice) -> None:
+            mk = m[k]
+            ss = s1[k] * s1[k]
+            ss /= np.maximum(mk, 1.0)
+            np.subtract(s2[k], ss, out=ss)  # within-item sum of squares (0 when m <= 1)
+            np.maximum(ss, 0.0, out=ss)
+            ss *= 2 * mk  # within-item disagreement
+            if delta:
+                ak = a[k]
+                ss += 2 * ak * mk + ak * (ak - 1)
+            # within is 0 on items with fewer than two labels, so no mask is needed here
+            np.divide(ss, np.maximum(r[k] - 1, 1.0), out=d[k])
+
+        by_halves(part, d.shape[0])
+        self.d = d
         # m, s1, s2, a are NOT masked to the pairable items: sums use the mask pf
         self.m, self.s1, self.s2, self.a = m, s1, s2, a
 
@@ -502,10 +519,16 @@ class _AlphaMoments(_Spec):
         if piDpi <= 0:
             return None
         a1 = (pa1 - pe) / (1 - pe)
-        nDpi = s2 * P - 2 * M1 * s1 + M2 * mi
-        if dl:
-            nDpi += (PA * dl) * mi + dl * a
-        return _alpha_influence(r, d, nDpi, m, rbar, pa, pe, a1), n, m
+        e = np.empty(r.shape[0])
+
+        def part(k: slice) -> None:
+            nDpi = s2[k] * P - 2 * M1 * s1[k] + M2 * mi[k]
+            if dl:
+                nDpi += (PA * dl) * mi[k] + dl * a[k]
+            e[k] = _alpha_influence(r[k], d[k], nDpi, m[k], rbar, pa, pe, a1)
+
+        by_halves(part, e.shape[0])
+        return e, n, m
 
 
 class _AlphaOrdinal(_AlphaMoments):
@@ -1471,10 +1494,7 @@ _CONCURRENT_MIN_UNITS = 100_000
 
 def _two_cores() -> bool:
     """Whether this process may run on two or more cores."""
-    try:
-        return len(os.sched_getaffinity(0)) >= 2
-    except AttributeError:  # pragma: no cover - not Linux
-        return (os.cpu_count() or 1) >= 2
+    return two_cores()
 
 
 def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> list[AgreementResult]:

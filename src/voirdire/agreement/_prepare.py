@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._checks import check_choice, check_fits
+from .._stats.parallel import both
 from ..data import AnnotationTable
 from ..exceptions import InvalidParameterError
 from ._results import AbstentionInfo
@@ -59,10 +60,17 @@ class Prepared:
 
 
 def _label_item(indptr: np.ndarray) -> np.ndarray:
-    """Item index of every label of a CSR table (a cumulative sum of item boundaries)."""
-    n_lab = int(indptr[-1])
-    inner = indptr[1:-1]
-    return np.cumsum(np.bincount(inner[inner < n_lab], minlength=n_lab))
+    """Item index of every label of a CSR table (each item's index repeated over its labels; the
+    two halves of the items on two threads)."""
+    n_lab, n = int(indptr[-1]), int(indptr.shape[0]) - 1
+    out = np.empty(n_lab, dtype=np.int64)
+    h = n // 2
+
+    def fill(lo: int, hi: int) -> None:
+        out[indptr[lo]:indptr[hi]] = np.repeat(np.arange(lo, hi, dtype=np.int64), np.diff(indptr[lo:hi + 1]))
+
+    both(lambda: fill(0, h), lambda: fill(h, n), n_lab)
+    return out
 
 
 def check_raters(table: AnnotationTable, raters: Sequence[str] | None, func: str) -> tuple[str, ...] | None:
