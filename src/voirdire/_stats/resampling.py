@@ -35,6 +35,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 
 from ._poisson import GROUP_UNITS, WEIGHT_COUNTS, unit_weights, weight_key, weighted_sums
@@ -139,17 +140,51 @@ def row_hashes(M: np.ndarray) -> np.ndarray:
     """An exact, platform-independent hash of each row of a float64 matrix: the rows' bit patterns
     times fixed odd constants, summed with uint64 wrap-around (equal rows -> equal hashes; a caller
     that groups by it checks collisions on the values)."""
-    bits = np.ascontiguousarray(M, dtype=np.float64).view(np.uint64)
-    h = np.zeros(bits.shape[0], dtype=np.uint64)
+    return _hash_rows([np.asarray(M, dtype=np.float64)], 0, int(np.shape(M)[0]))
+
+
+def _hash_rows(mats: Sequence[np.ndarray], lo: int, hi: int) -> np.ndarray:
+    """:func:`row_hashes` of rows ``lo .. hi-1`` of the matrices ``mats`` side by side (2-d float64,
+    the same rows), without joining them; three buffers of the rows' length, worked in place."""
+    n = hi - lo
+    h = np.zeros(n, dtype=np.uint64)
+    x = np.empty(n, dtype=np.uint64)
+    y = np.empty(n, dtype=np.uint64)
     c1, c2, c3 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)
-    for j in range(bits.shape[1]):  # splitmix64 finaliser of each column, combined in order
-        x = bits[:, j] ^ (bits[:, j] >> np.uint64(30))
-        x *= c1
-        x ^= x >> np.uint64(27)
-        x *= c2
-        x ^= x >> np.uint64(31)
-        h = (h ^ x) * c3 + np.uint64(j + 1)
+    j = 0
+    for m in mats:
+        bits = np.ascontiguousarray(m, dtype=np.float64).reshape(m.shape[0], -1).view(np.uint64)
+        for c in range(bits.shape[1]):  # splitmix64 finaliser of each column, combined in order
+            b = bits[lo:hi, c]
+            np.right_shift(b, np.uint64(30), out=x)
+            x ^= b
+            x *= c1
+            np.right_shift(x, np.uint64(27), out=y)
+            x ^= y
+            x *= c2
+            np.right_shift(x, np.uint64(31), out=y)
+            x ^= y
+            h ^= x
+            h *= c3
+            h += np.uint64(j + 1)
+            j += 1
     return h
+
+
+def _group(h: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(h, return_index=True, return_inverse=True)`` by hashing (O(n), no sort of the
+    rows): the same sorted keys, first positions and inverse."""
+    codes, uniq = pd.factorize(h)  # codes in order of first appearance
+    codes = np.asarray(codes, dtype=np.int64)
+    new = np.empty(codes.size, dtype=bool)
+    if codes.size:
+        new[0] = True
+        np.greater(codes[1:], np.maximum.accumulate(codes)[:-1], out=new[1:])
+    first_seen = np.flatnonzero(new)  # code k first appears at first_seen[k]
+    order = np.argsort(uniq, kind="stable")
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    return np.asarray(uniq)[order], first_seen[order], rank[codes]
 
 
 def unit_types(stats_list: Sequence[Any], n_units: int,
@@ -167,21 +202,23 @@ def unit_types(stats_list: Sequence[Any], n_units: int,
     n_rows = n_units if weights is None else int(weights.shape[0])
     if n_units < 64 or not mats or any(sp.issparse(m) for m in mats):
         return None
-    cols = [np.asarray(m, dtype=np.float64).reshape(n_rows, -1) for m in mats]
+    cols = [np.ascontiguousarray(m, dtype=np.float64).reshape(n_rows, -1) for m in mats]
     if sum(c.shape[1] for c in cols) > 256:
         return None
     # the first n_units/4 + 1 rows alone, when all distinct, already make too many types (exact:
     # distinct rows of a part are distinct rows of the whole); distinct-valued data stop here
-    head = n_units // 4 + 1
-    if head < n_rows and np.unique(row_hashes(np.hstack([c[:head] for c in cols]))).size == head:
+    head = min(n_rows, n_units // 4 + 1)
+    h = np.empty(n_rows, dtype=np.uint64)
+    h[:head] = _hash_rows(cols, 0, head)
+    if head < n_rows and pd.unique(h[:head]).size == head:
         return None
-    M = np.hstack(cols)
-    keys, first, inv = np.unique(row_hashes(M), return_index=True, return_inverse=True)
+    h[head:] = _hash_rows(cols, head, n_rows)
+    keys, first, inv = _group(h)
+    del h
     if keys.size * 4 > n_units:
         return None
-    inv = inv.ravel()
-    # a hash collision: do not compress (checked a column at a time: no second copy of M)
-    if not all(np.array_equal(M[:, j], M[first, j][inv]) for j in range(M.shape[1])):
+    # a hash collision: do not compress (checked a column at a time)
+    if not all(np.array_equal(c[:, j], c[first, j][inv]) for c in cols for j in range(c.shape[1])):
         return None
     if weights is None:
         return inv, np.bincount(inv, minlength=keys.size)

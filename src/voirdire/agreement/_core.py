@@ -56,7 +56,7 @@ def _counts(prep: Prepared, mask: np.ndarray | None = None) -> Any:
 def _value_sums(item: np.ndarray, code: np.ndarray, v: np.ndarray, n_items: int) -> tuple[np.ndarray, np.ndarray]:
     """Per-item sums of the label values ``v[code]`` and of their squares (the two on two threads)."""
     def sums(x: np.ndarray) -> np.ndarray:
-        return np.bincount(item, weights=np.take(x, code), minlength=n_items)
+        return np.bincount(item, weights=x[code], minlength=n_items)  # (np.take would copy int32 codes to int64)
 
     return both(lambda: sums(v), lambda: sums(v * v), int(code.shape[0]))
 
