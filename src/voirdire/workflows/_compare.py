@@ -93,17 +93,21 @@ def rater_groups(table: Any, judges: Sequence[str] | None = None) -> list[tuple[
 
 def _isolated_judges(table: Any, raters: Sequence[str], abstain_policy: str) -> list[str]:
     """Judges among ``raters`` that share no labelled item with any other rater of the selection."""
-    dense = table.dense()
-    L = table.n_categories
-    has = (dense >= 0) & (dense < L) if abstain_policy == "exclude" else dense >= 0
     cols = [table.rater_index(r) for r in raters]
+    judge_cols = [(str(r), c) for r, c in zip(raters, cols) if table.roles[c] == "judge"]
+    if not judge_cols:
+        return []
+    # labels per item among the selection (a rater labels an item once): a judge's item is shared
+    # when the item holds a second label
+    ok = np.isin(table.rater_idx, cols)
+    if abstain_policy == "exclude":
+        ok &= ~table.is_abstention
+    item = table.label_item
+    n_sel = np.bincount(item[ok], minlength=table.n_items)
     out = []
-    for r, c in zip(raters, cols):
-        if table.roles[c] != "judge":
-            continue
-        others = [o for o in cols if o != c]
-        if not others or not (has[:, c] & has[:, others].any(axis=1)).any():
-            out.append(str(r))
+    for r, c in judge_cols:
+        if len(cols) < 2 or not (n_sel[item[ok & (table.rater_idx == c)]] >= 2).any():
+            out.append(r)
     return out
 
 
@@ -213,7 +217,9 @@ def compare_raters(
                                    n_resamples=n_resamples, seed=seed)
     out, kinds, n_only, notes = [], [], [], []
     humans = [str(h) for h in table.humans]
-    human_items = _human_items(table, humans, abstain_policy) if humans else None
+    # the items a human labelled: needed only to drop judge-only items from the judges' groups
+    human_items = (_human_items(table, humans, abstain_policy)
+                   if humans and judge_only_items == "drop" and any(kind == "judge" for _, _, kind in groups) else None)
     for k, (label, raters, kind) in enumerate(groups):
         if progress is not None:
             progress(label, k, len(groups))
