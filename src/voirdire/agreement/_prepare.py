@@ -97,10 +97,13 @@ def prepare(table: AnnotationTable, *, raters: Sequence[str] | None, policy: str
     item = _label_item(table.indptr)
     rater = np.asarray(table.rater_idx)
     code = np.asarray(table.codes)
+    every = names is None
     if names is not None:
         ridx = np.array([table.rater_index(r) for r in names], dtype=np.int64)
-        keep = np.isin(rater, ridx)
-        item, rater, code = item[keep], rater[keep], code[keep]
+        every = ridx.size == table.n_raters  # every rater (names are distinct): no row to drop
+        if not every:
+            keep = np.isin(rater, ridx)
+            item, rater, code = item[keep], rater[keep], code[keep]
         rater_names = names
     else:
         rater_names = tuple(str(r) for r in table.raters)
@@ -113,7 +116,7 @@ def prepare(table: AnnotationTable, *, raters: Sequence[str] | None, policy: str
     else:
         abst = None
         n_abst = 0
-    if names is None:
+    if every:
         r_all = np.diff(table.indptr)
     else:
         r_all = np.bincount(item, minlength=table.n_items)

@@ -61,15 +61,16 @@ class Coded:
     """One column coded as integers: ``codes`` (int64, or int32 from Arrow; ``-1`` where missing) into ``uniques``
     (a Python-object array of distinct values, possibly some not used)."""
 
-    __slots__ = ("codes", "uniques", "_first", "kind", "_stripped")
+    __slots__ = ("codes", "uniques", "_first", "kind", "_stripped", "_arrow")
 
     def __init__(self, codes: np.ndarray, uniques: np.ndarray, first_order: bool | None,
-                 kind: str | None = None, stripped: np.ndarray | None = None) -> None:
+                 kind: str | None = None, stripped: np.ndarray | None = None, arrow: Any = None) -> None:
         self.codes = codes
         self.uniques = uniques
         self._first = first_order  # None: not known yet
         self.kind = infer_dtype(uniques, skipna=False) if kind is None else kind
         self._stripped = stripped
+        self._arrow = arrow  # the distinct values as an Arrow string array (from Arrow's coding), or None
 
     @property
     def first_order(self) -> bool:
@@ -81,7 +82,7 @@ class Coded:
     def stripped(self) -> np.ndarray:
         """The distinct values stripped of surrounding whitespace (they are all strings)."""
         if self._stripped is None:
-            self._stripped = _strip(self.uniques)
+            self._stripped = _strip(self.uniques, self._arrow)
         return self._stripped
 
     def take(self, keep: np.ndarray | None) -> Coded:
@@ -93,7 +94,7 @@ class Coded:
         used = used[:U]
         if used.all():
             first = self._first if keep is None else None
-            return Coded(codes, self.uniques, first, self.kind, self._stripped)
+            return Coded(codes, self.uniques, first, self.kind, self._stripped, self._arrow)
         remap = np.cumsum(used) - 1
         remap = np.append(remap, -1)  # -1 stays -1
         codes = remap[codes]
@@ -148,7 +149,7 @@ def _code_arrow(col: Any) -> Coded:
     if len({d.buffers()[1].address if len(d) else 0 for d in dicts}) == 1 and len({len(d) for d in dicts}) == 1:
         codes = np.concatenate([indices(c) for c in chunks]) if len(chunks) > 1 else indices(chunks[0])
         return Coded(codes, dicts[0].to_numpy(zero_copy_only=False).astype(object, copy=False), None,
-                     _kind(dicts[0]))
+                     _kind(dicts[0]), arrow=dicts[0])
     # several dictionaries (chunks of one Parquet row group share its dictionary: each distinct
     # dictionary once): code their values together, then map each chunk's indices through them
     seen: dict[tuple[int, int, int], int] = {}
@@ -175,7 +176,8 @@ def _code_arrow(col: Any) -> Coded:
             codes[at: at + ix.size] = gcode[ix + off]
         at += ix.size
     uniq = glob.chunk(0).dictionary if glob.num_chunks else dicts[0][:0]
-    out = Coded(codes, uniq.to_numpy(zero_copy_only=False).astype(object, copy=False), None, _kind(uniq))
+    out = Coded(codes, uniq.to_numpy(zero_copy_only=False).astype(object, copy=False), None, _kind(uniq),
+                arrow=uniq)
     del glob, uniq
     pa.default_memory_pool().release_unused()  # the hash tables' pages, before the next column's
     return out
@@ -229,15 +231,18 @@ def first_row(mask_u: np.ndarray, codes: np.ndarray) -> int | None:
     return int(hit[0]) if hit.size else None
 
 
-def _strip(uniq: np.ndarray) -> np.ndarray:
+def _strip(uniq: np.ndarray, arrow: Any = None) -> np.ndarray:
     """``str.strip`` of every string; Python's own strip runs only on the strings that start or end
-    with something other than a letter or digit (found by Arrow), usually none of them."""
+    with something other than a letter or digit (found by Arrow, on ``arrow``, the same strings
+    as an Arrow array when the caller has them), usually none of them."""
     pa = _pa() if uniq.size >= 1000 else None
     if pa is None:
         return np.array([x.strip() for x in uniq] if uniq.size else [], dtype=object)
     import pyarrow.compute as pc
 
-    edge = pc.match_substring_regex(pa.array(uniq, type=pa.string()), r"^[^0-9A-Za-z]|[^0-9A-Za-z]$")
+    if arrow is None or not (pa.types.is_string(arrow.type) or pa.types.is_large_string(arrow.type)):
+        arrow = pa.array(uniq, type=pa.string())
+    edge = pc.match_substring_regex(arrow, r"^[^0-9A-Za-z]|[^0-9A-Za-z]$")
     cand = np.flatnonzero(edge.to_numpy(zero_copy_only=False))
     if cand.size == 0:
         return uniq
