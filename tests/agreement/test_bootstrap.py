@@ -247,3 +247,22 @@ def test_side_thread_gives_the_same_results(monkeypatch):
             runs.append([(r.coefficient, r.estimate, r.analytic_se, r.se, r.ci.low, r.ci.high, r.method)
                          for r in A.agreement(t, level="interval", n_resamples=200, rng=4, method=method)])
     assert runs[:2] == runs[2:]
+
+
+def test_jackknife_per_type_is_the_jackknife_per_unit_bit_for_bit():
+    # categorical labels: units group into types; the leave-one-out value computed once per type
+    # (from the same total) equals the one computed unit by unit
+    rng = np.random.default_rng(5)
+    n = 3000
+    t = AnnotationTable.from_arrays(np.repeat(np.arange(n), 3), np.tile(["a", "b", "c"], n),
+                                    rng.integers(1, 6, 3 * n), scale="interval")
+    for name, kw in (("krippendorff_alpha", {"level": "interval"}), ("fleiss_kappa", {})):
+        prep = prepare(t, raters=None, policy="exclude", func="x")
+        spec = _make_spec(name, prep, level=kw.get("level"), weights=None)
+        unit, n_units, _ = _core._units(prep, spec.unit_mask())
+        S = _core._aggregate(spec.stats(), unit, n_units)
+        types = _core._unit_types([S], n_units)
+        assert types is not None
+        a = _core.jackknife_values(spec, S, unit, n_units, True)
+        b = _core.jackknife_values(spec, S, unit, n_units, True, None, types)
+        assert np.array_equal(a, b)

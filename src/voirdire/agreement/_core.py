@@ -1326,9 +1326,12 @@ def _replicate_se(s: _Spec, W: np.ndarray, st: Any, unit_of_item: np.ndarray | N
 
 
 def jackknife_values(s: _Spec, st: Any, unit: np.ndarray, n_units: int, item_units: bool,
-                     weights: np.ndarray | None = None) -> np.ndarray | None:
+                     weights: np.ndarray | None = None,
+                     types: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray | None:
     """Leave-one-unit-out estimates (``n_units``,) from the unit statistics; None when too costly.
-    ``weights``: units per row of ``st`` (rows with counts): each row's value, once per unit."""
+    ``weights``: units per row of ``st`` (rows with counts): each row's value, once per unit.
+    ``types``: :func:`unit_types` of the units: units of one type have the same statistics, hence
+    the same leave-one-out value, computed once per type from the same total (the same bits)."""
     if st is None:
         return None
     ordinal = isinstance(s, _AlphaOrdinal)
@@ -1337,14 +1340,26 @@ def jackknife_values(s: _Spec, st: Any, unit: np.ndarray, n_units: int, item_uni
     if weights is not None:
         return np.repeat(s.loo_from_weights(weights[None, :], st)[0], weights.astype(np.int64))
     one = np.ones((1, n_units))
+    if (types is not None and type(s).loo_from_weights is _Spec.loo_from_weights and not sp.issparse(st)
+            and st.shape[0] == n_units):
+        S = np.asarray(st)
+        type_of_unit, n_per_type = types
+        first = np.zeros(n_per_type.size, dtype=np.int64)
+        first[type_of_unit[::-1]] = np.arange(n_units)[::-1]
+        total = one @ S  # as the jackknife over every unit sums them
+        return s.estimate(total - S[first])[0][type_of_unit]
     if ordinal and not item_units:
         return s.loo_from_weights(one, None, unit)[0]
     return s.loo_from_weights(one, st)[0]
 
 
+#: ``bootstrap(types=)`` not given: the bootstrap groups the units itself
+_UNSET: Any = object()
+
+
 def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarray, n_units: int, B: int,
               rng: Any, *, compress: bool = True, se_out: list[np.ndarray | None] | None = None,
-              unit_weights: np.ndarray | None = None) -> list[np.ndarray]:
+              unit_weights: np.ndarray | None = None, types: Any = _UNSET) -> list[np.ndarray]:
     """``B`` resampled estimates of each spec (``nan`` where undefined or where ``stats`` is None).
 
     A resample draws ``n_units`` units uniformly with replacement; its weight vector (the
@@ -1361,6 +1376,8 @@ def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarra
     ``unit_weights``: each row of the statistics stands for that many identical units (``n_units``
     is their sum; rows with counts, :attr:`_Spec.w`): the types of units are drawn as above, with
     the same types, counts and draws as the units written out one by one; only that path applies.
+    ``types``: the caller's :func:`unit_types` of these statistics (None: no grouping), when it
+    grouped them already.
     """
     # a spec with several outputs per resample declares ``out_shape`` (e.g. one value per rater)
     boots = [np.full((B, *getattr(s, "out_shape", ())), np.nan) for s in specs]
@@ -1379,7 +1396,8 @@ def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarra
     has_ordinal = any(isinstance(s, _AlphaOrdinal) for s in specs)
     # with clusters, ordinal alpha needs each item's own counts: no grouping, weights spread to items
     compress = compress and (item_units or not has_ordinal)
-    types = _unit_types(stats_list, n_units, weights=unit_weights) if compress else None
+    if types is _UNSET:
+        types = _unit_types(stats_list, n_units, weights=unit_weights) if compress else None
     if unit_weights is not None and types is None:
         raise ValueError("rows with counts resample by types only (see row_types_ok)")
     if types is not None:
@@ -1539,6 +1557,7 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
         chosen.append(m)
     se_out: list[np.ndarray | None] = [np.zeros(0) if (m == "studentized" and st is not None) else None
                                        for m, st in zip(chosen, stats_list)]
+    types: tuple[np.ndarray, np.ndarray] | None = None
 
     def deterministic(j: int) -> tuple[float | None, str, np.ndarray | None]:
         """The analytic SE, the method (auto's fallback where no analytic SE exists) and the jackknife."""
@@ -1550,20 +1569,26 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
         jack = None
         if need_jack and math.isfinite(est):
             S = st if st is not None else _aggregate(s.stats(), unit, n_rows)
-            jack = jackknife_values(s, S, unit, n_units, item_units, wu)
+            # types group the rows of stats_list (this spec's own when st is not None)
+            jack = jackknife_values(s, S, unit, n_units, item_units, wu, types if st is not None else None)
         return a_se, m, jack
 
     # the analytic SEs and jackknives do not depend on the resamples: on large tables they run on a
     # second thread while the bootstrap runs (NumPy releases the GIL); the same values either way
+    kw: dict[str, Any] = {"se_out": se_out, "unit_weights": wu}
+    if B and n_units >= 2 and any(st is not None for st in stats_list) and wu is None and (
+            item_units or not any(isinstance(s, _AlphaOrdinal) for s in specs)):
+        # grouped once for both: the bootstrap draws types, the jackknife computes a value per type
+        types = kw["types"] = _unit_types(stats_list, n_units)
     if B and n_units >= _CONCURRENT_MIN_UNITS and _two_cores():
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=1) as ex:
             side = ex.submit(lambda: [deterministic(j) for j in range(len(specs))])
-            boots = bootstrap(specs, stats_list, unit, n_units, B, opts.rng, se_out=se_out, unit_weights=wu)
+            boots = bootstrap(specs, stats_list, unit, n_units, B, opts.rng, **kw)
             fixed = side.result()
     else:
-        boots = bootstrap(specs, stats_list, unit, n_units, B, opts.rng, se_out=se_out, unit_weights=wu)
+        boots = bootstrap(specs, stats_list, unit, n_units, B, opts.rng, **kw)
         fixed = [deterministic(j) for j in range(len(specs))]
     if n_units < MIN_TRUSTED_UNITS and any(math.isfinite(p[0]) for p in point):
         warnings.warn(
