@@ -1299,7 +1299,12 @@ def _units(prep: Prepared, mask: np.ndarray) -> tuple[np.ndarray, int, str]:
     return unit_map(mask, prep.clusters)
 
 
-_aggregate = unit_sums  # item statistics -> unit statistics (the resampling layer's)
+def _aggregate(S: Any, unit: np.ndarray, n_units: int) -> Any:
+    """Item statistics -> unit statistics (the resampling layer's :func:`unit_sums`); ``S`` itself
+    when every item is its own unit, in order (no copy: ``S`` is the caller's fresh ``stats()``)."""
+    if S.shape[0] == n_units == unit.shape[0] and np.array_equal(unit, np.arange(n_units)):
+        return S
+    return unit_sums(S, unit, n_units)
 
 
 def _draw_block(gen: np.random.Generator, b: int, n_units: int) -> np.ndarray:
