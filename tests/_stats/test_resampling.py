@@ -101,3 +101,38 @@ def test_unit_types_answer_as_the_count_of_distinct_rows(n_distinct, layout):
         inv, cnt = got
         assert cnt.sum() == 1000 and cnt.size == n_distinct
         assert all(np.array_equal(S[inv == t][0], S[inv == t][-1]) for t in range(cnt.size))
+
+
+# ---------------------------------------------------------------------------- the normal law at large n
+def test_linearised_law_is_the_ratio_estimator_variance_and_its_joint_covariance():
+    rng = np.random.default_rng(5)
+    n = 400
+    nn = rng.integers(1, 5, n).astype(float)
+    a = rng.binomial(nn.astype(int), 0.7).astype(float)
+    b = rng.binomial(nn.astype(int), 0.4).astype(float)
+    S = np.c_[a, b, nn]
+    est, cov, cnt = R.linearised_law(S, lambda s: np.c_[s[:, 0] / s[:, 2], s[:, 1] / s[:, 2]])
+    N = nn.sum()
+    ea, eb = (a - a.sum() / N * nn) / N, (b - b.sum() / N * nn) / N  # closed-form influence values
+    want = np.array([[ea @ ea, ea @ eb], [eb @ ea, eb @ eb]])
+    assert np.allclose(est, [a.sum() / N, b.sum() / N], rtol=1e-14)
+    assert np.allclose(cov, want, rtol=1e-8)
+    assert list(cnt) == [n, n]
+    # sparse input, the same law
+    import scipy.sparse as sp
+
+    est2, cov2, _ = R.linearised_law(sp.csr_matrix(S), lambda s: np.c_[s[:, 0] / s[:, 2], s[:, 1] / s[:, 2]])
+    assert np.allclose(cov2, cov, rtol=1e-12) and np.allclose(est2, est, rtol=1e-14)
+
+
+def test_linearised_law_undefined_output_and_the_unit_count_rule():
+    S = np.c_[np.ones(50), np.zeros(50), np.arange(50.0)]
+    est, cov, cnt = R.linearised_law(S, lambda s: np.c_[s[:, 2] / s[:, 0], s[:, 1] / s[:, 1]])
+    assert np.isfinite(est[0]) and np.isnan(est[1])
+    assert np.isfinite(cov[0, 0]) and np.isnan(cov[1]).all() and np.isnan(cov[:, 1]).all()
+    assert R.normal_law_applies(est, cnt, min_units=50) and not R.normal_law_applies(est, cnt, min_units=51)
+    assert not R.normal_law_applies(np.array([np.nan]), np.array([10**6]), min_units=1)
+    d = R.normal_draws(est, cov, 4000, np.random.default_rng(0))
+    assert np.isnan(d[:, 1]).all()
+    assert d[:, 0].mean() == pytest.approx(est[0], abs=4 * np.sqrt(cov[0, 0] / 4000))
+    assert d[:, 0].std() == pytest.approx(np.sqrt(cov[0, 0]), rel=0.05)

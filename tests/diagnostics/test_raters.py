@@ -362,3 +362,30 @@ def test_leave_one_out_medians_equal_nanmedian():
             with np.errstate(all="ignore"), pytest.warns(RuntimeWarning) if E >= 2 else nullcontext():
                 want = np.column_stack([np.nanmedian(np.delete(X, j, axis=1), axis=1) for j in range(E)])
             np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.statistical
+def test_normal_law_and_bootstrap_agree_at_25000_items(monkeypatch):
+    # the joint normal law of S(k; pool), the pool and the pool without each rater (delta method; the
+    # threshold lowered to 10,000 units for the test) against the 2,000-resample bootstrap: interval
+    # ends within a few Monte-Carlo SEs, the same flags, one spammer flagged both ways
+    import voirdire.diagnostics._raters as R
+
+    from ._sim import simulate_raters
+
+    t, planted = simulate_raters(np.random.default_rng(2), n_items=25_000, n_good=4, missing=0.4, kind="spammer")
+    out = {}
+    for thr in (10_000, 10**12):
+        monkeypatch.setattr(R, "NORMAL_MIN_UNITS", thr)
+        out[thr] = rater_diagnostics(t, n_resamples=2000, rng=5, competence=False)
+    a, b = out[10_000], out[10**12]
+    assert a.interval_method == R.NORMAL_METHOD and a.pool.method == R.NORMAL_METHOD
+    assert b.interval_method == "percentile bootstrap"
+    assert a.flagged_raters == b.flagged_raters == (planted,)
+    mc = np.sqrt(0.025 * 0.975 / 2000) / 0.0584 / 3.92            # SE of a 2.5% quantile, in widths
+    for lo, hi in (("s_low", "s_high"), ("pool_without_low", "pool_without_high"), ("delta_low", "delta_high")):
+        w = getattr(b, hi) - getattr(b, lo)
+        assert np.all(np.abs(getattr(a, lo) - getattr(b, lo)) < 4 * mc * w), lo
+        assert np.all(np.abs(getattr(a, hi) - getattr(b, hi)) < 4 * mc * w), hi
+    w = b.pool.high - b.pool.low
+    assert abs(a.pool.low - b.pool.low) < 4 * mc * w and abs(a.pool.high - b.pool.high) < 4 * mc * w

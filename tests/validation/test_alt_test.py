@@ -331,3 +331,61 @@ def test_tiny_overlap_bootstrap_gives_no_numpy_warnings() -> None:
         warnings.simplefilter("error")
         r = alt_test(_hand_table(rows), "llm", epsilon=0.2, min_items_per_human=2, n_resamples=200, rng=0)
     assert 0.0 <= r.decision_stability <= 1.0
+
+
+# ---------------------------------------------------------------------------- large tables: the normal law
+def test_normal_law_of_t_is_the_jackknife_variance() -> None:
+    # the delta-method covariance of the humans' t statistics (from the sums n, sum d, sum d^2) against
+    # the jackknife over 2,000 items
+    from voirdire._stats.resampling import linearised_law
+    from voirdire.validation._alt_test import indicators, t_pvalues
+
+    from ._large import judge_table
+
+    t = judge_table(2000, 5)
+    hidx, jidx = t.human_idx, t.judge_idx
+    wf, wh, elig, _ = indicators(t, jidx, hidx, "accuracy", 2)
+    d, ef = (wh.astype(float) - wf.astype(float))[:, 0, :], elig[:, 0, :].astype(float)
+    K = d.shape[1]
+    X = np.concatenate([ef, d * ef, d**2 * ef], axis=1)
+
+    def t_of(s):
+        return t_pvalues(s[:, :K], s[:, K:2 * K], s[:, 2 * K:], 0.1)[0]
+
+    est, cov, cnt = linearised_law(X, t_of)
+    jk = t_of(X.sum(axis=0) - X)                                  # each item left out
+    n = X.shape[0]
+    cjk = (n - 1) / n * (jk - jk.mean(axis=0)).T @ (jk - jk.mean(axis=0))
+    assert np.allclose(est, t_of(X.sum(axis=0)[None])[0], rtol=1e-13)
+    assert np.allclose(np.diag(cov), np.diag(cjk), rtol=0.02)
+    assert np.allclose(cov, cjk, atol=0.02 * np.diag(cjk).max())
+    assert list(cnt) == list(ef.sum(axis=0).astype(int))
+
+
+@pytest.mark.statistical
+def test_normal_law_and_bootstrap_agree_on_the_decision_at_25000_items(monkeypatch) -> None:
+    # a margin that makes the decision borderline: P(accept) from draws of the t statistics' joint normal
+    # law against the 2,000-resample bootstrap, within Monte-Carlo error
+    import voirdire.validation._alt_test as A
+
+    from ._large import judge_table
+
+    t = judge_table(25_000, 8)
+    r0 = alt_test(t, "judge", epsilon=0.5, n_resamples=0)
+    se = (r0.mean_d - 0.5) / r0.statistic
+    k = int(np.argsort(r0.mean_d)[len(r0.mean_d) // 2])
+    eps = float(r0.mean_d[k] + 2.3 * se[k])
+    out = {}
+    for thr in (10_000, 10**12):
+        monkeypatch.setattr(A, "NORMAL_MIN_UNITS", thr)
+        out[thr] = alt_test(t, "judge", epsilon=eps, n_resamples=2000, rng=3)
+    a, b = out[10_000], out[10**12]
+    assert a.stability_method == A.NORMAL_METHOD and b.stability_method == "bootstrap"
+    assert a.to_dict()["stability_method"] == A.NORMAL_METHOD
+    assert a.decision == b.decision and np.array_equal(a.p_value, b.p_value, equal_nan=True)
+    assert 0.1 < b.p_accept < 0.9
+    assert abs(a.p_accept - b.p_accept) < 4 * np.sqrt(2 * 0.25 / 2000)
+    # the Wilcoxon test keeps the bootstrap
+    monkeypatch.setattr(A, "NORMAL_MIN_UNITS", 10_000)
+    assert alt_test(t.select(items=range(3000)), "judge", test="wilcoxon", n_resamples=20,
+                    rng=0).stability_method == "bootstrap"

@@ -255,3 +255,86 @@ def test_matches_naive_pair_loop_on_wax() -> None:
         assert (r.n_items[k], r.n_pairs[k]) == (items, pairs)
         assert r.s_judge[k] == pytest.approx(mj / pairs, abs=1e-12)
         assert r.s_human[k] == pytest.approx(mh / pairs, abs=1e-12)
+
+
+# ---------------------------------------------------------------------------- large tables: the normal law
+def _kernel(t, score):
+    from voirdire.validation._common import category_values, resolve_judges
+    from voirdire.validation._kernel import PairStats
+
+    _, jidx, hidx = resolve_judges(t, "judge", "test")
+    level = t.scale.level if score == "alpha" else "nominal"
+    cv = category_values(t)
+    ps = PairStats(t.dense(), hidx, jidx, n_categories=t.n_categories, score=score, level=level, category_values=cv)
+    return ps, dict(score=score, level=level, cvals=cv)
+
+
+@pytest.mark.parametrize("score,scale", [("agreement", None), ("kappa", None), ("ac1", None), ("alpha", "interval"),
+                                         ("alpha", "ordinal")])
+def test_normal_law_of_d_is_the_jackknife_variance(monkeypatch, score, scale) -> None:
+    # the delta-method covariance of the d's (numerical Jacobian of the real finalize) against the
+    # jackknife over the 1,500 items: the two agree to O(1/n)
+    import voirdire.validation._leave_one_out as L
+
+    from ._large import judge_table
+
+    monkeypatch.setattr(L, "NORMAL_MIN_UNITS", 1)
+    t = judge_table(1500, 3, scale=scale)
+    ps, kw = _kernel(t, score)
+    est, cov = L._normal_d(ps, **kw, clusters=None)
+    jk = L._jackknife_d(ps, **kw, clusters=None)
+    n = jk.shape[0]
+    var_jk = (n - 1) / n * np.sum((jk - jk.mean(axis=0)) ** 2, axis=0)
+    d = leave_one_out(t, "judge", score=score, n_resamples=0).d
+    assert np.allclose(est, d, rtol=1e-12, atol=1e-14)
+    assert np.allclose(np.diag(cov), var_jk, rtol=0.03)
+    # the covariance too (the d's share items and pools)
+    cjk = (n - 1) / n * (jk - jk.mean(axis=0)).T @ (jk - jk.mean(axis=0))
+    assert np.allclose(cov, cjk, rtol=0.05, atol=0.03 * np.sqrt(np.outer(np.diag(cjk), np.diag(cjk))).max())
+
+
+@pytest.mark.statistical
+def test_normal_law_and_bootstrap_agree_at_25000_items(monkeypatch) -> None:
+    # 25,000 items, ~15,000 per human: the normal path (threshold lowered to 10,000 for the test) and
+    # the 2,000-resample bootstrap give interval ends within a few Monte-Carlo SEs, the same decision,
+    # and the same P(accept) within Monte-Carlo error at a tolerance that makes the decision borderline
+    import voirdire.validation._leave_one_out as L
+    from voirdire._stats.resampling import NORMAL_METHOD
+
+    from ._large import judge_table
+
+    t = judge_table(25_000, 11)
+    eps = float(np.clip(-np.median(leave_one_out(t, "judge", n_resamples=0).d), 0, 0.5))
+    out = {}
+    for thr in (10_000, 10**12):
+        monkeypatch.setattr(L, "NORMAL_MIN_UNITS", thr)
+        out[thr] = leave_one_out(t, "judge", epsilon=eps, n_resamples=2000, rng=4)
+    a, b = out[10_000], out[10**12]
+    assert a.interval_method == NORMAL_METHOD and b.interval_method == "percentile bootstrap"
+    assert a.d_ci("h0").method == f"{NORMAL_METHOD} (item)"
+    assert a.to_dict()["interval_method"] == NORMAL_METHOD
+    sd = (b.d_high - b.d_low) / 3.92
+    mcse = np.sqrt(0.025 * 0.975 / 2000) / 0.0584 * sd          # SE of a 2.5% quantile of 2,000 resamples
+    assert np.all(np.abs(a.d_low - b.d_low) < 4 * mcse) and np.all(np.abs(a.d_high - b.d_high) < 4 * mcse)
+    assert a.decision == b.decision and np.array_equal(a.t, b.t)
+    assert 0.1 < b.p_accept < 0.9                                 # borderline: the comparison can fail
+    assert abs(a.p_accept - b.p_accept) < 4 * np.sqrt(2 * 0.25 / 2000)
+    assert abs(a.decision_stability - b.decision_stability) < 4 * np.sqrt(2 * 0.25 / 2000)
+
+
+def test_few_units_behind_one_d_keep_the_bootstrap(monkeypatch) -> None:
+    # a human with 30 items: its d rests on too few units for the normal law, so the analysis resamples
+    import pandas as pd
+
+    import voirdire.validation._leave_one_out as L
+
+    from ._large import judge_table
+
+    monkeypatch.setattr(L, "NORMAL_MIN_UNITS", 500)
+    t = judge_table(3000, 2)
+    assert leave_one_out(t, "judge", n_resamples=100, rng=0).interval_method == L.NORMAL_METHOD
+    df = t.to_frame()
+    few = pd.DataFrame({"item": df["item"].unique()[:30], "rater": "hx", "label": 3})
+    t2 = AnnotationTable.from_frame(pd.concat([df[["item", "rater", "label"]], few]), judges=["judge"])
+    r = leave_one_out(t2, "judge", n_resamples=100, rng=0)
+    assert r.interval_method == "percentile bootstrap"

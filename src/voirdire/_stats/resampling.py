@@ -22,6 +22,12 @@ weight batches for many distinct units
     :func:`weight_key` / :func:`weighted_sums` / :func:`unit_weights` (from :mod:`._poisson`):
     independent unit weights with mean 1 and variance 1, the same however the units are chunked
     or threaded.
+the normal law at large n (no resampling of units)
+    :func:`linearised_law` gives a smooth statistic of column sums with its delta-method
+    covariance from the units' influence values (one pass over the units instead of one per
+    resample), :func:`normal_law_applies` says when every output rests on enough units for it
+    (:data:`NORMAL_MIN_UNITS`), and :func:`normal_draws` draws replicates of the few outputs from
+    that joint normal law, for decisions that are functions of several of them.
 
 Streams: every draw comes from the ``numpy.random.Generator`` the caller passes. Index draws
 take the generator's 32-bit or 64-bit bounded integers (``index_dtype``): the agreement engine
@@ -38,12 +44,12 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ._poisson import GROUP_UNITS, WEIGHT_COUNTS, unit_weights, weight_key, weighted_sums
+from ._poisson import GROUP_UNITS, WEIGHT_COUNTS, _blas_single, unit_weights, weight_key, weighted_sums
 
 __all__ = [
-    "GROUP_UNITS", "WEIGHT_COUNTS", "cluster_index", "draw_counts", "draw_indices", "resampling_unit",
-    "row_hashes", "type_counts", "unit_map", "unit_sums", "unit_types", "unit_weights", "weight_batches",
-    "weight_key",
+    "GROUP_UNITS", "NORMAL_MIN_UNITS", "NORMAL_METHOD", "WEIGHT_COUNTS", "cluster_index", "draw_counts",
+    "draw_indices", "linearised_law", "normal_draws", "normal_law_applies", "resampling_unit", "row_hashes",
+    "type_counts", "unit_map", "unit_sums", "unit_types", "unit_weights", "weight_batches", "weight_key",
     "weighted_sums",
 ]
 
@@ -229,3 +235,96 @@ def type_counts(gen: np.random.Generator, n_per_type: np.ndarray, b: int) -> np.
     """Multiplicities (float) of each unit type in ``b`` resamples: ``Multinomial(n, n_t / n)`` rows."""
     n_units = int(n_per_type.sum())
     return gen.multinomial(n_units, n_per_type / n_units, size=b).astype(np.float64)
+
+
+#: From this many contributing units per output (units whose statistics move it), the validation
+#: analyses take the normal law of their statistics (:func:`linearised_law`) instead of resampling
+#: units: docs/validation.md "Large tables" gives the comparison with the bootstrap behind it.
+NORMAL_MIN_UNITS = 20_000
+#: how results name intervals and stabilities computed from that law
+NORMAL_METHOD = "normal approximation (delta method)"
+_LAW_ROWS = 262_144  # units per chunk of influence values
+
+
+def linearised_law(S: Any, estimate: Any, *, step: float = 1e-3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A statistic of column sums with its delta-method covariance, from the units' influence values.
+
+    ``S`` is ``(n_units, C)`` per-unit statistics (dense or sparse; rows of units, clusters already
+    summed), ``estimate`` maps ``(b, C)`` column sums to ``(b, m)`` outputs. With ``T`` the column
+    sums and ``J`` the ``(m, C)`` Jacobian of ``estimate`` at ``T``, unit ``i``'s influence on the
+    outputs is ``u_i = J s_i``, and the covariance of the outputs under resampling units (the law
+    the nonparametric bootstrap approximates) is ``sum_i (u_i - u_bar)(u_i - u_bar)^T``: for a
+    ratio of sums ``A / N`` it is the classical ratio-estimator variance
+    ``sum_i (a_i - (A / N) n_i)^2 / N^2``. ``J`` is taken by central differences, each column's
+    step ``step`` times the root sum of squares of that column (the scale on which the sum moves
+    between resamples; an all-zero column has no influence and is skipped).
+
+    Returns ``(est, cov, n_contrib)``: the ``(m,)`` outputs at ``T``, their ``(m, m)`` covariance
+    (nan rows and columns where an output or its Jacobian is not finite) and, per output, the
+    number of units whose influence on it is not zero (see :func:`normal_law_applies`).
+
+    >>> import numpy as np
+    >>> a, n = np.array([1.0, 0.0, 2.0, 1.0]), np.array([1.0, 1.0, 2.0, 2.0])
+    >>> est, cov, cnt = linearised_law(np.c_[a, n], lambda s: s[:, :1] / s[:, 1:])
+    >>> round(float(est[0]), 6), round(float(cov[0, 0]), 6), int(cnt[0])
+    (0.666667, 0.030864, 4)
+    >>> round(float(np.sum((a - a.sum() / n.sum() * n) ** 2) / n.sum() ** 2), 6)
+    0.030864
+    """
+    n_units, C = S.shape
+    if sp.issparse(S):
+        S = sp.csr_matrix(S, dtype=np.float64)
+        T = np.asarray(S.sum(axis=0)).ravel()
+        scale = np.sqrt(np.asarray(S.multiply(S).sum(axis=0)).ravel())
+    else:
+        S = np.asarray(S, dtype=np.float64)
+        T = S.sum(axis=0)
+        scale = np.sqrt(np.einsum("ij,ij->j", S, S))
+    live = np.flatnonzero(scale > 0)
+    h = step * scale[live]
+    pts = np.repeat(T[None, :], 2 * live.size, axis=0)
+    pts[np.arange(live.size), live] += h
+    pts[live.size + np.arange(live.size), live] -= h
+    with np.errstate(invalid="ignore", divide="ignore"):
+        est = np.asarray(estimate(T[None, :]), dtype=np.float64).reshape(-1)
+        m = est.size
+        vals = np.asarray(estimate(pts), dtype=np.float64).reshape(2 * live.size, m) if live.size else np.zeros((0, m))
+    J = np.zeros((m, C))
+    J[:, live] = ((vals[:live.size] - vals[live.size:]) / (2.0 * h[:, None])).T
+    ok = np.isfinite(est) & np.all(np.isfinite(J), axis=1)
+    J[~ok] = 0.0
+    u_bar = J @ (T / max(n_units, 1))
+    cov = np.zeros((m, m))
+    n_contrib = np.zeros(m, dtype=np.int64)
+    with _blas_single():  # threaded BLAS on these thin products only spins on a loaded machine
+        for a in range(0, n_units, _LAW_ROWS):
+            U = np.asarray(S[a:a + _LAW_ROWS] @ J.T)
+            n_contrib += np.count_nonzero(U, axis=0)
+            U -= u_bar
+            cov += U.T @ U
+    cov[~ok, :] = np.nan
+    cov[:, ~ok] = np.nan
+    return est, cov, n_contrib
+
+
+def normal_law_applies(est: np.ndarray, n_contrib: np.ndarray, *, min_units: int = NORMAL_MIN_UNITS) -> bool:
+    """Whether the normal law of :func:`linearised_law` stands in for the bootstrap: every output
+    that is defined (finite) rests on at least ``min_units`` units, and at least one is defined.
+    An output that depends on a few units only (a human with a handful of items) keeps the
+    bootstrap for the whole analysis."""
+    fin = np.isfinite(est)
+    return bool(fin.any() and np.all(n_contrib[fin] >= min_units))
+
+
+def normal_draws(est: np.ndarray, cov: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarray:
+    """``(n_draws, m)`` draws from ``N(est, cov)`` over the finite outputs (nan elsewhere): the
+    replicates of a decision that is a function of several outputs (a symmetric square root of
+    ``cov``, negative eigenvalues from rounding set to zero)."""
+    m = est.size
+    out = np.full((n_draws, m), np.nan)
+    ok = np.flatnonzero(np.isfinite(est) & np.isfinite(np.diag(cov)))
+    if ok.size:
+        vals, vecs = np.linalg.eigh(cov[np.ix_(ok, ok)])
+        root = vecs * np.sqrt(np.clip(vals, 0.0, None))
+        out[:, ok] = est[ok] + rng.standard_normal((n_draws, ok.size)) @ root.T
+    return out

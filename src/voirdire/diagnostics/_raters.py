@@ -20,13 +20,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from scipy.special import ndtri
 
 from .._checks import as_generator, check_confidence_level, check_positive_int, check_probability
 from .._results import ConfidenceInterval, Result
 from .._scores import SCORES
 from .._stats._poisson import factor_rows
 from .._stats.distances import delta
-from .._stats.resampling import unit_map, unit_sums
+from .._stats.resampling import (
+    NORMAL_METHOD, NORMAL_MIN_UNITS, linearised_law, normal_draws, normal_law_applies, unit_map, unit_sums,
+)
 from ..agreement import engine
 from ..agreement.engine import Prepared, make_spec, prepare, resolve_level
 from ..data import AnnotationTable
@@ -103,6 +106,7 @@ class RaterDiagnosticsResult(Result):
     resampling_unit: str
     n_units: int
     n_items_total: int
+    interval_method: str = "percentile bootstrap"
 
     @property
     def flagged_raters(self) -> tuple[str, ...]:
@@ -653,9 +657,18 @@ def rater_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = 
     unit, n_units, unit_kind = unit_map(mask, prep.clusters)
     B = n_resamples
     boots = np.full((B, 1 + 2 * K), np.nan)
+    law: tuple[np.ndarray, np.ndarray] | None = None
     if B and n_units >= 2 and additive:
         st = unit_sums(spec.stats(), unit, n_units)
-        boots = engine.bootstrap([spec], [st], unit, n_units, B, gen)[0]
+        if n_units >= NORMAL_MIN_UNITS:
+            # many units behind every number: the joint normal law of the 1 + 2K outputs (delta method)
+            # stands in for the bootstrap (docs/validation.md "Large tables"); draws of it give the p-values
+            est_l, cov_l, cnt_l = linearised_law(st, lambda x: spec.estimate(x)[0])
+            if normal_law_applies(est_l, cnt_l, min_units=NORMAL_MIN_UNITS):
+                law = (est_l, cov_l)
+                boots = normal_draws(est_l, cov_l, B, gen)
+        if law is None:
+            boots = engine.bootstrap([spec], [st], unit, n_units, B, gen)[0]
     elif B and n_units >= 2:
         # one joint bootstrap: the pair rows, the pool and the pool without each rater share every resample
         specs = [spec, pool_spec, *without_specs]
@@ -666,9 +679,19 @@ def rater_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = 
         boots[:, 1 + K:] = np.column_stack(jb[2:]) if K else boots[:, 1 + K:]
     lo_q, hi_q = (1 - confidence_level) / 2, (1 + confidence_level) / 2
 
-    def _ci(x: np.ndarray, est: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _ci(x: np.ndarray, est: np.ndarray, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         low = np.full(est.shape, np.nan)
         high = np.full(est.shape, np.nan)
+        if law is not None and rows is not None:
+            # normal intervals of the linear combinations ``rows`` of the outputs: est +- z * sd
+            sd = np.full(est.shape, np.nan)
+            for r, row in enumerate(rows):  # nan only where an output the row takes is undefined
+                ix = np.flatnonzero(row)
+                sd[r] = np.sqrt(row[ix] @ law[1][np.ix_(ix, ix)] @ row[ix])
+            zq = float(ndtri(hi_q))
+            fin = np.isfinite(est) & np.isfinite(sd)
+            low[fin], high[fin] = est[fin] - zq * sd[fin], est[fin] + zq * sd[fin]
+            return low, high
         fin = np.isfinite(x)
         full = fin.all(axis=0) & np.isfinite(est)
         if x.shape[0] >= 2 and full.any():
@@ -679,13 +702,15 @@ def rater_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = 
                 low[k], high[k] = np.quantile(col, [lo_q, hi_q])
         return low, high
 
-    s_low, s_high = _ci(boots[:, 1:1 + K], s)
+    eye = np.eye(1 + 2 * K)
+    s_low, s_high = _ci(boots[:, 1:1 + K], s, eye[1:1 + K])
     # the pool, the pool without each rater and their difference: percentile intervals of the joint bootstrap
-    p_low, p_high = _ci(boots[:, :1], np.array([pool_est]))
+    p_low, p_high = _ci(boots[:, :1], np.array([pool_est]), eye[:1])
+    interval_method = "percentile bootstrap" if law is None else NORMAL_METHOD
     pool_ci = ConfidenceInterval(low=float(p_low[0]), high=float(p_high[0]), confidence_level=confidence_level,
-                                 method="percentile bootstrap")
-    pw_low, pw_high = _ci(boots[:, 1 + K:], pool_without)
-    d_low, d_high = _ci(boots[:, 1 + K:] - boots[:, :1], delta)
+                                 method=interval_method)
+    pw_low, pw_high = _ci(boots[:, 1 + K:], pool_without, eye[1 + K:])
+    d_low, d_high = _ci(boots[:, 1 + K:] - boots[:, :1], delta, eye[1 + K:] - eye[:1])
 
     # who can be evaluated
     reasons: list[str | None] = []
@@ -769,4 +794,5 @@ def rater_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = 
         significance_level=significance_level, min_items=min_items,
         rule=_rule_text(margin, significance_level, min_items), note=note, confidence_level=confidence_level,
         n_resamples=B, resampling_unit=unit_kind, n_units=n_units, n_items_total=prep.n_items,
+        interval_method=interval_method,
     )

@@ -371,7 +371,8 @@ def _loo_block(ctx: Context, w: Writer, jn: int, entry: dict[str, Any]) -> None:
            f"evaluated humans; decision stability {fmt_num(d['decision_stability'], 3)}).")
     w.figure(f"loo-{jn}", f"{judge}: leave-one-human-out differences",
              plots.forest_plot(f"{w.key}-loo-{jn}", humans, d["d"], d["d_low"], d["d_high"],
-                               xlabel=f"d_k = S(judge) − S(human k)   ({ctx.cl_pct} bootstrap intervals)",
+                               xlabel=f"d_k = S(judge) − S(human k)   ({ctx.cl_pct} "
+                               f"{'bootstrap' if 'bootstrap' in str(d.get('interval_method')) else 'normal'} intervals)",
                                refs=[(-ctx.epsilon, "−ε"), (0.0, "0")],
                                title=f"{judge}: d_k per held-out human"),
              caption="A point right of the dashed −ε line is a win for the judge against that human.")

@@ -212,9 +212,11 @@ def _decision(d: str) -> tuple[str, str]:
     return _WORD[d], _COLOUR[d]
 
 
-def _stability(x: float, n: int, unit: str) -> str:
+def _stability(x: float, n: int, unit: str, method: str = "bootstrap") -> str:
     if n == 0:
         return "no bootstrap (--n-resamples 0)"
+    if method != "bootstrap":  # large tables: draws from the statistics' joint normal law
+        return f"the same decision in {fmt_num(100 * x, 1)}% of {fmt_int(n)} draws ({method}, {unit}s)"
     return f"the same decision in {fmt_num(100 * x, 1)}% of {fmt_int(n)} bootstrap resamples ({unit}s)"
 
 
@@ -256,7 +258,8 @@ def loo_summary(r: Any) -> Text:
     if r.decision == "inconclusive":
         out.append(f"\n  Fewer than two humans share at least {r.min_items} items with the judge and another "
                    "human: the overlap is too thin to decide. Collect labels on shared items (see `voirdire plan`).")
-    out.append(f"\n  Stability: {_stability(r.decision_stability, r.n_resamples, r.resampling_unit)}.")
+    out.append(f"\n  Stability: "
+               f"{_stability(r.decision_stability, r.n_resamples, r.resampling_unit, r.stability_method)}.")
     return out
 
 
@@ -285,7 +288,8 @@ def alt_summary(r: Any) -> Text:
                           + (f"; {len(r.humans) - r.n_tested} skipped" if r.n_tested < len(r.humans) else "")
                           + f"), rho = {fmt_num(r.rho)} -> ", _decision(r.decision)))
     if r.n_resamples:
-        out.append(f"\n  Stability: {_stability(r.decision_stability, r.n_resamples, r.resampling_unit)}.")
+        out.append(f"\n  Stability: "
+               f"{_stability(r.decision_stability, r.n_resamples, r.resampling_unit, r.stability_method)}.")
     return out
 
 

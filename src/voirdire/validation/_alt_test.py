@@ -17,7 +17,10 @@ from ..data import AnnotationTable
 from ..exceptions import DegenerateDataWarning, InvalidParameterError
 from ._common import check_epsilon, check_nonneg_int, check_table, resolve_judges
 from ._kernel import nanmean_last, resampled_column_sums
-from .._stats.resampling import resampling_unit, weight_batches
+from .._stats.resampling import (
+    NORMAL_METHOD, NORMAL_MIN_UNITS, cluster_index, linearised_law, normal_draws, normal_law_applies, resampling_unit,
+    unit_sums, weight_batches,
+)
 
 __all__ = ["AltTestResult", "alt_test", "multiplicity_rejections", "rejected_flags"]
 
@@ -38,7 +41,9 @@ class AltTestResult(Result):
 
     Summary: ``omega`` (winning rate = rejected / tested), ``rho`` (average advantage
     probability over tested humans), ``decision`` ("accept" iff omega >= 0.5, else "reject"),
-    ``decision_stability`` and ``p_accept`` (bootstrap; nan when ``n_resamples=0``).
+    ``decision_stability`` and ``p_accept`` (bootstrap; nan when ``n_resamples=0``; with the t-test and
+    :data:`~voirdire._stats.resampling.NORMAL_MIN_UNITS` kept items behind every tested human, draws
+    of the t statistics' joint normal law instead: ``stability_method`` says which).
     """
 
     judge: str
@@ -71,6 +76,7 @@ class AltTestResult(Result):
     resampling_unit: str
     decision_stability: float
     p_accept: float
+    stability_method: str = "bootstrap"
 
     def to_frame(self) -> pd.DataFrame:
         """One row per human (skipped humans included, with their reason)."""
@@ -371,9 +377,14 @@ def alt_test(table: Any, judge: str, *, scoring: Literal["accuracy", "neg_rmse"]
     omega = n_rej / n_tested
     decision = "accept" if omega >= 0.5 else "reject"
     stability = p_accept = float("nan")
+    stability_method = "none"
     if n_resamples > 0:
-        om_b = _bootstrap_omega(d[:, tested], ef[:, tested], epsilon, q, correction, test, n_resamples, gen,
-                                table.clusters)
+        om_b = _normal_omega(d[:, tested], ef[:, tested], epsilon, q, correction, n_resamples, gen,
+                             table.clusters) if test == "t" else None
+        stability_method = "bootstrap" if om_b is None else NORMAL_METHOD
+        if om_b is None:
+            om_b = _bootstrap_omega(d[:, tested], ef[:, tested], epsilon, q, correction, test, n_resamples, gen,
+                                    table.clusters)
         dec_b = om_b >= 0.5
         stability = float(np.mean(dec_b == (decision == "accept")))
         p_accept = float(np.mean(dec_b))
@@ -385,6 +396,7 @@ def alt_test(table: Any, judge: str, *, scoring: Literal["accuracy", "neg_rmse"]
         n_items_dropped=int(table.n_items - n_kept[0]), n_tested=n_tested, n_rejected=n_rej, omega=omega,
         rho=float(np.mean(rho_f[tested])), decision=decision, n_resamples=n_resamples,
         resampling_unit=resampling_unit(table.clusters), decision_stability=stability, p_accept=p_accept,
+        stability_method=stability_method,
     )
 
 
@@ -416,6 +428,31 @@ def bootstrap_alt_stats(d: np.ndarray, ef: np.ndarray, wf: np.ndarray, epsilon: 
             rho[pos:pos + S.shape[0]] = nanmean_last(np.where(nb > 0, sf / np.maximum(nb, 1e-300), np.nan))
         pos += S.shape[0]
     return om, rho
+
+
+def _normal_omega(d: np.ndarray, ef: np.ndarray, epsilon: float, q: float, correction: str, n_resamples: int,
+                  rng: np.random.Generator, clusters: np.ndarray | None) -> np.ndarray | None:
+    """Replicates of omega (t-test) from the joint normal law of the humans' t statistics (delta method
+    over the units' influence values, :func:`voirdire._stats.resampling.linearised_law`), each draw
+    turned into p-values (Student t, the observed n_j - 1 df) and corrected as the test does; None
+    below :data:`NORMAL_MIN_UNITS` kept units for some human, or when a t is infinite (every d equal)."""
+    n, K = d.shape
+    if (n if clusters is None else cluster_index(clusters)[1]) < NORMAL_MIN_UNITS:
+        return None
+    X = np.concatenate([ef, d * ef, d**2 * ef], axis=1)
+    if clusters is not None:
+        inv, n_units = cluster_index(clusters)
+        X = np.asarray(unit_sums(X, inv, n_units))
+
+    def t_of(s: np.ndarray) -> np.ndarray:
+        return t_pvalues(s[:, :K], s[:, K:2 * K], s[:, 2 * K:], epsilon)[0]
+
+    est, cov, cnt = linearised_law(X, t_of)
+    if not (np.all(np.isfinite(est)) and normal_law_applies(est, cnt, min_units=NORMAL_MIN_UNITS)):
+        return None
+    n_j = ef.sum(axis=0)
+    p = stats.t.cdf(normal_draws(est, cov, n_resamples, rng), n_j - 1)
+    return multiplicity_rejections(p, q, correction=correction) / K
 
 
 def _bootstrap_omega(d: np.ndarray, ef: np.ndarray, epsilon: float, q: float, correction: str, test: str,

@@ -321,21 +321,33 @@ class PairStats:
         seg_h = J * K + (np.repeat(np.arange(K), S) if self.complete_judges else seg_j)
         return X, np.concatenate([seg_j, seg_h])
 
+    def split_sums(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Column sums of :meth:`item_matrix` ``(b, columns)`` as :meth:`sums` gives them: judge side and
+        human side, each ``(b, J, K, S)``."""
+        _, J, K, S = self.shape
+        b = s.shape[0]
+        sj = s[:, :J * K * S].reshape(b, J, K, S)
+        if self.complete_judges:
+            return sj, np.broadcast_to(s[:, J * K * S:].reshape(b, 1, K, S), sj.shape)
+        return sj, s[:, J * K * S:].reshape(sj.shape)
+
+    def unit_matrix(self, clusters: np.ndarray | None) -> sp.csr_matrix:
+        """:meth:`item_matrix` summed to the resampling units (items, or clusters when given)."""
+        X, _ = self.item_matrix()
+        if clusters is None:
+            return X
+        inv, n_units = cluster_index(clusters)
+        return sp.csr_matrix(unit_sums(X, inv, n_units))
+
     def resampled_sums(self, n_resamples: int, rng: np.random.Generator, *, clusters: np.ndarray | None,
                        batch: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Batches of resampled :meth:`sums` ``(b, J, K, S)`` (judge side, human side), ``n_resamples``
         in all: bootstrap counts ``W`` (``batch`` rows at a time) below :func:`index_free`'s size,
         else one batch of independent unit weights over :meth:`item_matrix`."""
-        n, J, K, S = self.shape
+        n = self.shape[0]
         if n_resamples and index_free(n, clusters):
             X, seg = self.item_matrix()
-            s = index_free_sums(X, n_resamples, rng, clusters=clusters, segments=seg)
-            sj = s[:, :J * K * S].reshape(n_resamples, J, K, S)
-            if self.complete_judges:
-                sh = np.broadcast_to(s[:, J * K * S:].reshape(n_resamples, 1, K, S), sj.shape)
-            else:
-                sh = s[:, J * K * S:].reshape(sj.shape)
-            yield sj, sh
+            yield self.split_sums(index_free_sums(X, n_resamples, rng, clusters=clusters, segments=seg))
             return
         for W in weight_batches(n, n_resamples, rng, clusters=clusters, batch=batch):
             yield self.sums(W)

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtri
 
 from .._checks import as_generator, check_confidence_level, check_positive_int, check_probability
 from .._results import ConfidenceInterval, Result
@@ -16,7 +17,9 @@ from ..exceptions import DegenerateDataWarning, InvalidParameterError
 from ._common import category_values, check_epsilon, check_nonneg_int, check_table, resolve_judges
 from ._kernel import SCORES, PairStats, finalize
 from ._loo import _arrays_from_stats
-from .._stats.resampling import cluster_index, resampling_unit
+from .._stats.resampling import (
+    NORMAL_METHOD, NORMAL_MIN_UNITS, cluster_index, linearised_law, normal_draws, normal_law_applies, resampling_unit,
+)
 
 __all__ = ["LeaveOneOutResult", "leave_one_out"]
 
@@ -31,13 +34,16 @@ class LeaveOneOutResult(Result):
     Per-human columns (arrays in the order of ``humans``): ``n_items`` (|I_k|), ``n_pairs``,
     ``s_judge`` (S(judge; P_k)), ``s_human`` (S(k; P_k)), ``d`` (their difference), ``d_low`` /
     ``d_high`` (BCa bootstrap interval of d_k, the acceleration from the jackknife over units, up to
-    2,000 units; percentile above, or where the acceleration is undefined: ``interval_method``
-    says which), ``t`` (T_k = 1[d_k >= -epsilon], nan when the human is not evaluated) and
+    2,000 units; percentile above, or where the acceleration is undefined; from
+    :data:`~voirdire._stats.resampling.NORMAL_MIN_UNITS` units behind every d, the normal
+    approximation ``d +- z se`` with the delta-method SE: ``interval_method`` says which), ``t``
+    (T_k = 1[d_k >= -epsilon], nan when the human is not evaluated) and
     ``reason`` (why a human was not evaluated, else ``None``).
 
     Summary: ``omega`` (winning rate over evaluated humans), ``decision`` ("accept", "reject" or
     "inconclusive"), ``decision_stability`` (bootstrap probability that the decision comes out
-    the same), ``p_accept`` (bootstrap probability of "accept").
+    the same), ``p_accept`` (bootstrap probability of "accept"); on large tables both come from
+    draws of the d's joint normal law instead of resamples (``stability_method`` says which).
     """
 
     judge: str
@@ -65,6 +71,7 @@ class LeaveOneOutResult(Result):
     decision_stability: float
     p_accept: float
     interval_method: str = "percentile bootstrap"
+    stability_method: str = "bootstrap"
 
     def d_ci(self, human: str) -> ConfidenceInterval:
         """The bootstrap interval of d_k for one human."""
@@ -93,6 +100,24 @@ def _bootstrap_d(ps: PairStats, *, score: str, level: str, cvals: np.ndarray, n_
         out[pos:pos + sj.shape[0]] = finalize(sj, ps.layout, **kw) - finalize(sh, ps.layout, **kw)
         pos += sj.shape[0]
     return out
+
+
+def _normal_d(ps: PairStats, *, score: str, level: str, cvals: np.ndarray,
+              clusters: np.ndarray | None) -> tuple[np.ndarray, np.ndarray] | None:
+    """The joint normal law of the d's (``(K,)`` estimates, ``(K, K)`` delta-method covariance, one
+    judge), from the units' influence values; None below :data:`NORMAL_MIN_UNITS` contributing units
+    for some defined d (the bootstrap then runs)."""
+    n_units = ps.shape[0] if clusters is None else cluster_index(clusters)[1]
+    if n_units < NORMAL_MIN_UNITS:
+        return None
+    kw: dict[str, Any] = dict(score=score, level=level, n_categories=ps.n_categories, category_values=cvals)
+
+    def d_of(s: np.ndarray) -> np.ndarray:
+        sj, sh = ps.split_sums(s)
+        return (finalize(sj, ps.layout, **kw) - finalize(sh, ps.layout, **kw)).reshape(s.shape[0], -1)
+
+    est, cov, cnt = linearised_law(ps.unit_matrix(clusters), d_of)
+    return (est, cov) if normal_law_applies(est, cnt, min_units=NORMAL_MIN_UNITS) else None
 
 
 # BCa's acceleration needs d with each unit left out: one weight row per unit, O(n^2) cells.
@@ -270,7 +295,23 @@ def leave_one_out(table: Any, judge: str, *, score: Score = "agreement", epsilon
     d_high = np.full(d.shape, np.nan)
     stability = p_accept = float("nan")
     methods: set[str] = set()
-    if n_resamples > 0:
+    law = None if n_resamples == 0 else _normal_d(ps, score=score, level=level, cvals=cvals, clusters=table.clusters)
+    if law is not None:
+        # many units behind every d: the bootstrap's law is the normal one to Monte-Carlo precision
+        # (docs/validation.md "Large tables"); intervals from the delta-method SEs, the decision's
+        # stability from draws of the joint normal law of the d's
+        est, cov = law
+        se = np.sqrt(np.diag(cov))
+        zq = float(ndtri(0.5 + confidence_level / 2))
+        fin = np.isfinite(d) & np.isfinite(se)
+        d_low[fin], d_high[fin] = d[fin] - zq * se[fin], d[fin] + zq * se[fin]
+        methods.add("normal")
+        db = normal_draws(np.where(np.isfinite(d), d, np.nan), cov, n_resamples, gen)
+        omb, cntb = _omega(np.where(evaluated, db, np.nan), epsilon)
+        decb = _decide(omb, cntb, threshold)
+        stability = float(np.mean(decb == dec))
+        p_accept = float(np.mean(decb == 1))
+    elif n_resamples > 0:
         db = _bootstrap_d(ps, score=score, level=level, cvals=cvals, n_resamples=n_resamples, rng=gen,
                           clusters=table.clusters)[:, 0, :]
         dj = _jackknife_d(ps, score=score, level=level, cvals=cvals, clusters=table.clusters)
@@ -295,7 +336,9 @@ def leave_one_out(table: Any, judge: str, *, score: Score = "agreement", epsilon
         n_pairs=arr.n_pairs_judge[0], s_judge=arr.s_judge[0], s_human=arr.s_human_judge[0], d=d,
         d_low=d_low, d_high=d_high, t=t, reason=tuple(reasons), n_evaluated=int(cnt), omega=float(om),
         decision=_DECISIONS[dec], decision_stability=stability, p_accept=p_accept,
-        interval_method=("BCa bootstrap" if methods == {"bca"} else "percentile bootstrap" if methods == {"percentile"}
+        interval_method=(NORMAL_METHOD if methods == {"normal"} else "BCa bootstrap" if methods == {"bca"}
+                         else "percentile bootstrap" if methods == {"percentile"}
                          else "BCa bootstrap (percentile where the acceleration is undefined)" if methods
                          else "none"),
+        stability_method="none" if n_resamples == 0 else NORMAL_METHOD if law is not None else "bootstrap",
     )
