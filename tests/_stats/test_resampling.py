@@ -136,3 +136,27 @@ def test_linearised_law_undefined_output_and_the_unit_count_rule():
     assert np.isnan(d[:, 1]).all()
     assert d[:, 0].mean() == pytest.approx(est[0], abs=4 * np.sqrt(cov[0, 0] / 4000))
     assert d[:, 0].std() == pytest.approx(np.sqrt(cov[0, 0]), rel=0.05)
+
+
+def test_linearised_law_of_blocks_and_of_factors_is_the_law_of_the_whole_matrix():
+    # a list of blocks is read as their columns side by side, factors (M, G) as M @ G (never formed):
+    # the same outputs, covariance and unit counts
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(8)
+    M = sp.random(3000, 40, density=0.05, random_state=1, format="csr")
+    M.data[:] = 1.0
+    G = sp.csr_matrix(rng.integers(0, 3, (40, 4)).astype(float))
+    X = (M @ G).toarray()
+    X[:, 3] += 1.0  # a count column, so that every ratio is defined
+    M2 = sp.hstack([M, sp.csr_matrix(np.ones((3000, 1)))], format="csr")
+    G2 = sp.vstack([G, sp.csr_matrix([[0.0, 0.0, 0.0, 1.0]])], format="csr")
+
+    def f(s):
+        return np.c_[s[:, 0] / s[:, 3], (s[:, 1] - s[:, 2]) / s[:, 3]]
+
+    want = R.linearised_law(X, f)
+    for got in (R.linearised_law([X[:, :2], sp.csr_matrix(X[:, 2:])], f), R.linearised_law(None, f, factors=(M2, G2))):
+        assert np.allclose(got[0], want[0], rtol=1e-14)
+        assert np.allclose(got[1], want[1], rtol=1e-7)
+        assert np.array_equal(got[2], want[2])

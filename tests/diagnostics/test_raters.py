@@ -334,10 +334,13 @@ def test_factored_rows_equal_the_rows_built_directly(coef, score, scale):
     X, _, _, s_pool, fac = R._joint_rows(*args)
     Xd, _, _, s_pool_d = R._blocks(*args)
     assert fac is not None and s_pool == s_pool_d
+    assert X is None  # formed from the factors only when asked (the normal law at large n never forms it)
     M, G = fac
     assert M.shape[1] < M.nnz / 2  # the pieces repeat
-    np.testing.assert_allclose(X.toarray(), Xd.toarray(), rtol=0, atol=1e-12)
-    np.testing.assert_array_equal((M @ G).toarray(), X.toarray())
+    np.testing.assert_allclose((M @ G).toarray(), Xd.toarray(), rtol=0, atol=1e-12)
+    spec = R._RaterSpec(prep, st.pool_spec, None, s_pool, st.K, st.layout, st.S, {}, fac)
+    np.testing.assert_allclose(spec.totals(), np.asarray(Xd.sum(axis=0)).ravel(), rtol=1e-13, atol=1e-12)
+    np.testing.assert_array_equal(spec.stats().toarray(), (M @ G).toarray())
     d = rater_diagnostics(t, score=score, coefficient=coef, n_resamples=100, competence=False, rng=4)
     old = R._PATTERN_CELLS
     try:
@@ -389,3 +392,13 @@ def test_normal_law_and_bootstrap_agree_at_25000_items(monkeypatch):
         assert np.all(np.abs(getattr(a, hi) - getattr(b, hi)) < 4 * mc * w), hi
     w = b.pool.high - b.pool.low
     assert abs(a.pool.low - b.pool.low) < 4 * mc * w and abs(a.pool.high - b.pool.high) < 4 * mc * w
+
+
+@pytest.mark.parametrize("space", [7, 5000, 10**9])
+def test_codes_by_counting_are_numpys_unique(space):
+    from voirdire.diagnostics._raters import _codes
+
+    key = np.random.default_rng(space % 97).integers(0, space, 20_000)
+    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    got = _codes(key, space)
+    assert np.array_equal(got[0], first) and np.array_equal(got[1], inv.ravel())

@@ -246,18 +246,36 @@ NORMAL_METHOD = "normal approximation (delta method)"
 _LAW_ROWS = 262_144  # units per chunk of influence values
 
 
-def linearised_law(S: Any, estimate: Any, *, step: float = 1e-3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _csr_rows(X: sp.csr_matrix, a: int, z: int) -> sp.csr_matrix:
+    """Rows ``a .. z-1`` of a CSR matrix as a view of its arrays (no copy of the data)."""
+    p0, p1 = int(X.indptr[a]), int(X.indptr[z])
+    return sp.csr_matrix((X.data[p0:p1], X.indices[p0:p1], X.indptr[a:z + 1] - p0), shape=(z - a, X.shape[1]))
+
+
+def _block_sums(X: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Column sums and column sums of squares of a dense or CSR block."""
+    if sp.issparse(X):
+        C = X.shape[1]
+        return (np.bincount(X.indices, weights=X.data, minlength=C),
+                np.bincount(X.indices, weights=X.data * X.data, minlength=C))
+    return X.sum(axis=0), np.einsum("ij,ij->j", X, X)
+
+
+def linearised_law(S: Any, estimate: Any, *, step: float = 1e-3,
+                   factors: tuple[Any, Any] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A statistic of column sums with its delta-method covariance, from the units' influence values.
 
     ``S`` is ``(n_units, C)`` per-unit statistics (dense or sparse; rows of units, clusters already
-    summed), ``estimate`` maps ``(b, C)`` column sums to ``(b, m)`` outputs. With ``T`` the column
-    sums and ``J`` the ``(m, C)`` Jacobian of ``estimate`` at ``T``, unit ``i``'s influence on the
-    outputs is ``u_i = J s_i``, and the covariance of the outputs under resampling units (the law
-    the nonparametric bootstrap approximates) is ``sum_i (u_i - u_bar)(u_i - u_bar)^T``: for a
-    ratio of sums ``A / N`` it is the classical ratio-estimator variance
-    ``sum_i (a_i - (A / N) n_i)^2 / N^2``. ``J`` is taken by central differences, each column's
-    step ``step`` times the root sum of squares of that column (the scale on which the sum moves
-    between resamples; an all-zero column has no influence and is skipped).
+    summed), or a list of such blocks with the same rows (read as their columns side by side), or
+    None with ``factors=(M, G)``: ``S = M @ G`` (units x pieces times pieces x columns, never formed).
+    ``estimate`` maps ``(b, C)`` column sums to ``(b, m)`` outputs. With ``T`` the column sums and
+    ``J`` the ``(m, C)`` Jacobian of ``estimate`` at ``T``, unit ``i``'s influence on the outputs is
+    ``u_i = J s_i``, and the covariance of the outputs under resampling units (the law the
+    nonparametric bootstrap approximates) is ``sum_i (u_i - u_bar)(u_i - u_bar)^T``: for a ratio
+    of sums ``A / N`` it is the classical ratio-estimator variance ``sum_i (a_i - (A / N) n_i)^2 / N^2``.
+    ``J`` is taken by central differences, each column's step ``step`` times the root sum of squares
+    of that column (the scale on which the sum moves between resamples; with ``factors``, of the
+    pieces weighted by their counts; an all-zero column has no influence and is skipped).
 
     Returns ``(est, cov, n_contrib)``: the ``(m,)`` outputs at ``T``, their ``(m, m)`` covariance
     (nan rows and columns where an output or its Jacobian is not finite) and, per output, the
@@ -271,15 +289,21 @@ def linearised_law(S: Any, estimate: Any, *, step: float = 1e-3) -> tuple[np.nda
     >>> round(float(np.sum((a - a.sum() / n.sum() * n) ** 2) / n.sum() ** 2), 6)
     0.030864
     """
-    n_units, C = S.shape
-    if sp.issparse(S):
-        S = sp.csr_matrix(S, dtype=np.float64)
-        T = np.asarray(S.sum(axis=0)).ravel()
-        scale = np.sqrt(np.asarray(S.multiply(S).sum(axis=0)).ravel())
+    blocks: list[Any] = []
+    if factors is not None:
+        M, G = sp.csr_matrix(factors[0], dtype=np.float64), sp.csr_matrix(factors[1], dtype=np.float64)
+        n_units = M.shape[0]
+        cm = np.bincount(M.indices, weights=M.data, minlength=M.shape[1])
+        T = np.asarray(G.T @ cm).ravel()
+        scale = np.sqrt(np.asarray(G.multiply(G).T @ np.abs(cm)).ravel())
     else:
-        S = np.asarray(S, dtype=np.float64)
-        T = S.sum(axis=0)
-        scale = np.sqrt(np.einsum("ij,ij->j", S, S))
+        for X in (S if isinstance(S, (list, tuple)) else [S]):
+            blocks.append(sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, dtype=np.float64))
+        n_units = blocks[0].shape[0]
+        parts = [_block_sums(X) for X in blocks]
+        T = np.concatenate([t for t, _ in parts])
+        scale = np.sqrt(np.concatenate([q for _, q in parts]))
+    C = T.size
     live = np.flatnonzero(scale > 0)
     h = step * scale[live]
     pts = np.repeat(T[None, :], 2 * live.size, axis=0)
@@ -294,11 +318,25 @@ def linearised_law(S: Any, estimate: Any, *, step: float = 1e-3) -> tuple[np.nda
     ok = np.isfinite(est) & np.all(np.isfinite(J), axis=1)
     J[~ok] = 0.0
     u_bar = J @ (T / max(n_units, 1))
+    if factors is not None:
+        V = np.asarray(G @ J.T)                     # each piece's influence
+
+        def rows(a: int, z: int) -> np.ndarray:
+            return np.asarray(_csr_rows(M, a, z) @ V)
+    else:
+        offs = np.cumsum([0] + [X.shape[1] for X in blocks])
+
+        def rows(a: int, z: int) -> np.ndarray:
+            U = np.zeros((z - a, m))
+            for X, o0, o1 in zip(blocks, offs[:-1], offs[1:]):
+                Xr = _csr_rows(X, a, z) if sp.issparse(X) else X[a:z]
+                U += np.asarray(Xr @ J[:, o0:o1].T)
+            return U
     cov = np.zeros((m, m))
     n_contrib = np.zeros(m, dtype=np.int64)
     with _blas_single():  # threaded BLAS on these thin products only spins on a loaded machine
         for a in range(0, n_units, _LAW_ROWS):
-            U = np.asarray(S[a:a + _LAW_ROWS] @ J.T)
+            U = rows(a, min(n_units, a + _LAW_ROWS))
             n_contrib += np.count_nonzero(U, axis=0)
             U -= u_bar
             cov += U.T @ U

@@ -160,11 +160,15 @@ def indicators(table: AnnotationTable, jidx: np.ndarray, hidx: np.ndarray, scori
     if callable(scoring):
         return (*_indicators_callable(table, H, G, vk, elig, scoring), elig, keep.sum(axis=0))
     if scoring == "accuracy":
-        # S(a, R) = #{r in R: r = a} / |R|; |R| = nh - 1 is shared, so compare the counts.
-        eqh = (H[:, :, None] == H[:, None, :]) & vk[:, None, :] & vk[:, :, None]
-        num_h = eqh.sum(axis=2) - 1                                             # (n, K)
+        # S(a, R) = #{r in R: r = a} / |R|; |R| = nh - 1 is shared, so compare the counts, read from each
+        # item's category counts C (O(items x humans); a missing label reads the empty column L)
+        n = H.shape[0]
+        Hx, Gx = np.where(vk, H, L), np.where(vj, G, L)
+        C = np.bincount((np.arange(n)[:, None] * (L + 1) + Hx).ravel(), minlength=n * (L + 1)).reshape(n, L + 1)
+        C[:, L] = 0
+        num_h = np.take_along_axis(C, Hx, axis=1) - 1                           # (n, K)
         eq = (G[:, :, None] == H[:, None, :]) & vk[:, None, :]                  # (n, J, K)
-        num_f = eq.sum(axis=2)[:, :, None] - eq                                 # (n, J, K)
+        num_f = np.take_along_axis(C, Gx, axis=1)[:, :, None] - eq              # (n, J, K)
         wf = num_f >= num_h[:, None, :]
         wh = num_h[:, None, :] >= num_f
     else:  # neg_rmse: S = -sqrt(mean (a - r)^2); |R| shared, so compare the sums of squares

@@ -177,7 +177,7 @@ class PairStats:
                  "n_items", "shape", "_score", "_level", "_dm", "_Hx", "_Gx", "_vk", "_C", "_m", "_cache")
 
     #: per-item statistics are materialised whole below this many floats, else in item chunks
-    max_floats = 20_000_000
+    max_floats = 50_000_000
 
     def __init__(self, codes: np.ndarray, human_cols: np.ndarray, judge_cols: np.ndarray, *,
                  n_categories: int, score: str, level: str, category_values: np.ndarray | None,
@@ -331,8 +331,14 @@ class PairStats:
             return sj, np.broadcast_to(s[:, J * K * S:].reshape(b, 1, K, S), sj.shape)
         return sj, s[:, J * K * S:].reshape(sj.shape)
 
-    def unit_matrix(self, clusters: np.ndarray | None) -> sp.csr_matrix:
-        """:meth:`item_matrix` summed to the resampling units (items, or clusters when given)."""
+    def unit_matrix(self, clusters: np.ndarray | None) -> Any:
+        """:meth:`item_matrix` summed to the resampling units (items, or clusters when given); items of a
+        table held whole come as its two dense blocks (judge side, human side), not copied into one."""
+        if clusters is None and self._cache is not None:
+            pj, ph = self._cache
+            n = pj.shape[0]
+            hx = ph if self.complete_judges else self.judge_valid.astype(float)[:, :, None, None] * ph[:, None, :, :]
+            return [pj.reshape(n, -1), hx.reshape(n, -1)]
         X, _ = self.item_matrix()
         if clusters is None:
             return X
