@@ -18,8 +18,10 @@ weighted 20; ``--design uniform``: ``pi = 0.1``). Per method: bias, Monte-Carlo 
 of the estimate, root-mean-square reported standard error, mean reported variance over the
 Monte-Carlo variance, coverage of the finite-population mean, median effective df, mean
 power-tuning ``lambda``; the last row holds the prediction fixed at the population regression
-(``model="identity"`` on it: no estimation noise in the model). ``--interval auto`` (default): the jackknife design variance below 100
-labelled units and the skewness correction; ``t``: the linearised variance with the t quantile.
+(``model="identity"`` on it: no estimation noise in the model). ``--interval auto`` (default): below 100
+labelled units the design variance corrected for the model's estimation noise (the mean of the
+linearised variance and the refitting jackknife; human-only: the Hajek jackknife) and the
+skewness correction; ``t``: the linearised variance with the t quantile.
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=800)
     ap.add_argument("--interval", choices=["auto", "t"], default="auto",
-                    help="auto: the default (jackknife variance below 100 labels, t, skewness correction); "
+                    help="auto: the default (jackknife-corrected variance below 100 labels, t, skewness correction); "
                          "t: the linearised variance with the t quantile")
     ap.add_argument("--design", choices=DESIGNS, default="unequal")
     ap.add_argument("--summeval", action="store_true", help="the SummEval cells instead (see above)")
