@@ -338,3 +338,26 @@ def test_few_units_behind_one_d_keep_the_bootstrap(monkeypatch) -> None:
     t2 = AnnotationTable.from_frame(pd.concat([df[["item", "rater", "label"]], few]), judges=["judge"])
     r = leave_one_out(t2, "judge", n_resamples=100, rng=0)
     assert r.interval_method == "percentile bootstrap"
+
+
+def test_normal_law_with_one_item_per_cluster_is_the_items_law(monkeypatch) -> None:
+    # the cluster path of the normal law (unit sums per cluster) on clusters of one item each: the
+    # same intervals as the item path (the rule's and the alt-test's stabilities within one draw)
+    import voirdire.validation._alt_test as A
+    import voirdire.validation._leave_one_out as L
+    from voirdire.validation import alt_test
+
+    from ._large import judge_table
+
+    monkeypatch.setattr(L, "NORMAL_MIN_UNITS", 500)
+    monkeypatch.setattr(A, "NORMAL_MIN_UNITS", 500)
+    t = judge_table(2000, 6)
+    df = t.to_frame()[["item", "rater", "label"]]
+    tc = AnnotationTable.from_frame(df.assign(cl=df["item"].astype(str) + "c"), judges=["judge"], cluster="cl")
+    a, b = (leave_one_out(x, "judge", n_resamples=400, rng=1) for x in (t, tc))
+    assert a.interval_method == b.interval_method == L.NORMAL_METHOD and b.resampling_unit == "cluster"
+    assert np.allclose(a.d_low, b.d_low, rtol=0, atol=1e-12) and np.allclose(a.d_high, b.d_high, rtol=0, atol=1e-12)
+    assert abs(a.decision_stability - b.decision_stability) <= 1 / 400
+    x, y = (alt_test(u, "judge", epsilon=0.1, n_resamples=400, rng=1) for u in (t, tc))
+    assert x.stability_method == y.stability_method == A.NORMAL_METHOD
+    assert abs(x.p_accept - y.p_accept) <= 1 / 400

@@ -443,10 +443,11 @@ def _normal_omega(d: np.ndarray, ef: np.ndarray, epsilon: float, q: float, corre
     n, K = d.shape
     if (n if clusters is None else cluster_index(clusters)[1]) < NORMAL_MIN_UNITS:
         return None
-    X = np.concatenate([ef, d * ef, d**2 * ef], axis=1)
+    de = d * ef
+    X: list[np.ndarray] = [ef, de, de * d]  # the columns n, sum d, sum d^2 side by side (not joined)
     if clusters is not None:
         inv, n_units = cluster_index(clusters)
-        X = np.asarray(unit_sums(X, inv, n_units))
+        X = [np.asarray(unit_sums(x, inv, n_units)) for x in X]
 
     def t_of(s: np.ndarray) -> np.ndarray:
         return t_pvalues(s[:, :K], s[:, K:2 * K], s[:, 2 * K:], epsilon)[0]
