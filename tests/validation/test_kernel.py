@@ -183,6 +183,12 @@ def test_item_chunked_statistics_equal_whole(monkeypatch, score: str, level: str
         assert np.allclose(a, b)
     for a, b in zip(whole.sums(W), chunked.sums(W)):
         assert np.allclose(a, b)
+    # held whole but built a chunk of items at a time: the same arrays as one build
+    monkeypatch.setattr(PairStats, "max_floats", 10**9)
+    monkeypatch.setattr(PairStats, "chunk_floats", 200)
+    built = PairStats(*args, **kw)
+    assert built._cache is not None
+    assert np.array_equal(built._cache[0], whole._cache[0]) and np.array_equal(built._cache[1], whole._cache[1])
     assert np.allclose(whole.human_sums(), chunked.human_sums())
 
 

@@ -118,7 +118,7 @@ FIX_TOO_LARGE = ("treat numeric labels as numbers (--scale interval or ordinal),
 def kernel_bytes(n_items: int, n_categories: int, score: str, level: str) -> float:
     """Bytes the kernel holds per table: the per-item category counts (items x categories), and for
     interval/ratio alpha also the categories x categories distance matrix and its product with the
-    counts. (The per-item statistics themselves are built in chunks of :attr:`PairStats.max_floats`.)"""
+    counts. (The per-item statistics themselves are built in chunks of :attr:`PairStats.chunk_floats`.)"""
     L1 = float(n_categories) + 1.0
     n_bytes = 8.0 * n_items * L1
     if score == "alpha" and level not in ("nominal", "ordinal"):
@@ -178,6 +178,8 @@ class PairStats:
 
     #: per-item statistics are materialised whole below this many floats, else in item chunks
     max_floats = 50_000_000
+    #: ... and built (and, above ``max_floats``, materialised on demand) in item chunks of this many floats
+    chunk_floats = 20_000_000
 
     def __init__(self, codes: np.ndarray, human_cols: np.ndarray, judge_cols: np.ndarray, *,
                  n_categories: int, score: str, level: str, category_values: np.ndarray | None,
@@ -218,8 +220,18 @@ class PairStats:
         self._Hx, self._Gx, self._vk, self._C, self._m = Hx, Gx, vk, C, m
         self._cache: tuple[np.ndarray, np.ndarray] | None = None
         J, K = Gx.shape[1], Hx.shape[1]
-        if n * J * K * _n_stats(score, level, L) <= self.max_floats:
-            j_all, h_all, self.layout = self._build(slice(0, n))
+        S = _n_stats(score, level, L)
+        if n * J * K * S <= self.max_floats:
+            step = max(1, min(self.chunk_floats, self.max_floats) // max(J * K * S, 1))
+            if n <= step:
+                j_all, h_all, self.layout = self._build(slice(0, n))
+            else:  # held whole, built a chunk of items at a time (the build's temporaries stay chunk-sized)
+                j0, h0, self.layout = self._build(slice(0, 1))
+                j_all = np.empty((n, *j0.shape[1:]))
+                h_all = np.empty((n, *h0.shape[1:]))
+                for a in range(0, n, step):
+                    sl = slice(a, min(n, a + step))
+                    j_all[sl], h_all[sl], _ = self._build(sl)
             self._cache = (j_all, h_all)
         else:
             _, _, self.layout = self._build(slice(0, 1))
@@ -295,7 +307,7 @@ class PairStats:
             yield slice(0, self.n_items), self._cache[0], self._cache[1]
             return
         n, J, K, S = self.shape
-        step = max(1, self.max_floats // max(J * K * S, 1))
+        step = max(1, min(self.chunk_floats, self.max_floats) // max(J * K * S, 1))
         for a in range(0, n, step):
             sl = slice(a, min(n, a + step))
             pj, ph, _ = self._build(sl)
