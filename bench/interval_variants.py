@@ -53,15 +53,19 @@ from voirdire._stats import intervals as iv  # noqa: E402
 from voirdire.agreement import _core  # noqa: E402
 
 
+def _t(th: np.ndarray, se: np.ndarray, centre: Any, scale: Any) -> np.ndarray:
+    """``(g(th) - centre) / (g'(th) se)``; ``+-inf`` where ``se`` is 0 and ``th`` differs, 0 where equal."""
+    diff = scale.g(th) - centre
+    sb = scale.dg(th) * se
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(sb > 0, diff / np.where(sb > 0, sb, 1.0), np.sign(diff) * np.inf)
+    return np.where(np.isnan(t), 0.0, t)
+
+
 def _t_star(est: float, boots: np.ndarray, boot_se: np.ndarray, se: float, scale: Any) -> tuple[float, np.ndarray, float]:
     ok = np.isfinite(boots) & np.isfinite(boot_se)
     z0 = float(scale.g(est))
-    diff = scale.g(boots[ok]) - z0
-    sb = scale.dg(boots[ok]) * boot_se[ok]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(sb > 0, diff / np.where(sb > 0, sb, 1.0), np.sign(diff) * np.inf)
-    t = np.sort(np.where(np.isnan(t), 0.0, t))
-    return z0, t, float(scale.dg(est)) * se
+    return z0, np.sort(_t(boots[ok], boot_se[ok], z0, scale)), float(scale.dg(est)) * se
 
 
 def _order_stat(t: np.ndarray, p: float) -> float:
@@ -120,15 +124,8 @@ def double_t(s: Any, est: float, st: Any, jack: np.ndarray | None, boots: np.nda
     if not (math.isfinite(s0) and s0 > 0):
         return {}
 
-    def tstat(th: np.ndarray, se: np.ndarray, centre: np.ndarray) -> np.ndarray:
-        diff = sc.g(th) - centre
-        sb = sc.dg(th) * se
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.where(sb > 0, diff / np.where(sb > 0, sb, 1.0), np.sign(diff) * np.inf)
-        return np.where(np.isnan(t), 0.0, t)
-
     ok1 = np.isfinite(th1) & np.isfinite(se1)
-    t1 = tstat(th1, se1, np.full(B1, z0))
+    t1 = _t(th1, se1, z0, sc)
     u = np.full(B1, np.nan)
     step = max(1, 200_000 // max(C * n_units, 1))
     for b0 in range(0, B1, step):
@@ -139,7 +136,7 @@ def double_t(s: Any, est: float, st: Any, jack: np.ndarray | None, boots: np.nda
         th2 = s.from_weights(W2, S)
         se2 = _core._replicate_se(s, W2, S)
         cen = np.repeat(sc.g(th1[bs]), C)
-        t2 = tstat(th2, se2, cen).reshape(len(bs), C)
+        t2 = _t(th2, se2, cen, sc).reshape(len(bs), C)
         ok2 = (np.isfinite(th2) & np.isfinite(se2)).reshape(len(bs), C)
         tb = t1[bs][:, None]
         below = ((t2 < tb) & ok2).sum(1) + 0.5 * ((t2 == tb) & ok2).sum(1)
