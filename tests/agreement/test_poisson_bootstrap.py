@@ -51,6 +51,26 @@ def test_weights_do_not_depend_on_chunks_or_threads():
     np.testing.assert_allclose(one_sp, whole.T.astype(float) @ Ssp.toarray(), rtol=1e-12, atol=1e-9)
 
 
+def test_zero_and_repeated_columns_found_beyond_the_head():
+    # weighted_sums multiplies each distinct non-zero column once; the first rows settle most
+    # columns, the rest only when the head leaves it open: a column zero or equal to another in
+    # its head but not below must still be multiplied
+    from voirdire._stats import _poisson as P
+
+    n = P._HEAD_ROWS + 50
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=n)
+    late = np.zeros(n)
+    late[-1] = 2.5  # zero in the head only
+    twin = a.copy()
+    twin[-3] += 1.0  # equal to a in the head only
+    S = np.column_stack([a, np.zeros(n), late, a, twin, late])
+    assert P._distinct_columns(S) == ([0, 2, 4], [0, -1, 1, 0, 2, 1])
+    key = weight_key(np.random.default_rng(4))
+    W = unit_weights(key, 0, n, n, 9).T.astype(np.float64)
+    np.testing.assert_allclose(weighted_sums(S, key, 9), W @ S, rtol=1e-12, atol=1e-9)
+
+
 def test_weights_are_the_thresholds_of_the_raw_bytes():
     # the weights are made a few hundred units at a time (in cache); they must be the law's map of
     # each random byte (the number of thresholds it reaches), whatever the blocking

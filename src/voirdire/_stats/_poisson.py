@@ -185,6 +185,39 @@ def _blas_single() -> Any:
     return tp.threadpool_limits(1, user_api="blas") if tp is not None else contextlib.nullcontext()
 
 
+#: rows compared first when looking for zero or repeated columns (a column that differs there is
+#: settled without reading the rest)
+_HEAD_ROWS = 4096
+
+
+def _distinct_columns(S: np.ndarray) -> tuple[list[int], list[int]]:
+    """The columns of ``S`` to multiply and where each column's sums come from.
+
+    Returns ``(keep, src)``: ``keep`` the first column of each distinct non-zero column, ``src[k]``
+    the position in ``keep`` of column ``k``'s copy (``-1``: column ``k`` is zero). The first
+    :data:`_HEAD_ROWS` rows decide most columns (non-zero there, or different there); the whole
+    column is read only when its head leaves the question open, so the answer is exact.
+
+    >>> S = np.array([[0.0, 1.0, 2.0, 1.0], [0.0, 3.0, 4.0, 3.0]])
+    >>> _distinct_columns(S)
+    ([1, 2], [-1, 0, 1, 0])
+    """
+    head = S[:_HEAD_ROWS]
+    src: list[int] = []
+    keep: list[int] = []
+    for k in range(S.shape[1]):
+        if not head[:, k].any() and not S[:, k].any():
+            src.append(-1)
+            continue
+        same = next((j for j, c in enumerate(keep)
+                     if np.array_equal(head[:, c], head[:, k]) and np.array_equal(S[:, c], S[:, k])), None)
+        if same is None:
+            keep.append(k)
+            same = len(keep) - 1
+        src.append(same)
+    return keep, src
+
+
 def weighted_sums(S: Any, key: int, B: int, *, threads: int | None = None,
                   segments: np.ndarray | None = None,
                   factors: tuple[Any, Any] | None = None) -> np.ndarray:
@@ -209,18 +242,7 @@ def weighted_sums(S: Any, key: int, B: int, *, threads: int | None = None,
     S = np.ascontiguousarray(S, dtype=np.float64)
     n, K = S.shape
     n_groups = -(-n // GROUP_UNITS)
-    src: list[int] = []  # column k of the result = column src[k] of the product (-1: zero)
-    keep: list[int] = []
-    for k in range(K):
-        col = S[:, k]
-        if not col.any():
-            src.append(-1)
-            continue
-        same = next((j for j, c in enumerate(keep) if np.array_equal(S[:, c], col)), None)
-        if same is None:
-            keep.append(k)
-            same = len(keep) - 1
-        src.append(same)
+    keep, src = _distinct_columns(S)
     Su = np.ascontiguousarray(S[:, keep])
     Ku = len(keep)
 
