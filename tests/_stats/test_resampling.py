@@ -160,3 +160,17 @@ def test_linearised_law_of_blocks_and_of_factors_is_the_law_of_the_whole_matrix(
         assert np.allclose(got[0], want[0], rtol=1e-14)
         assert np.allclose(got[1], want[1], rtol=1e-7)
         assert np.array_equal(got[2], want[2])
+
+
+def test_group_hashes_is_numpys_unique():
+    # the hash grouping behind unit_types and the streamed rows must give np.unique's sorted keys,
+    # first positions and inverse exactly (empty input included)
+    from voirdire._stats.resampling import group_hashes
+
+    rng = np.random.default_rng(5)
+    for h in (rng.integers(0, 50, 2000).astype(np.uint64), rng.integers(0, 2**63, 300).astype(np.uint64),
+              np.zeros(0, dtype=np.uint64), np.full(7, 2**64 - 1, dtype=np.uint64)):
+        keys, first, inv = np.unique(h, return_index=True, return_inverse=True)
+        got = group_hashes(h)
+        assert np.array_equal(got[0], keys) and np.array_equal(got[1], first)
+        assert np.array_equal(got[2], inv.ravel())

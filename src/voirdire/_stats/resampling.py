@@ -48,7 +48,7 @@ from ._poisson import GROUP_UNITS, WEIGHT_COUNTS, _blas_single, unit_weights, we
 
 __all__ = [
     "GROUP_UNITS", "NORMAL_MIN_UNITS", "NORMAL_METHOD", "WEIGHT_COUNTS", "cluster_index", "draw_counts",
-    "draw_indices", "linearised_law", "normal_draws", "normal_law_applies", "resampling_unit", "row_hashes",
+    "draw_indices", "group_hashes", "linearised_law", "normal_draws", "normal_law_applies", "resampling_unit", "row_hashes",
     "type_counts", "unit_map", "unit_sums", "unit_types", "unit_weights", "weight_batches", "weight_key",
     "weighted_sums",
 ]
@@ -177,9 +177,14 @@ def _hash_rows(mats: Sequence[np.ndarray], lo: int, hi: int) -> np.ndarray:
     return h
 
 
-def _group(h: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``np.unique(h, return_index=True, return_inverse=True)`` by hashing (O(n), no sort of the
-    rows): the same sorted keys, first positions and inverse."""
+def group_hashes(h: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(h, return_index=True, return_inverse=True)`` of a 1-d array of row hashes by
+    hashing (O(n), no sort of the rows): the same sorted keys, first positions and inverse.
+
+    >>> keys, first, inv = group_hashes(np.array([7, 3, 7, 5, 3], dtype=np.uint64))
+    >>> keys.tolist(), first.tolist(), inv.tolist()
+    ([3, 5, 7], [1, 3, 0], [2, 0, 2, 1, 0])
+    """
     codes, uniq = pd.factorize(h)  # codes in order of first appearance
     codes = np.asarray(codes, dtype=np.int64)
     new = np.empty(codes.size, dtype=bool)
@@ -219,7 +224,7 @@ def unit_types(stats_list: Sequence[Any], n_units: int,
     if head < n_rows and pd.unique(h[:head]).size == head:
         return None
     h[head:] = _hash_rows(cols, head, n_rows)
-    keys, first, inv = _group(h)
+    keys, first, inv = group_hashes(h)
     del h
     if keys.size * 4 > n_units:
         return None

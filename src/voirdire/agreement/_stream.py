@@ -268,7 +268,7 @@ class _Rows:
 def _to_rows(gs: list[Any]) -> _Rows | None:
     """The distinct rows of one block's specs; None when an attribute is sparse (many categories)
     or two distinct rows share a hash."""
-    from .._stats.resampling import row_hashes
+    from .._stats.resampling import group_hashes, row_hashes
 
     cols: list[np.ndarray] = []
     where: dict[str, int] = {}
@@ -295,8 +295,7 @@ def _to_rows(gs: list[Any]) -> _Rows | None:
             at += max(nc, 1)
         layout.append(tuple(ent))
     K = np.column_stack(cols)
-    keys, first, inv = np.unique(row_hashes(K), return_index=True, return_inverse=True)
-    inv = inv.ravel()
+    keys, first, inv = group_hashes(row_hashes(K))
     if not all(np.array_equal(K[:, j], K[first, j][inv]) for j in range(K.shape[1])):
         return None  # a hash collision
     return _Rows(layout=tuple(layout), table=K[first], hashes=keys, codes=[inv.astype(np.int32)])
