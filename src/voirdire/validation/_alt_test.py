@@ -441,12 +441,12 @@ def _normal_omega(d: np.ndarray, ef: np.ndarray, epsilon: float, q: float, corre
     turned into p-values (Student t, the observed n_j - 1 df) and corrected as the test does; None
     below :data:`NORMAL_MIN_UNITS` kept units for some human, or when a t is infinite (every d equal)."""
     n, K = d.shape
-    if (n if clusters is None else cluster_index(clusters)[1]) < NORMAL_MIN_UNITS:
+    inv, n_units = (None, n) if clusters is None else cluster_index(clusters)
+    if n_units < NORMAL_MIN_UNITS:
         return None
     de = d * ef
     X: list[np.ndarray] = [ef, de, de * d]  # the columns n, sum d, sum d^2 side by side (not joined)
-    if clusters is not None:
-        inv, n_units = cluster_index(clusters)
+    if inv is not None:
         X = [np.asarray(unit_sums(x, inv, n_units)) for x in X]
 
     def t_of(s: np.ndarray) -> np.ndarray:
