@@ -244,7 +244,8 @@ _ROWS_MIN = 1 << 16
 class _Rows:
     """A selection's per-item statistics as distinct rows with counts: O(distinct rows + items x 4
     bytes) instead of O(items x attributes x 8 bytes). ``table``: the distinct rows (every spec's
-    per-item attributes side by side, float64, in order of first appearance); ``hashes``: their
+    per-item attributes side by side, float64; the first block's rows in the order of their
+    hashes, each later block's new rows appended after them); ``hashes``: their
     :func:`~voirdire._stats.resampling.row_hashes` (rows are told apart by value: equal hashes
     are checked on the values); ``codes``: per block of items, each item's row (file order);
     ``layout``: per spec, ``(attribute, first column, columns (0: 1-D), dtype)``."""
