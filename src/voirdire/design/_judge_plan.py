@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy.special import ndtr, ndtri  # the normal cdf / quantile scipy.stats.norm calls (no scipy.stats import: ~1 s)
 
 from .._results import Result
 from ..data import AnnotationTable
@@ -123,7 +123,7 @@ def plan_judges(table: AnnotationTable, judges: Sequence[str] | None = None, *, 
     if not names:
         raise InvalidParameterError(f"plan_judges: {table.source} has no judge; name one.")
     rnd = np.zeros(table.n_labels) if rounds is None else rounds
-    z = float(stats.norm.ppf(1 - significance_level / 2))
+    z = float(ndtri(1 - significance_level / 2))
     plans = []
     for j in names:
         seq = validate_sequential(table, j, rounds=rnd, method="loo", epsilon=epsilon, q=q, rng=rng)

@@ -9,7 +9,7 @@ from typing import Any, cast
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy.special import ndtr, ndtri  # the normal cdf / quantile scipy.stats.norm calls (no scipy.stats import: ~1 s)
 
 from .._checks import as_generator, check_choice, check_positive_int, check_probability
 from .._results import Result
@@ -72,7 +72,7 @@ def false_reject_probability(m: Any, *, mu_d: float, sigma0: float, epsilon: flo
     if np.any(mm < 0):
         raise InvalidParameterError(f"The 'm' parameter of {func} must hold numbers >= 0. Got {m!r} instead.")
     z = (mu_d + epsilon) * np.sqrt(mm) / sigma0
-    out = stats.norm.cdf(-z)
+    out = ndtr(-z)
     return float(out) if np.ndim(out) == 0 else out
 
 
@@ -306,7 +306,7 @@ def plan_certification(
     func = "plan_certification"
     epsilon = check_epsilon(epsilon, func)
     sig = check_probability(significance_level, "significance_level", func)
-    z = float(stats.norm.ppf(1 - sig / 2))
+    z = float(ndtri(1 - sig / 2))
     score = check_choice(score, "score", func, SCORES)
     n_resamples = check_positive_int(n_resamples, "n_resamples", func, minimum=20)
     if pilot is None:
@@ -375,7 +375,7 @@ def plan_certification(
         humans = tuple(str(pilot.raters[h]) for h in hidx)
         with np.errstate(invalid="ignore", divide="ignore"):
             m_k = np.where((mu_k + epsilon) > 0, np.ceil(z * z * s_k**2 / (mu_k + epsilon) ** 2 - 1e-9), np.nan)
-            fr = stats.norm.cdf(-(mu_k + epsilon) * np.sqrt(e_k) / s_k)
+            fr = ndtr(-(mu_k + epsilon) * np.sqrt(e_k) / s_k)
         arrs = [mu_k, s_k, e_k, m_k, fr]
     margin = mu + epsilon
     if margin <= 0:
@@ -547,7 +547,7 @@ def plan_ranking(
         s0 = float(math.sqrt(np.mean(sig_j**2)))
         dmin = float(S[0] - S[1])
         scores = S
-        zb = float(stats.norm.ppf(1 - sig / (J - 1)))
+        zb = float(ndtri(1 - sig / (J - 1)))
         mp = []
         cors = []
         for r in range(1, J):
@@ -564,7 +564,7 @@ def plan_ranking(
             f"Delta_min = {dmin:.4g} is not positive: the best judges tie"
             + (f" ({names[0]} and {names[1]})" if names else "")
             + ", so no budget can separate them. Rank them as tied, or plan for a gap you care about.")
-    z = float(stats.norm.ppf(1 - sig / (J - 1)))
+    z = float(ndtri(1 - sig / (J - 1)))
     m_star = int(math.ceil(2 * z * z * s0 * s0 / (dmin * dmin) - 1e-9))
     return RankingPlanResult(
         m_star=m_star, m_star_paired=m_paired, sigma0=s0, delta_min=dmin, significance_level=sig, z=z,

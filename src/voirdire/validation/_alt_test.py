@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy.special import stdtr  # the t cdf that scipy.stats.t.cdf calls (no scipy.stats import: ~1 s)
 
 from .._checks import as_generator, check_choice, check_positive_int, check_probability
 from .._results import Result
@@ -217,7 +217,7 @@ def t_pvalues(n: np.ndarray, s1: np.ndarray, s2: np.ndarray, epsilon: float) -> 
         var = np.where(var < 1e-12, 0.0, var)
         se = np.sqrt(var / n)
         t = (mean - epsilon) / se
-        p = stats.t.cdf(t, n - 1)
+        p = stdtr(n - 1, t)
     degenerate = (var == 0) & (n >= 2)
     p = np.where(degenerate, np.where(mean < epsilon, 0.0, 1.0), p)
     t = np.where(degenerate, np.where(mean < epsilon, -np.inf, np.where(mean > epsilon, np.inf, np.nan)), t)
@@ -232,6 +232,8 @@ def _wilcoxon(d: np.ndarray, epsilon: float) -> tuple[float, float, bool]:
         return float("nan"), 1.0, True
     if np.all(x == x[0]):
         return float("nan"), (0.0 if x[0] < 0 else 1.0), True
+    from scipy import stats  # imported when used: scipy.stats takes about a second to import
+
     r = stats.wilcoxon(x, alternative="less")
     return float(r.statistic), float(r.pvalue), False
 
@@ -456,7 +458,7 @@ def _normal_omega(d: np.ndarray, ef: np.ndarray, epsilon: float, q: float, corre
     if not (np.all(np.isfinite(est)) and normal_law_applies(est, cnt, min_units=NORMAL_MIN_UNITS)):
         return None
     n_j = ef.sum(axis=0)
-    p = stats.t.cdf(normal_draws(est, cov, n_resamples, rng), n_j - 1)
+    p = stdtr(n_j - 1, normal_draws(est, cov, n_resamples, rng))
     return multiplicity_rejections(p, q, correction=correction) / K
 
 
