@@ -3,14 +3,19 @@ verdicts (private). The one function behind ``voirdire validate`` and the report
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
+import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 from .._checks import check_choice, check_positive_int, check_probability
 from .._results import Result
+from .._stats._poisson import _blas_single
+from .._stats.parallel import two_cores
 from ..exceptions import InvalidParameterError, VoirdireError
 from ._seeds import check_seed, stream
 from ._verdict import (
@@ -148,16 +153,92 @@ class ValidationResult(Result):
         return pd.DataFrame(rows)
 
 
-def _run(func: Callable[..., Any], notes: list[str], *args: Any, **kwargs: Any) -> Any:
-    """Call an analysis, turning its warnings into notes."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out = func(*args, **kwargs)
+_sink = threading.local()   # the list that collects the warnings of the call running on this thread
+_capture_lock = threading.Lock()
+_capture_depth = 0             # open _capturing() contexts (only the calling thread of validate_judges opens one)
+_orphans: list[warnings.WarningMessage] = []   # warnings of threads without a sink, re-issued after
+
+
+def _record(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+    """``warnings.showwarning`` while :func:`_capturing` is open: into the calling thread's sink."""
+    log = getattr(_sink, "log", None)
+    (_orphans if log is None else log).append(warnings.WarningMessage(message, category, filename, lineno, file, line))
+
+
+@contextlib.contextmanager
+def _capturing() -> Iterator[None]:
+    """Every warning raised while open goes to the sink of the thread that raised it (:func:`_caught`),
+    so that analyses on two threads keep their own notes; a warning raised outside any sink (not
+    inside :func:`_run`) is issued again when the context closes, in the order raised, to whatever
+    filters the caller has. ``warnings.catch_warnings`` alone is process-wide: a second thread's
+    warnings would land in the first thread's notes."""
+    global _capture_depth
+    with _capture_lock:
+        _capture_depth += 1
+        outer = _capture_depth == 1
+    if not outer:  # already open (a nested call on the thread that opened it)
+        try:
+            yield
+        finally:
+            with _capture_lock:
+                _capture_depth -= 1
+        return
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            warnings.showwarning = _record
+            yield
+    finally:
+        with _capture_lock:
+            _capture_depth -= 1
+        left = list(_orphans)
+        _orphans.clear()
+        for w in left:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+def _caught(func: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, list[warnings.WarningMessage]]:
+    """``func(*args, **kwargs)`` and the warnings it raised on this thread (inside :func:`_capturing`)."""
+    with _capturing():
+        prev = getattr(_sink, "log", None)
+        log: list[warnings.WarningMessage] = []
+        _sink.log = log
+        try:
+            out = func(*args, **kwargs)
+        finally:
+            _sink.log = prev
+    return out, log
+
+
+def _add_notes(notes: list[str], caught: Sequence[Any]) -> None:
+    """Warning messages (or texts) appended to ``notes``, each once."""
     for w in caught:
-        msg = str(w.message)
+        msg = w if isinstance(w, str) else str(w.message)
         if msg not in notes:
             notes.append(msg)
+
+
+def _run(func: Callable[..., Any], notes: list[str], *args: Any, **kwargs: Any) -> Any:
+    """Call an analysis, turning its warnings into notes."""
+    out, caught = _caught(func, *args, **kwargs)
+    _add_notes(notes, caught)
     return out
+
+
+class _Later:
+    """The result of ``func()`` computed on a second thread (``pool`` given) or at once."""
+
+    def __init__(self, pool: ThreadPoolExecutor | None, func: Callable[[], Any]) -> None:
+        self._fut = None if pool is None else pool.submit(func)
+        self._val = func() if pool is None else None
+
+    def result(self) -> Any:
+        return self._val if self._fut is None else self._fut.result()
+
+
+#: from this many labels, the humans' reference and the annotator check run on a second thread
+#: beside the judges' tests (NumPy releases the GIL in its loops); below, one after the other
+SIDE_THREAD_LABELS = 400_000
 
 
 def _check_threshold(value: Any, name: str, func: str) -> float:
@@ -329,69 +410,111 @@ def validate_judges(
     if excluded:
         notes.append(f"Excluded by the user: {', '.join(excluded)}; every number here is without "
                      f"{'them' if len(excluded) > 1 else 'this annotator'}.")
-    if progress is not None:
-        progress("reference", 0, total)
-    reference = human_reference(table, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed,
-                                floor=reference_floor, notes=notes)
-    entries: list[JudgeValidation] = []
-    for i, name in enumerate(names):
+    check_annotators = check_raters and run_loo and len(humans) >= 3
+    side = int(table.n_labels) >= SIDE_THREAD_LABELS and two_cores()
+    # BLAS on the calling thread(s) only, whatever the machine: a product's last bits then do not
+    # depend on how many cores BLAS found, nor on the other thread (the analyses set this process-wide
+    # limit around their own products; two threads setting and restoring it could leave it either way)
+    with _capturing(), _blas_single(), (ThreadPoolExecutor(max_workers=1) if side else contextlib.nullcontext()) as pool:
+        # the humans' reference and the annotator check do not depend on the judges' tests: on large
+        # tables they run on a second thread beside them; every note keeps its place either way
         if progress is not None:
-            progress(name, i + 1, total)
-        loo = alt = None
-        errors: dict[str, str] = {}
-        if run_loo:
+            progress("reference", 0, total)
+        ref_notes: list[str] = []
+        later_ref = _Later(pool, lambda: human_reference(
+            table, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed, floor=reference_floor,
+            notes=ref_notes))
+        later_ann = _Later(pool, lambda: _diagnose_annotators(
+            table, score=score, min_items=min_items, n_resamples=n_resamples, seed=seed,
+            competence=bool(rater_competence))) if check_annotators else None
+        ref_at = len(notes)
+        reference: ReferenceReliability | None = None
+        entries: list[JudgeValidation] = []
+        for i, name in enumerate(names):
+            if progress is not None:
+                progress(name, i + 1, total)
+            loo = alt = None
+            errors: dict[str, str] = {}
+            if run_loo:
+                try:
+                    loo = _run(leave_one_out, notes, table, name, score=score, epsilon=epsilon, threshold=threshold,
+                               min_items=min_items, confidence_level=confidence_level, n_resamples=n_resamples,
+                               rng=stream(seed, "validation", "leave_one_out", name))
+                except VoirdireError as exc:
+                    errors["leave_one_out"] = str(exc)
+            if run_alt:
+                try:
+                    alt = _run(alt_test, notes, table, name, scoring=scoring, epsilon=alt_test_epsilon, q=q,
+                               correction=correction, test=test, min_humans_per_item=min_humans_per_item,
+                               min_items_per_human=min_items_per_human, n_resamples=n_resamples,
+                               rng=stream(seed, "validation", "alt_test", name))
+                except VoirdireError as exc:
+                    errors["alt_test"] = str(exc)
+            if reference is None:
+                reference = later_ref.result()
+                _insert_notes(notes, ref_at, ref_notes)
+            entries.append(_judge_entry(table, name, loo, alt, errors, run_loo, run_alt, reference, options, notes))
+        if reference is None:  # no judge (not reached: names is never empty)
+            reference = later_ref.result()
+            _insert_notes(notes, ref_at, ref_notes)
+        ranking = None
+        if progress is not None:
+            progress("ranking", len(names) + 1, total)
+        if len(names) >= 2 and n_resamples == 0:
+            notes.append("No ranking: ranking several judges needs bootstrap resamples (n_resamples > 0).")
+        elif len(names) >= 2:
             try:
-                loo = _run(leave_one_out, notes, table, name, score=score, epsilon=epsilon, threshold=threshold,
-                           min_items=min_items, confidence_level=confidence_level, n_resamples=n_resamples,
-                           rng=stream(seed, "validation", "leave_one_out", name))
+                ranking = _run(rank_judges, notes, table, names, by=by, score=score, scoring=scoring,
+                               epsilon=epsilon, min_items=min_items, min_humans_per_item=min_humans_per_item,
+                               min_items_per_human=min_items_per_human, confidence_level=confidence_level,
+                               n_resamples=n_resamples, rng=stream(seed, "validation", "ranking"))
             except VoirdireError as exc:
-                errors["leave_one_out"] = str(exc)
-        if run_alt:
-            try:
-                alt = _run(alt_test, notes, table, name, scoring=scoring, epsilon=alt_test_epsilon, q=q,
-                           correction=correction, test=test, min_humans_per_item=min_humans_per_item,
-                           min_items_per_human=min_items_per_human, n_resamples=n_resamples,
-                           rng=stream(seed, "validation", "alt_test", name))
-            except VoirdireError as exc:
-                errors["alt_test"] = str(exc)
-        entries.append(_judge_entry(table, name, loo, alt, errors, run_loo, run_alt, reference, options, notes))
-    ranking = None
-    if progress is not None:
-        progress("ranking", len(names) + 1, total)
-    if len(names) >= 2 and n_resamples == 0:
-        notes.append("No ranking: ranking several judges needs bootstrap resamples (n_resamples > 0).")
-    elif len(names) >= 2:
-        try:
-            ranking = _run(rank_judges, notes, table, names, by=by, score=score, scoring=scoring, epsilon=epsilon,
-                           min_items=min_items, min_humans_per_item=min_humans_per_item,
-                           min_items_per_human=min_items_per_human, confidence_level=confidence_level,
-                           n_resamples=n_resamples, rng=stream(seed, "validation", "ranking"))
-        except VoirdireError as exc:
-            notes.append(f"No ranking: {exc}")
-    if progress is not None:
-        progress("done", total, total)
-    annotators = None
-    if check_raters and run_loo and len(humans) >= 3:
-        annotators, entries = _check_annotators(table, entries, score=score, min_items=min_items,
-                                                n_resamples=n_resamples, seed=seed, notes=notes,
-                                                competence=bool(rater_competence))
+                notes.append(f"No ranking: {exc}")
+        if progress is not None:
+            progress("done", total, total)
+        annotators = None
+        if later_ann is not None:
+            d, skipped, caught = later_ann.result()
+            if skipped is not None:
+                notes.append(skipped)
+            for w in caught:  # not notes: what the annotator check warns reaches the caller, as before
+                _orphans.append(w)
+            if d is not None:
+                annotators, entries = d, _attach_sensitivity(table, entries, d, seed=seed)
     return ValidationResult(source=str(table.source), options=options, reference=reference, judges=tuple(entries),
                             ranking=ranking, notes=tuple(notes), excluded_raters=excluded, annotators=annotators)
 
 
-def _check_annotators(table: Any, entries: list[JudgeValidation], *, score: str, min_items: int, n_resamples: int,
-                      seed: int, notes: list[str], competence: bool = False) -> tuple[Any, list[JudgeValidation]]:
-    """Flag outlier annotators and attach each judge's leave-one-out sensitivity to its entry."""
-    from ..diagnostics import WON_AGAINST_FLAGGED, loo_sensitivity, rater_diagnostics
+def _insert_notes(notes: list[str], at: int, early: list[str]) -> None:
+    """``early`` (each once) into ``notes`` at position ``at``, the notes after it kept after them: the
+    order (and the de-duplication) of running the analysis behind ``early`` first."""
+    later = notes[at:]
+    del notes[at:]
+    _add_notes(notes, early)
+    _add_notes(notes, later)
+
+
+def _diagnose_annotators(table: Any, *, score: str, min_items: int, n_resamples: int, seed: int,
+                         competence: bool = False) -> tuple[Any, str | None, list[warnings.WarningMessage]]:
+    """The annotator check's outlier diagnostics (:func:`voirdire.diagnostics.rater_diagnostics`):
+    ``(result or None, the note saying why it was skipped or None, the warnings it raised)``."""
+    from ..diagnostics import rater_diagnostics
 
     try:
-        d = rater_diagnostics(table, score=score, min_items=min_items, competence=competence,
-                              n_resamples=max(n_resamples, 2000), rng=stream(seed, "validation", "annotators"))
+        d, caught = _caught(rater_diagnostics, table, score=score, min_items=min_items, competence=competence,
+                            n_resamples=max(n_resamples, 2000), rng=stream(seed, "validation", "annotators"))
     except VoirdireError as exc:
-        notes.append(f"Annotator check skipped: {exc}")
-        return None, entries
+        return None, f"Annotator check skipped: {exc}", []
+    return d, None, caught
+
+
+def _attach_sensitivity(table: Any, entries: list[JudgeValidation], d: Any, *, seed: int) -> list[JudgeValidation]:
+    """Each judge's leave-one-out sensitivity to the flagged annotators, attached to its entry (entries
+    unchanged when none is flagged)."""
+    from ..diagnostics import WON_AGAINST_FLAGGED, loo_sensitivity
+
     if not d.flagged.any():
-        return d, entries
+        return entries
     out = []
     for e in entries:
         if e.leave_one_out is None:
@@ -406,7 +529,7 @@ def _check_annotators(table: Any, entries: list[JudgeValidation], *, score: str,
             verdict = dataclasses.replace(e.verdict, reasons=e.verdict.reasons + (r,))
             e = dataclasses.replace(e, verdicts=verdicts, verdict=verdict)
         out.append(dataclasses.replace(e, sensitivity=s))
-    return d, out
+    return out
 
 
 def human_reference(table: Any, *, confidence_level: float, n_resamples: int, seed: int, floor: float,
