@@ -102,7 +102,9 @@ def prepare(table: AnnotationTable, *, raters: Sequence[str] | None, policy: str
         ridx = np.array([table.rater_index(r) for r in names], dtype=np.int64)
         every = ridx.size == table.n_raters  # every rater (names are distinct): no row to drop
         if not every:
-            keep = np.isin(rater, ridx)
+            sel = np.zeros(table.n_raters, dtype=bool)
+            sel[ridx] = True
+            keep = sel[rater]  # np.isin(rater, ridx), by lookup
             item, rater, code = item[keep], rater[keep], code[keep]
         rater_names = names
     else:

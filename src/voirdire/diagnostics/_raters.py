@@ -274,6 +274,34 @@ def _codes(key: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
     return first, inv
 
 
+def _distinct(key: np.ndarray, space: int) -> bool:
+    """Whether the integer keys in ``[0, space)`` are all different (``_codes(key, space)[0].size == key.size``
+    without the first positions)."""
+    if space > 4 * key.size + 1_000_000:
+        return bool(np.unique(key).size == key.size)
+    seen = np.zeros(space, dtype=bool)
+    seen[key] = True
+    return int(np.count_nonzero(seen)) == key.size
+
+
+def _co_labelled(item: np.ndarray, rpos: np.ndarray, K: int, n: int) -> np.ndarray:
+    """``(K, K)`` int64: items labelled by both raters (diagonal: items labelled by the rater). Up to
+    :data:`_PATTERN_RATERS` raters, from the counts of the items' sets of raters (one bit per rater);
+    else a sparse incidence product. The same integers either way."""
+    if K <= _PATTERN_RATERS:
+        bits = np.zeros(n, dtype=np.int64)
+        np.bitwise_or.at(bits, item, np.left_shift(np.int64(1), rpos.astype(np.int64)))
+        cnt = np.bincount(bits, minlength=1 << K)
+        onto = (np.arange(1 << K)[:, None] >> np.arange(K)) & 1          # (patterns, K)
+        return (onto * cnt[:, None]).T @ onto
+    inc = sp.csr_matrix((np.ones(item.size), (rpos, item)), shape=(K, n))
+    inc.data[:] = 1.0
+    return np.rint((inc @ inc.T).toarray()).astype(np.int64)
+
+
+#: up to this many raters, who labelled an item together is counted by the items' sets of raters
+_PATTERN_RATERS = 16
+
 #: largest items x categories count matrix for grouping items by their label counts (else no factoring)
 _PATTERN_CELLS = 50_000_000
 
@@ -314,7 +342,7 @@ def _joint_rows(prep: Prepared, rpos: np.ndarray, K: int, L: int, score: str, s_
     n, item, code = prep.n_items, prep.item, prep.code
     if item.size and n * L <= _PATTERN_CELLS and K:
         ks = item.astype(np.int64) * K + rpos
-        if _codes(ks, n * K)[0].size == ks.size:  # one label per (item, rater)
+        if _distinct(ks, n * K):  # one label per (item, rater)
             C = np.bincount(item * L + code, minlength=n * L).reshape(n, L)
             base = int(C.max()) + 1
             if L * math.log2(base) < 62:  # each row's counts as one mixed-radix integer
@@ -647,9 +675,7 @@ def rater_diagnostics(table: AnnotationTable, *, raters: Sequence[str] | None = 
     n_labels = np.bincount(rpos, minlength=K).astype(np.int64)
     shared = prep.r[prep.item] >= 2
     n_items = np.bincount(rpos[shared], minlength=K).astype(np.int64)
-    inc = sp.csr_matrix((np.ones(prep.item.size), (rpos, prep.item)), shape=(K, prep.n_items))
-    inc.data[:] = 1.0
-    co = (inc @ inc.T).toarray()
+    co = _co_labelled(prep.item, rpos, K, prep.n_items)
     n_partners = (co > 0).sum(axis=1) - (np.diag(co) > 0)
 
     tot = spec.totals()

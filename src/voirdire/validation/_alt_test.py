@@ -16,7 +16,7 @@ from .._results import Result
 from ..data import AnnotationTable
 from ..exceptions import DegenerateDataWarning, InvalidParameterError
 from ._common import check_epsilon, check_nonneg_int, check_table, resolve_judges
-from ._kernel import nanmean_last, resampled_column_sums
+from ._kernel import category_counts, nanmean_last, resampled_column_sums
 from .._stats.resampling import (
     NORMAL_METHOD, NORMAL_MIN_UNITS, cluster_index, linearised_law, normal_draws, normal_law_applies, resampling_unit,
     unit_sums, weight_batches,
@@ -162,10 +162,8 @@ def indicators(table: AnnotationTable, jidx: np.ndarray, hidx: np.ndarray, scori
     if scoring == "accuracy":
         # S(a, R) = #{r in R: r = a} / |R|; |R| = nh - 1 is shared, so compare the counts, read from each
         # item's category counts C (O(items x humans); a missing label reads the empty column L)
-        n = H.shape[0]
         Hx, Gx = np.where(vk, H, L), np.where(vj, G, L)
-        C = np.bincount((np.arange(n)[:, None] * (L + 1) + Hx).ravel(), minlength=n * (L + 1)).reshape(n, L + 1)
-        C[:, L] = 0
+        C = category_counts(Hx, L)
         num_h = np.take_along_axis(C, Hx, axis=1) - 1                           # (n, K)
         eq = (G[:, :, None] == H[:, None, :]) & vk[:, None, :]                  # (n, J, K)
         num_f = np.take_along_axis(C, Gx, axis=1)[:, :, None] - eq              # (n, J, K)

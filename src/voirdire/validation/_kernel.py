@@ -111,6 +111,30 @@ def _n_stats(score: str, level: str, L: int) -> int:
     return S
 
 
+#: up to this many categories, the per-item category counts take one comparison pass per category
+_COMPARE_CATEGORIES = 12
+
+
+def category_counts(Hx: np.ndarray, n_categories: int) -> np.ndarray:
+    """``(n_items, L + 1)`` int64 counts of each category among an item's labels ``Hx`` (``(n_items, K)``
+    codes, ``L`` = missing), the last column (missing) zero. Without an items x raters x categories
+    one-hot: one comparison pass per category when there are few, else one count over (item,
+    category) codes (the same integer counts either way).
+
+    >>> category_counts(np.array([[0, 1, 1], [2, 3, 0]]), 3).tolist()
+    [[1, 2, 0, 0], [1, 0, 1, 0]]
+    """
+    L = int(n_categories)
+    n = Hx.shape[0]
+    if L <= _COMPARE_CATEGORIES:
+        C = np.zeros((n, L + 1), dtype=np.int64)
+        for c in range(L):
+            C[:, c] = np.count_nonzero(Hx == c, axis=1)
+        return C
+    C = np.bincount((np.arange(n)[:, None] * (L + 1) + Hx).ravel(), minlength=n * (L + 1)).reshape(n, L + 1)
+    C[:, L] = 0
+    return C
+
 FIX_TOO_LARGE = ("treat numeric labels as numbers (--scale interval or ordinal), merge rare categories, or use a "
                  "subset of the items.")
 
@@ -178,8 +202,11 @@ class PairStats:
 
     #: per-item statistics are materialised whole below this many floats, else in item chunks
     max_floats = 50_000_000
-    #: ... and built (and, above ``max_floats``, materialised on demand) in item chunks of this many floats
+    #: ... and, above ``max_floats``, materialised on demand in item chunks of this many floats
     chunk_floats = 20_000_000
+    #: a table held whole is built in item chunks of this many floats (temporaries of a few MB, which
+    #: the allocator hands out again from chunk to chunk instead of mapping fresh pages each time)
+    build_floats = 2_000_000
 
     def __init__(self, codes: np.ndarray, human_cols: np.ndarray, judge_cols: np.ndarray, *,
                  n_categories: int, score: str, level: str, category_values: np.ndarray | None,
@@ -194,11 +221,8 @@ class PairStats:
         Hx = np.where(vk, H, L)
         Gx = np.where(vj, G, L)
         n = H.shape[0]
-        # human category counts (+ a column for "missing", kept at zero), without an items x humans x
-        # categories one-hot on the way
-        C = np.bincount((np.arange(n)[:, None] * (L + 1) + Hx).ravel(), minlength=n * (L + 1)).reshape(
-            n, L + 1).astype(np.float64)
-        C[:, L] = 0.0
+        # human category counts (+ a column for "missing", kept at zero)
+        C = category_counts(Hx, L).astype(np.float64)
         nh = vk.sum(axis=1)               # (n,)
         m = np.where(vk, nh[:, None] - 1, 0).astype(float)   # (n, K) pool size when k labelled i
         ek = vk & (m >= 1)                # (n, K)
@@ -222,23 +246,24 @@ class PairStats:
         J, K = Gx.shape[1], Hx.shape[1]
         S = _n_stats(score, level, L)
         if n * J * K * S <= self.max_floats:
-            step = max(1, min(self.chunk_floats, self.max_floats) // max(J * K * S, 1))
+            step = max(1, min(self.build_floats, self.max_floats) // max(J * K * S, 1))
             if n <= step:
                 j_all, h_all, self.layout = self._build(slice(0, n))
             else:  # held whole, built a chunk of items at a time (the build's temporaries stay chunk-sized)
-                j0, h0, self.layout = self._build(slice(0, 1))
-                j_all = np.empty((n, *j0.shape[1:]))
-                h_all = np.empty((n, *h0.shape[1:]))
+                j_all = np.empty((n, J, K, S))
+                h_all = np.empty((n, K, S))
                 for a in range(0, n, step):
                     sl = slice(a, min(n, a + step))
-                    j_all[sl], h_all[sl], _ = self._build(sl)
+                    _, _, self.layout = self._build(sl, out=(j_all[sl], h_all[sl]))
             self._cache = (j_all, h_all)
         else:
             _, _, self.layout = self._build(slice(0, 1))
         self.shape = (n, J, K, max(s.stop for s in self.layout.values()))
 
-    def _build(self, sl: slice) -> tuple[np.ndarray, np.ndarray, dict[str, slice]]:
-        """Per-item statistics of the items in ``sl``: judge side (b, J, K, S), human side (b, K, S)."""
+    def _build(self, sl: slice, out: tuple[np.ndarray, np.ndarray] | None = None
+               ) -> tuple[np.ndarray, np.ndarray, dict[str, slice]]:
+        """Per-item statistics of the items in ``sl``: judge side (b, J, K, S), human side (b, K, S),
+        written into ``out`` when given (each statistic straight into its columns, no concatenation)."""
         L = self.n_categories
         score, level = self._score, self._level
         Hx, Gx, vk, Cx, m = self._Hx[sl], self._Gx[sl], self._vk[sl], self._C[sl], self._m[sl]
@@ -248,17 +273,20 @@ class PairStats:
         eye = np.eye(L + 1)[:, :L]
         fj = ej.astype(float)
         fh = ek.astype(float)
-        parts_j: list[np.ndarray] = []
-        parts_h: list[np.ndarray] = []
+        b, J, K = ej.shape
+        S = _n_stats(score, level, L)
+        outj, outh = out if out is not None else (np.empty((b, J, K, S)), np.empty((b, K, S)))
         layout: dict[str, slice] = {}
+        filled = 0
 
         def add(name: str, pj: np.ndarray, ph: np.ndarray) -> None:
-            start = sum(p.shape[-1] for p in parts_j)
+            nonlocal filled
             pj = pj[..., None] if pj.ndim == 3 else pj
             ph = ph[..., None] if ph.ndim == 2 else ph
-            parts_j.append(pj)
-            parts_h.append(ph)
-            layout[name] = slice(start, start + pj.shape[-1])
+            layout[name] = slice(filled, filled + pj.shape[-1])
+            outj[..., layout[name]] = pj
+            outh[..., layout[name]] = ph
+            filled += pj.shape[-1]
 
         npj = fj * m[:, None, :]
         nph = fh * m
@@ -299,7 +327,9 @@ class PairStats:
                 Dh = np.take_along_axis(D, Hx, axis=1)
                 dish = fh * Dh
                 add("dis", disj, dish)
-        return np.concatenate(parts_j, axis=-1), np.concatenate(parts_h, axis=-1), layout
+        if filled != S:  # pragma: no cover - _n_stats counts what is added above
+            raise VoirdireError(f"internal error: {filled} pair statistics built, {S} expected")
+        return outj, outh, layout
 
     def _chunks(self):
         """Yield ``(slice, judge_stats, human_stats)`` over item chunks (one chunk when cached)."""
