@@ -198,7 +198,7 @@ class PairStats:
     """
 
     __slots__ = ("judge_valid", "complete_judges", "elig_judge", "elig_human", "layout", "n_categories",
-                 "n_items", "shape", "_score", "_level", "_dm", "_Hx", "_Gx", "_vk", "_C", "_m", "_cache")
+                 "n_items", "shape", "_score", "_level", "_dm", "_Hx", "_Gx", "_vk", "_C", "_m", "_cache", "_hsum")
 
     #: per-item statistics are materialised whole below this many floats, else in item chunks
     max_floats = 50_000_000
@@ -224,7 +224,7 @@ class PairStats:
         # human category counts (+ a column for "missing", kept at zero)
         C = category_counts(Hx, L).astype(np.float64)
         nh = vk.sum(axis=1)               # (n,)
-        m = np.where(vk, nh[:, None] - 1, 0).astype(float)   # (n, K) pool size when k labelled i
+        m = vk * np.maximum(nh - 1, 0).astype(float)[:, None]   # (n, K) pool size when k labelled i
         ek = vk & (m >= 1)                # (n, K)
         if full_pool:
             # one extra "held-out human" who labels nothing: its pool is every human, so the
@@ -243,6 +243,7 @@ class PairStats:
         self._dm = delta_matrix(level, L, category_values) if score == "alpha" and level not in ("nominal", "ordinal") else None
         self._Hx, self._Gx, self._vk, self._C, self._m = Hx, Gx, vk, C, m
         self._cache: tuple[np.ndarray, np.ndarray] | None = None
+        self._hsum: np.ndarray | None = None  # human_sums(), once summed
         J, K = Gx.shape[1], Hx.shape[1]
         S = _n_stats(score, level, L)
         if n * J * K * S <= self.max_floats:
@@ -345,7 +346,9 @@ class PairStats:
 
     def human_sums(self) -> np.ndarray:
         """Human-side statistics summed over items, ignoring judge coverage: ``(K, S)``."""
-        return sum(ph.sum(axis=0) for _, _, ph in self._chunks())  # type: ignore[return-value]
+        if self._hsum is None:
+            self._hsum = sum(ph.sum(axis=0) for _, _, ph in self._chunks())  # type: ignore[assignment]
+        return self._hsum.copy()  # type: ignore[union-attr]
 
     def item_matrix(self) -> tuple[sp.csr_matrix, np.ndarray]:
         """The per-item statistics as one sparse ``(n_items, J*K*S + H)`` matrix, judge side first
@@ -419,6 +422,7 @@ class PairStats:
                 else:
                     sh += np.einsum("ij,iks->jks", vjf[sl], ph)
             if self.complete_judges:
+                self._hsum = sh.copy()  # the same sums, added in the same order, as human_sums()
                 sh = np.broadcast_to(sh, (J, K, S))
             return sj, sh
         W = np.asarray(weights, dtype=float)
