@@ -1,15 +1,20 @@
-"""CPU seconds of each analysis of ``validate_judges`` on one file (issue 18; bench/scale.md, fifth session).
+"""CPU seconds of each analysis of ``validate_judges`` on one file (issue 18; bench/scale.md, fifth and
+seventh sessions).
 
-Run:  .venv/bin/python bench/validate_phases.py FILE [--judge judge]
+Run:  .venv/bin/python bench/validate_phases.py FILE [--judge judge] [--one-thread]
 
-Prints the CPU (``time.process_time``) of the imports, of reading FILE, of the whole
-``validate_judges`` call and of each analysis inside it (the humans' reference, the leave-one-out
-rule, the alt-test, the annotator check), the process's peak resident memory and the decisions.
+Prints the CPU (``time.process_time``) of the imports and of reading FILE; for the whole
+``validate_judges`` call its wall time, the process's CPU and the load average; for each analysis
+inside it (the humans' reference, the leave-one-out rule, the alt-test, the annotator check) the
+CPU of the thread it ran on (``time.thread_time``: the reference and the annotator check run on a
+second thread beside the judges' tests on large tables; ``--one-thread`` runs them one after the
+other) and its wall time; then the process's peak resident memory and the decisions.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import time
 
@@ -20,10 +25,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("file")
     ap.add_argument("--judge", default="judge")
+    ap.add_argument("--one-thread", action="store_true", help="the analyses one after the other")
     args = ap.parse_args()
     t0 = T()
-    import scipy.stats  # noqa: F401 - the alt-test's import, counted with the rest
-
     import voirdire.diagnostics as D
     import voirdire.validation as VA
     import voirdire.workflows._validate as V
@@ -33,23 +37,28 @@ def main() -> None:
     t0 = T()
     t = read_annotations(args.file, judges=[args.judge])
     print("read", round(T() - t0, 2), f"{t.n_items:,} items")
-    acc: dict[str, float] = {}
+    acc: dict[str, list[float]] = {}
+    if args.one_thread:
+        V.SIDE_THREAD_LABELS = 2**62
 
     def wrap(mod, name):  # validate_judges looks these names up in their modules at call time
         f = getattr(mod, name)
 
         def g(*a, **k):
-            s = T()
+            s, w = time.thread_time(), time.perf_counter()
             out = f(*a, **k)
-            acc[name] = acc.get(name, 0.0) + T() - s
+            c = acc.setdefault(name, [0.0, 0.0])
+            c[0] += time.thread_time() - s
+            c[1] += time.perf_counter() - w
             return out
         setattr(mod, name, g)
 
     for m, n in [(VA, "leave_one_out"), (VA, "alt_test"), (V, "human_reference"), (D, "rater_diagnostics")]:
         wrap(m, n)
-    t0 = T()
+    t0, w0 = T(), time.perf_counter()
     res = validate_judges(t, [args.judge], seed=0)
-    print("validate_judges", round(T() - t0, 2), {k: round(v, 2) for k, v in acc.items()})
+    print(f"validate_judges wall {time.perf_counter() - w0:.2f} s, CPU {T() - t0:.2f} s, load {os.getloadavg()[0]:.2f}")
+    print("  per analysis (thread CPU s, wall s):", {k: (round(v[0], 2), round(v[1], 2)) for k, v in acc.items()})
     print("peak MiB", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
     j = res.judges[0]
     print("verdict", j.verdict.decision, "| leave-one-out", j.leave_one_out.decision, j.leave_one_out.decision_stability,
