@@ -351,15 +351,17 @@ def alt_test(table: Any, judge: str, *, scoring: Literal["accuracy", "neg_rmse"]
             f"Every human has fewer than min_items_per_human={min_items_per_human} kept items "
             f"(most: {int(n_j.max())}); the alt-test cannot run. Lower min_items_per_human (and consider "
             f"test='wilcoxon') or collect more overlapping labels.")
+    # W^f and W^h are False off the eligible items, so d is 0 there: d * elig is d itself (bit for bit)
     d = wh.astype(float) - wf.astype(float)
     ef = elig.astype(float)
+    s1 = d.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         rho_f = np.where(n_j > 0, wf.sum(axis=0) / n_j, np.nan)
         rho_h = np.where(n_j > 0, wh.sum(axis=0) / n_j, np.nan)
-        mean_d = np.where(n_j > 0, (d * ef).sum(axis=0) / n_j, np.nan)
+        mean_d = np.where(n_j > 0, s1 / n_j, np.nan)
     K = hidx.size
     if test == "t":
-        stat, p, degen = t_pvalues(n_j.astype(float), (d * ef).sum(axis=0), (d**2 * ef).sum(axis=0), epsilon)
+        stat, p, degen = t_pvalues(n_j.astype(float), s1, (d * d).sum(axis=0), epsilon)
     else:
         stat, p, degen = np.full(K, np.nan), np.full(K, np.nan), np.zeros(K, dtype=bool)
         for k in np.flatnonzero(tested):
@@ -444,8 +446,8 @@ def _normal_omega(d: np.ndarray, ef: np.ndarray, epsilon: float, q: float, corre
     inv, n_units = (None, n) if clusters is None else cluster_index(clusters)
     if n_units < NORMAL_MIN_UNITS:
         return None
-    de = d * ef
-    X: list[np.ndarray] = [ef, de, de * d]  # the columns n, sum d, sum d^2 side by side (not joined)
+    # the columns n, sum d, sum d^2 side by side (not joined); d is 0 off the kept items (d * ef = d)
+    X: list[np.ndarray] = [ef, d, d * d]
     if inv is not None:
         X = [np.asarray(unit_sums(x, inv, n_units)) for x in X]
 
