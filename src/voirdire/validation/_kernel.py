@@ -289,16 +289,23 @@ class PairStats:
             outh[..., layout[name]] = ph
             filled += pj.shape[-1]
 
-        npj = fj * m[:, None, :]
-        nph = fh * m
-        add("n_pairs", npj, nph)
+        # the first statistics straight into their columns (a bool times a float is the float or 0.0:
+        # the values of fj * x, without the float copy of the mask)
+        npj, nph = outj[..., 0], outh[..., 0]
+        np.multiply(ej, m[:, None, :], out=npj)
+        np.multiply(ek, m, out=nph)
+        layout["n_pairs"] = slice(0, 1)
+        filled = 1
         if score in ("agreement", "kappa", "ac1") or (score == "alpha" and level == "nominal"):
             Cg = np.take_along_axis(Cx, Gx, axis=1)                     # (n, J)
             eq = (Gx[:, :, None] == Hx[:, None, :]) & vk[:, None, :]    # (n, J, K)
-            agj = fj * (Cg[:, :, None] - eq)
+            np.multiply(ej, Cg[:, :, None] - eq, out=outj[..., 1])
             Ch = np.take_along_axis(Cx, Hx, axis=1)                     # (n, K)
-            agh = fh * np.maximum(Ch - 1.0, 0.0)
-            add("agree", agj, agh)
+            Ch -= 1.0
+            np.maximum(Ch, 0.0, out=Ch)
+            np.multiply(ek, Ch, out=outh[..., 1])
+            layout["agree"] = slice(1, 2)
+            filled = 2
         if score in ("kappa", "ac1", "alpha"):
             OH = eye[Hx]                                                # (n, K, L) one-hot, zero when missing
             pool = C[:, None, :] - OH                                   # (n, K, L)
