@@ -3,7 +3,8 @@ seventh sessions).
 
 Run:  .venv/bin/python bench/validate_phases.py FILE [--judge judge] [--one-thread]
 
-Prints the CPU (``time.process_time``) of the imports and of reading FILE; for the whole
+Prints the CPU (``time.process_time``, all threads; wall in brackets) of the imports (the CLI's own
+and the analyses') and of reading FILE; for the whole
 ``validate_judges`` call its wall time, the process's CPU and the load average; for each analysis
 inside it (the humans' reference, the leave-one-out rule, the alt-test, the annotator check) the
 CPU of the thread it ran on (``time.thread_time``: the reference and the annotator check run on a
@@ -27,16 +28,17 @@ def main() -> None:
     ap.add_argument("--judge", default="judge")
     ap.add_argument("--one-thread", action="store_true", help="the analyses one after the other")
     args = ap.parse_args()
-    t0 = T()
+    t0, w0 = T(), time.perf_counter()
+    import voirdire.cli  # noqa: F401 - what `voirdire validate` imports before it parses its options
     import voirdire.diagnostics as D
     import voirdire.validation as VA
     import voirdire.workflows._validate as V
     from voirdire.data import read_annotations
     from voirdire.workflows import validate_judges
-    print("imports", round(T() - t0, 2))
-    t0 = T()
+    print("imports", round(T() - t0, 2), f"(wall {time.perf_counter() - w0:.2f})")
+    t0, w0 = T(), time.perf_counter()
     t = read_annotations(args.file, judges=[args.judge])
-    print("read", round(T() - t0, 2), f"{t.n_items:,} items")
+    print("read", round(T() - t0, 2), f"(wall {time.perf_counter() - w0:.2f})", f"{t.n_items:,} items")
     acc: dict[str, list[float]] = {}
     if args.one_thread:
         V.SIDE_THREAD_LABELS = 2**62

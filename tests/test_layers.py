@@ -92,3 +92,23 @@ def test_design_and_simulate_do_not_import_each_other():
 def test_the_report_imports_the_analyses_plainly():
     for f in (SRC / "report").rglob("*.py"):
         assert "import_module" not in f.read_text(encoding="utf-8"), f  # importlib.resources (templates) is fine
+
+
+def test_validate_does_not_import_scipy_stats(tmp_path):
+    """``voirdire validate`` reads, validates and writes without importing scipy.stats (about a
+    second of every command's start): its t and normal laws come from scipy.special."""
+    import subprocess
+    import sys
+
+    rows = ["item,rater,label"]
+    for i in range(40):
+        for r in ("h1", "h2", "h3", "gpt"):
+            rows.append(f"q{i},{r},{(i * 7 + len(r) * (i % 3)) % 4 + 1}")
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    code = ("import sys\nfrom voirdire.cli import main\nsys.argv = ['voirdire', 'validate', sys.argv[1], '--judge', 'gpt',"
+            " '--format', 'json', '--n-resamples', '200']\ntry:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "assert 'scipy.stats' not in sys.modules, 'scipy.stats imported'\n")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert '"verdict"' in out.stdout or '"judges"' in out.stdout

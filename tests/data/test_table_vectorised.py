@@ -283,3 +283,67 @@ def test_chunked_dictionaries_give_the_frame_table(tmp_path):
     for name, row in (("b.parquet", 98_766), ("b.csv", 98_767)):
         with pytest.raises(VoirdireError, match=f"row {row}, column 'label': label '?9'? is not in the declared"):
             read_annotations(tmp_path / name, categories=[1, 2, 3, 4, 5], duplicates="last")
+
+
+def test_categorical_parquet_gives_the_frame_table(tmp_path, monkeypatch):
+    """A Parquet file written from pandas Categoricals: every row group's dictionary holds categories
+    its rows do not use (and one category no row uses), a rater first seen in the last row, rater
+    categories in another order than their first appearance. The table equals the plain frame's;
+    a missing item deep in the file is named by its row."""
+    import pyarrow.parquet as pq
+
+    from voirdire.data import read_annotations
+
+    rng = np.random.default_rng(11)
+    n_items = 20_000
+    k = rng.integers(2, 5, n_items)
+    items = np.repeat([f"it{j}" for j in range(n_items)], k)
+    n = items.size
+    raters = rng.choice(["bo", "al", "cy", "gpt"], n)
+    raters[-1] = "zed"  # first seen in the last row: past any prefix of the file
+    df = pd.DataFrame({"item": items, "rater": raters, "label": rng.integers(1, 6, n)})
+    cats = pd.DataFrame({
+        "item": pd.Categorical(df["item"], categories=[*df["item"].unique(), "never-used"]),
+        "rater": pd.Categorical(df["rater"], categories=["zed", "gpt", "cy", "bo", "al"]),
+        "label": df["label"]})
+    path = tmp_path / "cat.parquet"
+    cats.to_parquet(path, index=False, row_group_size=9_000)
+    pf = pq.ParquetFile(path)
+    assert pf.metadata.num_row_groups > 4
+    chunk = pf.read_row_group(1, columns=["item"]).column("item").chunk(0)
+    assert len(chunk.dictionary) > len(np.unique(chunk.indices.to_numpy()))  # unused values in the dictionary
+    opts = dict(duplicates="last", scale="ordinal")
+    base = _fields(AnnotationTable.from_frame(df.astype({"label": str}), **opts))
+    got = _fields(read_annotations(path, **opts))
+    _same(("ok", base), ("ok", got))
+    assert got["raters"][-1] == "zed"
+    import os  # one core: the row groups read by Arrow in one call, the same table
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    _same(("ok", base), ("ok", _fields(read_annotations(path, **opts))))
+    monkeypatch.undo()
+    bad = cats.copy()
+    bad.loc[n - 7, "item"] = None
+    bad.to_parquet(path, index=False, row_group_size=9_000)
+    with pytest.raises(VoirdireError, match=f"row {n - 6}, column 'item': empty item id"):
+        read_annotations(path, **opts)
+
+
+_EDGES = st.sampled_from(["a", "Z", "7", " ", "\t", "\n", "\x1c", "\x85", "\xa0", "\u2003", "\u3000", "é", "-", "_", "€", ""])
+
+
+@settings(max_examples=60, deadline=None)
+@given(words=st.lists(st.tuples(_EDGES, st.text(max_size=4), _EDGES), min_size=1, max_size=40),
+       cut=st.integers(0, 5), large=st.booleans())
+def test_strip_of_distinct_values_is_python_strip(words, cut, large):
+    """The distinct values' ``str.strip`` found from the bytes at each string's ends (Arrow arrays,
+    sliced or not, string or large_string) equals Python's own on every value."""
+    import pyarrow as pa
+
+    from voirdire.data._columns import _strip
+
+    values = [f"id{j}" for j in range(1200)] + ["".join(w) for w in words]
+    arrow = pa.array(["pad"] * cut + values, type=pa.large_string() if large else pa.string()).slice(cut)
+    uniq = np.array(values, dtype=object)
+    assert list(_strip(uniq, arrow)) == [v.strip() for v in values]
+    assert list(_strip(uniq)) == [v.strip() for v in values]

@@ -22,7 +22,7 @@ from pandas.api.types import infer_dtype
 
 from .._optional import optional_import
 
-__all__ = ["Coded", "code_column", "is_arrow_strings", "is_first_order", "first_row", "id_strings", "canon", "id_str", "display",
+__all__ = ["Coded", "appearance_order", "code_column", "is_arrow_strings", "is_first_order", "first_row", "id_strings", "canon", "id_str", "display",
            "label_canon"]
 
 # object columns whose values pandas hashes without merging values we keep apart
@@ -59,18 +59,20 @@ def id_str(x: Any) -> str:
 
 class Coded:
     """One column coded as integers: ``codes`` (int64, or int32 from Arrow; ``-1`` where missing) into ``uniques``
-    (a Python-object array of distinct values, possibly some not used)."""
+    (a Python-object array of distinct values, possibly some not used unless ``dense``)."""
 
-    __slots__ = ("codes", "uniques", "_first", "kind", "_stripped", "_arrow")
+    __slots__ = ("codes", "uniques", "_first", "kind", "_stripped", "_arrow", "dense")
 
     def __init__(self, codes: np.ndarray, uniques: np.ndarray, first_order: bool | None,
-                 kind: str | None = None, stripped: np.ndarray | None = None, arrow: Any = None) -> None:
+                 kind: str | None = None, stripped: np.ndarray | None = None, arrow: Any = None,
+                 dense: bool = False) -> None:
         self.codes = codes
         self.uniques = uniques
         self._first = first_order  # None: not known yet
         self.kind = infer_dtype(uniques, skipna=False) if kind is None else kind
         self._stripped = stripped
         self._arrow = arrow  # the distinct values as an Arrow string array (from Arrow's coding), or None
+        self.dense = dense  # True: every distinct value is used by some row (False: not known)
 
     @property
     def first_order(self) -> bool:
@@ -87,6 +89,8 @@ class Coded:
 
     def take(self, keep: np.ndarray | None) -> Coded:
         """The rows in ``keep`` (a boolean mask), with unused distinct values dropped."""
+        if keep is None and self.dense:
+            return self
         codes = self.codes if keep is None else self.codes[keep]
         U = self.uniques.size
         used = np.zeros(U + 1, dtype=bool)
@@ -94,12 +98,12 @@ class Coded:
         used = used[:U]
         if used.all():
             first = self._first if keep is None else None
-            return Coded(codes, self.uniques, first, self.kind, self._stripped, self._arrow)
+            return Coded(codes, self.uniques, first, self.kind, self._stripped, self._arrow, dense=True)
         remap = np.cumsum(used) - 1
         remap = np.append(remap, -1)  # -1 stays -1
         codes = remap[codes]
         return Coded(codes, self.uniques[used], None, self.kind,
-                     None if self._stripped is None else self._stripped[used])
+                     None if self._stripped is None else self._stripped[used], dense=True)
 
 
 def _pa() -> Any:
@@ -136,48 +140,58 @@ def _code_arrow(col: Any) -> Coded:
 
     if isinstance(col, pa.Array):
         col = pa.chunked_array([col])
-    if not pa.types.is_dictionary(col.type):
+    encoded = not pa.types.is_dictionary(col.type)
+    if encoded:
         col = col.dictionary_encode()  # one dictionary for all chunks, in order of first appearance
     chunks = [c for c in col.chunks if len(c)]
     if not chunks:
         return Coded(np.zeros(0, dtype=np.int32), np.zeros(0, dtype=object), True, "string")
 
     def indices(c: Any) -> np.ndarray:
-        return np.asarray(pc.fill_null(c.indices, -1).to_numpy(zero_copy_only=False), dtype=np.int32)
+        ix = c.indices if c.null_count == 0 else pc.fill_null(c.indices, -1)
+        return np.asarray(ix.to_numpy(zero_copy_only=False), dtype=np.int32)
 
     dicts = [c.dictionary for c in chunks]
     if len({d.buffers()[1].address if len(d) else 0 for d in dicts}) == 1 and len({len(d) for d in dicts}) == 1:
         codes = np.concatenate([indices(c) for c in chunks]) if len(chunks) > 1 else indices(chunks[0])
         return Coded(codes, dicts[0].to_numpy(zero_copy_only=False).astype(object, copy=False), None,
-                     _kind(dicts[0]), arrow=dicts[0])
+                     _kind(dicts[0]), arrow=dicts[0], dense=encoded)
     # several dictionaries (chunks of one Parquet row group share its dictionary: each distinct
-    # dictionary once): code their values together, then map each chunk's indices through them
+    # dictionary once). Only the entries some row points at are hashed (a row group's dictionary
+    # may hold far more values than its rows use: a pandas Categorical writes its categories),
+    # coded together, and each chunk's indices mapped through them; nulls (-1) stay -1.
     seen: dict[tuple[int, int, int], int] = {}
-    distinct, start = [], []
-    off = 0
+    distinct: list[Any] = []
+    which: list[int] = []
     for d in dicts:
         ident = (d.buffers()[1].address if len(d) else 0, d.buffers()[-1].address if len(d) else 0, len(d))
         if ident not in seen:
-            seen[ident] = off
+            seen[ident] = len(distinct)
             distinct.append(d)
-            off += len(d)
-        start.append(seen[ident])
-    glob = pa.chunked_array(distinct).dictionary_encode()
+        which.append(seen[ident])
+    ixs = [indices(c) for c in chunks]
+    used = [np.zeros(len(d) + 1, dtype=bool) for d in distinct]  # slot len(d): the nulls' -1
+    for ix, k in zip(ixs, which):
+        used[k][ix] = True
+    kept = [d.filter(pa.array(u[:-1])) if not u[:-1].all() else d for d, u in zip(distinct, used)]
+    glob = pa.chunked_array(kept, type=distinct[0].type).dictionary_encode()
     gcode = np.concatenate([indices(c) for c in glob.chunks]) if glob.num_chunks else np.zeros(0, np.int32)
-    codes = np.empty(sum(len(c) for c in chunks), dtype=np.int32)
+    remap, off = [], 0
+    for d, u, kd in zip(distinct, used, kept):
+        r = np.full(len(d) + 1, -1, dtype=np.int32)  # index -1 (a null) reads the last slot: -1
+        r[:-1][u[:-1]] = gcode[off: off + len(kd)]
+        off += len(kd)
+        remap.append(r)
+    del used, kept, gcode
+    codes = np.empty(sum(ix.size for ix in ixs), dtype=np.int32)
     at = 0
-    for c, d, off in zip(chunks, dicts, start):
-        ix = indices(c)
-        if len(d) == 0:  # nulls only
-            codes[at: at + ix.size] = -1
-        elif c.null_count:
-            codes[at: at + ix.size] = np.where(ix >= 0, gcode[np.maximum(ix, 0) + off], -1)
-        else:
-            codes[at: at + ix.size] = gcode[ix + off]
+    for ix, k in zip(ixs, which):
+        codes[at: at + ix.size] = remap[k][ix]
         at += ix.size
+    del ixs, remap
     uniq = glob.chunk(0).dictionary if glob.num_chunks else dicts[0][:0]
     out = Coded(codes, uniq.to_numpy(zero_copy_only=False).astype(object, copy=False), None, _kind(uniq),
-                arrow=uniq)
+                arrow=uniq, dense=True)
     del glob, uniq
     pa.default_memory_pool().release_unused()  # the hash tables' pages, before the next column's
     return out
@@ -203,6 +217,26 @@ def is_first_order(codes: np.ndarray) -> bool:
     return bool(c[0] == 0 and np.all(c[1:] <= run[:-1] + 1))
 
 
+def appearance_order(coded: Coded) -> np.ndarray | None:
+    """The codes ``0 .. U-1`` of a column whose ``U`` distinct values are all used, in order of first
+    appearance, read from the shortest prefix of rows that holds them all (a few thousand rows for
+    a rater column); None when that prefix is not short (many distinct values: items), when some
+    value is unused, or when some row is missing (code -1)."""
+    codes, U = coded.codes, coded.uniques.size
+    n = codes.size
+    if not coded.dense or U == 0 or U > n // 64 or bool((codes < 0).any()):
+        return None
+    m = 1 << 14
+    while m < 8 * n:
+        seen = pd.unique(codes[:m])  # in order of first appearance
+        if seen.size == U:
+            return np.asarray(seen, dtype=np.int64)
+        if m >= n or seen.size * 64 > m:  # not a short prefix after all
+            return None
+        m *= 8
+    return None
+
+
 def code_column(s: Any, per_row: Callable[[Any], Any]) -> Coded:
     """Factorize a column (pandas, or an Arrow column of strings); ``per_row`` canonicalises rows
     of columns pandas cannot hash faithfully."""
@@ -220,7 +254,7 @@ def code_column(s: Any, per_row: Callable[[Any], Any]) -> Coded:
         out[:] = [None if m else per_row(x) for x, m in zip(v, na)]
         s = pd.Series(out, dtype=object)
     codes, uniq = pd.factorize(s, use_na_sentinel=True)
-    return Coded(np.asarray(codes, dtype=np.int64), np.asarray(uniq, dtype=object), True)
+    return Coded(np.asarray(codes, dtype=np.int64), np.asarray(uniq, dtype=object), True, dense=True)
 
 
 def first_row(mask_u: np.ndarray, codes: np.ndarray) -> int | None:
@@ -242,8 +276,10 @@ def _strip(uniq: np.ndarray, arrow: Any = None) -> np.ndarray:
 
     if arrow is None or not (pa.types.is_string(arrow.type) or pa.types.is_large_string(arrow.type)):
         arrow = pa.array(uniq, type=pa.string())
-    edge = pc.match_substring_regex(arrow, r"^[^0-9A-Za-z]|[^0-9A-Za-z]$")
-    cand = np.flatnonzero(edge.to_numpy(zero_copy_only=False))
+    cand = _edge_bytes(arrow, pa.types.is_large_string(arrow.type))
+    if cand is None:
+        edge = pc.match_substring_regex(arrow, r"^[^0-9A-Za-z]|[^0-9A-Za-z]$")
+        cand = np.flatnonzero(edge.to_numpy(zero_copy_only=False))
     if cand.size == 0:
         return uniq
     fixed = [x.strip() for x in uniq[cand]]
@@ -252,6 +288,31 @@ def _strip(uniq: np.ndarray, arrow: Any = None) -> np.ndarray:
     out = uniq.copy()
     out[cand] = fixed
     return out
+
+
+_ALNUM = np.zeros(256, dtype=bool)
+for _a, _b in ((48, 58), (65, 91), (97, 123)):  # 0-9, A-Z, a-z
+    _ALNUM[_a:_b] = True
+
+
+def _edge_bytes(arrow: Any, large: bool) -> np.ndarray | None:
+    """Positions of the strings of an Arrow string array (without nulls) whose first or last byte
+    is not an ASCII letter or digit, or that are empty: read from the array's offsets and bytes
+    (one pass over ``2n`` bytes, no string decoded). Every string that ``str.strip`` changes is
+    among them (a non-ASCII character's bytes are all >= 0x80). None when the array has nulls."""
+    if arrow.null_count:
+        return None
+    n = len(arrow)
+    bufs = arrow.buffers()
+    dt = np.dtype(np.int64 if large else np.int32)
+    offs = np.frombuffer(bufs[1], dtype=dt, count=n + 1, offset=arrow.offset * dt.itemsize)
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
+    start, end = offs[:-1], offs[1:]
+    empty = end <= start
+    if data.size == 0:
+        return np.flatnonzero(empty)
+    ok = _ALNUM[data[np.where(empty, 0, start)]] & _ALNUM[data[np.where(empty, 0, end - 1)]]
+    return np.flatnonzero(empty | ~ok)
 
 
 def blank_uniques(coded: Coded) -> np.ndarray:

@@ -182,13 +182,44 @@ def _fast_long_table(p: Path, format: str, item: str, rater: str, label: str,
                 return None  # the general reader names the missing column or converts the export
             strings = [c for c in wanted if pa.types.is_string(schema.field(c).type)
                        or pa.types.is_large_string(schema.field(c).type)]
-            tab = pq.read_table(p, columns=wanted, read_dictionary=strings)
+            tab = _read_parquet_row_groups(p, wanted, strings)
         except Exception:  # pyarrow raises several unrelated types; the general reader words the error
             return None
         first = 1
     if tab is None or not {item, rater, label} <= set(tab.column_names) or tab.num_rows == 0:
         return None
     return tab, RowNumbers(first, tab.num_rows)
+
+
+def _read_parquet_row_groups(p: Path, columns: Sequence[str], dictionary: Sequence[str]) -> Any:
+    """The ``columns`` of the Parquet file ``p`` as one Arrow table (``dictionary``: the string
+    columns to read dictionary-encoded), its row groups read in parallel, one run of them per core.
+
+    Arrow's own threads read the columns in parallel, but each column's row groups one after the
+    other: the one string column holding the item ids is most of the work, and would keep one
+    core busy. Each thread opens the file itself (with the footer already parsed) and reads a run
+    of consecutive row groups; the runs come back in file order, each row group a chunk of the
+    table (string columns with their own row group's dictionary).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    meta = pq.read_metadata(p)
+    n = meta.num_row_groups
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    workers = min(cores, n, 8)
+    if workers < 2:
+        return pq.ParquetFile(p, metadata=meta, read_dictionary=list(dictionary)).read(columns=list(columns))
+    from concurrent.futures import ThreadPoolExecutor
+
+    def read(groups: range) -> Any:
+        f = pq.ParquetFile(p, metadata=meta, read_dictionary=list(dictionary))
+        return f.read_row_groups(list(groups), columns=list(columns), use_threads=False)
+
+    cuts = [n * k // workers for k in range(workers + 1)]
+    with ThreadPoolExecutor(workers) as ex:  # Arrow releases the GIL while it decodes
+        parts = list(ex.map(read, (range(a, b) for a, b in zip(cuts[:-1], cuts[1:]))))
+    return pa.concat_tables(parts)
 
 
 def _nested_to_frame(obj: Any, src: str, role: str) -> pd.DataFrame:

@@ -15,8 +15,8 @@ from .._results import Result
 from .._safe import shown
 from ..exceptions import InvalidParameterError, SchemaError
 from ._columns import (
-    _SAFE_OBJECT_KINDS, Coded, blank_uniques, canon, code_column, display, first_row, id_str, id_strings,
-    is_arrow_strings, label_canon,
+    _SAFE_OBJECT_KINDS, Coded, appearance_order, blank_uniques, canon, code_column, display, first_row, id_str,
+    id_strings, is_arrow_strings, label_canon,
 )
 from ._scale import LEVELS, Scale
 from ._source import is_missing_marker
@@ -369,7 +369,9 @@ class AnnotationTable:
         id_cols = {}
         for col in (item, rater):
             coded = code_column(df[col], id_str)
-            bad = first_row(np.append(blank_uniques(coded), True), coded.codes)
+            blank_u = blank_uniques(coded)
+            bad = (first_row(np.append(blank_u, True), coded.codes)
+                   if blank_u.any() or bool((coded.codes < 0).any()) else None)  # code -1: a missing id
             if bad is not None:
                 r = _row(rows[bad])  # nested JSON rows are 'rater .., item ..'
                 raise SchemaError(f"empty {col} id. Every row needs an item and a rater.", source=source, row=r, column=col)
@@ -389,9 +391,13 @@ class AnnotationTable:
             marker = np.array([is_marker(x) for x in v], dtype=bool)
         else:
             lab_coded = code_column(lab_s, canon)
-            blank_label = np.append(blank_uniques(lab_coded), True)[lab_coded.codes]
+            blank_u = np.append(blank_uniques(lab_coded), True)  # the last slot: code -1, a missing value
             marker_u = np.array([is_marker(x) for x in lab_coded.uniques] + [False], dtype=bool)
-            marker = marker_u[lab_coded.codes]
+            if blank_u[:-1].any() or marker_u.any() or bool((lab_coded.codes < 0).any()):
+                blank_label = blank_u[lab_coded.codes]
+                marker = marker_u[lab_coded.codes]
+            else:  # no empty label: no per-row masks
+                blank_label = marker = np.zeros(0, dtype=bool)
         blank_label |= marker
         n_blank = int(np.count_nonzero(blank_label))
         if n_blank:
@@ -494,7 +500,7 @@ class AnnotationTable:
         L = len(cats_display)
         for k in np.flatnonzero(is_abst_u).tolist():
             code_u[k] = L + abst_list.index(canon_u(k))
-        codes = code_u.astype(np.int32)[lc]
+        code32 = code_u.astype(np.int32)  # a row's code is code32[lc], its value value_u[lc]: looked up at the end
         final_scale = Scale(level=scale.level, categories=cats_display, abstain=scale.abstain)
         if final_scale.is_numeric:
             cat_values = np.asarray([float(c) for c in cats_display], dtype=float)
@@ -502,8 +508,7 @@ class AnnotationTable:
             cat_values = np.arange(L, dtype=float)
         value_u = np.full(code_u.size, np.nan)
         value_u[code_u < L] = cat_values[code_u[code_u < L]]
-        values = value_u[lc]
-        del lab, lab_coded, lc  # the label column's row codes: no longer needed
+        del lab, lab_coded
 
         # ---- raters, roles
         rater_codes, rater_names = _id_codes(id_cols[rater].take(keep))
@@ -569,7 +574,7 @@ class AnnotationTable:
             if dup_next.any():
                 first_of_dup = order[np.flatnonzero(dup_next)]
                 second_of_dup = order[np.flatnonzero(dup_next) + 1]
-                differs = codes[first_of_dup] != codes[second_of_dup]
+                differs = code32[lc[first_of_dup]] != code32[lc[second_of_dup]]
                 n_same = int(np.count_nonzero(~differs))
                 if n_same:
                     dropped["identical duplicate"] = n_same
@@ -596,9 +601,10 @@ class AnnotationTable:
                              minlength=item_names.size)
         indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         if chosen is None:
-            r_idx, c_sel, v_sel = rater_codes.astype(np.int32, copy=False), codes, values
+            r_idx, c_sel, v_sel = rater_codes.astype(np.int32, copy=False), code32[lc], value_u[lc]
         else:
-            r_idx, c_sel, v_sel = rater_codes[chosen].astype(np.int32, copy=False), codes[chosen], values[chosen]
+            lc = lc[chosen]
+            r_idx, c_sel, v_sel = rater_codes[chosen].astype(np.int32, copy=False), code32[lc], value_u[lc]
         return cls(
             items=item_names, raters=rater_names, roles=roles, indptr=indptr,
             rater_idx=r_idx, codes=c_sel, values=v_sel,
@@ -642,6 +648,14 @@ def _id_codes(coded: Coded) -> tuple[np.ndarray, np.ndarray]:
         merge, names = np.arange(names_u.size), names_u
     else:
         merge, names = pd.factorize(names_u)
+    order = appearance_order(coded)  # few distinct values (raters): their order from the first rows
+    if order is not None:
+        if merge.size == names.size and np.array_equal(order, np.arange(order.size)):
+            return coded.codes, np.asarray(names, dtype=object)
+        m_order = pd.unique(merge[order])  # canonical names in order of first appearance
+        rank = np.empty(names.size, dtype=np.int32)
+        rank[m_order] = np.arange(m_order.size, dtype=np.int32)
+        return rank[merge][coded.codes], np.asarray(names, dtype=object)[m_order]
     if merge.size == names.size and coded.first_order:
         return coded.codes, np.asarray(names, dtype=object)  # already canonical and in first-appearance order
     codes, first = pd.factorize(merge[coded.codes])
