@@ -69,6 +69,9 @@ def test_zero_and_repeated_columns_found_beyond_the_head():
     key = weight_key(np.random.default_rng(4))
     W = unit_weights(key, 0, n, n, 9).T.astype(np.float64)
     np.testing.assert_allclose(weighted_sums(S, key, 9), W @ S, rtol=1e-12, atol=1e-9)
+    # a column-major S (as the interval statistics come) gives the same sums, bit for bit
+    F = np.asfortranarray(np.vstack([S, S, S]))
+    assert np.array_equal(weighted_sums(F, key, 9, threads=2), weighted_sums(np.ascontiguousarray(F), key, 9))
 
 
 def test_weights_are_the_thresholds_of_the_raw_bytes():

@@ -239,20 +239,21 @@ def weighted_sums(S: Any, key: int, B: int, *, threads: int | None = None,
     """
     if sp.issparse(S):
         return _weighted_sums_sparse(S, key, B, threads=threads, segments=segments, factors=factors)
-    S = np.ascontiguousarray(S, dtype=np.float64)
+    # any layout: a column-major S (a column per statistic) is compared and read a column at a time
+    S = np.asarray(S, dtype=np.float64)
     n, K = S.shape
     n_groups = -(-n // GROUP_UNITS)
     keep, src = _distinct_columns(S)
-    Su = np.ascontiguousarray(S[:, keep])
     Ku = len(keep)
 
     def work(g: int) -> np.ndarray:
         bg = _stream(key, g, B)
         base = g * GROUP_UNITS
         m_g = min(GROUP_UNITS, n - base)
-        split = _split32(Su[base: base + m_g])
+        Sg = np.ascontiguousarray(S[base: base + m_g][:, keep])  # this group's rows (copied on its thread)
+        split = _split32(Sg)
         # float32 pieces whose chunk sums are exact (_split32); float64 if a statistic is not finite
-        P, owner, scale = split if split is not None else (Su[base: base + m_g], np.arange(Ku), np.ones(Ku))
+        P, owner, scale = split if split is not None else (Sg, np.arange(Ku), np.ones(Ku))
         Kp = P.shape[1]
         acc = np.zeros((B, Kp))
         out = np.empty((B, Kp), dtype=P.dtype)

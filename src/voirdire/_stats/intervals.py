@@ -137,6 +137,11 @@ def jackknife_se(jack: np.ndarray, weights: np.ndarray | None = None) -> float:
     Deletions that leave the statistic undefined (``nan``) are skipped, and ``n`` counts the rest.
     """
     jack = np.asarray(jack, dtype=float)
+    if weights is None and jack.size >= 2 and bool(np.isfinite(jack).all()):
+        # every unit once, every value finite (the common case): no weight vector, one deviation array
+        k = jack.size
+        dev = jack - float(jack.sum()) / k
+        return math.sqrt(max((k - 1) / k * float(dev @ dev), 0.0))
     w = np.ones_like(jack) if weights is None else np.asarray(weights, dtype=float)
     fin = np.isfinite(jack)
     w = np.where(fin, w, 0.0)
@@ -168,7 +173,7 @@ def acceleration(jack: np.ndarray) -> float:
     # deviations of a real jackknife are ~1/n, far above this at any n a table can have)
     if s2 <= (1e-11 * max(1.0, float(np.abs(jack).max()))) ** 2 * jack.size:
         return float("nan")
-    return float((d ** 3).sum() / (6 * s2 ** 1.5))
+    return float(((d * d) @ d) / (6 * s2 ** 1.5))  # (d ** 3 goes through pow: 10x slower at 1M units)
 
 
 def bca(est: float, boots: np.ndarray, jack: np.ndarray, level: float) -> Interval:

@@ -159,7 +159,8 @@ def _hash_rows(mats: Sequence[np.ndarray], lo: int, hi: int) -> np.ndarray:
     c1, c2, c3 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)
     j = 0
     for m in mats:
-        bits = np.ascontiguousarray(m, dtype=np.float64).reshape(m.shape[0], -1).view(np.uint64)
+        # (any layout: a column-major m is read a column at a time, contiguously)
+        bits = np.asarray(m, dtype=np.float64).reshape(m.shape[0], -1).view(np.uint64)
         for c in range(bits.shape[1]):  # splitmix64 finaliser of each column, combined in order
             b = bits[lo:hi, c]
             np.right_shift(b, np.uint64(30), out=x)
@@ -213,7 +214,7 @@ def unit_types(stats_list: Sequence[Any], n_units: int,
     n_rows = n_units if weights is None else int(weights.shape[0])
     if n_units < 64 or not mats or any(sp.issparse(m) for m in mats):
         return None
-    cols = [np.ascontiguousarray(m, dtype=np.float64).reshape(n_rows, -1) for m in mats]
+    cols = [np.asarray(m, dtype=np.float64).reshape(n_rows, -1) for m in mats]
     if sum(c.shape[1] for c in cols) > 256:
         return None
     # the first n_units/4 + 1 rows alone, when all distinct, already make too many types (exact:

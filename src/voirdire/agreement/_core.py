@@ -53,12 +53,49 @@ def _counts(prep: Prepared, mask: np.ndarray | None = None) -> Any:
     return sp.csr_matrix((np.ones(item.shape[0]), (item, code)), shape=(nI, q))
 
 
-def _value_sums(item: np.ndarray, code: np.ndarray, v: np.ndarray, n_items: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-item sums of the label values ``v[code]`` and of their squares (the two on two threads)."""
+def _value_sums(item: np.ndarray, code: np.ndarray, v: np.ndarray, n_items: int,
+                labels: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per-item sums of the label values ``v[code]`` and of their squares (the two on two threads).
+
+    ``labels``: ``v[code]`` itself when the caller has it from the labels' own values (read in
+    order, no gather of ``v`` at scattered codes: many distinct values make that gather the cost).
+    """
+    if labels is not None:
+        x = labels
+        return both(lambda: np.bincount(item, weights=x, minlength=n_items),
+                    lambda: np.bincount(item, weights=x * x, minlength=n_items), int(code.shape[0]))
+
     def sums(x: np.ndarray) -> np.ndarray:
         return np.bincount(item, weights=x[code], minlength=n_items)  # (np.take would copy int32 codes to int64)
 
     return both(lambda: sums(v), lambda: sums(v * v), int(code.shape[0]))
+
+
+#: labels from which :func:`_label_scores` standardises the labels' own values (below, gathering
+#: the categories' standardised values costs no more)
+_LABEL_VALUES_MIN = 65_536
+
+
+def _label_scores(prep: Prepared, center: float, scale: float, L: int) -> np.ndarray | None:
+    """``v[prep.code]`` for ``v`` the categories' standardised values ``(cv - center) / scale`` and
+    0 for the abstention class (code ``L``), computed from the labels' own values in order: the
+    same operation on the same operands, so the same bits, without converting the categories or
+    reading ``v`` at scattered codes. None when there are few labels, no label values, or a sample
+    of labels disagrees with its category's value (``values`` that do not match the categories)."""
+    lv, code = prep.label_values, prep.code
+    n = int(code.shape[0])
+    if lv is None or n < _LABEL_VALUES_MIN or lv.shape[0] != n:
+        return None
+    cats = prep.categories
+    for j in np.linspace(0, n - 1, 257).astype(np.int64).tolist():
+        c = int(code[j])
+        if c < L and not float(lv[j]) == float(cats[c]):  # (the abstention class has no value)
+            return None
+    x = lv - center
+    x /= scale
+    if L < prep.q:  # the abstention class (disagree policy): its labels carry nan, scored 0
+        x[code >= L] = 0.0
+    return x
 
 
 def _rowdot(N: Any, M: np.ndarray, r: np.ndarray | None = None) -> np.ndarray:
@@ -185,6 +222,12 @@ class _Spec:
         b, n = W.shape
         sums = W @ S
         k = S.shape[1]
+        if b == 1:  # the jackknife: one (n, k) array of totals less each unit, laid out as S is
+            T = np.empty_like(S)  # (columns contiguous for a column-major S)
+            np.subtract(sums[0], S, out=T)
+            one = self.estimate(T)[0]
+            one[W[0] <= 0] = np.nan
+            return one[None, :]
         out = np.full((b, n), np.nan)
         step = max(1, _BLOCK_CELLS // max(n * k, 1))
         for s0 in range(0, b, step):
@@ -399,7 +442,9 @@ def _alpha_from_moments(n: np.ndarray, sd: np.ndarray, M: np.ndarray, S1: np.nda
     """Alpha, D_o and D_e from the summed moments of interval-type alpha (interval alpha, and ordinal
     alpha on mid-ranks): ``D_e`` numerator ``2 (M S2 - S1^2) + delta (2 A M + A (A - 1))``, set to 0
     below ``1e-12`` of ``floor`` (the scale of its rounding error)."""
-    de_num = 2 * (M * S2 - S1 * S1) + delta * (2 * A * M + A * (A - 1))
+    de_num = 2 * (M * S2 - S1 * S1)
+    if not (np.ndim(delta) == 0 and delta == 0):  # (adding 0 * finite changes no bit: skipped)
+        de_num = de_num + delta * (2 * A * M + A * (A - 1))
     de_num = np.where(de_num > 1e-12 * np.maximum(floor, 1.0), de_num, 0.0)
     do = _safe_div(sd, n)
     de = _safe_div(de_num, n * (n - 1))
@@ -421,11 +466,16 @@ class _AlphaMoments(_Spec):
         r = self.r
         pair = self.pair = r >= 2
         L, nI = prep.n_sub, prep.n_items
-        cv = prep.cat_values if values is None else np.asarray(values, dtype=float)
         has_abst = prep.abst_code is not None
         # Centre and scale (numerical conditioning only: alpha does not depend on them).
         # The scale's range (declared or observed categories) also fixes the abstention distance.
-        v = self._standardise(cv)
+        x = None
+        if values is None:
+            self._set_range(prep.value_range())
+            # the labels' standardised values from their own values (no category array needed)
+            x = _label_scores(prep, self.center, self.scale, L)
+        v = np.zeros(0) if x is not None else (
+            self._standardise(prep.cat_values if values is None else np.asarray(values, dtype=float)))
         if has_abst:
             v = np.append(v, 0.0)
             a: np.ndarray = np.bincount(prep.item, weights=(prep.code == L).astype(np.float64), minlength=nI)
@@ -433,20 +483,24 @@ class _AlphaMoments(_Spec):
         else:
             a = np.zeros(nI)
             m = r
-        s1, s2 = _value_sums(prep.item, prep.code, v, nI)
+        s1, s2 = _value_sums(prep.item, prep.code, v, nI, labels=x)
         # the abstention class (disagree policy) sits at the squared range, 1 after scaling
         self.delta = 1.0 if has_abst else 0.0
         self._finish(m, s1, s2, a)
         self.pf = pair.astype(np.float64)
 
-    def _standardise(self, cv: np.ndarray) -> np.ndarray:
-        """Category values centred and scaled by their range (kept: center, scale)."""
-        if cv.size:
-            lo, hi = float(cv.min()), float(cv.max())
+    def _set_range(self, lohi: tuple[float, float] | None) -> None:
+        """Centre and scale from the values' range (kept: center, scale)."""
+        if lohi is not None:
+            lo, hi = lohi
             self.center = (lo + hi) / 2
             self.scale = (hi - lo) if hi > lo else 1.0
         else:
             self.center, self.scale = 0.0, 1.0
+
+    def _standardise(self, cv: np.ndarray) -> np.ndarray:
+        """Category values centred and scaled by their range (kept: center, scale)."""
+        self._set_range((float(cv.min()), float(cv.max())) if cv.size else None)
         return (cv - self.center) / self.scale
 
     def _finish(self, m: np.ndarray, s1: np.ndarray, s2: np.ndarray, a: np.ndarray) -> None:
@@ -476,8 +530,16 @@ class _AlphaMoments(_Spec):
         return self.pair
 
     def stats(self) -> Any:
+        # built column by column in Fortran order: each column written and read contiguously (the
+        # bootstrap's weighted sums, type grouping and jackknife all work a column at a time)
         p = self.pf
-        return np.column_stack([self.r * p, self.d, self.m * p, self.s1 * p, self.s2 * p, self.a * p])
+        S = np.empty((p.shape[0], 6), order="F")
+        for j, col in enumerate((self.r, None, self.m, self.s1, self.s2, self.a)):
+            if col is None:
+                S[:, j] = self.d
+            else:
+                np.multiply(col, p, out=S[:, j])
+        return S
 
     def totals(self) -> np.ndarray:
         p = self.pf
@@ -1440,7 +1502,7 @@ def bootstrap(specs: Sequence[_Spec], stats_list: Sequence[Any], unit: np.ndarra
         # every statistic is a function of weighted column sums: independent unit weights, one
         # pass over the units for all resamples (see _poisson), no index draws
         cols = [np.asarray(st, dtype=np.float64).reshape(n_units, -1) for st in stats_list if st is not None]
-        sums = weighted_sums(np.hstack(cols), weight_key(gen), B)
+        sums = weighted_sums(cols[0] if len(cols) == 1 else np.hstack(cols), weight_key(gen), B)
         at = 0
         for j, (s, st) in enumerate(zip(specs, stats_list)):
             if st is None:

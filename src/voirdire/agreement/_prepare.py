@@ -34,7 +34,9 @@ class Prepared:
     policy: str
     abst_code: int | None
     numeric: bool
-    cat_values: np.ndarray  # length n_sub: category values (numeric scales) or ranks 0..L-1
+    # length n_sub: category values (numeric scales) or ranks 0..L-1, as :attr:`cat_values`; many
+    # numeric categories are kept as given (the table's tuple) and converted on first use
+    cat_source: Any
     categories: tuple[Any, ...]  # length q (abstention class last, when there is one)
     scale_level: str
     n_items: int
@@ -43,6 +45,37 @@ class Prepared:
     rater_ids: np.ndarray  # table index of each selected rater, in selection order
     abstention: AbstentionInfo
     r: np.ndarray  # labels per item after the policy (float)
+    # numeric scales: the value of each label (aligned with ``code``; ``nan`` for the abstention
+    # class), the table's own ``values`` (a view when no label is dropped); None otherwise
+    label_values: np.ndarray | None = None
+
+    @property
+    def cat_values(self) -> np.ndarray:
+        """Float value of each substantive category (numeric scales), else the ranks ``0..L-1``."""
+        cv = self.cat_source
+        if not isinstance(cv, np.ndarray):
+            cv = _as_floats(cv)
+            object.__setattr__(self, "cat_source", cv)
+        return cv
+
+    def value_range(self) -> tuple[float, float] | None:
+        """``(min, max)`` of :attr:`cat_values` (None: no category), read from the labels' own
+        values when every category has a label here and the categories are not converted yet
+        (the same two numbers, without converting a million Python floats)."""
+        L = self.n_sub
+        if not L:
+            return None
+        lv = self.label_values
+        if not isinstance(self.cat_source, np.ndarray) and lv is not None and lv.shape[0] >= L:
+            sub = self.code < L
+            every = bool(sub.all())
+            seen = np.zeros(L, dtype=bool)
+            seen[self.code if every else self.code[sub]] = True
+            if seen.all():
+                x = lv if every else lv[sub]
+                return float(x.min()), float(x.max())
+        cv = self.cat_values
+        return float(cv.min()), float(cv.max())
 
     @property
     def n_labels(self) -> int:
@@ -57,6 +90,18 @@ class Prepared:
         sub = self.code < self.n_sub
         out[sub] = self.cat_values[self.code[sub]]
         return out
+
+
+#: numeric categories from which :class:`Prepared` converts them on first use only
+_LAZY_CATEGORIES = 65_536
+
+
+def _as_floats(cats: Sequence[Any]) -> np.ndarray:
+    """Category values as floats (``float(c)`` of each)."""
+    try:
+        return np.asarray(cats, dtype=float)
+    except (TypeError, ValueError):
+        return np.asarray([float(c) for c in cats], dtype=float)
 
 
 def _label_item(indptr: np.ndarray) -> np.ndarray:
@@ -97,6 +142,8 @@ def prepare(table: AnnotationTable, *, raters: Sequence[str] | None, policy: str
     item = _label_item(table.indptr)
     rater = np.asarray(table.rater_idx)
     code = np.asarray(table.codes)
+    numeric = table.scale.is_numeric
+    lval = np.asarray(table.values) if numeric else None
     every = names is None
     if names is not None:
         ridx = np.array([table.rater_index(r) for r in names], dtype=np.int64)
@@ -106,6 +153,7 @@ def prepare(table: AnnotationTable, *, raters: Sequence[str] | None, policy: str
             sel[ridx] = True
             keep = sel[rater]  # np.isin(rater, ridx), by lookup
             item, rater, code = item[keep], rater[keep], code[keep]
+            lval = None if lval is None else lval[keep]
         rater_names = names
     else:
         rater_names = tuple(str(r) for r in table.raters)
@@ -139,6 +187,7 @@ def prepare(table: AnnotationTable, *, raters: Sequence[str] | None, policy: str
         if abst is not None and n_abst:
             keep = ~abst
             item, rater, code = item[keep], rater[keep], code[keep]
+            lval = None if lval is None else lval[keep]
             r_all = np.bincount(item, minlength=table.n_items)
         q, abst_code = L, None
         categories = cats
@@ -155,17 +204,15 @@ def prepare(table: AnnotationTable, *, raters: Sequence[str] | None, policy: str
         check_fits(16.0 * table.n_items * q, f"{q:,} categories x {table.n_items:,} items",
                    "treat numeric labels as numbers (--scale interval or ordinal), merge rare categories, or use a "
                    "subset of the items.")
-    numeric = table.scale.is_numeric
+    cat_values: Any
     if numeric:
-        try:
-            cat_values = np.asarray(cats, dtype=float)
-        except (TypeError, ValueError):
-            cat_values = np.asarray([float(c) for c in cats], dtype=float)
+        # many distinct values (continuous scores): converted when a coefficient asks for them
+        cat_values = cats[:L] if L >= _LAZY_CATEGORIES else _as_floats(cats[:L])
     else:
         cat_values = np.arange(L, dtype=float)
     return Prepared(
         item=item, rater=rater, code=code, q=q, n_sub=L, policy=policy, abst_code=abst_code,
-        numeric=numeric, cat_values=cat_values, categories=categories, scale_level=table.scale.level,
+        numeric=numeric, cat_source=cat_values, categories=categories, scale_level=table.scale.level,
         n_items=table.n_items, clusters=table.clusters, raters=rater_names, rater_ids=ridx, abstention=info,
-        r=np.asarray(r_all, dtype=np.float64),
+        r=np.asarray(r_all, dtype=np.float64), label_values=lval,
     )

@@ -574,7 +574,7 @@ def _results(part: _Part, g: int, opts: _core.Options) -> list[AgreementResult]:
     fields = {f.name: getattr(tmpl, f.name) for f in dataclasses.fields(Prepared)}
 
     def prepared(specs: list[Any]) -> Prepared:
-        fields.update(n_items=int(specs[0].r.shape[0]), abstention=info, r=specs[0].r)
+        fields.update(n_items=int(specs[0].r.shape[0]), abstention=info, r=specs[0].r, label_values=None)
         prep = _StreamPrepared(**fields)
         object.__setattr__(prep, "_n_lab", n_prep)
         for s in specs:
