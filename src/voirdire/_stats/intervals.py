@@ -176,12 +176,19 @@ def acceleration(jack: np.ndarray) -> float:
     return float(((d * d) @ d) / (6 * s2 ** 1.5))  # (d ** 3 goes through pow: 10x slower at 1M units)
 
 
-def bca(est: float, boots: np.ndarray, jack: np.ndarray, level: float) -> Interval:
-    """Efron's BCa interval; falls back to the percentile interval when ``z0`` or ``a`` is undefined."""
+def jack_summary(jack: np.ndarray) -> tuple[float, float]:
+    """``(jackknife_se(jack), acceleration(jack))``: what :func:`build` reads from the jackknife
+    values, for a caller that computes them while other work runs (pass as ``jack_stats``)."""
+    return jackknife_se(jack), acceleration(jack)
+
+
+def bca(est: float, boots: np.ndarray, jack: np.ndarray, level: float, accel: float | None = None) -> Interval:
+    """Efron's BCa interval; falls back to the percentile interval when ``z0`` or ``a`` is undefined.
+    ``accel``: ``acceleration(jack)`` when the caller has it already."""
     good = _finite(boots)
     if good.size < 2:
         return dataclasses.replace(NAN_INTERVAL, note="fewer than two finite bootstrap replicates")
-    a = acceleration(jack)
+    a = acceleration(jack) if accel is None else accel
     p = (np.count_nonzero(good < est) + 0.5 * np.count_nonzero(good == est)) / good.size
     if not math.isfinite(a) or not 0 < p < 1:
         why = ("the acceleration is undefined (all jackknife values equal or not finite)" if not math.isfinite(a)
@@ -369,23 +376,24 @@ FALLBACK = ("jackknife", "percentile")
 
 def build(method: str, est: float, *, boots: np.ndarray | None, jack: np.ndarray | None,
           boot_se: np.ndarray | None, analytic_se: float | None, n_units: int, level: float,
-          scale: Scale, fallback: bool = True) -> Interval:
+          scale: Scale, fallback: bool = True, jack_stats: tuple[float, float] | None = None) -> Interval:
     """The interval of ``method``; when its inputs do not define it, the first of
     ``jackknife``, ``percentile`` that is defined, with a note saying why (``nan`` when none is).
 
     ``boots`` are the bootstrap replicates, ``jack`` the leave-one-unit-out values, ``boot_se``
-    each replicate's jackknife SE (bootstrap-t only), ``analytic_se`` the literature's SE.
+    each replicate's jackknife SE (bootstrap-t only), ``analytic_se`` the literature's SE;
+    ``jack_stats``: :func:`jack_summary` of ``jack`` when the caller computed it already.
     """
     if not math.isfinite(est):
         return dataclasses.replace(NAN_INTERVAL, note="the estimate is undefined")
     bt = np.zeros(0) if boots is None else boots
     jk = np.zeros(0) if jack is None else jack
-    se_j = jackknife_se(jk) if jk.size else float("nan")
+    se_j = (jack_stats[0] if jack_stats is not None else jackknife_se(jk)) if jk.size else float("nan")
     r: Interval
     if method == "percentile":
         r = percentile(bt, level)
     elif method == "bca":
-        r = bca(est, bt, jk, level) if jk.size else dataclasses.replace(
+        r = bca(est, bt, jk, level, None if jack_stats is None else jack_stats[1]) if jk.size else dataclasses.replace(
             percentile(bt, level), note="BCa needs the jackknife, not computed at this size; percentile used")
     elif method == "studentized":
         r = studentized(est, bt, np.zeros(0) if boot_se is None else boot_se, se_j, level, scale)

@@ -220,6 +220,11 @@ def unit_types(stats_list: Sequence[Any], n_units: int,
     # the first n_units/4 + 1 rows alone, when all distinct, already make too many types (exact:
     # distinct rows of a part are distinct rows of the whole); distinct-valued data stop here
     head = min(n_rows, n_units // 4 + 1)
+    # one column whose head rows are all distinct (continuous data) settles it at a column's cost:
+    # the first three columns that vary between the head's ends are tried
+    varying = [(c, j) for c in cols for j in range(c.shape[1]) if c[0, j] != c[head - 1, j]][:3]
+    if head < n_rows and any(pd.unique(c[:head, j]).size == head for c, j in varying):
+        return None
     h = np.empty(n_rows, dtype=np.uint64)
     h[:head] = _hash_rows(cols, 0, head)
     if head < n_rows and pd.unique(h[:head]).size == head:

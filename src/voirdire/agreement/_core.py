@@ -1229,13 +1229,15 @@ def _zero_disagreement(s: _Spec, st: Any, level: float, expected: float, weights
 
 def interval_for(s: _Spec, m: str, est: float, expected: float, *, boots: np.ndarray | None, st: Any,
                  jack: np.ndarray | None, boot_se: np.ndarray | None, a_se: float | None, n_units: int,
-                 unit_kind: str, level: float, weights: np.ndarray | None = None) -> tuple[Any, str, bool]:
+                 unit_kind: str, level: float, weights: np.ndarray | None = None,
+                 jack_stats: tuple[float, float, float] | None = None) -> tuple[Any, str, bool]:
     """The interval of method ``m`` for one coefficient, with the rules for degenerate data and
     the coefficient's bounds (``agreement`` and the coverage bench both call this): the interval,
     the clipping text for ``ci.method``, and whether its lower end was kept at, or moved below,
     the end of the Fisher z map (see ``_honest``; the interval's own note says so, so the caller
     issues no fallback warning for it). ``boots`` None: no bootstrap ran; ``weights``: units per row
-    of ``st`` (rows with counts)."""
+    of ``st`` (rows with counts); ``jack_stats``: :func:`jack_stats` of ``jack`` when the caller
+    computed it already (beside the bootstrap)."""
     if not math.isfinite(est):
         return dataclasses.replace(_iv.NAN_INTERVAL, note="the estimate is undefined"), "", False
     if n_units < 2:
@@ -1258,7 +1260,12 @@ def interval_for(s: _Spec, m: str, est: float, expected: float, *, boots: np.nda
             f"every resample gives {est:.6g} (the {unit_kind}s do not vary in what the coefficient uses): "
             f"no interval")), "", False
     # Wald gets no bounds here: _honest clips it to the coefficient's true bounds and says so
-    sc = _iv.Scale(-math.inf, math.inf) if m == "wald" else _scale(s, _lowest(est, boots, jack))
+    if m == "wald":
+        sc = _iv.Scale(-math.inf, math.inf)
+    elif jack_stats is not None and jack is not None:
+        sc = _scale(s, min(_lowest(est, boots), jack_stats[2]))
+    else:
+        sc = _scale(s, _lowest(est, boots, jack))
 
     def _own_scale() -> Any:
         # the percentile interval (within the replicates' range) when there are replicates,
@@ -1268,8 +1275,18 @@ def interval_for(s: _Spec, m: str, est: float, expected: float, *, boots: np.nda
                          scale=_iv.Scale(-math.inf, math.inf))
 
     r = _iv.build(m, est, boots=boots, jack=jack, boot_se=boot_se, analytic_se=a_se, n_units=n_units,
-                  level=level, scale=sc)
+                  level=level, scale=sc, jack_stats=None if jack_stats is None else jack_stats[:2])
     return _honest(r, s, est, sc, _own_scale)
+
+
+def jack_stats(jack: np.ndarray) -> tuple[float, float, float]:
+    """What :func:`interval_for` reads from the jackknife values: their SE, BCa's acceleration and
+    their lowest finite value (``inf`` when none), computed once (beside the bootstrap)."""
+    se, a = _iv.jack_summary(jack)
+    fin = np.isfinite(jack)
+    if fin.all():
+        return se, a, float(jack.min()) if jack.size else math.inf
+    return se, a, float(jack[fin].min()) if fin.any() else math.inf
 
 
 def _is_pa(s: _Spec) -> bool:
@@ -1626,8 +1643,9 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
                                        for m, st in zip(chosen, stats_list)]
     types: tuple[np.ndarray, np.ndarray] | None = None
 
-    def deterministic(j: int) -> tuple[float | None, str, np.ndarray | None]:
-        """The analytic SE, the method (auto's fallback where no analytic SE exists) and the jackknife."""
+    def deterministic(j: int) -> tuple[float | None, str, np.ndarray | None, tuple[float, float, float] | None]:
+        """The analytic SE, the method (auto's fallback where no analytic SE exists), the jackknife
+        and what the interval reads from it (:func:`jack_stats`)."""
         s, est, st, m = specs[j], point[j][0], stats_list[j], chosen[j]
         a_se = _analytic_se(s, est, unit, n_units, unit_kind) if math.isfinite(est) else None
         if opts.method == "auto" and m == "wald" and a_se is None:
@@ -1638,7 +1656,7 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
             S = st if st is not None else _aggregate(s.stats(), unit, n_rows)
             # types group the rows of stats_list (this spec's own when st is not None)
             jack = jackknife_values(s, S, unit, n_units, item_units, wu, types if st is not None else None)
-        return a_se, m, jack
+        return a_se, m, jack, None if jack is None else jack_stats(jack)
 
     # the analytic SEs and jackknives do not depend on the resamples: on large tables they run on a
     # second thread while the bootstrap runs (NumPy releases the GIL); the same values either way
@@ -1667,7 +1685,7 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
         _warn_rare_binary(specs, point, chosen, prep, n_units, unit_kind, func)
 
     out = []
-    for s, (est, obs, exp_), bt, st, bse, (a_se, m, jack) in zip(specs, point, boots, stats_list, se_out, fixed):
+    for s, (est, obs, exp_), bt, st, bse, (a_se, m, jack, jst) in zip(specs, point, boots, stats_list, se_out, fixed):
         B_s = B if st is not None else 0  # no statistics: the bootstrap was not run for this spec
         good = bt[np.isfinite(bt)] if B_s else bt[:0]
         n_fail = int(B_s - good.size) if B_s and math.isfinite(est) else 0
@@ -1677,7 +1695,7 @@ def run(specs: Sequence[_Spec], prep: Prepared, opts: Options, *, func: str) -> 
             m, auto_why = auto_after_bootstrap(s, m, est, bt, bse, cl)
         se = float(np.std(good, ddof=1)) if good.size >= 2 else float("nan")
         r, clip_text, at_map_end = interval_for(s, m, est, exp_, boots=bt if B_s else None, st=st, jack=jack,
-                                              boot_se=bse, a_se=a_se, n_units=n_units, unit_kind=unit_kind,
+                                              boot_se=bse, a_se=a_se, n_units=n_units, unit_kind=unit_kind, jack_stats=jst,
                                               level=cl, weights=wu)
         if auto_why and r.method == m:
             r = dataclasses.replace(r, note="; ".join(x for x in (auto_why, r.note) if x))
