@@ -6,10 +6,19 @@ whole ``krippendorff_alpha`` call (estimate, analytic SE, 1,000 resamples, the B
 its jackknife) and, apart, the bootstrap's weighted sums alone (``weighted_sums``), CPU and wall.
 
 Run:  .venv/bin/python bench/bench_poisson_kernel.py [--old 45cede5]
+
+``--against REF``: the whole call instead (estimate, analytic SE, 1,000 resamples, BCa with its
+jackknife: the serial preparation included), this tree against commit REF's package (``git
+archive``), each in a fresh process that builds the table and then times ``--repeat`` calls,
+alternating REF / now ``--rounds`` times so that a drifting machine load falls on both alike;
+CPU seconds and the 1-minute load are printed with each wall time.
+
+Run:  env -u PYTHONDONTWRITEBYTECODE .venv/bin/python bench/bench_poisson_kernel.py --against e1a89c8
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import os
 import subprocess
@@ -25,12 +34,18 @@ OLD = "45cede5"
 
 
 def main() -> None:
-    import argparse
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--old", default=OLD, help="the commit whose kernel is timed against the current one")
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--against", default="", help="time the whole call against this commit's package instead")
+    ap.add_argument("--rounds", type=int, default=3, help="--against: alternations of REF and now")
+    ap.add_argument("--child", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child:
+        return child(args.child, args.repeat)
+    if args.against:
+        return against(args.against, args.rounds, args.repeat)
     old_ref = args.old
     from voirdire.agreement import _core, krippendorff_alpha
     from voirdire.data import AnnotationTable
@@ -80,6 +95,39 @@ def main() -> None:
               f" | CI [{r_old.ci.low:.6f}, {r_old.ci.high:.6f}]\n"
               f"  -> weighted sums {kc_old / kc_new:.2f}x cpu; call {c_old / c_new:.2f}x cpu | load {os.getloadavg()[0]:.1f}",
               flush=True)
+
+
+def child(src: str, repeat: int) -> None:
+    """One process: the bench table, then ``repeat`` timed calls of the package under ``src``."""
+    sys.path.insert(0, src)
+    from voirdire.agreement import krippendorff_alpha
+    from voirdire.data import AnnotationTable
+
+    n, B = 1_000_000, 1000
+    rng = np.random.default_rng(20261201)
+    X = rng.normal(size=(n, 1)) + rng.normal(scale=0.7, size=(n, 2))
+    t = AnnotationTable.from_arrays(np.repeat(np.arange(n), 2), np.tile(["a", "b"], n), X.ravel(), scale="interval")
+    runs = []
+    for _ in range(repeat):
+        load = os.getloadavg()[0]
+        c, w = time.process_time(), time.perf_counter()
+        r = krippendorff_alpha(t, level="interval", n_resamples=B, rng=1)
+        runs.append(f"wall {time.perf_counter() - w:5.2f} s cpu {time.process_time() - c:5.2f} s (load {load:4.1f})")
+    print(" | ".join(runs) + f" | CI [{r.ci.low:.10f}, {r.ci.high:.10f}]", flush=True)
+
+
+def against(ref: str, rounds: int, repeat: int) -> None:
+    """The whole call under ``ref``'s package and this tree's, alternating, each in its own process."""
+    print(f"# 1,000,000 items x 2 raters, 1000 resamples, whole krippendorff_alpha call, {os.cpu_count()} CPUs, "
+          f"load {os.getloadavg()[0]:.1f}; {ref} vs this tree, {rounds} rounds of {repeat} calls", flush=True)
+    with tempfile.TemporaryDirectory() as d:
+        arch = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "src"], capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", d], input=arch, check=True)
+        for _ in range(rounds):
+            for name, src in ((ref, str(Path(d) / "src")), ("now", str(ROOT / "src"))):
+                out = subprocess.run([sys.executable, __file__, "--child", src, "--repeat", str(repeat)],
+                                     capture_output=True, text=True, check=True).stdout.strip()
+                print(f"{name:>8s}: {out}", flush=True)
 
 
 if __name__ == "__main__":

@@ -71,8 +71,9 @@ def _value_sums(item: np.ndarray, code: np.ndarray, v: np.ndarray, n_items: int,
     return both(lambda: sums(v), lambda: sums(v * v), int(code.shape[0]))
 
 
-#: labels from which :func:`_label_scores` standardises the labels' own values (below, gathering
-#: the categories' standardised values costs no more)
+#: labels from which :func:`_label_scores` standardises the labels' own values (below, the
+#: gather of the categories' standardised values costs no more; above, even five categories'
+#: gather, which converts every code to an index, costs more than two passes over the values)
 _LABEL_VALUES_MIN = 65_536
 
 
@@ -145,8 +146,16 @@ def _hstack(cols: Sequence[Any]) -> Any:
 
 
 def _safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a / b``, ``nan`` where ``b == 0`` (the same quotient elsewhere)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(b != 0, a / np.where(b != 0, b, 1.0), np.nan)
+        q = np.divide(a, b, dtype=np.float64)
+    q = np.asarray(q)
+    if q.ndim == 0:
+        return np.asarray(np.nan if b == 0 else q)
+    zero = np.broadcast_to(np.asarray(b) == 0, q.shape)
+    if zero.any():
+        q[zero] = np.nan
+    return q
 
 
 # ----------------------------------------------------------------------------- specs
