@@ -250,7 +250,7 @@ def weighted_sums(S: Any, key: int, B: int, *, threads: int | None = None,
         bg = _stream(key, g, B)
         base = g * GROUP_UNITS
         m_g = min(GROUP_UNITS, n - base)
-        Sg = np.ascontiguousarray(S[base: base + m_g][:, keep])  # this group's rows (copied on its thread)
+        Sg = S[base: base + m_g][:, keep]  # this group's rows (copied on its thread)
         split = _split32(Sg)
         # float32 pieces whose chunk sums are exact (_split32); float64 if a statistic is not finite
         P, owner, scale = split if split is not None else (Sg, np.arange(Ku), np.ones(Ku))
@@ -318,36 +318,36 @@ def _split32(S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     ``(n_units, n_pieces)``, the column each piece belongs to and each column's scale; None when
     ``S`` is not finite.
     """
-    if not np.all(np.isfinite(S)):
-        return None
     n, K = S.shape
     n_chunks = -(-n // _CHUNK)
-    A = np.zeros((n_chunks * _CHUNK, K))
-    np.abs(S, out=A[:n])
-    cmax = A.reshape(n_chunks, _CHUNK, K).max(axis=1)
-    E = np.frexp(cmax.max(axis=0))[1]  # each column: every |s| < 2**E
+    # worked column by column, as (columns, chunks, units): every elementwise pass runs along a
+    # chunk's 96 units (laid out as (units, columns), NumPy's inner loops ran over K columns only)
+    r = np.zeros((K, n_chunks, _CHUNK))
+    r.reshape(K, -1)[:, :n] = S.T  # the padding units stay zero
+    cmax = np.abs(r).max(axis=2)  # (columns, chunks); nan or inf when a statistic is not finite
+    if not np.isfinite(cmax).all():
+        return None
+    E = np.frexp(cmax.max(axis=1))[1]  # each column: every |s| < 2**E
     # the chunk's exponent, relative to the column's; at least -60 (pieces stay above 2**-105)
-    e = np.maximum(np.frexp(cmax)[1] - E, -60)
-    # r: S scaled by 2**-E (exact), laid out as (chunks, units, columns) with the padding zero
-    r = A.reshape(n_chunks, _CHUNK, K)
-    r[n // _CHUNK:] = 0.0
-    np.multiply(S, np.ldexp(1.0, -E), out=r.reshape(-1, K)[:n])  # exact: a power of two
+    e = np.maximum(np.frexp(cmax)[1] - E[:, None], -60)
+    r *= np.ldexp(1.0, -E)[:, None, None]  # exact: a power of two
     a = np.empty_like(r)
-    cand = np.empty((_PIECES, n_chunks * _CHUNK, K), dtype=np.float32)
+    cand = np.empty((_PIECES, K, n_chunks * _CHUNK), dtype=np.float32)
     kept = np.zeros((_PIECES, K), dtype=bool)
     for p in range(_PIECES):
-        step = e - _PIECE_BITS - (_PIECE_BITS + 1) * p  # q 2**(-15 p), per chunk and column
+        step = e - _PIECE_BITS - (_PIECE_BITS + 1) * p  # q 2**(-15 p), per column and chunk
         # multiplying by a power of two is exact (as ldexp): a = rint(r / 2**step), piece = a 2**step
-        np.multiply(r, np.ldexp(1.0, -step)[:, None, :], out=a)
+        np.multiply(r, np.ldexp(1.0, -step)[:, :, None], out=a)
         np.rint(a, out=a)
-        kept[p] = a.any(axis=(0, 1)) | (p == 0)
-        a *= np.ldexp(1.0, step)[:, None, :]
+        kept[p] = a.any(axis=(1, 2)) | (p == 0)
+        a *= np.ldexp(1.0, step)[:, :, None]
         r -= a  # exact: the residual needs fewer bits than r had
-        cand[p] = a.reshape(-1, K)
+        cand[p] = a.reshape(K, -1)
     pieces = [(p, k) for p in range(_PIECES) for k in range(K) if kept[p, k]]
-    P = np.empty((n, len(pieces)), dtype=np.float32)
+    P = np.empty((len(pieces), n), dtype=np.float32)
     for j, (p, k) in enumerate(pieces):
-        P[:, j] = cand[p, :n, k]
+        P[j] = cand[p, k, :n]
+    P = np.ascontiguousarray(P.T)  # (units, pieces), as the products read them
     owner = [k for _, k in pieces]
     return P, np.asarray(owner), np.ldexp(1.0, E)
 
