@@ -40,12 +40,14 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--against", default="", help="time the whole call against this commit's package instead")
     ap.add_argument("--rounds", type=int, default=3, help="--against: alternations of REF and now")
+    ap.add_argument("--resamples", type=int, default=1000,
+                    help="--against: resamples per call (20: the preparation and jackknife with a near-empty kernel)")
     ap.add_argument("--child", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        return child(args.child, args.repeat)
+        return child(args.child, args.repeat, args.resamples)
     if args.against:
-        return against(args.against, args.rounds, args.repeat)
+        return against(args.against, args.rounds, args.repeat, args.resamples)
     old_ref = args.old
     from voirdire.agreement import _core, krippendorff_alpha
     from voirdire.data import AnnotationTable
@@ -97,13 +99,13 @@ def main() -> None:
               flush=True)
 
 
-def child(src: str, repeat: int) -> None:
+def child(src: str, repeat: int, B: int) -> None:
     """One process: the bench table, then ``repeat`` timed calls of the package under ``src``."""
     sys.path.insert(0, src)
     from voirdire.agreement import krippendorff_alpha
     from voirdire.data import AnnotationTable
 
-    n, B = 1_000_000, 1000
+    n = 1_000_000
     rng = np.random.default_rng(20261201)
     X = rng.normal(size=(n, 1)) + rng.normal(scale=0.7, size=(n, 2))
     t = AnnotationTable.from_arrays(np.repeat(np.arange(n), 2), np.tile(["a", "b"], n), X.ravel(), scale="interval")
@@ -116,16 +118,17 @@ def child(src: str, repeat: int) -> None:
     print(" | ".join(runs) + f" | CI [{r.ci.low:.10f}, {r.ci.high:.10f}]", flush=True)
 
 
-def against(ref: str, rounds: int, repeat: int) -> None:
+def against(ref: str, rounds: int, repeat: int, B: int) -> None:
     """The whole call under ``ref``'s package and this tree's, alternating, each in its own process."""
-    print(f"# 1,000,000 items x 2 raters, 1000 resamples, whole krippendorff_alpha call, {os.cpu_count()} CPUs, "
+    print(f"# 1,000,000 items x 2 raters, {B} resamples, whole krippendorff_alpha call, {os.cpu_count()} CPUs, "
           f"load {os.getloadavg()[0]:.1f}; {ref} vs this tree, {rounds} rounds of {repeat} calls", flush=True)
     with tempfile.TemporaryDirectory() as d:
         arch = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "src"], capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", d], input=arch, check=True)
         for _ in range(rounds):
             for name, src in ((ref, str(Path(d) / "src")), ("now", str(ROOT / "src"))):
-                out = subprocess.run([sys.executable, __file__, "--child", src, "--repeat", str(repeat)],
+                out = subprocess.run([sys.executable, __file__, "--child", src, "--repeat", str(repeat),
+                                      "--resamples", str(B)],
                                      capture_output=True, text=True, check=True).stdout.strip()
                 print(f"{name:>8s}: {out}", flush=True)
 
