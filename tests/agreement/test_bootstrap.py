@@ -266,3 +266,16 @@ def test_jackknife_per_type_is_the_jackknife_per_unit_bit_for_bit():
         a = _core.jackknife_values(spec, S, unit, n_units, True)
         b = _core.jackknife_values(spec, S, unit, n_units, True, None, types)
         assert np.array_equal(a, b)
+
+
+def test_safe_div_is_the_quotient_with_nan_at_zero_denominators():
+    rng = np.random.default_rng(8)
+    b = np.where(rng.random(200) < 0.3, 0.0, rng.normal(size=200))
+    a = rng.normal(size=200)
+    a[:3] = [np.nan, np.inf, 0.0]
+    b[3:6] = [np.nan, np.inf, 0.0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ref = np.where(b != 0, a / np.where(b != 0, b, 1.0), np.nan)
+    got = _core._safe_div(a, b)
+    assert np.array_equal(got, ref, equal_nan=True) and got.dtype == ref.dtype
+    assert np.array_equal(_core._safe_div(np.ones((3, 1)), np.array([0.0, 2.0])), [[np.nan, 0.5]] * 3, equal_nan=True)

@@ -148,7 +148,7 @@ def _hstack(cols: Sequence[Any]) -> Any:
 def _safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``a / b``, ``nan`` where ``b == 0`` (the same quotient elsewhere)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        q = np.divide(a, b, dtype=np.float64)
+        q = np.true_divide(a, b)
     q = np.asarray(q)
     if q.ndim == 0:
         return np.asarray(np.nan if b == 0 else q)
@@ -543,11 +543,15 @@ class _AlphaMoments(_Spec):
         # bootstrap's weighted sums, type grouping and jackknife all work a column at a time)
         p = self.pf
         S = np.empty((p.shape[0], 6), order="F")
-        for j, col in enumerate((self.r, None, self.m, self.s1, self.s2, self.a)):
-            if col is None:
-                S[:, j] = self.d
-            else:
-                np.multiply(col, p, out=S[:, j])
+
+        def fill(k: slice) -> None:  # (the two halves of the items on two threads when large)
+            for j, col in enumerate((self.r, None, self.m, self.s1, self.s2, self.a)):
+                if col is None:
+                    S[k, j] = self.d[k]
+                else:
+                    np.multiply(col[k], p[k], out=S[k, j])
+
+        by_halves(fill, p.shape[0])
         return S
 
     def totals(self) -> np.ndarray:

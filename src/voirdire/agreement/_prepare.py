@@ -69,11 +69,16 @@ class Prepared:
         if not isinstance(self.cat_source, np.ndarray) and lv is not None and lv.shape[0] >= L:
             sub = self.code < L
             every = bool(sub.all())
-            seen = np.zeros(L, dtype=bool)
-            seen[self.code if every else self.code[sub]] = True
-            if seen.all():
-                x = lv if every else lv[sub]
-                return float(x.min()), float(x.max())
+            x = lv if every else lv[sub]
+
+            def labelled() -> bool:  # every category has a label (scattered writes: beside min/max)
+                seen = np.zeros(L, dtype=bool)
+                seen[self.code if every else self.code[sub]] = True
+                return bool(seen.all())
+
+            ok, lohi = both(labelled, lambda: (float(x.min()), float(x.max())), int(x.shape[0]))
+            if ok:
+                return lohi
         cv = self.cat_values
         return float(cv.min()), float(cv.max())
 
