@@ -237,9 +237,10 @@ def appearance_order(coded: Coded) -> np.ndarray | None:
     return None
 
 
-def code_column(s: Any, per_row: Callable[[Any], Any]) -> Coded:
+def code_column(s: Any, per_row: Callable[[Any], Any], kind: str | None = None) -> Coded:
     """Factorize a column (pandas, or an Arrow column of strings); ``per_row`` canonicalises rows
-    of columns pandas cannot hash faithfully."""
+    of columns pandas cannot hash faithfully. ``kind``: ``infer_dtype(s, skipna=True)`` of an
+    object column when the caller has it already (one scan of the column fewer)."""
     if is_arrow_strings(s) or is_arrow_integers(s):
         return _code_arrow(s)
     if is_arrow(s):
@@ -247,7 +248,7 @@ def code_column(s: Any, per_row: Callable[[Any], Any]) -> Coded:
     if isinstance(s.dtype, pd.CategoricalDtype):
         codes = np.asarray(s.cat.codes, dtype=np.int64)
         return Coded(codes, s.cat.categories.to_numpy(dtype=object), None)
-    if s.dtype == object and infer_dtype(s, skipna=True) not in _SAFE_OBJECT_KINDS:
+    if s.dtype == object and (kind or infer_dtype(s, skipna=True)) not in _SAFE_OBJECT_KINDS:
         v = s.to_numpy(dtype=object)
         na = pd.isna(s).to_numpy()
         out = np.empty(v.size, dtype=object)

@@ -377,8 +377,8 @@ class AnnotationTable:
                 raise SchemaError(f"empty {col} id. Every row needs an item and a rater.", source=source, row=r, column=col)
             id_cols[col] = coded
         lab_s = df[label]
-        per_row_labels = (not arrow and lab_s.dtype == object
-                          and infer_dtype(lab_s, skipna=True) not in _SAFE_OBJECT_KINDS)
+        lab_kind = infer_dtype(lab_s, skipna=True) if not arrow and lab_s.dtype == object else None
+        per_row_labels = lab_kind is not None and lab_kind not in _SAFE_OBJECT_KINDS
         # 'NA' (R), 'nan' (pandas), 'null'... mark a missing label too, unless declared as an answer
         declared_text = {str(c).strip() for c in (*scale.abstain, *(scale.categories or ()))}
 
@@ -390,7 +390,7 @@ class AnnotationTable:
             blank_label = pd.isna(lab_s).to_numpy() | np.array([isinstance(x, str) and not x.strip() for x in v], dtype=bool)
             marker = np.array([is_marker(x) for x in v], dtype=bool)
         else:
-            lab_coded = code_column(lab_s, canon)
+            lab_coded = code_column(lab_s, canon, lab_kind)
             blank_u = np.append(blank_uniques(lab_coded), True)  # the last slot: code -1, a missing value
             marker_u = np.array([is_marker(x) for x in lab_coded.uniques] + [False], dtype=bool)
             if blank_u[:-1].any() or marker_u.any() or bool((lab_coded.codes < 0).any()):
