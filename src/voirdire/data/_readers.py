@@ -204,10 +204,11 @@ def _read_parquet_row_groups(p: Path, columns: Sequence[str], dictionary: Sequen
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from .._stats.parallel import n_threads
+
     meta = pq.read_metadata(p)
     n = meta.num_row_groups
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    workers = min(cores, n, 8)
+    workers = min(n_threads(), n)
     if workers < 2:
         return pq.ParquetFile(p, metadata=meta, read_dictionary=list(dictionary)).read(columns=list(columns))
     from concurrent.futures import ThreadPoolExecutor
