@@ -98,3 +98,22 @@ def test_stream_ungrouped_items_are_refused_naming_the_row(tmp_path):
     assert res.exit_code == 1
     err = res.stderr.strip()
     assert "items are not grouped: item 'a' appears again at row 6" in err and "\n" not in err
+
+
+def test_stream_refuses_big_integers_lists_and_names_missing_columns(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    big = tmp_path / "big.csv"
+    big.write_text("item,rater,label\ni1,a,9007199254740993\ni1,b,9007199254740994\n")
+    lst = tmp_path / "lst.parquet"
+    pq.write_table(pa.table({"item": [["i1"], ["i1"]], "rater": ["a", "b"], "label": [1, 2]}), lst)
+    wide = tmp_path / "wide.csv"
+    wide.write_text("item,ann,bob\ni1,1,2\n")
+    for path, msg in [(big, "row 2, column 'label': label '9007199254740993' is an integer beyond 2**53"),
+                      (lst, "row 1, column 'item': the column holds list<element: string> values"),
+                      (wide, "column 'rater': missing column(s) ['rater', 'label']; found ['item', 'ann', 'bob']. "
+                             "Name the columns with --item/--rater/--label.")]:
+        res = runner.invoke(app, ["agree", str(path), "--stream", "--resamples", "0"])
+        assert res.exit_code == 1, res.output
+        assert msg in res.stderr and "internal error" not in res.stderr and res.stderr.count("\n") == 1, res.stderr

@@ -127,3 +127,34 @@ def test_a_2mb_item_id_is_not_echoed_in_full(tmp_path: Path) -> None:
     p = _w(tmp_path, "long.csv", f"item,rater,label\n{long_id},a,1\n{long_id},a,2\n{long_id},b,1\n")
     msg = _err(p)
     assert len(msg) < 1000 and "2,000,000 characters" in msg
+
+
+def test_integer_labels_beyond_2_53_are_refused_not_merged(tmp_path: Path) -> None:
+    # 2**53 + 1 and 2**53 + 2 are different labels; as floats they would read as one number (silently
+    # raising agreement): refused naming the row, from CSV text and from Parquet int64 alike
+    big = 2 ** 53
+    rows = [("i1", "a", big + 1), ("i1", "b", big + 2), ("i2", "a", big + 3), ("i2", "b", big + 4)]
+    csv = _w(tmp_path, "big.csv", "item,rater,label\n" + "".join(f"{i},{r},{v}\n" for i, r, v in rows))
+    assert "row 2, column 'label': label '9007199254740993' is an integer beyond 2**53" in _err(csv)
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    pq = tmp_path / "big.parquet"
+    pd.DataFrame(rows, columns=["item", "rater", "label"]).to_parquet(pq, index=False)
+    assert "row 1, column 'label': label 9007199254740993 is an integer beyond 2**53" in _err(pq)
+    # exactly representable large integers (multiples of 2**60) stay numbers, distinct as they are
+    ok = _w(tmp_path, "ok.csv", "item,rater,label\ni1,a,%d\ni1,b,%d\n" % (2 ** 60, 2 ** 61))
+    assert read_annotations(ok).scale.categories == (2 ** 60, 2 ** 61)
+
+
+def test_list_values_in_a_parquet_column_are_refused(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    lab = tmp_path / "lab.parquet"
+    pq.write_table(pa.table({"item": ["i1", "i1"], "rater": ["a", "b"], "label": [[1], [2]]}), lab)
+    assert "row 1, column 'label': label [1] is a list, not a single value" in _err(lab)
+    it = tmp_path / "it.parquet"
+    pq.write_table(pa.table({"item": [["i1"], ["i1"]], "rater": ["a", "b"], "label": [1, 2]}), it)
+    assert "row 1, column 'item': item id ['i1'] is a list, not a single value" in _err(it)
+    js = _w(tmp_path, "it.jsonl", '{"item": "i1", "rater": "a", "label": 1}\n{"item": [1, 2], "rater": "b", "label": 1}\n')
+    assert "row 2, column 'item': item id [1, 2] is a list" in _err(js)

@@ -29,6 +29,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .._optional import require
+from .._safe import shown
 from ..data import AnnotationTable, DuplicatePolicy, MissingPolicy, Scale, TableSummary, id_str
 from ..exceptions import InvalidParameterError, SchemaError
 from . import _core
@@ -53,7 +54,13 @@ def _batches(path: Path, cols: list[str], batch_rows: int, row_groups: list[int]
         names = pf.schema_arrow.names
         absent = [c for c in cols if c not in names]
         if absent:
-            raise SchemaError(f"missing column(s) {absent}; found {names}.", source=str(path), column=absent[0])
+            raise SchemaError(f"missing column(s) {absent}; found {names}. Name the columns with "
+                              "--item/--rater/--label.", source=str(path), column=absent[0])
+        for c in cols:
+            t = pf.schema_arrow.field(c).type
+            if pa.types.is_nested(t.value_type if pa.types.is_dictionary(t) else t):
+                raise SchemaError(f"the column holds {t} values, not one value per row. Give one item, rater "
+                                  "and label per row.", source=str(path), row=1, column=c)
         yield from pf.iter_batches(batch_size=batch_rows, columns=cols, row_groups=row_groups)
         return
     if ext in (".csv", ".tsv", ".tab"):
@@ -68,6 +75,14 @@ def _batches(path: Path, cols: list[str], batch_rows: int, row_groups: list[int]
             for b in reader:
                 yield b
         except (pa.ArrowInvalid, KeyError) as exc:
+            import csv
+
+            with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
+                names = [n.strip() for n in next(csv.reader(fh, delimiter=sep), [])]
+            absent = [c for c in cols if c not in names]
+            if absent:
+                raise SchemaError(f"missing column(s) {absent}; found {shown(names, 160)}. Name the columns with "
+                                  "--item/--rater/--label.", source=str(path), column=absent[0]) from None
             msg = str(exc).strip().splitlines()[0][:160]
             raise SchemaError(f"cannot be streamed as {'CSV' if sep == ',' else 'TSV'}: {msg}", source=str(path)) \
                 from None

@@ -23,7 +23,10 @@ from pandas.api.types import infer_dtype
 from .._optional import optional_import
 
 __all__ = ["Coded", "appearance_order", "code_column", "is_arrow_strings", "is_first_order", "first_row", "id_strings", "canon", "id_str", "display",
-           "label_canon"]
+           "label_canon", "inexact_integers", "EXACT_INTEGERS"]
+
+#: integers beyond this size are not all exactly representable as float64 (labels are compared as floats)
+EXACT_INTEGERS = 2 ** 53
 
 # object columns whose values pandas hashes without merging values we keep apart
 _SAFE_OBJECT_KINDS = frozenset({"string", "integer", "floating", "mixed-integer-float", "empty"})
@@ -366,6 +369,25 @@ def label_canon(coded: Coded) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     txt = np.empty(U, dtype=object)
     txt[:] = [None if isinstance(x, float) else x for x in c]
     return is_num, num, txt
+
+
+def inexact_integers(coded: Coded, is_num: np.ndarray, num: np.ndarray) -> np.ndarray:
+    """Which distinct labels are integers (numbers or digit strings) that their float in ``num``
+    does not hold exactly: beyond 2**53, ``9007199254740993`` reads as ``9007199254740992``, so
+    two different labels would silently become one category."""
+    with np.errstate(invalid="ignore"):
+        big = is_num & np.isfinite(num) & (np.abs(num) >= EXACT_INTEGERS)
+    out = np.zeros(big.size, dtype=bool)
+    for k in np.flatnonzero(big).tolist():
+        x = coded.uniques[k]
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer, str)):
+            continue
+        try:
+            exact = int(x.strip()) if isinstance(x, str) else int(x)
+        except ValueError:  # '1e20', '9007199254740993.5': written as a float, read as one
+            continue
+        out[k] = exact != int(num[k])
+    return out
 
 
 def _is_float(s: str) -> bool:

@@ -16,7 +16,7 @@ from .._safe import shown
 from ..exceptions import InvalidParameterError, SchemaError
 from ._columns import (
     _SAFE_OBJECT_KINDS, Coded, appearance_order, blank_uniques, canon, code_column, display, first_row, id_str,
-    id_strings, is_arrow_strings, label_canon,
+    id_strings, inexact_integers, is_arrow, is_arrow_strings, label_canon,
 )
 from ._scale import LEVELS, Scale
 from ._source import is_missing_marker
@@ -368,7 +368,19 @@ class AnnotationTable:
         # values and find the first offending row with a vectorised mask.
         id_cols = {}
         for col in (item, rater):
-            coded = code_column(df[col], id_str)
+            s = df[col]
+            if arrow and _is_nested_arrow(s):
+                s = s.to_pandas()
+            kind = infer_dtype(s, skipna=True) if not is_arrow(s) and s.dtype == object else None
+            if kind is not None and kind not in _SAFE_OBJECT_KINDS:
+                nested = [k for k, x in enumerate(s.to_numpy(dtype=object))
+                          if isinstance(x, (list, tuple, dict, set, np.ndarray))]
+                if nested:
+                    x = s.iloc[nested[0]]
+                    x = x.tolist() if isinstance(x, np.ndarray) else x
+                    raise SchemaError(f"{col} id {shown(x)} is a {type(x).__name__}, not a single value.",
+                                      source=source, row=_row(rows[nested[0]]), column=col)
+            coded = code_column(s, id_str, kind)
             blank_u = blank_uniques(coded)
             bad = (first_row(np.append(blank_u, True), coded.codes)
                    if blank_u.any() or bool((coded.codes < 0).any()) else None)  # code -1: a missing id
@@ -377,7 +389,9 @@ class AnnotationTable:
                 raise SchemaError(f"empty {col} id. Every row needs an item and a rater.", source=source, row=r, column=col)
             id_cols[col] = coded
         lab_s = df[label]
-        lab_kind = infer_dtype(lab_s, skipna=True) if not arrow and lab_s.dtype == object else None
+        if arrow and _is_nested_arrow(lab_s):  # lists or structs: checked row by row, as in a frame
+            lab_s = lab_s.to_pandas()
+        lab_kind = infer_dtype(lab_s, skipna=True) if not is_arrow(lab_s) and lab_s.dtype == object else None
         per_row_labels = lab_kind is not None and lab_kind not in _SAFE_OBJECT_KINDS
         # 'NA' (R), 'nan' (pandas), 'null'... mark a missing label too, unless declared as an answer
         declared_text = {str(c).strip() for c in (*scale.abstain, *(scale.categories or ()))}
@@ -426,6 +440,7 @@ class AnnotationTable:
             if nested:
                 k = nested[0]
                 x = kept_v[k]
+                x = x.tolist() if isinstance(x, np.ndarray) else x  # Arrow's lists come as arrays
                 raise SchemaError(f"label {shown(x)} is a {type(x).__name__}, not a single value. "
                                   "Give one label per item and rater.", source=source, row=_row(rows[k]), column=label)
             lab_coded = code_column(lab_s, _canon_not_na)
@@ -452,6 +467,10 @@ class AnnotationTable:
                 x = raw(label, int(pos[j]))
                 raise SchemaError(text.format(x=shown(x)), source=source, row=_row(rows[j]), column=label)
 
+        label_error(subst_u & inexact_integers(lab, is_num_u, num_u),
+                    "label {x} is an integer beyond 2**53 (9,007,199,254,740,992), which cannot be compared "
+                    "exactly as a number: two such labels could read as one category. Recode the labels as "
+                    "smaller numbers, or as text (a letter before the digits).")
         # 'nan'/'inf' read as numbers became a category of their own (and broke every coefficient)
         label_error(subst_u & is_num_u & ~np.isfinite(num_u),
                     "label {x} is not a finite number. Leave the cell empty for a missing label "
@@ -677,3 +696,11 @@ def _short_list(names: Any, k: int = 12) -> str:
     if len(names) <= k:
         return shown_names + "]"
     return shown_names + f", ... ({len(names)} in all)]"
+
+
+def _is_nested_arrow(col: Any) -> bool:
+    """Whether an Arrow column holds lists, structs or maps (never one label per row)."""
+    import pyarrow as pa
+
+    t = col.type.value_type if pa.types.is_dictionary(col.type) else col.type
+    return bool(pa.types.is_nested(t))
