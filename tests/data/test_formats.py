@@ -282,3 +282,46 @@ def test_argilla_flattened_export_reads_like_the_nested_one(tmp_path):
     pytest.importorskip("pyarrow", reason="the parquet extra is not installed")
     pd.DataFrame(flat).to_parquet(pq)  # a to_hub download
     assert _labels(read_annotations(pq, question="label")) == _labels(b)
+
+
+def _broken(tmp_path: Path, name: str, edit) -> Path:
+    obj = json.loads((FIX / name).read_text())
+    edit(obj)
+    p = tmp_path / name
+    p.write_text(json.dumps(obj))
+    return p
+
+
+@pytest.mark.parametrize("name, edit, where", [
+    # a field holding a value of another type than the tool writes: a one-line error naming the
+    # file, the task/record and the format, never an internal error (AttributeError, TypeError)
+    ("label_studio_export.json", lambda o: o[0]["annotations"].__setitem__(0, 5), "task 101"),
+    ("label_studio_export.json", lambda o: o[1].__setitem__("predictions", [None]), "task"),
+    ("label_studio_export.json", lambda o: o[0]["annotations"][0].__setitem__("result", [7]), ""),
+    ("label_studio_min.json", lambda o: o[0].__setitem__("id", [1, 2]), "record 1"),
+    ("argilla_records.json", lambda o: o[0]["responses"].__setitem__("label", ["x"]), "record 1"),
+    ("argilla_records.json", lambda o: o[1].__setitem__("suggestions", "x"), ""),
+    ("promptfoo_results.json", lambda o: o["results"]["results"][0]["gradingResult"].__setitem__(
+        "componentResults", [3]), "result 1"),
+    ("promptfoo_results.json", lambda o: o["results"]["results"][0].__setitem__("promptIdx", [0]), ""),
+])
+def test_a_field_of_the_wrong_type_is_a_one_line_error(tmp_path, name, edit, where):
+    p = _broken(tmp_path, name, edit)
+    with pytest.raises(SchemaError) as e:
+        read_annotations(p, **({"control": "sentiment"} if "label_studio" in name else
+                                {"question": "label"} if "argilla" in name else {}))
+    msg = str(e.value)
+    assert msg.startswith(str(p)) and where in msg and "\n" not in msg, msg
+    assert "does not have the shape of" in msg or "is a list, not a single value" in msg, msg
+
+
+def test_lm_eval_doc_id_of_the_wrong_type_is_a_one_line_error(tmp_path):
+    src = next((FIX / "lm_eval").rglob("*.jsonl"))
+    recs = [json.loads(x) for x in src.read_text().splitlines() if x.strip()]
+    recs[1]["doc_id"] = {"a": 1}
+    d = tmp_path / src.parent.name
+    d.mkdir()
+    p = d / src.name
+    p.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    with pytest.raises(SchemaError, match=r", line 2: does not have the shape of lm-evaluation-harness samples"):
+        read_annotations(p)

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ...exceptions import InvalidParameterError, SchemaError
-from ._common import MissingExtraError, ToolFrame, load_json, require_extra, shown
+from ._common import MissingExtraError, ToolFrame, load_json, require_extra, shaped, shown
 from .argilla import argilla_flat_frame, argilla_frame, argilla_records, is_argilla, is_argilla_flat
 from .inspect_log import inspect_frame, is_inspect_json
 from .label_studio import (
@@ -183,7 +183,9 @@ def prepare(p: Path, src: str, *, format: str = "auto", item: str = "item", rate
     if fmt == "inspect":
         if p.stat().st_size == 0:
             raise SchemaError("the file is empty.", source=src)
-        return _where(_tool(inspect_frame(p, src, judges=judges), guessed), conds, src)
+        with shaped("an Inspect AI eval log", src):
+            tf = inspect_frame(p, src, judges=judges)
+        return _where(_tool(tf, guessed), conds, src)
     obj: Any = None
     taken_for: str | None = None
     if fmt in ("json?", "json", "label-studio", "label-studio-min", "argilla", "promptfoo", "alttest"):
@@ -198,21 +200,31 @@ def prepare(p: Path, src: str, *, format: str = "auto", item: str = "item", rate
             return None
     if fmt == "label-studio":
         _need_list(obj, src, "a Label Studio JSON export (a list of tasks)")
-        return _where(_tool(label_studio_frame(obj, src, control=control, item=item), guessed), conds, src)
+        with shaped("a Label Studio JSON export", src):
+            tf = label_studio_frame(obj, src, control=control, item=item)
+        return _where(_tool(tf, guessed), conds, src)
     if fmt == "label-studio-min":
         _need_list(obj, src, "a Label Studio JSON-MIN export (a list of records)")
-        return _where(_tool(label_studio_min_frame(obj, src, control=control, item=item), guessed), conds, src)
+        with shaped("a Label Studio JSON-MIN export", src):
+            tf = label_studio_min_frame(obj, src, control=control, item=item)
+        return _where(_tool(tf, guessed), conds, src)
     if fmt == "argilla":
         _need_list(obj, src, "an Argilla records export (a list of records)")
         if not is_argilla(obj) and is_argilla_flat(obj[0]):
-            return _where(_tool(argilla_flat_frame(obj, src, question=question, item=item), guessed), conds, src)
-        return _where(_tool(argilla_frame(obj, src, question=question, item=item), guessed), conds, src)
+            with shaped("an Argilla flattened records export", src):
+                tf = argilla_flat_frame(obj, src, question=question, item=item)
+            return _where(_tool(tf, guessed), conds, src)
+        with shaped("an Argilla records export", src):
+            tf = argilla_frame(obj, src, question=question, item=item)
+        return _where(_tool(tf, guessed), conds, src)
     if fmt == "promptfoo":
         if not is_promptfoo(obj):
             raise SchemaError("is not a promptfoo results file: expected {\"results\": {\"results\": [...]}}.",
                               source=src)
         value = "score" if label == "score" else "pass"
-        return _where(_tool(promptfoo_frame(obj, src, value=value), guessed), conds, src)
+        with shaped("a promptfoo results file", src):
+            tf = promptfoo_frame(obj, src, value=value)
+        return _where(_tool(tf, guessed), conds, src)
     if fmt == "json":
         _need_list(obj, src, "a list of records")
         df = pd.DataFrame.from_records(obj)
@@ -227,8 +239,9 @@ def prepare(p: Path, src: str, *, format: str = "auto", item: str = "item", rate
         if fmt == "lm-eval" or (len(df) and is_lm_eval(df.iloc[0].to_dict())):
             recs: list[dict[str, Any]] = [{str(k): v for k, v in r.items()} for r in df.to_dict(orient="records")]
             model = p.parent.name if p.name.startswith("samples_") and p.parent.name not in ("", ".") else "model"
-            return _where(_tool(lm_eval_frame(recs, list(rows), src, model=model), format != "lm-eval"),
-                          conds, src)
+            with shaped("lm-evaluation-harness samples", src):
+                tf = lm_eval_frame(recs, list(rows), src, model=model)
+            return _where(_tool(tf, format != "lm-eval"), conds, src)
     else:  # long, wide, csv, tsv
         sep = {"csv": ",", "tsv": "\t"}.get(fmt) or sniff_sep(p, ext)
         df, rows, _ = read_long_frame(p, kind="delimited", sep=sep)
@@ -236,7 +249,9 @@ def prepare(p: Path, src: str, *, format: str = "auto", item: str = "item", rate
             taken_for = f"a {_SEP_NAME.get(sep, repr(sep))}-separated table"
     if fmt in ("json", "jsonl", "parquet", "excel") and is_argilla_flat(df.columns):
         recs = [{str(k): v for k, v in r.items()} for r in df.to_dict(orient="records")]
-        return _where(_tool(argilla_flat_frame(recs, src, question=question, item=item), guessed), conds, src)
+        with shaped("an Argilla flattened records export", src):
+            tf = argilla_flat_frame(recs, src, question=question, item=item)
+        return _where(_tool(tf, guessed), conds, src)
     df, rows, n_out = apply_where(df, rows, conds, src)
     skipped = {"not matching --where": n_out} if n_out else {}
     item, rater = crowdkit_names(df, item, rater)

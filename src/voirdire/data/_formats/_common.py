@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -14,7 +16,7 @@ from ..._optional import MissingExtraError, require
 from ..._safe import shown
 from ...exceptions import SchemaError
 
-__all__ = ["ToolFrame", "shown", "require_extra", "MissingExtraError", "load_json", "LONG_COLUMNS"]
+__all__ = ["ToolFrame", "shown", "shaped", "require_extra", "MissingExtraError", "load_json", "LONG_COLUMNS"]
 
 LONG_COLUMNS = ["item", "rater", "label", "role"]
 
@@ -32,6 +34,21 @@ def load_json(p: Path, src: str) -> Any:
     data = read_bytes(p, src)
     check_text(data, src, what="JSON")
     return loads_json(decode_text(data, src), src)
+
+
+@contextlib.contextmanager
+def shaped(what: str, src: str, where: str | None = None) -> Iterator[None]:
+    """Read a tool's export inside this: a field holding a value of another type than the tool
+    writes (a number where the export has an object, a list where it has a name) is a
+    :class:`SchemaError` naming the file, ``where`` (the task or record) and what the file was
+    taken for, never an internal error. Readers check the fields they know by name; this guard
+    catches the ones a hand-edited or foreign file breaks in ways nobody listed."""
+    try:
+        yield
+    except (AttributeError, TypeError, KeyError, IndexError) as exc:
+        why = shown(f"{type(exc).__name__}: {exc}", 100, quote=False)
+        raise SchemaError(f"does not have the shape of {what}: a field holds a value of another type ({why}). "
+                          "Check the file, or say what it holds with --format-in.", source=src, row=where) from None
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any
 
 from ...exceptions import SchemaError
-from ._common import ToolFrame, shown
+from ._common import ToolFrame, shaped, shown
 
 __all__ = ["is_argilla", "is_argilla_flat", "argilla_frame", "argilla_flat_frame", "argilla_records"]
 
@@ -55,27 +55,28 @@ def argilla_frame(records: list[dict[str, Any]], src: str, *, question: str | No
     for n, r in enumerate(records, start=1):
         if not isinstance(r, dict):
             raise SchemaError(f"entry {n} is {shown(r)}, not a record object.", source=src)
-        rid = r.get("id") if r.get("id") is not None else r.get("_server_id")
-        fields = r.get("fields") or {}
-        it = fields[item] if isinstance(fields, dict) and item in fields else rid
-        for resp in (r.get("responses") or {}).get(q) or []:
-            where = f"record {shown(rid, 40)}, response of user {shown(resp.get('user_id'), 40)}"
-            status = str(resp.get("status") or "submitted").lower().split(".")[-1]
-            if status != "submitted":
-                skipped[f"{status} response"] += 1
-                continue
-            if resp.get("value") is None:
-                skipped["response without a value"] += 1
-                continue
-            recs.append((it, str(resp.get("user_id")), _value(resp["value"], where, q, src), "human", where))
-        sug = (r.get("suggestions") or {}).get(q)
-        if sug:
-            where = f"record {shown(rid, 40)}, suggestion"
-            if sug.get("value") is None:
-                skipped["suggestion without a value"] += 1
-            else:
-                recs.append((it, str(sug.get("agent") or "suggestion"), _value(sug["value"], where, q, src),
-                             "judge", where))
+        with shaped("an Argilla records export", src, where=f"record {n}"):
+            rid = r.get("id") if r.get("id") is not None else r.get("_server_id")
+            fields = r.get("fields") or {}
+            it = fields[item] if isinstance(fields, dict) and item in fields else rid
+            for resp in (r.get("responses") or {}).get(q) or []:
+                where = f"record {shown(rid, 40)}, response of user {shown(resp.get('user_id'), 40)}"
+                status = str(resp.get("status") or "submitted").lower().split(".")[-1]
+                if status != "submitted":
+                    skipped[f"{status} response"] += 1
+                    continue
+                if resp.get("value") is None:
+                    skipped["response without a value"] += 1
+                    continue
+                recs.append((it, str(resp.get("user_id")), _value(resp["value"], where, q, src), "human", where))
+            sug = (r.get("suggestions") or {}).get(q)
+            if sug:
+                where = f"record {shown(rid, 40)}, suggestion"
+                if sug.get("value") is None:
+                    skipped["suggestion without a value"] += 1
+                else:
+                    recs.append((it, str(sug.get("agent") or "suggestion"), _value(sug["value"], where, q, src),
+                                 "judge", where))
     return ToolFrame.build(recs, skipped=dict(skipped), taken_for=f"Argilla records export (question {shown(q, 40)})",
                            src=src, what="responses")
 

@@ -15,7 +15,7 @@ from collections import Counter
 from typing import Any
 
 from ...exceptions import SchemaError
-from ._common import ToolFrame, shown
+from ._common import ToolFrame, shaped, shown
 
 __all__ = ["is_label_studio", "is_label_studio_min", "label_studio_frame", "label_studio_min_frame",
            "label_studio_tasks"]
@@ -62,10 +62,10 @@ def _region_value(r: dict[str, Any], where: str, src: str) -> Any:
 
 def _controls(tasks: list[dict[str, Any]]) -> Counter[str]:
     seen: Counter[str] = Counter()
-    for t in tasks:
+    for t in tasks:  # entries of another shape are skipped here and named by the reader
         for kind in ("annotations", "completions", "predictions"):
-            for a in t.get(kind) or []:
-                for r in a.get("result") or []:
+            for a in (t.get(kind) or [] if isinstance(t, dict) else []):
+                for r in (a.get("result") or [] if isinstance(a, dict) else []):
                     if isinstance(r, dict) and str(r.get("type", "")).lower() in _VALUE_KEYS:
                         seen[str(r.get("from_name"))] += 1
     return seen
@@ -100,25 +100,26 @@ def label_studio_frame(tasks: list[dict[str, Any]], src: str, *, control: str | 
         if not isinstance(t, dict):
             raise SchemaError(f"entry {k + 1} is {shown(t)}, not a task object.", source=src)
         tid = t.get("id", k + 1)
-        it = _item_of(t, item)
-        for a in (t.get("annotations") or t.get("completions") or []):
-            where = f"task {tid}, annotation {a.get('id', '?')}"
-            if a.get("was_cancelled") or a.get("skipped"):
-                skipped["skipped/cancelled annotation"] += 1
-                continue
-            regions = [r for r in a.get("result") or [] if r.get("from_name") == name]
-            if not regions:
-                skipped[f"annotation without {shown(name, 40)}"] += 1
-                continue
-            recs.append((it, _user(a.get("completed_by")), _region_value(regions[0], where, src), "human", where))
-        for p in t.get("predictions") or []:
-            where = f"task {tid}, prediction {p.get('id', '?')}"
-            regions = [r for r in p.get("result") or [] if r.get("from_name") == name]
-            if not regions:
-                skipped[f"prediction without {shown(name, 40)}"] += 1
-                continue
-            judge = str(p.get("model_version") or "prediction")
-            recs.append((it, judge, _region_value(regions[0], where, src), "judge", where))
+        with shaped("a Label Studio JSON export", src, where=f"task {shown(tid, 40, quote=False)}"):
+            it = _item_of(t, item)
+            for a in (t.get("annotations") or t.get("completions") or []):
+                where = f"task {tid}, annotation {a.get('id', '?')}"
+                if a.get("was_cancelled") or a.get("skipped"):
+                    skipped["skipped/cancelled annotation"] += 1
+                    continue
+                regions = [r for r in a.get("result") or [] if r.get("from_name") == name]
+                if not regions:
+                    skipped[f"annotation without {shown(name, 40)}"] += 1
+                    continue
+                recs.append((it, _user(a.get("completed_by")), _region_value(regions[0], where, src), "human", where))
+            for p in t.get("predictions") or []:
+                where = f"task {tid}, prediction {p.get('id', '?')}"
+                regions = [r for r in p.get("result") or [] if r.get("from_name") == name]
+                if not regions:
+                    skipped[f"prediction without {shown(name, 40)}"] += 1
+                    continue
+                judge = str(p.get("model_version") or "prediction")
+                recs.append((it, judge, _region_value(regions[0], where, src), "judge", where))
     return ToolFrame.build(recs, skipped=dict(skipped), taken_for=f"Label Studio JSON export (control {shown(name, 40)})",
                            src=src, what="annotations")
 
@@ -164,11 +165,12 @@ def label_studio_min_frame(records: list[dict[str, Any]], src: str, *, control: 
     skipped: Counter[str] = Counter()
     for n, r in enumerate(records, start=1):
         where = f"record {n} (task {r.get('id')}, annotation {r.get('annotation_id')})"
-        if name not in r or r[name] is None:
-            skipped[f"annotation without {shown(name, 40)}"] += 1
-            continue
-        it = r[item] if item in r and item != name else r.get("id")
-        recs.append((it, _user(r.get("annotator")), _min_value(r[name], where, name, src), "human", where))
+        with shaped("a Label Studio JSON-MIN export", src, where=where):
+            if name not in r or r[name] is None:
+                skipped[f"annotation without {shown(name, 40)}"] += 1
+                continue
+            it = r[item] if item in r and item != name else r.get("id")
+            recs.append((it, _user(r.get("annotator")), _min_value(r[name], where, name, src), "human", where))
     return ToolFrame.build(recs, skipped=dict(skipped), taken_for=f"Label Studio JSON-MIN export (field {shown(name, 40)})",
                            src=src, what="annotations")
 

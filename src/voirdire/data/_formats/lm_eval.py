@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any
 
 from ...exceptions import SchemaError
-from ._common import ToolFrame, shown
+from ._common import ToolFrame, shaped, shown
 
 __all__ = ["is_lm_eval", "lm_eval_frame"]
 
@@ -45,17 +45,18 @@ def lm_eval_frame(records: list[dict[str, Any]], rows: list[int], src: str, *, m
     seen_target: set[Any] = set()
     for r, n in zip(records, rows):
         where = f"line {n}"
-        doc = r.get("doc_id")
-        if doc is None:
-            raise SchemaError("the sample has no doc_id.", source=src, row=n)
-        judge = model if len(filters) == 1 else f"{model}/{r.get('filter', 'none')}"
-        if doc not in seen_target:
-            seen_target.add(doc)
-            if r.get("target") in (None, ""):
-                skipped["sample without a target"] += 1
-            else:
-                recs.append((doc, "target", str(r["target"]).strip(), "human", where))
-        recs.append((doc, judge, _prediction(r.get("filtered_resps", r.get("resps")), where, src), "judge", where))
+        with shaped("lm-evaluation-harness samples", src, where=where):
+            doc = r.get("doc_id")
+            if doc is None:
+                raise SchemaError("the sample has no doc_id.", source=src, row=n)
+            judge = model if len(filters) == 1 else f"{model}/{r.get('filter', 'none')}"
+            if doc not in seen_target:
+                seen_target.add(doc)
+                if r.get("target") in (None, ""):
+                    skipped["sample without a target"] += 1
+                else:
+                    recs.append((doc, "target", str(r["target"]).strip(), "human", where))
+            recs.append((doc, judge, _prediction(r.get("filtered_resps", r.get("resps")), where, src), "judge", where))
     return ToolFrame.build(recs, skipped=dict(skipped),
                            taken_for=f"lm-evaluation-harness samples (model '{model}' against target)",
                            src=src, what="samples")

@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any
 
 from ...exceptions import SchemaError
-from ._common import ToolFrame, shown
+from ._common import ToolFrame, shaped, shown
 
 __all__ = ["is_promptfoo", "promptfoo_frame"]
 
@@ -47,35 +47,36 @@ def promptfoo_frame(obj: Any, src: str, *, value: str = "pass") -> ToolFrame:
     for n, r in enumerate(rows, start=1):
         if not isinstance(r, dict):
             raise SchemaError(f"result {n} is {shown(r)}, not an object.", source=src)
-        item = f"test {r.get('testIdx', n - 1)}"
-        if multi_prompt:
-            item += f", prompt {r.get('promptIdx')}"
-        if multi_provider:
-            item += f", {_provider(r)}"
-        gr = r.get("gradingResult")
-        if not isinstance(gr, dict):
-            skipped["result without grading (errored or unasserted)"] += 1
-            continue
-        comps = gr.get("componentResults") or []
-        seen: Counter[str] = Counter()
-        for c in comps:
-            a = c.get("assertion") or {}
-            kind = str(a.get("type") or "assertion")
-            name = "human" if kind == "human" else str(a.get("metric") or kind)
-            seen[name] += 1
-            rater = name if seen[name] == 1 else f"{name}#{seen[name]}"
-            where = f"result {n} ({item}), assertion {shown(rater, 40)}"
-            if value == "score":
-                lab = c.get("score")
-                if lab is None:
-                    skipped["assertion without a score"] += 1
-                    continue
-            else:
-                if c.get("pass") is None:
-                    skipped["assertion without pass/fail"] += 1
-                    continue
-                lab = "pass" if c.get("pass") else "fail"
-            recs.append((item, rater, lab, "human" if kind == "human" else "judge", where))
+        with shaped("a promptfoo results file", src, where=f"result {n}"):
+            item = f"test {r.get('testIdx', n - 1)}"
+            if multi_prompt:
+                item += f", prompt {r.get('promptIdx')}"
+            if multi_provider:
+                item += f", {_provider(r)}"
+            gr = r.get("gradingResult")
+            if not isinstance(gr, dict):
+                skipped["result without grading (errored or unasserted)"] += 1
+                continue
+            comps = gr.get("componentResults") or []
+            seen: Counter[str] = Counter()
+            for c in comps:
+                a = c.get("assertion") or {}
+                kind = str(a.get("type") or "assertion")
+                name = "human" if kind == "human" else str(a.get("metric") or kind)
+                seen[name] += 1
+                rater = name if seen[name] == 1 else f"{name}#{seen[name]}"
+                where = f"result {n} ({item}), assertion {shown(rater, 40)}"
+                if value == "score":
+                    lab = c.get("score")
+                    if lab is None:
+                        skipped["assertion without a score"] += 1
+                        continue
+                else:
+                    if c.get("pass") is None:
+                        skipped["assertion without pass/fail"] += 1
+                        continue
+                    lab = "pass" if c.get("pass") else "fail"
+                recs.append((item, rater, lab, "human" if kind == "human" else "judge", where))
     return ToolFrame.build(recs, skipped=dict(skipped), taken_for=f"promptfoo results JSON ({value} per assertion)",
                            src=src, what="graded results")
 
