@@ -345,3 +345,18 @@ def test_status_shows_the_running_sequential_decision(tmp_path) -> None:
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
     assert d["sequential"] == [] and "human" in d["sequential_note"]
+
+
+def test_init_where_sqlite_cannot_create_the_file_is_one_line(tmp_path, monkeypatch):
+    # a read-only folder (or a full disk): SQLite's OperationalError was an internal error
+    import voirdire.study._study as mod
+
+    def refuse(*a, **k):
+        raise sqlite3.OperationalError("unable to open database file")
+
+    monkeypatch.setattr(mod.sqlite3, "connect", refuse)
+    with pytest.raises(StudyError, match="cannot be created: unable to open database file"):
+        Study.init(tmp_path / "s.vdb")
+    res = runner.invoke(app, ["study", "init", str(tmp_path / "t.vdb")])
+    assert res.exit_code == 1 and "internal error" not in res.output, res.output
+    assert "cannot be created" in res.stderr and list(tmp_path.iterdir()) == []

@@ -8,7 +8,7 @@ import hashlib
 import os
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -225,8 +225,9 @@ class Study:
         if not p.parent.exists():
             raise StudyError(f"the folder of {shown(str(path))} does not exist.")
         tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-        con = sqlite3.connect(tmp, isolation_level=None)
+        con: sqlite3.Connection | None = None
         try:
+            con = sqlite3.connect(tmp, isolation_level=None)
             con.executescript("BEGIN;" + _SCHEMA + "COMMIT;")
             from .. import __version__
             con.executemany("INSERT INTO meta VALUES (?, ?)", [
@@ -234,9 +235,14 @@ class Study:
                 ("voirdire_version", __version__), ("note", note or "")])
             con.close()
             os.link(tmp, p)          # fails if someone created p meanwhile: never overwrite
+        except sqlite3.Error as exc:  # a read-only folder, a full disk: SQLite's own errors, one line
+            raise StudyError(f"{shown(str(path))} cannot be created: {exc}. Check that its folder is writable "
+                             "and has space.") from None
         finally:
-            con.close()
-            tmp.unlink(missing_ok=True)
+            if con is not None:
+                con.close()
+            with suppress(OSError):  # a read-only folder refuses even removing what is not there
+                tmp.unlink(missing_ok=True)
         return cls(p)
 
     # ------------------------------------------------------------------ rounds of labels
