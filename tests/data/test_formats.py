@@ -325,3 +325,38 @@ def test_lm_eval_doc_id_of_the_wrong_type_is_a_one_line_error(tmp_path):
     p.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
     with pytest.raises(SchemaError, match=r", line 2: does not have the shape of lm-evaluation-harness samples"):
         read_annotations(p)
+
+
+def test_a_named_pipe_is_read_once_and_named_in_errors(tmp_path, monkeypatch):
+    # <(zcat x.gz) and FIFOs have size 0 and can be read only once: they were "empty" (or hung)
+    import os
+    import threading
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes here")
+    good = b"item,rater,label\ni1,a,1\ni1,b,1\ni2,a,0\n"
+
+    def through_pipe(name, data, **kw):
+        fifo = tmp_path / name
+        os.mkfifo(fifo)
+        w = threading.Thread(target=fifo.write_bytes, args=(data,))
+        w.start()
+        try:
+            return read_annotations(fifo, **kw)
+        finally:
+            w.join(5)
+
+    t = through_pipe("p.csv", good)
+    assert t.n_labels == 3 and t.source.endswith("p.csv")
+    with pytest.raises(SchemaError) as e:
+        through_pipe("nul", b"item,rater,label\ni1,a\0b,1\n")
+    assert str(e.value).startswith(str(tmp_path / "nul") + ", row 2: cannot be parsed as CSV"), str(e.value)
+    pytest.importorskip("pyarrow")
+    buf = io.BytesIO()
+    pd.DataFrame({"item": ["i1", "i1"], "rater": ["a", "b"], "label": [1, 0]}).to_parquet(buf, index=False)
+    assert through_pipe("pq", buf.getvalue()).n_labels == 2  # Parquet found by its magic bytes
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(buf.getvalue())))
+    assert read_annotations("-").n_labels == 2
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"item,rater,label\ni1,a\0b,1\n")))
+    with pytest.raises(SchemaError, match=r"^<stdin>, row 2: cannot be parsed as CSV"):  # not the temporary file
+        read_annotations("-")

@@ -149,7 +149,7 @@ def _odd_strings(d: Any) -> bool:
 
 
 def _fast_long_table(p: Path, format: str, item: str, rater: str, label: str,
-                     extra: Sequence[str] = ()) -> tuple[Any, Any] | None:
+                     extra: Sequence[str] = (), src: str | None = None) -> tuple[Any, Any] | None:
     """A long CSV/TSV/Parquet table read straight into Arrow (no Python string per row), or None
     when the general reader must decide (another format, a wide table, other column names, or
     anything Arrow and pandas could read differently).
@@ -169,7 +169,8 @@ def _fast_long_table(p: Path, format: str, item: str, rater: str, label: str,
         sep = {"csv": ",", "tsv": "\t"}.get(format, _LONG[ext])
         if sep != _LONG[ext] and format == "auto":
             return None
-        scan_text(p, str(p), what={",": "CSV", "\t": "TSV"}[sep])  # NUL bytes, damaged archives: as the general reader
+        scan_text(p, str(p) if src is None else src,  # NUL bytes, damaged archives: as the general reader
+                  what={",": "CSV", "\t": "TSV"}[sep])
         tab = _read_csv_arrow(p, sep, wanted)
         first = 2
     elif ext in (".parquet", ".pq") and format in ("auto", "parquet"):
@@ -378,7 +379,21 @@ def read_annotations(
     if str(path) == "-":
         with _formats.stdin_file(format) as tmp:
             return _read(tmp, "<stdin>", **opts)
+    if is_pipe(path):  # a FIFO or <(...) can be read once: every reader below reads twice
+        with _formats.stdin_file(format, pipe=str(path)) as tmp:
+            return _read(tmp, str(path), **opts)
     return _read(Path(path), str(path), **opts)
+
+
+def is_pipe(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a named pipe or character device (``<(...)``, ``/dev/stdin``): readable once, size 0."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
 
 
 def _read(p: Path, src: str, *, item: str, rater: str, label: str, judges: Sequence[str], role: str | None,
@@ -390,7 +405,7 @@ def _read(p: Path, src: str, *, item: str, rater: str, label: str, judges: Seque
     common: dict[str, Any] = dict(scale=scale, categories=categories, abstain=abstain,
                                   duplicates=duplicates, missing=missing)
     if not where and wide is not True:
-        fast = _fast_long_table(p, format, item, rater, label, [c for c in (role, cluster) if c])
+        fast = _fast_long_table(p, format, item, rater, label, [c for c in (role, cluster) if c], src=src)
         if fast is not None:  # a plain long table: what the general reader gives, without Python strings
             table = _finish(fast[0], fast[1], src, item, rater, label, judges, role, cluster, cluster_sep, common)
             del fast

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ...exceptions import InvalidParameterError, SchemaError
+from .._source import compression_of
 from ._common import MissingExtraError, ToolFrame, load_json, require_extra, shaped, shown
 from .argilla import argilla_flat_frame, argilla_frame, argilla_records, is_argilla, is_argilla_flat
 from .inspect_log import inspect_frame, is_inspect_json
@@ -111,21 +112,31 @@ def detect_json(obj: Any) -> str:
 
 
 @contextlib.contextmanager
-def stdin_file(fmt: str) -> Iterator[Path]:
-    """Standard input copied to a temporary file whose suffix tells the reader what it holds."""
-    data = sys.stdin.buffer.read()
+def stdin_file(fmt: str, pipe: str | None = None) -> Iterator[Path]:
+    """Standard input (or the named pipe ``pipe``: a FIFO, ``<(...)``, ``/dev/stdin``, which can be
+    read only once) copied to a temporary file whose suffix tells the reader what it holds."""
+    if pipe is None:
+        data, src = sys.stdin.buffer.read(), "<stdin>"
+    else:
+        with open(pipe, "rb") as fh:
+            data, src = fh.read(), pipe
     if not data.strip():
-        raise SchemaError("standard input is empty.", source="<stdin>")
+        raise SchemaError("standard input is empty." if pipe is None else "the file is empty.", source=src)
     suffix = _STDIN_SUFFIX.get(fmt)
+    if suffix is None and pipe is not None and Path(pipe).suffix:
+        suffix = "".join(Path(pipe).suffixes[-2:]) if compression_of(pipe) else Path(pipe).suffix
     if suffix is None:
         if fmt != "auto":
             suffix = ".json"
         else:
             head = data.lstrip()[:1]
-            if data[:2] == b"PK":
-                raise SchemaError("standard input holds a zip archive (an Excel workbook or an Inspect log?); "
-                                  "say which with --format-in excel|inspect.", source="<stdin>")
-            if head in (b"[", b"{"):
+            if data[:4] == b"PAR1":
+                suffix = ".parquet"
+            elif data[:2] == b"PK":
+                raise SchemaError(f"{'standard input' if pipe is None else 'the pipe'} holds a zip archive (an "
+                                  "Excel workbook or an Inspect log?); say which with --format-in excel|inspect.",
+                                  source=src)
+            elif head in (b"[", b"{"):
                 lines = [ln for ln in data.splitlines() if ln.strip()]
                 jsonl = head == b"{" and len(lines) > 1 and all(ln.lstrip()[:1] == b"{" for ln in lines[:20])
                 suffix = ".jsonl" if jsonl and lines[0].rstrip().endswith(b"}") else ".json"
