@@ -338,6 +338,25 @@ def test_hostile_category_labels_and_long_names():
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
 
 
+def test_control_characters_and_dollars_in_names_are_shown_as_themselves():
+    """An escape sequence or a bidi override in a name never reaches the page or stderr raw (matplotlib
+    warned 'Glyph 27 missing', echoing the ESC); '$\\foo$' (not valid mathtext) no longer breaks a figure."""
+    from voirdire.data import AnnotationTable
+
+    rng = np.random.default_rng(1)
+    names = ["\x1b]0;title\x07ann", "$\\foo$", "a\u202eb", "judge"]
+    items, raters, labels = [], [], []
+    for i in range(30):
+        for r in names:
+            items.append(f"i{i}"), raters.append(r), labels.append(int(rng.integers(0, 2)))
+    t = AnnotationTable.from_arrays(items, raters, labels, judges=["judge"])
+    rep = build_report(t, n_resamples=20)  # filterwarnings=error: a glyph warning would fail here
+    assert [s.key for s in rep.sections if s.status == "error"] == []
+    html = render_html(rep)
+    assert "\x1b" not in html and "\u202e" not in html and "\x07" not in html
+    assert "\\x1b]0;title\\x07ann" in html and "a\\u202eb" in html and "$\\foo$" in html
+
+
 def test_to_dict_is_a_copy(built):
     # a test that popped meta['generated_at'] from to_dict() once broke every later render of the
     # session's report ('dict object' has no attribute 'generated_at')

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._results import Result
+from .._safe import escape_control
 from ..exceptions import InvalidParameterError
 from ._format import fmt_int, fmt_num, fmt_pct
 from ._model import Figure, Report, Table, Text
@@ -41,6 +42,18 @@ def _kind_of(block: Any) -> str:
     if isinstance(block, Figure):
         return "figure"
     return "unknown"
+
+
+def _shown_as_itself(value: Any) -> Any:
+    """Every text the template prints (names from the annotation file) with control characters and
+    bidirectional overrides escaped (``\\x1b``, ``\\u202e``) as the terminal shows them: autoescape
+    stops markup, not an escape sequence or a reordering of what the reader sees. Pre-rendered
+    markup (the SVG figures) passes as it is."""
+    import markupsafe
+
+    if isinstance(value, str) and not isinstance(value, markupsafe.Markup):
+        return escape_control(value, keep="\n\t")
+    return value
 
 
 def render_html(report: Report) -> str:
@@ -74,7 +87,7 @@ def render_html(report: Report) -> str:
         raise InvalidParameterError(
             f"The 'report' parameter of render_html must be a Report (from build_report). Got {type(report).__name__}.")
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                             trim_blocks=False, lstrip_blocks=False)
+                             trim_blocks=False, lstrip_blocks=False, finalize=_shown_as_itself)
     env.globals["kind_of"] = _kind_of
     tpl = env.from_string(_template_text("report.html.j2"))
     s = report.summary

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from .._safe import escape_control
+
 __all__ = ["forest_plot", "heatmap", "bar_chart", "stacked_shares", "histogram", "svg_of"]
 
 HUMAN_COLOR = "#3b6ea5"
@@ -70,9 +72,13 @@ def svg_of(svg: str, key: str = "") -> str:
 
 
 def _short(label: Any, n: int = 32) -> str:
-    """A tick label of at most ``n`` characters (the full name is in the tables and the JSON)."""
-    text = str(label)
-    return text if len(text) <= n else text[: n - 1] + "\u2026"
+    """A tick label of at most ``n`` characters (the full name is in the tables and the JSON),
+    shown as itself: control characters escaped as in the terminal (``\\x1b``; matplotlib warned
+    about each missing glyph, echoing the raw character to stderr) and ``$`` never starting
+    matplotlib's math mode (``$\\foo$`` in a rater's name broke the figure)."""
+    text = escape_control(label)
+    text = text if len(text) <= n else text[: n - 1] + "\u2026"
+    return text.replace("$", r"\$")
 
 
 def _ink(rgba: Any) -> str:
