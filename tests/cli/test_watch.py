@@ -99,3 +99,21 @@ def test_watch_reads_cluster_sep(rounds_file) -> None:
     assert t.clusters is not None
     lib = validate_sequential(t, "Beluga-13B", rounds=read_rounds(rounds_file, column="round"), method="loo")
     np.testing.assert_allclose(np.array(got["e_loss"], dtype=float), lib.e_loss)
+
+
+def test_a_row_repeated_whole_is_one_label_and_two_rounds_name_the_file(tmp_path):
+    # every reader keeps an identical duplicate row once; watch refused it ("the rounds give two
+    # rounds" without file, for one round); two different rounds are refused naming the file
+    rows = ["item,rater,label,round"]
+    for i in range(12):
+        rows += [f"i{i},h1,{i % 2},1", f"i{i},h2,{i % 2},1", f"i{i},j,{(i // 3) % 2},{1 + i // 6}"]
+    p = tmp_path / "w.csv"
+    p.write_text("\n".join(rows + ["i0,j,0,1"]) + "\n")
+    base = runner.invoke(app, ["watch", str(p), "-j", "j", "--round-column", "round", "-f", "json"])
+    assert base.exit_code == 0, base.output
+    p.write_text("\n".join(rows + ["i0,j,0,2"]) + "\n")
+    res = runner.invoke(app, ["watch", str(p), "-j", "j", "--round-column", "round"])
+    assert res.exit_code == 1
+    assert f"{p}: item 'i0', rater 'j' has two rounds ('1' and '2')" in res.stderr, res.output
+    ok = runner.invoke(app, ["watch", str(p), "-j", "j", "--round-column", "round", "--duplicates", "first", "-f", "json"])
+    assert ok.exit_code == 0, ok.output

@@ -22,6 +22,7 @@ class SeqMethod(str, Enum):
 
 def load_rounds(file: Path, *, round_column: str, item: str, rater: str, duplicates: Any) -> Any:
     """Each label's round from a long file, with in-file duplicates resolved as the table reader does."""
+    from .._safe import shown
     from ..data import id_str, read_rounds
 
     if file.is_dir():
@@ -29,9 +30,19 @@ def load_rounds(file: Path, *, round_column: str, item: str, rater: str, duplica
              f"AltTest directory.")
     rounds = read_rounds(file, column=round_column, item=item, rater=rater)
     dup = duplicates.value if isinstance(duplicates, Enum) else duplicates
+    key = rounds["item"].map(id_str) + "\x00" + rounds["rater"].map(id_str)
+    # a row repeated whole (same round) is one label, as the table reader keeps it
+    same = (key + "\x00" + rounds["round"].astype(str)).duplicated()
+    rounds, key = rounds.loc[~same], key.loc[~same]
     if dup in ("first", "last"):
-        key = rounds["item"].map(id_str) + "\x00" + rounds["rater"].map(id_str)
         rounds = rounds.loc[~key.duplicated(keep=dup)]
+    elif key.duplicated().any():
+        r = rounds.loc[key.duplicated(keep=False)]
+        first = r.iloc[0]
+        other = r.loc[key.loc[r.index] == key.loc[r.index[0]], "round"].iloc[1]
+        fail(f"{file}: item {shown(id_str(first['item']))}, rater {shown(id_str(first['rater']))} has two rounds "
+             f"({shown(first['round'])} and {shown(other)}): which one the label arrived in is unknown. Keep one "
+             f"row with --duplicates first|last, or fix the file.")
     return rounds
 
 
