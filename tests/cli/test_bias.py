@@ -53,7 +53,7 @@ def test_bias_bad_input(tmp_path):
     bad = tmp_path / "bad.csv"
     df.to_csv(bad, index=False)
     r = runner.invoke(app, ["bias", str(bad), "--judge", "gpt-4o"])
-    assert r.exit_code == 1 and "row 6" in r.output and "len_a" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 1 and "row 7," in r.output and "len_a" in r.output and "Traceback" not in r.output
     # no --judge: the file's 'role' column names the judges (the shared pairwise reader); without it, an error
     r = runner.invoke(app, ["bias", str(p), "-f", "json"])
     assert r.exit_code == 0 and {e["judge"] for e in json.loads(r.output)["effects"]} == {"gpt-4o"}
@@ -79,3 +79,21 @@ def test_pair_key_spanning_several_columns(tmp_path):
     r = runner.invoke(app, ["pairwise", str(p), "--judge", "gpt-4o", "--pair", "q_id", "--pair", "nope",
                             "--particles", "10"])
     assert r.exit_code == 1 and "missing column 'nope'" in r.output
+
+
+def test_bad_lengths_name_the_file_line_and_the_row_that_differs(tmp_path):
+    # the rows were 1-based frame rows (one line short of the file's, whose header is line 1) and a
+    # pair's two lengths were reported at the pair's first row rather than where they differ
+    p, df = _csv(tmp_path)
+    first = df.index[df["pair"] == df["pair"].iloc[0]]
+    bad = df.copy()
+    bad.loc[first[1], "len_a"] = int(bad.loc[first[0], "len_a"]) + 1
+    bad.to_csv(p, index=False)
+    res = runner.invoke(app, ["bias", str(p), "-j", "gpt-4o"])
+    assert res.exit_code == 1
+    assert f"row {first[1] + 2}, column 'len_a': pair" in res.stderr and f"at row {first[0] + 2}, " in res.stderr, res.stderr
+    neg = df.copy()
+    neg.loc[5, "len_b"] = -3
+    neg.to_csv(p, index=False)
+    res = runner.invoke(app, ["bias", str(p), "-j", "gpt-4o"])
+    assert res.exit_code == 1 and "row 7, column 'len_b': length '-3' is not a non-negative number" in res.stderr, res.stderr

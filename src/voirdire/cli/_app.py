@@ -322,9 +322,10 @@ class PairwiseReaderOptions:
             if covariates and len(self.pair_key) > 1:
                 df, kcol = join_pair_key(df, self.pair_key, src)
         cov = None
+        rows_of = rows if set_name is None else None  # the file's line numbers (a joined key keeps the frame's rows)
         if covariates and df is not None and kcol in df.columns and (
                 {"model_a", "model_b"} <= set(df.columns) or {"len_a", "len_b"} <= set(df.columns)):
-            cov = pair_covariates(df, pair=kcol, source=src)
+            cov = pair_covariates(df, pair=kcol, source=src, row_numbers=rows_of)
         return table, cov
 
 

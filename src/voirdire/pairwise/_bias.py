@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -49,13 +49,18 @@ def model_family(name: Any) -> str | None:
 
 
 def pair_covariates(frame: pd.DataFrame, *, pair: str = "pair", model_a: str = "model_a", model_b: str = "model_b",
-                    len_a: str = "len_a", len_b: str = "len_b", source: str = "<memory>") -> pd.DataFrame:
+                    len_a: str = "len_a", len_b: str = "len_b", source: str = "<memory>",
+                    row_numbers: Sequence[int] | np.ndarray | None = None) -> pd.DataFrame:
     """One row per pair (index ``pair``) with the columns ``model_a, model_b, len_a, len_b`` that exist.
 
     ``frame`` is a long verdict frame (e.g. :func:`voirdire.data.pairwise_set_frame`) or already
     one row per pair. Lengths must be non-negative numbers and constant within a pair; errors name
-    the row and column (1-based data rows).
+    the row and column: ``row_numbers[k]`` for the frame's row ``k`` (the file's line numbers, as
+    :func:`voirdire.data.read_long_frame` gives them), else 1-based data rows.
     """
+    def row_of(k: int) -> int:
+        return int(row_numbers[k]) if row_numbers is not None else k + 1
+
     if pair not in frame.columns:
         raise SchemaError(f"missing column '{pair}'.", source=source, column=pair)
     out = pd.DataFrame(index=pd.Index(frame[pair].astype(str).unique(), name="pair"))
@@ -69,14 +74,20 @@ def pair_covariates(frame: pd.DataFrame, *, pair: str = "pair", model_a: str = "
                                  | (num < 0).to_numpy())
             if len(bad):
                 raise SchemaError(f"length {v.iloc[bad[0]]!r} is not a non-negative number.", source=source,
-                                  row=int(bad[0]) + 1, column=col)
+                                  row=row_of(int(bad[0])), column=col)
             v = num
         g = pd.DataFrame({"p": frame[pair].astype(str).to_numpy(), "v": v.to_numpy()}).dropna()
         nun = g.groupby("p")["v"].nunique()
         if (nun > 1).any():
             p = nun.index[nun.to_numpy() > 1][0]
-            row = int(np.flatnonzero(frame[pair].astype(str).to_numpy() == p)[0]) + 1
-            raise SchemaError(f"pair {p!r} has more than one value of '{col}'.", source=source, row=row, column=col)
+            at = np.flatnonzero(frame[pair].astype(str).to_numpy() == p)
+            vals = pd.Series(v.to_numpy()[at])
+            known = vals.notna().to_numpy()
+            first = vals[known].iloc[0]
+            k = int(at[np.flatnonzero(known & (vals != first).to_numpy())[0]])  # the first row that differs
+            a, b = (x.item() if isinstance(x, np.generic) else x for x in (first, v.iloc[k]))
+            raise SchemaError(f"pair {p!r} has more than one value of '{col}' ({a!r} at row {row_of(int(at[0]))}, "
+                              f"{b!r} here).", source=source, row=row_of(k), column=col)
         out[want] = g.groupby("p")["v"].first().reindex(out.index)
     return out
 
