@@ -15,7 +15,8 @@ that share their class and an accuracy drawn from U(0.3, 1).
 
     nice -n 10 .venv/bin/python bench/interval_coverage.py --reps 1000 --out bench/interval_coverage.json
     .venv/bin/python bench/interval_coverage.py --quick          # a smoke run
-    .venv/bin/python bench/interval_coverage.py --exact          # two raters: exact coverage, no simulation
+    .venv/bin/python bench/interval_coverage.py --exact [20,25,30]  # two raters: exact coverage, no simulation
+    .venv/bin/python bench/interval_coverage.py --sweep 20,30       # two raters: exact coverage over kappa 0.25-0.81
 """
 
 from __future__ import annotations
@@ -130,6 +131,11 @@ def all_intervals(t: AnnotationTable, coefs: list[tuple[str, str | None]], B: in
             r = _core.interval_for(s, m, e, x, boots=bt, st=st, jack=jack, boot_se=bse, a_se=a_se,
                                    n_units=n_units, unit_kind=kind, level=level)[0]
             res[m] = (r.low, r.high)
+        if "gof" in res:  # Donner-Eliasziw with the paper's chi-square reference (the library's before issue 13's exact one)
+            pairs = _core.binary_pairs(s)
+            assert pairs is not None
+            r = _core._honest(iv.kappa_gof(*pairs, level, reference="chi2"), s, e, _core._scale(s), lambda: iv.NAN_INTERVAL)[0]
+            res["gof_chi2"] = (r.low, r.high)
         auto = _core.auto_after_bootstrap(s, _core.auto_method(s, n_units, B, True), e, bt, bse, level)[0]
         res["auto"] = res[auto]
         res["_auto"] = auto
@@ -260,19 +266,21 @@ def markdown(paths: list[str]) -> str:
 
 
 def exact_two_rater(prevs: tuple[float, ...] = (0.5, 0.7, 0.85), accs: tuple[float, ...] = (0.5, 0.7, 0.9),
-                    ns: tuple[int, ...] = (20, 25, 30, 40, 50, 75, 100), level: float = 0.95) -> str:
+                    ns: tuple[int, ...] = (20, 25, 30, 40, 50), level: float = 0.95) -> str:
     """Exact coverage (every table enumerated, no Monte-Carlo error) of the two intervals ``auto``
     uses for two raters on binary labels: Donner-Eliasziw for kappa (the coefficient of this
-    latent-class model is ``acc^2``) and Wilson for observed agreement (``n_eff`` as the library
-    computes it: ``n - 1`` from the jackknife SE of a proportion, ``n`` at 0 or 1). A table
-    with one category only (kappa undefined) counts as a miss, as in the simulation."""
+    latent-class model is ``acc^2``), with the exact reference the library uses up to
+    ``GOF_EXACT_MAX`` items and with the paper's chi-square reference, each with its mean width,
+    and Wilson for observed agreement (``n_eff`` as the library computes it: ``n - 1`` from the
+    jackknife SE of a proportion, ``n`` at 0 or 1). A table with one category only (kappa
+    undefined) counts as a miss, as in the simulation."""
     from functools import lru_cache
 
     @lru_cache(maxsize=None)
-    def de(a: int, b: int, c: int) -> tuple[float, float] | None:
+    def de(a: int, b: int, c: int, ref: str) -> tuple[float, float] | None:
         if 2 * a + b == 0 or 2 * c + b == 0:
             return None
-        r = iv.kappa_gof(a, b, c, level)
+        r = iv.kappa_gof(a, b, c, level, reference=ref)
         return r.low, r.high
 
     def logpmf(counts: tuple[int, ...], probs: tuple[float, ...]) -> float:
@@ -288,24 +296,66 @@ def exact_two_rater(prevs: tuple[float, ...] = (0.5, 0.7, 0.85), accs: tuple[flo
             p00 = prev * (1 - hi1) ** 2 + (1 - prev) * (1 - lo1) ** 2
             probs = (p11, 1 - p11 - p00, p00)
             pa = p11 + p00
-            row_de, row_w = [], []
+            rows: dict[str, list[str]] = {"exact": [], "chi2": [], "wilson": []}
             for n in ns:
-                c_de = c_w = 0.0
-                for a in range(n + 1):
-                    for b in range(n + 1 - a):
-                        lim = de(a, b, n - a - b)
-                        if lim is not None and lim[0] <= acc * acc <= lim[1]:
-                            c_de += math.exp(logpmf((a, b, n - a - b), probs))
+                for ref in ("exact", "chi2"):
+                    cov = width = 0.0
+                    for a in range(n + 1):
+                        for b in range(n + 1 - a):
+                            lim = de(a, b, n - a - b, ref)
+                            if lim is None:
+                                continue
+                            pr = math.exp(logpmf((a, b, n - a - b), probs))
+                            width += pr * (lim[1] - lim[0])
+                            if lim[0] <= acc * acc <= lim[1]:
+                                cov += pr
+                    rows[ref].append(f"{cov:.3f} ({width:.3f})")
+                c_w = 0.0
                 for x in range(n + 1):
                     p = x / n
                     w = iv.wilson(p, n if x in (0, n) else n - 1, level)
                     if w.low <= pa <= w.high:
                         c_w += math.exp(logpmf((x, n - x), (pa, 1 - pa)))
-                row_de.append(c_de)
-                row_w.append(c_w)
-            for name, row in (("Donner-Eliasziw (kappa)", row_de), ("Wilson (observed agreement)", row_w)):
-                out.append(f"| {prev} | {acc} | {acc * acc:.2f} | {pa:.3f} | {name} | "
-                           + " | ".join(f"{c:.3f}" for c in row) + " |")
+                rows["wilson"].append(f"{c_w:.3f}")
+            for name, key in (("Donner-Eliasziw, exact reference (kappa; mean width)", "exact"),
+                              ("Donner-Eliasziw, chi-square reference (kappa; mean width)", "chi2"),
+                              ("Wilson (observed agreement)", "wilson")):
+                out.append(f"| {prev} | {acc} | {acc * acc:.2f} | {pa:.3f} | {name} | " + " | ".join(rows[key]) + " |")
+    return "\n".join(out)
+
+
+def kappa_sweep(n: int, prevs: tuple[float, ...] = (0.5, 0.7, 0.85), level: float = 0.95) -> str:
+    """Exact coverage of Donner-Eliasziw's interval for two raters on ``n`` items over the true
+    kappa: the latent-class raters of :func:`exact_two_rater` with accuracy 0.50, 0.51, ..., 0.90
+    (kappa 0.25-0.81, 41 values) at each prevalence, every table enumerated; per reference
+    (exact, chi-square) the smallest, mean and largest coverage, the share of the 41 values
+    inside [0.935, 0.965] and below it, and the mean width. A discrete interval's coverage jumps
+    where the true kappa crosses a probable table's limit, so one setting can land on a dip; the
+    sweep shows how often."""
+    from scipy.special import gammaln
+
+    tables = [(a, b, n - a - b) for a in range(n + 1) for b in range(n + 1 - a) if 2 * a + b and 2 * (n - a - b) + b]
+    T = np.array(tables, dtype=float)
+    lc = gammaln(n + 1) - gammaln(T + 1).sum(axis=1)
+    lims = {ref: np.array([[(r := iv.kappa_gof(*t, level, reference=ref)).low, r.high] for t in tables])
+            for ref in ("exact", "chi2")}
+    out = [f"| n | prevalence | reference | min | mean | max | share in [0.935, 0.965] | share below | mean width |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for prev in prevs:
+        for ref, lim in lims.items():
+            covs, widths = [], []
+            for acc in np.linspace(0.5, 0.9, 41):
+                hi1, lo1 = acc + (1 - acc) * prev, (1 - acc) * prev
+                p11 = prev * hi1 ** 2 + (1 - prev) * lo1 ** 2
+                p00 = prev * (1 - hi1) ** 2 + (1 - prev) * (1 - lo1) ** 2
+                pr = np.exp(lc + T[:, 0] * np.log(p11) + T[:, 1] * np.log(1 - p11 - p00) + T[:, 2] * np.log(p00))
+                k = acc * acc
+                covs.append(float(pr[(lim[:, 0] <= k) & (k <= lim[:, 1])].sum()))
+                widths.append(float((pr * (lim[:, 1] - lim[:, 0])).sum()))
+            c = np.array(covs)
+            out.append(f"| {n} | {prev} | {'exact' if ref == 'exact' else 'chi-square'} | {c.min():.3f} | {c.mean():.3f} | "
+                       f"{c.max():.3f} | {np.mean((c >= 0.935) & (c <= 0.965)):.2f} | {np.mean(c < 0.935):.2f} | "
+                       f"{np.mean(widths):.3f} |")
     return "\n".join(out)
 
 
@@ -313,8 +363,12 @@ def main(argv: list[str] | None = None) -> None:
     if argv is None and len(sys.argv) > 2 and sys.argv[1] == "--markdown":
         print(markdown(sys.argv[2:]))
         return
-    if argv is None and len(sys.argv) == 2 and sys.argv[1] == "--exact":
-        print(exact_two_rater())
+    if argv is None and len(sys.argv) == 3 and sys.argv[1] == "--sweep":
+        print("\n".join(kappa_sweep(int(n)) if i == 0 else "\n".join(kappa_sweep(int(n)).splitlines()[2:])
+                        for i, n in enumerate(sys.argv[2].split(","))))
+        return
+    if argv is None and len(sys.argv) in (2, 3) and sys.argv[1] == "--exact":
+        print(exact_two_rater(ns=tuple(int(x) for x in sys.argv[2].split(",")) if len(sys.argv) == 3 else (20, 25, 30, 40, 50)))
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=1000)

@@ -41,6 +41,7 @@ values falls back to the percentile interval, bootstrap-t without SEs to the jac
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable
 
@@ -298,13 +299,117 @@ def _gof_chi2(kappa: float, pi: float, counts: tuple[float, float, float]) -> fl
     return out
 
 
-def kappa_gof(n11: float, n10: float, n00: float, level: float) -> Interval:
-    """Donner & Eliasziw (1992): ``{kappa0 : chi2(kappa0) <= chi2_1(level)}`` with ``pi`` at its estimate.
+# Up to this many items the goodness-of-fit statistic is referred to its exact distribution
+# (every table of n items enumerated: (n + 1)(n + 2) / 2 of them); above it to chi-square(1).
+GOF_EXACT_MAX = 50
+
+
+@functools.lru_cache(maxsize=4)
+def _pair_tables(n: int) -> tuple[np.ndarray, ...]:
+    """Every table ``(both first, discordant, both second)`` of ``n`` items: the counts, each
+    table's ``pi^2``, ``(1 - pi)^2``, ``s = pi (1 - pi)``, Scott's pi (``nan`` for one
+    category), and the log of its multinomial coefficient."""
+    a = np.repeat(np.arange(n + 1), np.arange(n + 1, 0, -1)).astype(float)
+    b = np.concatenate([np.arange(n + 1 - x) for x in range(n + 1)]).astype(float)
+    c = n - a - b
+    pi = (2 * a + b) / (2 * n)
+    s = pi * (1 - pi)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kh = np.where(s > 0, 1 - b / (2 * n * np.where(s > 0, s, 1.0)), np.nan)
+    lc = _sc.gammaln(n + 1) - _sc.gammaln(a + 1) - _sc.gammaln(b + 1) - _sc.gammaln(c + 1)
+    return a, b, c, pi * pi, (1 - pi) ** 2, s, kh, lc
+
+
+def _gof_stat(k: np.ndarray, tables: tuple[np.ndarray, ...], n: int) -> np.ndarray:
+    """Donner-Eliasziw's chi-square of ``kappa0 = k`` (a column, below 1) for each of ``tables``
+    (:func:`_pair_tables`), each with its own ``pi``. The fitted frequencies
+    ``(pi^2 + s k, 2 s (1 - k), (1 - pi)^2 + s k)``, ``s = pi (1 - pi)``, are linear in ``k`` and
+    fit the table exactly at its Scott's pi ``kh``, so the statistic is
+    ``n (kh - k)^2 (s^2/P1 + 2 s/(1 - k) + s^2/P3)``; 0 for one category only (``s = 0``).
+    Where ``kappa0 < 0`` puts a table's ``pi`` outside the range in which the model's frequencies
+    are non-negative (``-k/(1-k) <= pi <= 1/(1-k)``), ``pi`` is taken at the nearest end of that
+    range, where a frequency is 0: the chi-square there (``inf`` if that cell has a count)."""
+    a, b, c, pi2, qi2, s, kh, _ = tables
+    sk = s * k
+    P1 = pi2 + sk
+    P3 = np.add(qi2, sk, out=sk)
+    s2 = s * s
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = np.divide(s2, P1)
+        v += s2 / P3
+        v += (2 * s) / (1 - k)
+        d = kh - k
+        d *= d
+        v *= d
+    v *= n
+    v[:, s == 0] = 0.0  # the model fits one category exactly
+    out = (P1 <= 0) | (P3 <= 0)  # (at 0, a cell without a count adds 0, not inf)
+    if out.any():
+        r, j = np.nonzero(out)
+        kk = np.broadcast_to(k, out.shape)[r, j]
+        pi = np.sqrt(pi2[j])
+        pe = np.clip(pi, -kk / (1 - kk), 1 / (1 - kk))  # kappa0 <= 0 here
+        se = pe * (1 - pe)
+        P = (np.maximum(pe * pe + se * kk, 0.0), 2 * se * (1 - kk), np.maximum((1 - pe) ** 2 + se * kk, 0.0))
+        x = np.zeros(r.size)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for o, q in zip((a[j], b[j], c[j]), P):
+                x += np.where(q > 0, (o - n * q) ** 2 / (n * q), np.where(o > 0, np.inf, 0.0))
+        v[r, j] = x
+    return v
+
+
+def _gof_logpmf(k: np.ndarray, counts: tuple[int, int, int], tables: tuple[np.ndarray, ...]) -> np.ndarray:
+    """The log-probability of each table (columns) under the common-correlation model with
+    ``kappa0 = k`` (a column) and ``pi`` at the observed estimate."""
+    n = sum(counts)
+    a, b, c = tables[:3]
+    lc = tables[-1]
+    p0 = (2 * counts[0] + counts[1]) / (2 * n)
+    s0 = p0 * (1 - p0)
+    # clipped at 0 where kappa0 reaches the end of its range (a count of 0 there adds 0)
+    L1 = np.log(np.maximum(p0 * p0 + s0 * k, 1e-300))
+    L2 = np.log(np.maximum(2 * s0 * (1 - k), 1e-300))
+    L3 = np.log(np.maximum((1 - p0) ** 2 + s0 * k, 1e-300))
+    return lc + a * L1 + b * L2 + c * L3
+
+
+def _gof_pvalues(k: np.ndarray, counts: tuple[int, int, int], keep: np.ndarray | None = None) -> np.ndarray:
+    """The exact p-value of each ``kappa0`` in ``k``: the probability, under the common-
+    correlation model with ``kappa0`` and ``pi`` at the observed ``pi_hat``, of a table of ``n``
+    items whose Donner-Eliasziw chi-square is at least the observed one (the plug-in p-value,
+    Bayarri & Berger 2000). ``keep``: the tables to sum over (the others negligible)."""
+    n = sum(counts)
+    tables = _pair_tables(n)
+    if keep is not None:
+        tables = tuple(t[keep] for t in tables)
+    n11, n10, n00 = counts
+    p0 = (2 * n11 + n10) / (2 * n)
+    s0 = p0 * (1 - p0)
+    k = np.asarray(k, dtype=float)[:, None]
+    if np.any(k >= 1):  # kappa0 = 1: only tables without a discordant item are possible, and fit exactly
+        raise ValueError("kappa0 = 1 has a closed form")
+    one = tuple(np.array([x], dtype=float) for x in (n11, n10, n00, p0 * p0, (1 - p0) ** 2, s0,
+                                                      1 - n10 / (2 * n * s0), 0.0))
+    obs = _gof_stat(k, one, n)  # (K, 1)
+    x = _gof_stat(k, tables, n)
+    # ties (the table with the categories swapped has the same statistic) within rounding
+    tail = x >= np.where(np.isinf(obs), np.inf, obs * (1 - 1e-9) - 1e-12)
+    return np.minimum((np.exp(_gof_logpmf(k, counts, tables)) * tail).sum(axis=1), 1.0)
+
+
+def kappa_gof(n11: float, n10: float, n00: float, level: float, *, reference: str = "auto") -> Interval:
+    """Donner & Eliasziw (1992)'s interval for two-rater binary kappa: ``{kappa0 : p(kappa0) > 1 - level}``.
 
     ``n11``/``n00``: items both raters put in the first/second category, ``n10``: discordant
-    items. The chi-square is 0 at Scott's pi (the model fits the counts exactly there) and rises
-    on both sides; the limits are its crossings of the critical value (found by Brent's method),
-    or the ends of the range where it stays below it: ``1`` when no item is discordant,
+    items. ``p(kappa0)`` is the p-value of Donner & Eliasziw's goodness-of-fit chi-square
+    (1 df): up to :data:`GOF_EXACT_MAX` items, the exact one under the fitted model (every table
+    of ``n`` items enumerated, ``pi`` at its estimate: :func:`_gof_pvalues`); above, chi-square's
+    (the paper's, to which the exact one tends). The chi-square is 0 at Scott's pi (the model
+    fits the counts exactly there) and rises on both sides; each limit is the first ``kappa0``,
+    going out from the estimate, where ``p`` falls to ``1 - level`` (chi-square: Brent's method
+    on the statistic; exact: a 16-step grid, then Brent's method in the step where it first
+    falls), or the end of the range when it never does: ``1`` when no item is discordant,
     ``max(-pi/(1-pi), -(1-pi)/pi)`` (where a fitted frequency reaches 0) below.
     """
     n = n11 + n10 + n00
@@ -315,8 +420,14 @@ def kappa_gof(n11: float, n10: float, n00: float, level: float) -> Interval:
         return dataclasses.replace(NAN_INTERVAL, note="one category only")
     counts = (n11, n10, n00)
     k_hat = 1 - n10 / (2 * n * pi * (1 - pi))
-    crit = float(2.0 * _sc.gammaincinv(0.5, level))
     k_min = max(-pi / (1 - pi), -(1 - pi) / pi)
+    whole = all(float(x).is_integer() for x in counts)
+    if reference not in ("auto", "exact", "chi2"):
+        raise ValueError(reference)
+    if whole and (reference == "exact" or (reference == "auto" and n <= GOF_EXACT_MAX)):
+        ints = (int(n11), int(n10), int(n00))
+        return Interval(_exact_end(ints, k_hat, k_min, level), _exact_end(ints, k_hat, 1.0, level), "gof")
+    crit = float(2.0 * _sc.gammaincinv(0.5, level))
 
     def f(k: float) -> float:
         return _gof_chi2(k, pi, counts) - crit
@@ -343,7 +454,64 @@ def kappa_gof(n11: float, n10: float, n00: float, level: float) -> Interval:
 
     upper = crossing(k_hat, 1.0)
     lower = crossing(k_hat, k_min)
-    return Interval(float(min(lower, k_hat)), float(max(upper, k_hat)), "gof")
+    note = "" if whole or reference == "chi2" else "counts not whole: the chi-square reference"
+    return Interval(float(min(lower, k_hat)), float(max(upper, k_hat)), "gof", note=note)
+
+
+GOF_GRID = (64, 32, 16)
+
+
+def _exact_end(counts: tuple[int, int, int], k_hat: float, end: float, level: float) -> float:
+    """The limit of the exact goodness-of-fit interval between the estimate and ``end``.
+
+    The exact p-value is a saw-tooth in ``kappa0`` (it jumps where a table's statistic crosses
+    the observed one), so ``{p > 1 - level}`` need not be an interval; the limit is the first
+    ``kappa0`` going out from the estimate where ``p <= 1 - level``, located on a grid of
+    ``GOF_GRID[0]`` equal steps from the estimate to ``end``, then within the step where it
+    first falls on grids of ``GOF_GRID[1:]`` steps (to ``|end - k_hat| / 32,768``). The
+    refinements sum over the tables whose probability can exceed ``1e-14 / tables`` inside the
+    step (the log-probability is concave in ``kappa0``, so its tangents at the step's ends bound
+    it there). At ``kappa0 = 1`` only tables without a discordant item have probability, and
+    their statistic is 0: ``p = 1`` when none is observed, else 0."""
+    alpha = 1 - level
+    lo, hi = k_hat, end
+    keep = None
+    n = sum(counts)
+    for r, steps in enumerate(GOF_GRID):
+        grid = lo + (hi - lo) * np.arange(1, steps + 1) / steps
+        grid[-1] = hi
+        p = np.empty(steps)
+        top = grid >= 1
+        p[top] = 1.0 if counts[1] == 0 else 0.0
+        p[~top] = _gof_pvalues(grid[~top], counts, keep)
+        out = np.nonzero(p <= alpha)[0]
+        if not out.size:
+            return hi
+        j = int(out[0])
+        lo, hi = (lo if j == 0 else float(grid[j - 1])), float(grid[j])
+        if r + 1 < len(GOF_GRID):
+            keep = _likely_tables(counts, lo, hi, n)
+    return lo
+
+
+def _likely_tables(counts: tuple[int, int, int], k1: float, k2: float, n: int) -> np.ndarray:
+    """The tables whose probability can exceed ``1e-14 / tables`` for some ``kappa0`` between
+    ``k1`` and ``k2`` (a bound from the concavity of the log-probability in ``kappa0``)."""
+    tables = _pair_tables(n)
+    a, b, c = tables[:3]
+    ks = np.array([[k1], [k2]])
+    lp = _gof_logpmf(ks, counts, tables)
+    p0 = (2 * counts[0] + counts[1]) / (2 * n)
+    s0 = p0 * (1 - p0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = (a * s0 / np.maximum(p0 * p0 + s0 * ks, 1e-300) - b / np.maximum(1 - ks, 1e-300)
+             + c * s0 / np.maximum((1 - p0) ** 2 + s0 * ks, 1e-300))  # d log-probability / d kappa0
+    w = abs(k2 - k1)
+    sign = 1.0 if k2 >= k1 else -1.0
+    # tangent at k1 bounds the step by lp1 + max(0, slope towards k2) w; at k2 likewise
+    bound = np.minimum(lp[0] + np.maximum(sign * d[0], 0) * w, lp[1] + np.maximum(-sign * d[1], 0) * w)
+    bound = np.where(np.isnan(bound), np.inf, bound)
+    return np.nonzero(bound > math.log(1e-14 / a.size))[0]
 
 
 def _brentq(f: Callable[[float], float], a: float, b: float) -> float:
