@@ -26,7 +26,10 @@ the same rules serve every statistic. Methods:
     Donner & Eliasziw's (1992) goodness-of-fit interval for the kappa of two raters on binary
     labels under the common-correlation model: the ``kappa0`` whose fitted pair frequencies
     ``(pi^2 + pi(1-pi)kappa0, 2 pi(1-pi)(1-kappa0), (1-pi)^2 + pi(1-pi)kappa0)`` pass a
-    chi-square test (1 df) against the observed (both 1, discordant, both 0) counts.
+    chi-square test (1 df) against the observed (both 1, discordant, both 0) counts. Up to
+    ``GOF_EXACT_MAX`` items the test's p-value is the exact one under the fitted model (every
+    table of ``n`` items enumerated, ``pi`` at its estimate: the plug-in p-value of Bayarri &
+    Berger 2000); above, chi-square(1)'s, as in the paper.
 ``zero_disagreement``
     when no unit shows any disagreement (the estimate is 1 and every resample too): ``[L, 1]``
     with ``L = 1 - p_u / D_e``, ``p_u`` the Clopper-Pearson upper limit on the share of units
@@ -389,9 +392,14 @@ def _gof_pvalues(k: np.ndarray, counts: tuple[int, int, int], keep: np.ndarray |
     k = np.asarray(k, dtype=float)[:, None]
     if np.any(k >= 1):  # kappa0 = 1: only tables without a discordant item are possible, and fit exactly
         raise ValueError("kappa0 = 1 has a closed form")
-    one = tuple(np.array([x], dtype=float) for x in (n11, n10, n00, p0 * p0, (1 - p0) ** 2, s0,
-                                                      1 - n10 / (2 * n * s0), 0.0))
-    obs = _gof_stat(k, one, n)  # (K, 1)
+    # the observed table's statistic (kappa0 is inside its range: no projection); a fitted frequency
+    # of 0, at the end of the range, adds 0 without a count and inf with one
+    P1, P3 = p0 * p0 + s0 * k, (1 - p0) ** 2 + s0 * k
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t1 = np.where(P1 > 0, s0 * s0 / P1, 0.0 if n11 == 0 else np.inf)
+        t3 = np.where(P3 > 0, s0 * s0 / P3, 0.0 if n00 == 0 else np.inf)
+        obs = n * (1 - n10 / (2 * n * s0) - k) ** 2 * (t1 + t3 + 2 * s0 / (1 - k))  # (K, 1)
+    obs[np.isnan(obs)] = 0.0  # an exact fit (kappa0 at the estimate) at an end of the range
     x = _gof_stat(k, tables, n)
     # ties (the table with the categories swapped has the same statistic) within rounding
     tail = x >= np.where(np.isinf(obs), np.inf, obs * (1 - 1e-9) - 1e-12)
@@ -408,9 +416,11 @@ def kappa_gof(n11: float, n10: float, n00: float, level: float, *, reference: st
     (the paper's, to which the exact one tends). The chi-square is 0 at Scott's pi (the model
     fits the counts exactly there) and rises on both sides; each limit is the first ``kappa0``,
     going out from the estimate, where ``p`` falls to ``1 - level`` (chi-square: Brent's method
-    on the statistic; exact: a 16-step grid, then Brent's method in the step where it first
-    falls), or the end of the range when it never does: ``1`` when no item is discordant,
-    ``max(-pi/(1-pi), -(1-pi)/pi)`` (where a fitted frequency reaches 0) below.
+    on the statistic; exact: the saw-tooth p-value on a grid, :func:`_exact_end`), or the end of
+    the range when it never does: ``1`` when no item is discordant,
+    ``max(-pi/(1-pi), -(1-pi)/pi)`` (where a fitted frequency reaches 0) below. ``reference``:
+    ``"auto"`` (exact up to :data:`GOF_EXACT_MAX` items), ``"exact"`` or ``"chi2"``; counts
+    that are not whole numbers always use chi-square's, with a note.
     """
     n = n11 + n10 + n00
     if n < 2:
@@ -480,14 +490,19 @@ def _exact_end(counts: tuple[int, int, int], k_hat: float, end: float, level: fl
     for r, steps in enumerate(GOF_GRID):
         grid = lo + (hi - lo) * np.arange(1, steps + 1) / steps
         grid[-1] = hi
-        p = np.empty(steps)
-        top = grid >= 1
-        p[top] = 1.0 if counts[1] == 0 else 0.0
-        p[~top] = _gof_pvalues(grid[~top], counts, keep)
-        out = np.nonzero(p <= alpha)[0]
-        if not out.size:
+        j = -1
+        for b0 in range(0, steps, 16):  # 16 points at a time, out from the estimate: stop at the first fall
+            g = grid[b0:b0 + 16]
+            p = np.empty(g.size)
+            top = g >= 1
+            p[top] = 1.0 if counts[1] == 0 else 0.0
+            p[~top] = _gof_pvalues(g[~top], counts, keep)
+            out = np.nonzero(p <= alpha)[0]
+            if out.size:
+                j = b0 + int(out[0])
+                break
+        if j < 0:
             return hi
-        j = int(out[0])
         lo, hi = (lo if j == 0 else float(grid[j - 1])), float(grid[j])
         if r + 1 < len(GOF_GRID):
             keep = _likely_tables(counts, lo, hi, n)

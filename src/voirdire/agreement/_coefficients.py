@@ -141,7 +141,8 @@ _COMMON_DOC = """
     method : {"auto", "percentile", "bca", "studentized", "jackknife", "wald", "wilson", "gof"}, default "auto"
         How the interval is built: ``auto`` takes, up to 200 units, Donner & Eliasziw's
         goodness-of-fit interval for the kappa of two raters on binary labels (Fleiss, Scott,
-        nominal alpha with two labels per item, no clusters; ``gof``), Wilson's score interval
+        nominal alpha with two labels per item, no clusters; ``gof``; its test referred to its
+        exact distribution up to 50 items, to chi-square above), Wilson's score interval
         with the jackknife's effective n for observed agreement, and the bootstrap-t on the
         Fisher-z scale otherwise (ordinal alpha on more than 16 categories: up to 100 units);
         BCa above; the Wald interval when ``n_resamples=0``. docs/agreement.md "Small samples"
