@@ -265,6 +265,15 @@ def markdown(paths: list[str]) -> str:
     return "\n".join(out)
 
 
+def _pair_probs(prev: float, acc: float) -> tuple[float, float, float]:
+    """(both first, discordant, both second) probabilities of an item for two latent-class raters
+    (each reports the true class with probability ``acc``, else a draw at the prevalence)."""
+    hi1, lo1 = acc + (1 - acc) * prev, (1 - acc) * prev
+    p11 = prev * hi1 ** 2 + (1 - prev) * lo1 ** 2
+    p00 = prev * (1 - hi1) ** 2 + (1 - prev) * (1 - lo1) ** 2
+    return p11, 1 - p11 - p00, p00
+
+
 def exact_two_rater(prevs: tuple[float, ...] = (0.5, 0.7, 0.85), accs: tuple[float, ...] = (0.5, 0.7, 0.9),
                     ns: tuple[int, ...] = (20, 25, 30, 40, 50), level: float = 0.95) -> str:
     """Exact coverage (every table enumerated, no Monte-Carlo error) of the two intervals ``auto``
@@ -291,10 +300,8 @@ def exact_two_rater(prevs: tuple[float, ...] = (0.5, 0.7, 0.85), accs: tuple[flo
            + " | ".join(f"n = {n}" for n in ns) + " |", "|---|---|---|---|---|" + "---|" * len(ns)]
     for prev in prevs:
         for acc in accs:
-            hi1, lo1 = acc + (1 - acc) * prev, (1 - acc) * prev
-            p11 = prev * hi1 ** 2 + (1 - prev) * lo1 ** 2
-            p00 = prev * (1 - hi1) ** 2 + (1 - prev) * (1 - lo1) ** 2
-            probs = (p11, 1 - p11 - p00, p00)
+            probs = _pair_probs(prev, acc)
+            p11, p00 = probs[0], probs[2]
             pa = p11 + p00
             rows: dict[str, list[str]] = {"exact": [], "chi2": [], "wilson": []}
             for n in ns:
@@ -345,10 +352,8 @@ def kappa_sweep(n: int, prevs: tuple[float, ...] = (0.5, 0.7, 0.85), level: floa
         for ref, lim in lims.items():
             covs, widths = [], []
             for acc in np.linspace(0.5, 0.9, 41):
-                hi1, lo1 = acc + (1 - acc) * prev, (1 - acc) * prev
-                p11 = prev * hi1 ** 2 + (1 - prev) * lo1 ** 2
-                p00 = prev * (1 - hi1) ** 2 + (1 - prev) * (1 - lo1) ** 2
-                pr = np.exp(lc + T[:, 0] * np.log(p11) + T[:, 1] * np.log(1 - p11 - p00) + T[:, 2] * np.log(p00))
+                p11, p10, p00 = _pair_probs(prev, float(acc))
+                pr = np.exp(lc + T[:, 0] * np.log(p11) + T[:, 1] * np.log(p10) + T[:, 2] * np.log(p00))
                 k = acc * acc
                 covs.append(float(pr[(lim[:, 0] <= k) & (k <= lim[:, 1])].sum()))
                 widths.append(float((pr * (lim[:, 1] - lim[:, 0])).sum()))
