@@ -72,3 +72,11 @@ def test_escape_sequences_never_reach_the_terminal() -> None:
     out = _render(evil, t, styled(evil))
     assert "\x1b" not in out and "\x07" not in out
     assert out.count("\\x1b]0;PWNED\\x07\\x1b[2J") == 3
+
+
+def test_uncell_inverts_csv_cell_on_what_it_writes():
+    from voirdire._safe import csv_cell, uncell
+
+    for v in ["=1+2", "+ judge", "@x", "-x", "\tx", " =x", "\uff1dx", "plain", "-3", "'abc", "'-3", "", "'"]:
+        assert uncell(csv_cell(v)) == v
+    assert uncell("'-3") == "'-3" and uncell("'abc") == "'abc" and uncell(5) == 5

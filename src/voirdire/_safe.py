@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["escape_control", "shown", "csv_cell", "csv_frame", "FORMULA_START", "SHOWN_LIMIT"]
+__all__ = ["escape_control", "shown", "csv_cell", "uncell", "csv_frame", "FORMULA_START", "SHOWN_LIMIT"]
 
 #: characters a spreadsheet reads as the start of a formula (ASCII and full-width forms)
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
@@ -101,6 +101,21 @@ def csv_cell(value: Any) -> Any:
     head = value.lstrip(" ")
     if head.startswith(FORMULA_START) and not _PLAIN_NUMBER.match(value.strip()):
         return "'" + value
+    return value
+
+
+def uncell(value: Any) -> Any:
+    """The value :func:`csv_cell` was given, for a text it wrote (``"'=it3"`` -> ``"=it3"``); any
+    other value unchanged (``"'-3"``, ``"'abc"`` stay). The readers apply it to item and rater
+    ids, so an assignment file's ids read back with the labels match the ids they came from.
+
+    Examples
+    --------
+    >>> uncell("'=it3"), uncell("'+ judge"), uncell("'-3"), uncell("'abc"), uncell("=x")
+    ('=it3', '+ judge', "'-3", "'abc", '=x')
+    """
+    if isinstance(value, str) and value[:1] == "'" and csv_cell(value[1:]) == value:
+        return value[1:]
     return value
 
 

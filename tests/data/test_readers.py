@@ -194,3 +194,25 @@ def test_bad_policy_parameters():
         AnnotationTable.from_frame(_frame(), duplicates="keep")
     with pytest.raises(InvalidParameterError, match="'level' parameter of Scale"):
         Scale(level="binary")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("n_items", [3, 1500])  # 1,500: the Arrow dictionary's first-byte scan
+def test_ids_a_csv_writer_quoted_read_back_as_themselves(tmp_path, n_items):
+    # assign/study assign write '=it3 for the id =it3 (no spreadsheet formula): the labels that come
+    # back must join the ids they were written from, not become new items and raters
+    import pandas as pd
+
+    from voirdire._safe import csv_cell
+
+    ids = [f"=it{i}" if i % 2 else f"it{i}" for i in range(n_items)]
+    raters = ["+ann", "bob", "'lit"]  # "'lit" was never written by csv_cell: it stays as it is
+    df = pd.DataFrame([(csv_cell(i), csv_cell(r), k % 2) for k, i in enumerate(ids) for r in raters],
+                      columns=["item", "rater", "label"])
+    for name in ("t.csv", "t.parquet"):
+        if name.endswith("parquet"):
+            pytest.importorskip("pyarrow")
+            df.to_parquet(tmp_path / name, index=False)
+        else:
+            df.to_csv(tmp_path / name, index=False)
+        t = read_annotations(tmp_path / name)
+        assert sorted(t.items) == sorted(ids) and sorted(t.raters) == sorted(raters), name

@@ -21,6 +21,7 @@ import pandas as pd
 from pandas.api.types import infer_dtype
 
 from .._optional import optional_import
+from .._safe import uncell
 
 __all__ = ["Coded", "appearance_order", "code_column", "is_arrow_strings", "is_first_order", "first_row", "id_strings", "canon", "id_str", "display",
            "label_canon", "inexact_integers", "EXACT_INTEGERS"]
@@ -54,10 +55,12 @@ def display(x: Any) -> Any:
 
 
 def id_str(x: Any) -> str:
-    """Canonical string of an item, rater or cluster id (``5.0`` and ``' 5'`` read as ``'5'``)."""
+    """Canonical string of an item, rater or cluster id (``5.0`` and ``' 5'`` read as ``'5'``; ``"'=x"``,
+    as :func:`voirdire._safe.csv_cell` writes ``=x`` into a CSV, reads as ``'=x'``)."""
     if isinstance(x, float) and x.is_integer():
         return str(int(x))
-    return str(x).strip()
+    s = str(x).strip()
+    return uncell(s).strip() if s[:1] == "'" else s
 
 
 class Coded:
@@ -333,11 +336,31 @@ def id_strings(coded: Coded) -> np.ndarray:
     """:func:`id_str` of every distinct value, vectorised for strings and integers."""
     kind, uniq = coded.kind, coded.uniques
     if kind == "string":
-        return coded.stripped()
+        return _uncelled(coded, coded.stripped())
     if kind == "integer":
         return uniq.astype(str).astype(object)
     out = np.empty(uniq.size, dtype=object)
     out[:] = [id_str(x) for x in uniq]
+    return out
+
+
+def _uncelled(coded: Coded, ids: np.ndarray) -> np.ndarray:
+    """``ids`` (stripped strings) with :func:`voirdire._safe.uncell` applied where one starts with a
+    quote; the candidates come from the Arrow dictionary's first bytes when there is one (no
+    string decoded), else from one pass over the strings."""
+    arrow = coded._arrow
+    pa = _pa() if arrow is not None else None
+    cand: Any = None
+    if pa is not None and (pa.types.is_string(arrow.type) or pa.types.is_large_string(arrow.type)):
+        cand = _edge_bytes(arrow, pa.types.is_large_string(arrow.type))
+    hit = [k for k in (range(ids.size) if cand is None else cand.tolist()) if ids[k][:1] == "'"]
+    if not hit:
+        return ids
+    fixed = [uncell(ids[k]).strip() for k in hit]
+    if all(a == ids[k] for a, k in zip(fixed, hit)):
+        return ids
+    out = ids.copy()
+    out[hit] = fixed
     return out
 
 
