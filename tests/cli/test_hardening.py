@@ -249,3 +249,20 @@ def test_memory_guard_is_right_for_continuous_scores(tmp_path: Path, monkeypatch
     # agree on the same scores is not refused: interval alpha works from the values
     res = runner.invoke(app, ["agree", str(f), "--scale", "interval", "--resamples", "0"])
     assert res.exit_code == 0, res.output
+
+
+def test_csv_on_a_terminal_shows_control_characters_escaped(capsys, monkeypatch):
+    # validate/agree/raters/pairwise/bias -f csv printed a rater named '\x1b]0;x\x07h3' raw to the
+    # terminal; piped or redirected, the CSV keeps the exact value (formula prefixes quoted either way)
+    import sys
+
+    import pandas as pd
+
+    from voirdire.cli._console import echo_csv
+
+    df = pd.DataFrame({"rater": ["\x1b]0;x\x07h3", "=1+2"], "n": [1, 2]})
+    echo_csv(df)
+    assert capsys.readouterr().out == "rater,n\n\x1b]0;x\x07h3,1\n'=1+2,2\n"
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    echo_csv(df)
+    assert capsys.readouterr().out == "rater,n\n\\x1b]0;x\\x07h3,1\n'=1+2,2\n"

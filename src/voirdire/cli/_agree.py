@@ -8,11 +8,11 @@ from pathlib import Path
 
 import typer
 
-from .._safe import csv_frame
 from ._app import (
     Level, OutputFormat, ReaderOptions, app, console, emit_json, err_console, format_options, handle_errors,
     numeric_nominal_note, reader_options,
 )
+from ._console import echo_csv
 from ._validate import n_resamples_option
 
 
@@ -106,9 +106,7 @@ def agree_command(
         emit_json(doc)
         return
     if output_format == OutputFormat.csv:
-        from .._safe import csv_frame
-
-        typer.echo(csv_frame(comp.to_frame()).to_csv(index=False), nl=False)
+        echo_csv(comp.to_frame())
         return
     render_comparison(console, err_console, table, comp)
 
@@ -150,6 +148,6 @@ def _agree_stream(file: Path, judge: list[str] | None, coefficient: list[str] | 
         emit_json({"table": summary, **comp.to_dict()})
         return
     if output_format == OutputFormat.csv:
-        typer.echo(csv_frame(comp.to_frame()).to_csv(index=False), nl=False)
+        echo_csv(comp.to_frame())
         return
     render_comparison(console, err_console, SimpleNamespace(summary=lambda: summary), comp)

@@ -38,7 +38,8 @@ def bias_command(
     """Judge biases: position (flip rate under swap, preference for the response shown first, also
     when the humans tie), length beyond the humans' verdicts, self-preference against humans on the
     same pairs; each with a 95% interval, a Benjamini-Hochberg flag and the minimum detectable effect."""
-    from .._safe import csv_frame, escape_control
+    from .._safe import escape_control
+    from ._console import echo_csv
     from ..pairwise import bias_report
 
     if not 0 < fdr < 1:
@@ -60,7 +61,7 @@ def bias_command(
                    "power": rep.power, "effects": eff.to_dict("records")})
         return
     if fmt == OutputFormat.csv:
-        typer.echo(csv_frame(eff).to_csv(index=False), nl=False)
+        echo_csv(eff)
         return
     t = Table(title=f"Judge biases ({100 * rep.level:.0f}% intervals; flagged: Benjamini-Hochberg at "
                     f"{rep.fdr:g})", title_justify="left")

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from .._safe import escape_control
 
-__all__ = ["SafeConsole", "console", "err_console", "styled"]
+__all__ = ["SafeConsole", "console", "err_console", "styled", "echo_csv"]
 
 
 class SafeConsole(Console):
@@ -80,3 +80,19 @@ def with_styled_words(text: str, styles: dict[str, str]) -> Text:
     for word, style in styles.items():
         out.highlight_regex(rf"(?<![\w-]){word}(?![\w-])", style)
     return out
+
+
+def echo_csv(frame: Any) -> None:
+    """A table as CSV on standard output: every cell through :func:`voirdire._safe.csv_cell` (no
+    formula runs in a spreadsheet) and, when standard output is a terminal, control characters
+    shown escaped like every other name the CLI prints (a file or a pipe gets the exact values)."""
+    import sys
+
+    import typer
+
+    from .._safe import csv_frame
+
+    text = csv_frame(frame).to_csv(index=False)
+    if sys.stdout.isatty():
+        text = escape_control(text, keep="\n")
+    typer.echo(text, nl=False)

@@ -158,11 +158,10 @@ def pairwise_command(
     # the pairs of this file, as filtered in the stream (resumed streams hold earlier pairs too)
     uncertain = post.most_uncertain(top)
     if fmt == OutputFormat.csv:
-        from .._safe import csv_frame
+        from ._console import echo_csv
 
         # one table: the pairs' posteriors (stream order), or with --evaluate the comparison
-        out_df = post.to_frame("items") if loho is None else loho.table
-        typer.echo(csv_frame(out_df).to_csv(index=False), nl=False)
+        echo_csv(post.to_frame("items") if loho is None else loho.table)
         return
     if fmt == OutputFormat.json:
         emit_json({

@@ -202,9 +202,9 @@ def raters_command(
                    "adjudication_file": None if written is None else str(written[0])})
         return
     if output_format == OutputFormat.csv:
-        from .._safe import csv_frame
+        from ._console import echo_csv
 
-        typer.echo(csv_frame(d.to_frame()).to_csv(index=False), nl=False)
+        echo_csv(d.to_frame())
         return
     render(t, d, items, top)
     sensitivity_lines(d, sens)

@@ -160,9 +160,9 @@ def validate_command(
             for key, r in (("leave_one_out", e.leave_one_out), ("alt_test", e.alt_test)):
                 if r is not None:
                     frames.append(r.to_frame().assign(method=key, verdict=e.verdict.decision))
-        from .._safe import csv_frame
+        from ._console import echo_csv
 
-        csv_frame(pd.concat(frames, ignore_index=True) if frames else res.to_frame()).to_csv(sys.stdout, index=False)
+        echo_csv(pd.concat(frames, ignore_index=True) if frames else res.to_frame())
     elif output_format == "markdown":
         sys.stdout.write(render_markdown(res, fail_on=fail_on))
     elif output_format == "junit":
