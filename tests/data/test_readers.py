@@ -216,3 +216,15 @@ def test_ids_a_csv_writer_quoted_read_back_as_themselves(tmp_path, n_items):
             df.to_csv(tmp_path / name, index=False)
         t = read_annotations(tmp_path / name)
         assert sorted(t.items) == sorted(ids) and sorted(t.raters) == sorted(raters), name
+
+
+def test_quoted_ids_read_back_after_rows_are_dropped(tmp_path):
+    # dropped rows (empty labels) renumber the distinct ids: the quoted ones must still be found
+    import pandas as pd
+
+    pytest.importorskip("pyarrow")
+    rows = [(f"'=q{i}" if i % 3 == 0 else f"q{i}", r, "" if i < 400 else str(i % 2))
+            for i in range(1500) for r in ("a", "b")]
+    pd.DataFrame(rows, columns=["item", "rater", "label"]).to_parquet(tmp_path / "d.parquet", index=False)
+    t = read_annotations(tmp_path / "d.parquet", missing="drop")
+    assert sorted(t.items) == sorted(f"=q{i}" if i % 3 == 0 else f"q{i}" for i in range(400, 1500))

@@ -67,7 +67,7 @@ class Coded:
     """One column coded as integers: ``codes`` (int64, or int32 from Arrow; ``-1`` where missing) into ``uniques``
     (a Python-object array of distinct values, possibly some not used unless ``dense``)."""
 
-    __slots__ = ("codes", "uniques", "_first", "kind", "_stripped", "_arrow", "dense")
+    __slots__ = ("codes", "uniques", "_first", "kind", "_stripped", "_arrow", "dense", "_edge")
 
     def __init__(self, codes: np.ndarray, uniques: np.ndarray, first_order: bool | None,
                  kind: str | None = None, stripped: np.ndarray | None = None, arrow: Any = None,
@@ -77,6 +77,7 @@ class Coded:
         self._first = first_order  # None: not known yet
         self.kind = infer_dtype(uniques, skipna=False) if kind is None else kind
         self._stripped = stripped
+        self._edge: np.ndarray | None = None  # the distinct values that start or end with a non-alphanumeric
         self._arrow = arrow  # the distinct values as an Arrow string array (from Arrow's coding), or None
         self.dense = dense  # True: every distinct value is used by some row (False: not known)
 
@@ -90,7 +91,7 @@ class Coded:
     def stripped(self) -> np.ndarray:
         """The distinct values stripped of surrounding whitespace (they are all strings)."""
         if self._stripped is None:
-            self._stripped = _strip(self.uniques, self._arrow)
+            self._stripped, self._edge = _strip_edges(self.uniques, self._arrow)
         return self._stripped
 
     def take(self, keep: np.ndarray | None) -> Coded:
@@ -104,12 +105,17 @@ class Coded:
         used = used[:U]
         if used.all():
             first = self._first if keep is None else None
-            return Coded(codes, self.uniques, first, self.kind, self._stripped, self._arrow, dense=True)
+            same = Coded(codes, self.uniques, first, self.kind, self._stripped, self._arrow, dense=True)
+            same._edge = self._edge
+            return same
         remap = np.cumsum(used) - 1
         remap = np.append(remap, -1)  # -1 stays -1
         codes = remap[codes]
-        return Coded(codes, self.uniques[used], None, self.kind,
-                     None if self._stripped is None else self._stripped[used], dense=True)
+        out = Coded(codes, self.uniques[used], None, self.kind,
+                    None if self._stripped is None else self._stripped[used], dense=True)
+        if self._edge is not None:
+            out._edge = remap[self._edge[used[self._edge]]]
+        return out
 
 
 def _pa() -> Any:
@@ -276,9 +282,15 @@ def _strip(uniq: np.ndarray, arrow: Any = None) -> np.ndarray:
     """``str.strip`` of every string; Python's own strip runs only on the strings that start or end
     with something other than a letter or digit (found by Arrow, on ``arrow``, the same strings
     as an Arrow array when the caller has them), usually none of them."""
+    return _strip_edges(uniq, arrow)[0]
+
+
+def _strip_edges(uniq: np.ndarray, arrow: Any = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`_strip`, and the positions of the strings it looked at (those that start or end with
+    something other than a letter or digit; None when Python stripped every string)."""
     pa = _pa() if uniq.size >= 1000 else None
     if pa is None:
-        return np.array([x.strip() for x in uniq] if uniq.size else [], dtype=object)
+        return np.array([x.strip() for x in uniq] if uniq.size else [], dtype=object), None
     import pyarrow.compute as pc
 
     if arrow is None or not (pa.types.is_string(arrow.type) or pa.types.is_large_string(arrow.type)):
@@ -288,13 +300,13 @@ def _strip(uniq: np.ndarray, arrow: Any = None) -> np.ndarray:
         edge = pc.match_substring_regex(arrow, r"^[^0-9A-Za-z]|[^0-9A-Za-z]$")
         cand = np.flatnonzero(edge.to_numpy(zero_copy_only=False))
     if cand.size == 0:
-        return uniq
+        return uniq, cand
     fixed = [x.strip() for x in uniq[cand]]
     if all(a == b for a, b in zip(fixed, uniq[cand])):
-        return uniq
+        return uniq, cand
     out = uniq.copy()
     out[cand] = fixed
-    return out
+    return out, cand
 
 
 _ALNUM = np.zeros(256, dtype=bool)
@@ -345,14 +357,10 @@ def id_strings(coded: Coded) -> np.ndarray:
 
 
 def _uncelled(coded: Coded, ids: np.ndarray) -> np.ndarray:
-    """``ids`` (stripped strings) with :func:`voirdire._safe.uncell` applied where one starts with a
-    quote; the candidates come from the Arrow dictionary's first bytes when there is one (no
-    string decoded), else from one pass over the strings."""
-    arrow = coded._arrow
-    pa = _pa() if arrow is not None else None
-    cand: Any = None
-    if pa is not None and (pa.types.is_string(arrow.type) or pa.types.is_large_string(arrow.type)):
-        cand = _edge_bytes(arrow, pa.types.is_large_string(arrow.type))
+    """``ids`` (``coded.stripped()``) with :func:`voirdire._safe.uncell` applied where one starts with
+    a quote; only the strings whose first or last byte is not a letter or digit are looked at when
+    stripping found them (from the bytes, no string decoded), else every string."""
+    cand = coded._edge
     hit = [k for k in (range(ids.size) if cand is None else cand.tolist()) if ids[k][:1] == "'"]
     if not hit:
         return ids
