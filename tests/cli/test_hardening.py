@@ -266,3 +266,37 @@ def test_csv_on_a_terminal_shows_control_characters_escaped(capsys, monkeypatch)
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     echo_csv(df)
     assert capsys.readouterr().out == "rater,n\n\\x1b]0;x\\x07h3,1\n'=1+2,2\n"
+
+
+def _path_params(command, name: str = "voirdire"):  # type: ignore[no-untyped-def]
+    from pathlib import PurePath
+
+    for p in command.params:
+        info = p.type_descriptor.parameter_info
+        annotation = str(p.type_descriptor.annotation)
+        if "Path" in annotation or (isinstance(p.type_descriptor.annotation, type)
+                                    and issubclass(p.type_descriptor.annotation, PurePath)):
+            yield f"{name} {p.name}", info
+    for sub_name, sub in getattr(command, "commands", {}).items():
+        yield from _path_params(sub, f"{name} {sub_name}")
+
+
+def test_no_path_option_is_refused_by_the_parser_as_unreadable() -> None:
+    # Typer checks Path parameters for readability by default, which turns an unreadable input
+    # into a usage box with exit code 2; voirdire's own readers say so in one line with exit 1.
+    import typer
+
+    params = list(_path_params(typer.main.get_command(app)))
+    assert len(params) >= 30
+    assert [name for name, t in params if t.readable] == []
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "geteuid") or __import__("os").geteuid() == 0,
+                    reason="root reads a file whatever its mode")
+def test_an_unreadable_file_is_one_line_and_exit_code_1(tmp_path: Path) -> None:
+    f = tmp_path / "t.csv"
+    f.write_text("item,rater,label\na,h1,1\na,h2,1\nb,h1,0\nb,h2,1\n")
+    f.chmod(0)
+    out = subprocess.run([sys.executable, "-m", "voirdire", "agree", str(f)], capture_output=True, text=True)
+    assert out.returncode == 1
+    assert out.stderr.strip().count("\n") == 0 and "t.csv" in out.stderr

@@ -32,7 +32,7 @@ class JudgeOnlyItems(str, Enum):
 @format_options
 @reader_options
 def agree_command(
-    file: Path = typer.Argument(..., help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
+    file: Path = typer.Argument(..., readable=False, help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeat for several)."),
     coefficient: list[str] = typer.Option(
         None, "--coefficient", "-c",

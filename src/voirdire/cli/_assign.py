@@ -25,9 +25,9 @@ class FileFormat(str, Enum):
 @handle_errors
 @format_options
 def assign_command(
-    file: Path = typer.Argument(..., help="The labels so far (long CSV/TSV/JSONL/Parquet, or an AltTest directory)."),
+    file: Path = typer.Argument(..., readable=False, help="The labels so far (long CSV/TSV/JSONL/Parquet, or an AltTest directory)."),
     n_per_rater: int = typer.Option(..., "--n-per-rater", "-n", help="Items each rater gets."),
-    output: Path = typer.Option(..., "--output", "-o", help="File to write (.csv, .jsonl, or .json with --to)."),
+    output: Path = typer.Option(..., "--output", "-o", readable=False, help="File to write (.csv, .jsonl, or .json with --to)."),
     design: DesignName = typer.Option(DesignName.strat, "--design",
                                       help="random, strat (primary's labels as strata), panel (one shared panel), "
                                            "seq-refined or seq-coverage."),
@@ -49,7 +49,7 @@ def assign_command(
     rater_col: str = typer.Option("rater", "--rater-column", help="Rater column of FILE."),
     label: str = typer.Option("label", "--label", help="Label column."),
     role: str | None = role_option(),
-    judge_file: Path | None = typer.Option(None, "--judge-file", help="Nested JSON of judge labels."),
+    judge_file: Path | None = typer.Option(None, "--judge-file", readable=False, help="Nested JSON of judge labels."),
     duplicates: Duplicates = duplicates_option(),
     missing: Missing = missing_option(),
 ) -> None:

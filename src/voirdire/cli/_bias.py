@@ -25,7 +25,7 @@ def _num(x: Any, digits: int = 3) -> str:
 @handle_errors
 @pairwise_reader_options
 def bias_command(
-    file: Path = typer.Argument(..., help="Long table of verdicts: one row per (pair, rater, presented order); "
+    file: Path = typer.Argument(..., readable=False, help="Long table of verdicts: one row per (pair, rater, presented order); "
                                           "optional columns model_a, model_b (systems) and len_a, len_b (lengths)."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="A rater that is an LLM judge (repeatable)."),
     family: list[str] = typer.Option(None, "--family", help="NAME=FAMILY for a judge or model whose family the "

@@ -168,7 +168,7 @@ def demo_report(table: Any, out: Path, *, seed: int, n_resamples: int, quiet: bo
 @app.command("demo")
 @handle_errors
 def demo_command(
-    out: Path | None = typer.Option(None, "--out", "-o", help="Folder for the demo's files (agreement.json, report)."),
+    out: Path | None = typer.Option(None, "--out", "-o", readable=False, help="Folder for the demo's files (agreement.json, report)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
     resamples: int = typer.Option(1000, "--resamples", help="Bootstrap resamples."),
 ) -> None:

@@ -179,7 +179,7 @@ def _render_estimates(rows: list[tuple[str, Any]], *, title: str, notes: list[An
 @handle_errors
 @format_options
 def estimate_command(
-    file: Path = typer.Argument(..., help="Long annotation file (CSV/TSV/JSONL/Parquet): one row per item, rater, score."),
+    file: Path = typer.Argument(..., readable=False, help="Long annotation file (CSV/TSV/JSONL/Parquet): one row per item, rater, score."),
     judges: list[str] = typer.Option(..., "--judge", "-j",
                                      help="An LLM judge (repeatable: several judges, prompts or samples are "
                                           "combined); each must score every item."),
@@ -393,7 +393,7 @@ def plan_estimate_command(
     confidence_level: float = typer.Option(0.95, "--confidence-level", help="Level for --target-halfwidth."),
     sd: float | None = typer.Option(None, "--sd", help="Standard deviation of the human scores (or from --pilot)."),
     r2: float | None = typer.Option(None, "--r2", help="Share of the human variance the judge explains, in [0, 1)."),
-    pilot: Path | None = typer.Option(None, "--pilot", help="Pilot annotation file (judge and humans on the same items)."),
+    pilot: Path | None = typer.Option(None, "--pilot", readable=False, help="Pilot annotation file (judge and humans on the same items)."),
     judges: list[str] = typer.Option(None, "--judge", "-j", help="A judge in the pilot file (repeatable: several "
                                                                  "judges are combined, as in estimate)."),
     design: Design = typer.Option(Design.standard, "--design",
@@ -413,13 +413,13 @@ def plan_estimate_command(
     n_total: int | None = typer.Option(None, "--N", "--n-total", help="Items the LLM scores."),
     n_labeled: int | None = typer.Option(None, "--n", "--n-labeled", help="Items humans score."),
     inclusion_prob: float | None = typer.Option(None, "--inclusion-prob", "-p", help="pi = n/N instead of --n."),
-    strata_file: Path | None = typer.Option(None, "--strata", help="CSV of strata (stratum, n_items, residual_sd[, cost][, sd]) "
+    strata_file: Path | None = typer.Option(None, "--strata", readable=False, help="CSV of strata (stratum, n_items, residual_sd[, cost][, sd]) "
                                                                    "for a Neyman allocation; needs --budget."),
     budget: float | None = typer.Option(None, "--budget", help="Expected cost of human labels for --strata."),
     min_prob: float = typer.Option(0.0, "--min-prob", help="Floor on each stratum's inclusion probability."),
-    draw: Path | None = typer.Option(None, "--draw", help="File listing the study's items (an item column): draw the "
+    draw: Path | None = typer.Option(None, "--draw", readable=False, help="File listing the study's items (an item column): draw the "
                                                          "human sample with the planned probabilities."),
-    draw_out: Path | None = typer.Option(None, "--out", "-o", help="Where --draw writes the assignment CSV "
+    draw_out: Path | None = typer.Option(None, "--out", "-o", readable=False, help="Where --draw writes the assignment CSV "
                                                                    "(item, inclusion_prob, selected[, stratum])."),
     strata_column: str | None = typer.Option(None, "--strata-column", help="Column of the --draw file with each item's "
                                                                            "stratum (with --strata)."),

@@ -80,7 +80,7 @@ def _honest_summary(loho: Any) -> list[str]:
 @handle_errors
 @pairwise_reader_options
 def pairwise_command(
-    file: Path = typer.Argument(..., help="Long table of verdicts: one row per (pair, rater, presented order)."),
+    file: Path = typer.Argument(..., readable=False, help="Long table of verdicts: one row per (pair, rater, presented order)."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="A rater that is an LLM judge (repeatable)."),
     evaluate: bool = typer.Option(False, "--evaluate", help="Leave-one-human-out comparison with the baselines."),
     group: list[str] = typer.Option(None, "--group", help="Human group for --evaluate: NAME=GROUP or PREFIX*=GROUP (first match wins)."),
@@ -95,8 +95,8 @@ def pairwise_command(
     seed: int = typer.Option(0, "--seed", help="Random seed (reproducible results)."),
     top: int = typer.Option(10, "--top", help="How many of the most uncertain pairs to list (0: none)."),
     max_humans: int = typer.Option(8, "--max-humans", help="Confusion matrices shown in the table output."),
-    save_state: Path = typer.Option(None, "--save-state", help="Save the model state (.npz) to resume the stream."),
-    resume: Path = typer.Option(None, "--resume", help="Continue the stream from a saved state (model options come from the state)."),
+    save_state: Path = typer.Option(None, "--save-state", readable=False, help="Save the model state (.npz) to resume the stream."),
+    resume: Path = typer.Option(None, "--resume", readable=False, help="Continue the stream from a saved state (model options come from the state)."),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f",
                                      help="table, json, or csv (one row per pair; with --evaluate the comparison)."),
     *,

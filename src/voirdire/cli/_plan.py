@@ -123,7 +123,7 @@ def _render_overlap(res: Any, notes: list[str], *, matrix: bool = True) -> None:
 @handle_errors
 @format_options
 def overlap_command(
-    file: Path = typer.Argument(..., help="Annotation file (long CSV/TSV/JSONL/Parquet, or an AltTest directory)."),
+    file: Path = typer.Argument(..., readable=False, help="Annotation file (long CSV/TSV/JSONL/Parquet, or an AltTest directory)."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeatable)."),
     primary: str | None = typer.Option(None, "--primary", help="The first-pass human (default: who labelled every item)."),
     min_eligible: int = typer.Option(30, "--min-eligible", help="Warn below this many eligible items per comparison."),
@@ -137,7 +137,7 @@ def overlap_command(
     role: str | None = role_option(),
     cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters."),
     cluster_sep: str | None = typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator."),
-    judge_file: Path | None = typer.Option(None, "--judge-file", help="Nested JSON of judge labels."),
+    judge_file: Path | None = typer.Option(None, "--judge-file", readable=False, help="Nested JSON of judge labels."),
     duplicates: Duplicates = duplicates_option(),
     missing: Missing = missing_option(),
 ) -> None:
@@ -181,7 +181,7 @@ def _budget_list(values: list[str] | None) -> list[int]:
 @handle_errors
 @format_options
 def plan_command(
-    file: Path | None = typer.Argument(None, help="Pilot annotation file (omit to plan from --mu-d/--sigma0)."),
+    file: Path | None = typer.Argument(None, readable=False, help="Pilot annotation file (omit to plan from --mu-d/--sigma0)."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge to plan for (repeatable)."),
     epsilon: float = typer.Option(0.05, "--epsilon", help="Tolerance of the leave-one-out rule (d_k >= -epsilon)."),
     significance_level: float = typer.Option(0.05, "--significance-level",
@@ -210,7 +210,7 @@ def plan_command(
     role: str | None = role_option(),
     cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters."),
     cluster_sep: str | None = typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator."),
-    judge_file: Path | None = typer.Option(None, "--judge-file", help="Nested JSON of judge labels."),
+    judge_file: Path | None = typer.Option(None, "--judge-file", readable=False, help="Nested JSON of judge labels."),
     duplicates: Duplicates = duplicates_option(),
     missing: Missing = missing_option(),
 ) -> None:

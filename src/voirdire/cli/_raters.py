@@ -131,7 +131,7 @@ def render(table: Any, d: Any, items: Any, k: int) -> None:
 @handle_errors
 @format_options
 def raters_command(
-    file: Path = typer.Argument(..., metavar="FILE", help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
+    file: Path = typer.Argument(..., metavar="FILE", readable=False, help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="Mark this rater as a judge (left out of the pool)."),
     rater_names: list[str] = typer.Option(None, "--rater-name", help="Pool of annotators (repeat; default: every human)."),
     score: RaterScore = typer.Option(RaterScore.agreement, "--score", help="Leave-one-out score S (as validate's)."),
@@ -144,7 +144,7 @@ def raters_command(
     top: int = typer.Option(10, "--top", help="Contested items to show (0 = none)."),
     sensitivity: bool = typer.Option(True, "--sensitivity/--no-sensitivity", help="When an annotator is flagged, "
                                      "show each judge's leave-one-out decision again without them."),
-    adjudicate: Path | None = typer.Option(None, "--adjudicate", help="Write the --top most contested items as an "
+    adjudicate: Path | None = typer.Option(None, "--adjudicate", readable=False, help="Write the --top most contested items as an "
                                            "assignment file (.csv, .jsonl, or .json with --to) with a manifest."),
     adjudicator: str = typer.Option("adjudicator", "--adjudicator", help="Rater name in the adjudication file."),
     file_format: FileFormat = typer.Option(None, "--to", help="Format of the --adjudicate file: csv or jsonl (default: "

@@ -35,11 +35,11 @@ def _inclusion_prob(spec: str, file: Path, table: Any, item_col: str, rater_col:
 @pairwise_reader_options
 @reader_options
 def report_command(
-    file: Path | None = typer.Argument(None, help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style "
+    file: Path | None = typer.Argument(None, readable=False, help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style "
                                                   "folder; omit it for a pairwise-only report (--pairwise)."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeat for several)."),
-    out: Path = typer.Option(Path("voirdire-report"), "--out", "-o", help="Output folder for report.html and report.json."),
-    pairwise: Path | None = typer.Option(None, "--pairwise", help="Pairwise verdicts file for the Pairwise section."),
+    out: Path = typer.Option(Path("voirdire-report"), "--out", "-o", readable=False, help="Output folder for report.html and report.json."),
+    pairwise: Path | None = typer.Option(None, "--pairwise", readable=False, help="Pairwise verdicts file for the Pairwise section."),
     pairwise_judge: list[str] = typer.Option(None, "--pairwise-judge",
                                              help="An LLM judge in the pairwise file (default: its 'role' column, else the --judge names in it)."),
     inclusion_prob: str | None = typer.Option(None, "--inclusion-prob",

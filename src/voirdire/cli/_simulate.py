@@ -108,9 +108,9 @@ def simulate_command(
                                                        "reference decisions are averaged over them."),
     n_jobs: int = typer.Option(1, "--n-jobs", help="Local worker processes (-1: all cores)."),
     scheduler: str | None = typer.Option(None, "--scheduler", help="Dask scheduler address, e.g. tcp://host:8786."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Directory for the CSV and Markdown tables."),
+    output: Path | None = typer.Option(None, "--output", "-o", readable=False, help="Directory for the CSV and Markdown tables."),
     seed: int = typer.Option(0, "--seed", help="Seed (results are identical for a seed on any executor)."),
-    full: list[Path] = typer.Option(None, "--full", help="A fully crossed real data set to subsample as well "
+    full: list[Path] = typer.Option(None, "--full", readable=False, help="A fully crossed real data set to subsample as well "
                                                           "(repeatable; e.g. an AltTest directory)."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="Judges in --full long files (repeatable)."),
     item: str = typer.Option("item", "--item", help="Item id column of --full long files."),

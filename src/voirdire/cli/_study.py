@@ -40,7 +40,7 @@ def _open(path: Path) -> Any:
 
 @study_app.command("init")
 @handle_errors
-def init_command(path: Path = typer.Argument(..., help="The study file to create (e.g. study.vdb)."),
+def init_command(path: Path = typer.Argument(..., readable=False, help="The study file to create (e.g. study.vdb)."),
                  note: str = typer.Option("", "--note", help="A note stored with the study.")) -> None:
     """Create an empty study (one SQLite file; never overwrites)."""
     from ..study import Study
@@ -53,8 +53,8 @@ def init_command(path: Path = typer.Argument(..., help="The study file to create
 @handle_errors
 @reader_options
 def add_command(
-    path: Path = typer.Argument(..., help="The study file."),
-    file: Path = typer.Argument(..., help="Labels to import as one new round (any file voirdire reads)."),
+    path: Path = typer.Argument(..., readable=False, help="The study file."),
+    file: Path = typer.Argument(..., readable=False, help="Labels to import as one new round (any file voirdire reads)."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeatable)."),
     strict: bool = typer.Option(False, "--strict", help="Refuse the round if a human label was never assigned."),
     output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json."),
@@ -75,7 +75,7 @@ def add_command(
 
 @study_app.command("status")
 @handle_errors
-def status_command(path: Path = typer.Argument(..., help="The study file."),
+def status_command(path: Path = typer.Argument(..., readable=False, help="The study file."),
                    output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json."),
                    sequential: bool = typer.Option(True, "--sequential/--no-sequential",
                                                    help="Show the running anytime-valid decision per judge over the "
@@ -150,8 +150,8 @@ def _seq_summary(r: Any) -> dict[str, Any]:
 
 @study_app.command("export")
 @handle_errors
-def export_command(path: Path = typer.Argument(..., help="The study file."),
-                   output: Path = typer.Option(..., "--output", "-o", help="File to write."),
+def export_command(path: Path = typer.Argument(..., readable=False, help="The study file."),
+                   output: Path = typer.Option(..., "--output", "-o", readable=False, help="File to write."),
                    to: ExportFormat = typer.Option(ExportFormat.csv, "--to", help="csv or parquet.")) -> None:
     """Every label (item, rater, role, label, round, flagged, inclusion_prob) as one long file."""
     _export(_open(path), output, to.value)
@@ -181,9 +181,9 @@ def _export(study: Any, output: Path, to: str) -> None:
 @study_app.command("assign")
 @handle_errors
 def assign_command(
-    path: Path = typer.Argument(..., help="The study file."),
+    path: Path = typer.Argument(..., readable=False, help="The study file."),
     n_per_rater: int = typer.Option(..., "--n-per-rater", "-n", min=1, help="Items each rater gets."),
-    output: Path = typer.Option(..., "--output", "-o", help="The next batch (.csv, .jsonl, or .json with --to)."),
+    output: Path = typer.Option(..., "--output", "-o", readable=False, help="The next batch (.csv, .jsonl, or .json with --to)."),
     design: str = typer.Option("strat", "--design", help="random, strat, panel, seq-refined or seq-coverage."),
     assignee: list[str] = typer.Option(None, "--rater", "-r", help="A human to give work (repeatable; default all)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the draw (recorded)."),
@@ -202,9 +202,9 @@ def assign_command(
 @study_app.command("draw")
 @handle_errors
 def draw_command(
-    path: Path = typer.Argument(..., help="The study file."),
+    path: Path = typer.Argument(..., readable=False, help="The study file."),
     n: int = typer.Option(..., "-n", min=1, help="Expected number of items to send to humans."),
-    output: Path = typer.Option(..., "--output", "-o", help="CSV of the drawn items with their probabilities."),
+    output: Path = typer.Option(..., "--output", "-o", readable=False, help="CSV of the drawn items with their probabilities."),
     design: DrawDesign = typer.Option(DrawDesign.uniform, "--design", help="uniform (Poisson, pi = n/N); active "
                                       "(more where the judges disagree, plan_active); neyman (strata = the first "
                                       "judge's score, residual sd from the humans' scores so far, plan_allocation)."),
@@ -245,21 +245,21 @@ def _forward(command: str, path: Path, extra: list[str]) -> None:
 
 @study_app.command("validate", context_settings=_FORWARD)
 @handle_errors
-def validate_command(ctx: typer.Context, path: Path = typer.Argument(..., help="The study file.")) -> None:
+def validate_command(ctx: typer.Context, path: Path = typer.Argument(..., readable=False, help="The study file.")) -> None:
     """`voirdire validate` over every round (any validate option after PATH, e.g. --judge J)."""
     _forward("validate", path, list(ctx.args))
 
 
 @study_app.command("estimate", context_settings=_FORWARD)
 @handle_errors
-def estimate_command(ctx: typer.Context, path: Path = typer.Argument(..., help="The study file.")) -> None:
+def estimate_command(ctx: typer.Context, path: Path = typer.Argument(..., readable=False, help="The study file.")) -> None:
     """`voirdire estimate` over every round with the recorded inclusion probabilities."""
     _forward("estimate", path, list(ctx.args))
 
 
 @study_app.command("report", context_settings=_FORWARD)
 @handle_errors
-def report_command(ctx: typer.Context, path: Path = typer.Argument(..., help="The study file.")) -> None:
+def report_command(ctx: typer.Context, path: Path = typer.Argument(..., readable=False, help="The study file.")) -> None:
     """`voirdire report` over every round (any report option after PATH)."""
     _forward("report", path, list(ctx.args))
 

@@ -73,7 +73,7 @@ def n_resamples_option() -> Any:
 @format_options
 @reader_options
 def validate_command(
-    file: Path = typer.Argument(..., help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
+    file: Path = typer.Argument(..., readable=False, help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="The LLM judge to validate (repeat for several; "
                                     "default: every judge in the file)."),
     method: Method = typer.Option(Method.both, "--method", "-m", help="loo, alt-test or both."),

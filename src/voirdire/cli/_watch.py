@@ -113,7 +113,7 @@ def render_sequential(results: list[Any], *, since: int = 0) -> None:
 @format_options
 @reader_options
 def watch_command(
-    file: Path = typer.Argument(..., help="Long annotation file with a round (batch or timestamp) column."),
+    file: Path = typer.Argument(..., readable=False, help="Long annotation file with a round (batch or timestamp) column."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeatable)."),
     round_column: str = typer.Option(..., "--round-column", help="Column with each label's round or arrival time."),
     method: SeqMethod = typer.Option(SeqMethod.alt_test, "--method", help="alt-test or loo."),
