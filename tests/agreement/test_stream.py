@@ -54,6 +54,22 @@ def test_stream_with_abstentions(tmp_path):
     assert got.abstention.item_coverage == pytest.approx(ref.abstention.item_coverage)
 
 
+@pytest.mark.parametrize("col", ["item", "rater"])
+@pytest.mark.parametrize("blank", [None, "  "])
+def test_a_missing_id_is_named_as_in_memory_not_as_items_not_grouped(tmp_path, col, blank):
+    # a missing item id inside an item's rows splits its run: it was reported as "not grouped"
+    df = _frame(n=20).astype({"item": object, "rater": object})
+    k = next(k for k in range(1, len(df) - 1) if df.item[k - 1] == df.item[k] == df.item[k + 1])
+    df.loc[k, col] = blank  # inside an item's rows
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    with pytest.raises(SchemaError) as mem:
+        read_annotations(path)
+    with pytest.raises(SchemaError, match=f"empty {col} id") as e:
+        krippendorff_alpha_stream(path, batch_rows=4)
+    assert str(e.value) == str(mem.value)  # the same file, row and column
+
+
 def test_items_not_grouped_are_refused(tmp_path):
     df = _frame(n=50)
     df = pd.concat([df, df.iloc[:1].assign(rater="late")], ignore_index=True)  # item it0 again at the end

@@ -126,6 +126,20 @@ def _hash(values: Any) -> np.ndarray:
     return pd.util.hash_array(np.asarray(values.to_numpy(zero_copy_only=False), dtype=object))
 
 
+def _first_blank(col: Any) -> int | None:
+    """The first position of a missing id in ``col`` (null, NaN, or a string of whitespace only,
+    as the in-memory reader counts them), or ``None``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = _plain(col)
+    bad = pc.is_null(col, nan_is_null=True) if pa.types.is_floating(col.type) else pc.is_null(col)
+    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        bad = pc.or_(bad, pc.equal(pc.utf8_trim_whitespace(col), "").fill_null(False))
+    hit = np.flatnonzero(np.asarray(bad.to_numpy(zero_copy_only=False)))
+    return int(hit[0]) if hit.size else None
+
+
 def _item_runs(path: Path, cols: list[str], batch_rows: int) -> Iterator[tuple[Any, Any, np.ndarray, Any]]:
     """Per batch: ``(batch, item values starting a new run, their rows from 0, the batch's item column)``;
     a run that goes on from the previous batch is not a new run."""
@@ -187,6 +201,11 @@ def _scan(path: Path, cols: list[str], batch_rows: int, first_row: int) -> _Scan
                               column=col)
         if b.num_rows == 0:
             continue
+        for col in (item, rater):  # before the grouping check: a missing id splits its item's run
+            k = _first_blank(b.column(col))
+            if k is not None:
+                raise SchemaError(f"empty {col} id. Every row needs an item and a rater.", source=str(path),
+                                  row=n + k + first_row, column=col)
         enc = pc.dictionary_encode(_plain(b.column(label)))
         codes = np.asarray(enc.indices.fill_null(-1).to_numpy(zero_copy_only=False))
         # Arrow numbers the values in order of first appearance: value k first appears where the
