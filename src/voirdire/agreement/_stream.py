@@ -161,9 +161,17 @@ def _item_runs(path: Path, cols: list[str], batch_rows: int) -> Iterator[tuple[A
 def _regrouped(path: Path, cols: list[str], batch_rows: int, first_row: int, suspects: np.ndarray) -> None:
     """The one-line error for the first item whose rows start a second run (rows of other items
     between), found with exact values among the runs whose hash repeats (``suspects``); nothing
-    when the repeat was a hash collision."""
+    when the repeat was a hash collision. A missing item id before it (which splits a run) is
+    named as the missing id it is."""
     seen: set[Any] = set()
-    for _, vals, rows, _ in _item_runs(path, cols, batch_rows):
+    at = 0  # the batch's first row
+    for b, vals, rows, col in _item_runs(path, cols, batch_rows):
+        if col is not None:  # a missing item id splits its item's run: say that, as the in-memory reader
+            k = _first_blank(col)
+            if k is not None:
+                raise SchemaError(f"empty {cols[0]} id. Every row needs an item and a rater.", source=str(path),
+                                  row=at + k + first_row, column=cols[0])
+        at += b.num_rows
         if vals is None or not len(vals):
             continue
         hit = np.flatnonzero(np.isin(_hash(vals), suspects))
@@ -201,11 +209,6 @@ def _scan(path: Path, cols: list[str], batch_rows: int, first_row: int) -> _Scan
                               column=col)
         if b.num_rows == 0:
             continue
-        for col in (item, rater):  # before the grouping check: a missing id splits its item's run
-            k = _first_blank(b.column(col))
-            if k is not None:
-                raise SchemaError(f"empty {col} id. Every row needs an item and a rater.", source=str(path),
-                                  row=n + k + first_row, column=col)
         enc = pc.dictionary_encode(_plain(b.column(label)))
         codes = np.asarray(enc.indices.fill_null(-1).to_numpy(zero_copy_only=False))
         # Arrow numbers the values in order of first appearance: value k first appears where the
