@@ -1,22 +1,44 @@
 # Two commands for a newcomer: `make demo` and `make test`. Both create .venv when it is missing.
+#
+# Three environments, each built here from pyproject.toml alone:
+#   .venv         the user environment: `pip install -e '.[all]'` with the newest versions the ranges allow
+#                 (pandas 3, numpy 2, typer without click) plus the test runner, no pins (make test)
+#   .venv-base    `pip install -e .` with no extra at all: bad input and the missing-extra errors
+#   .venv-oracle  the peer libraries the oracle tests compare against, with the pins they need
+# Bytecode is compiled at install (this machine sets PYTHONDONTWRITEBYTECODE=1, so nothing would be
+# cached later and every process would recompile pandas, scipy and matplotlib).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-UV     := $(VENV)/bin/uv pip install --python $(PY) -q
+BASE   := .venv-base
+ORACLE := .venv-oracle
+UVX    = $(VENV)/bin/uv pip install --compile-bytecode -q --python
+JOBS   ?= 2
+PYTEST_FAST := not slow and not statistical and not browser and not oracle
 
-.PHONY: demo test test-fast typecheck bench chromium clean
+.PHONY: demo test test-all test-slow test-base test-oracle test-fast typecheck bench chromium clean
 
 $(VENV)/.base: pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(VENV)/bin/pip install -q --disable-pip-version-check uv
-	@$(UV) -e .
+	@$(UVX) $(PY) -e .
+	@$(PY) -m compileall -q src/voirdire >/dev/null
 	@touch $@
 
-# Test-only oracles: irrcac pins scipy==1.12/numpy<2 and crowd-kit pulls in transformers, so both
-# come in with --no-deps (their light dependencies are in the `test` extra).
 $(VENV)/.test: $(VENV)/.base
-	@$(UV) -e '.[test]'
-	@$(UV) --no-deps crowd-kit==1.4.2 irrcac==0.4.4
+	@$(UVX) $(PY) -e '.[all,test,typecheck]'
+	@touch $@
+
+$(BASE)/.ok: pyproject.toml $(VENV)/.base
+	@test -x $(BASE)/bin/python || $(PYTHON) -m venv $(BASE)
+	@$(UVX) $(BASE)/bin/python -e '.[test]'
+	@touch $@
+
+# irrcac pins scipy==1.12/numpy<2 and crowd-kit pulls in transformers, so both come in with --no-deps.
+$(ORACLE)/.ok: pyproject.toml $(VENV)/.base
+	@test -x $(ORACLE)/bin/python || $(PYTHON) -m venv $(ORACLE)
+	@$(UVX) $(ORACLE)/bin/python -e '.[oracle]'
+	@$(UVX) $(ORACLE)/bin/python --no-deps crowd-kit==1.4.2 irrcac==0.4.4
 	@touch $@
 
 # Headless Chromium for the HTML report's browser tests (Debian package), when missing.
@@ -27,11 +49,27 @@ chromium:
 demo: $(VENV)/.base
 	@$(VENV)/bin/voirdire demo
 
-test: $(VENV)/.test chromium
-	@$(PY) -m pytest -q
+# The README's test command: everything but the slow, statistical, browser and oracle groups, in the
+# user environment, on $(JOBS) processes (< 5 min on two idle cores).
+test: $(VENV)/.test
+	@$(PY) -m pytest -q -n $(JOBS) -m "$(PYTEST_FAST)"
 
-test-fast: $(VENV)/.test
-	@$(PY) -m pytest -q -m "not statistical and not slow and not browser"
+test-fast: test
+
+# The slow, statistical and browser groups, in the user environment.
+test-slow: $(VENV)/.test chromium
+	@$(PY) -m pytest -q -n $(JOBS) -m "(slow or statistical or browser) and not oracle" -p no:randomly
+
+# The bad-input and missing-extra tests where no extra is installed (no click, no pyarrow, no dask).
+test-base: $(BASE)/.ok
+	@$(BASE)/bin/python -m pytest -q -n $(JOBS) -m "base_env" tests
+
+# The comparisons against irrCAC, crowd-kit, krippendorff, ppi_py, statsmodels and scikit-learn.
+test-oracle: $(ORACLE)/.ok
+	@$(ORACLE)/bin/python -m pytest -q -n $(JOBS) -m "oracle" tests
+
+# What CI runs (.ci/run): all of it, in the three environments (< 25 min on two idle cores).
+test-all: test test-slow test-base test-oracle
 
 typecheck: $(VENV)/.test
 	@$(PY) -m mypy src/voirdire
@@ -40,4 +78,4 @@ bench: $(VENV)/.test
 	@for s in bench/bench_*.py; do echo "== $$s"; $(PY) $$s || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) $(BASE) $(ORACLE) .pytest_cache .hypothesis
