@@ -97,3 +97,18 @@ def test_bad_lengths_name_the_file_line_and_the_row_that_differs(tmp_path):
     neg.to_csv(p, index=False)
     res = runner.invoke(app, ["bias", str(p), "-j", "gpt-4o"])
     assert res.exit_code == 1 and "row 7, column 'len_b': length '-3' is not a non-negative number" in res.stderr, res.stderr
+
+
+def test_bias_flag_ignores_untested_effects(tmp_path):
+    # issue 29 item 2: the swap effect (q = 0.035, two tested effects) is flagged at 0.05 in every output
+    from tests.pairwise.test_bias import _swap_only_table
+
+    p = tmp_path / "swap.csv"
+    _swap_only_table().to_frame().to_csv(p, index=False)
+    r = runner.invoke(app, ["bias", str(p), "--judge", "g", "-f", "json"])
+    assert r.exit_code == 0, r.output
+    eff = {e["effect"]: e for e in json.loads(r.output)["effects"]}
+    assert eff["position (swap)"]["flagged"] is True and eff["position (swap)"]["q_value"] < 0.05
+    assert eff["length"]["flagged"] is False
+    r = runner.invoke(app, ["bias", str(p), "--judge", "g"])
+    assert r.exit_code == 0 and "yes" in r.output

@@ -175,3 +175,40 @@ def test_self_preference_coverage():
         e = bias_report(t, covariates=cov).effects.set_index("effect").loc["self-preference"]
         hits += e["low"] <= truth <= e["high"]
     assert 0.91 <= hits / 200 <= 0.985, hits
+
+
+def _swap_only_table():
+    """36 pairs, one judge in both orders: 5 pairs won by the first-shown response in both orders, 31 with
+    the same verdict in both (swap score 0); humans tie on the last 4 (a tested 'humans tie' effect, p = 1);
+    no len_*/model_* columns, so length and self-preference are untested (p = nan)."""
+    pair, rater, verdict, order = [], [], [], []
+    for k in range(36):
+        p = f"p{k}"
+        pair += [p, p]
+        rater += ["g", "g"]
+        verdict += ["A", "B"] if k < 5 else ["A", "A"]
+        order += ["AB", "BA"]
+        for h in ("h1", "h2"):
+            pair.append(p)
+            rater.append(h)
+            verdict.append("T" if k >= 32 else ("A" if k % 2 else "B"))
+            order.append(None)
+    return PairwiseTable.from_arrays(pair=pair, rater=rater, verdict=verdict, order=order, judges=["g"])
+
+
+def test_flags_are_the_bh_q_values_over_tested_effects_only():
+    # issue 29 item 2: swap scores 1 (x5) and 0 (x31): mean 5/36 = 0.139, sd sqrt((5 - 36 * 0.139^2) / 35)
+    # = 0.351, se 0.0585, z 2.37, p 0.0175; the two tested effects give q = 0.0175 * 2 / 1 = 0.035 <= 0.05.
+    # The old flag counted the two untested effects in m (threshold 0.05 / 4 = 0.0125) and said 'no'.
+    e = bias_report(_swap_only_table()).effects.set_index("effect")
+    sw = e.loc["position (swap)"]
+    assert sw["estimate"] == pytest.approx(5 / 36)
+    assert sw["p_value"] == pytest.approx(0.0175, abs=5e-4) and sw["q_value"] == pytest.approx(0.035, abs=1e-3)
+    assert bool(sw["flagged"]) is True
+    assert np.isnan(e.loc["length", "p_value"]) and not e.loc["length", "flagged"]
+    assert not e.loc["self-preference", "flagged"]
+    # one computation: flagged <=> q <= fdr, at any fdr
+    for fdr in (0.01, 0.03, 0.035, 0.04, 0.05, 0.2):
+        eff = bias_report(_swap_only_table(), fdr=fdr).effects
+        q = eff["q_value"].to_numpy(dtype=float)
+        assert list(eff["flagged"]) == list(np.isfinite(q) & (q <= fdr))

@@ -195,3 +195,15 @@ def test_glance_repeats_the_sections_decisions(built):
         assert e["verdict"]["decision"] in texts
         # the numeric cells point at the sections that computed them, not at copies
         assert all(c.pointer.startswith(("/sections/validation/", "/sections/agreement/")) for c in row if c.pointer)
+
+
+def test_judge_biases_flag_the_swap_effect_untested_effects_aside():
+    # issue 29 item 2: q = 0.035 over the two tested effects; the page says the bias is flagged
+    from tests.pairwise.test_bias import _swap_only_table
+    from voirdire.report import build_report, render_html
+
+    rep = build_report(None, pairwise=_swap_only_table(), seed=0, n_resamples=50)
+    sec = rep.section("biases")
+    assert sec.status == "ok", sec.reason
+    html = render_html(rep)
+    assert "Flagged: g (position (swap))" in html and "No bias flagged" not in html

@@ -15,7 +15,6 @@ from .._checks import check_probability
 from .._results import Result
 from ..data import PairwiseTable
 from ..exceptions import InvalidParameterError, SchemaError
-from ..validation import rejected_flags
 
 __all__ = ["bias_report", "BiasReport", "pair_covariates", "model_family"]
 
@@ -98,7 +97,8 @@ class BiasReport(Result):
 
     Columns: ``judge, effect, estimate, low, high, se, p_value, q_value, flagged, mde, n_pairs,
     unit, detail``. ``flagged``: rejected by Benjamini-Hochberg at false discovery rate ``fdr`` over every tested
-    effect of the report. ``mde``: the smallest true effect a two-sided level-``fdr`` test
+    effect of the report, i.e. ``q_value <= fdr`` (effects with ``p_value`` nan are untested: not
+    counted, never flagged). ``mde``: the smallest true effect a two-sided level-``fdr`` test
     detects with probability ``power`` at this sample size (``(z_{1-fdr/2} + z_power) * se``).
     Effects that cannot be computed (no swapped pairs, no length or model columns) are listed
     with ``estimate`` nan and the reason in ``detail``.
@@ -343,8 +343,12 @@ def bias_report(table: PairwiseTable, *, covariates: pd.DataFrame | None = None,
     eff = pd.DataFrame(rows, columns=["judge", "effect", "estimate", "low", "high", "se", "p_value", "mde",
                                       "n_pairs", "unit", "detail"])
     pv = eff["p_value"].to_numpy(dtype=float)
-    eff["q_value"] = _bh_qvalues(pv)
-    eff["flagged"] = rejected_flags(pv, fdr, correction="bh") if len(pv) else np.zeros(0, bool)
+    q = _bh_qvalues(pv)
+    eff["q_value"] = q
+    # one Benjamini-Hochberg computation over the tested effects: the step-up procedure rejects
+    # exactly the hypotheses whose adjusted p-value is <= fdr; untested effects (p = nan) are
+    # neither counted in m nor flagged
+    eff["flagged"] = np.isfinite(q) & (q <= fdr)
     eff = eff[["judge", "effect", "estimate", "low", "high", "se", "p_value", "q_value", "flagged", "mde",
                "n_pairs", "unit", "detail"]]
     return BiasReport(effects=eff, fdr=fdr, level=level, power=power, n_pairs=P)

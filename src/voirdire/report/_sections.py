@@ -680,7 +680,8 @@ def judge_bias_section(ctx: Context, w: Writer) -> None:
     eff = d["effects"]
     w.text("Each effect is estimated from per-pair scores (a judge asked in both orders counts once per pair), with "
            f"a {ctx.cl_pct} interval; flagged = rejected by Benjamini-Hochberg at false discovery rate "
-           f"{rep.fdr:g} over every effect of the table; MDE = the smallest effect detected with "
+           f"{rep.fdr:g} over the tested effects of the table (q <= {rep.fdr:g}; an effect with no estimate is "
+           "not counted); MDE = the smallest effect detected with "
            f"{100 * rep.power:.0f}% power at this sample size. Length needs len_a/len_b columns and "
            "self-preference model_a/model_b columns in the pairwise file.", "note")
     shown = [k for k, e in enumerate(eff) if e["effect"] != "length" and not is_missing(e["estimate"])]
