@@ -15,7 +15,6 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from ..report import agreement_table, fmt_num
 from ._app import app, console, err_console, handle_errors
 from ._console import styled
 
@@ -28,6 +27,7 @@ def demo_agreement(*, seed: int = 0, n_resamples: int = 1000, quiet: bool = Fals
     Returns the results (for the report step) after printing them.
     """
     from ..datasets import load_hanna
+    from ..report import agreement_table, fmt_num
 
     t0 = time.perf_counter()
     table = load_hanna()

@@ -55,10 +55,7 @@ def report_exception(exc: BaseException) -> str | None:
 
     if isinstance(exc, (SystemExit, KeyboardInterrupt, GeneratorExit)):
         return None
-    import click
-    import typer
-
-    if isinstance(exc, (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, typer.Exit, typer.Abort)):
+    if isinstance(exc, _control_flow_exceptions()):
         return None
     if isinstance(exc, VoirdireError):
         return str(exc)
@@ -80,6 +77,26 @@ def report_exception(exc: BaseException) -> str | None:
         detail = detail[:297] + "..."
     return (f"internal error ({detail}). This is a bug in voirdire {__version__}: please report it with the "
             "command you ran; rerun with --debug to see the traceback.")
+
+
+def _control_flow_exceptions() -> tuple[type[BaseException], ...]:
+    """The exceptions Typer handles itself (exits, aborts, usage errors: exit code 2).
+
+    Recent Typer releases carry their own copy of click (``typer._click``) and no longer install it;
+    older releases use click itself. Both are covered, and neither is imported unless installed.
+    """
+    import typer
+
+    kinds: list[type[BaseException]] = [typer.Exit, typer.Abort]
+    try:
+        from typer._click import exceptions as click_exceptions  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:  # older Typer releases depend on click
+        from click import exceptions as click_exceptions  # type: ignore[no-redef,unused-ignore]
+    for name in ("Exit", "Abort", "ClickException"):
+        kind = getattr(click_exceptions, name, None)
+        if isinstance(kind, type) and issubclass(kind, BaseException):
+            kinds.append(kind)
+    return tuple(kinds)
 
 
 def _print_error(message: str) -> None:

@@ -13,7 +13,6 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import typer
 
 from ._app import (
@@ -68,6 +67,7 @@ def _read_frame(file: Path, column: str, item_col: str, option: str) -> tuple[An
 
 
 def _blank(v: Any) -> bool:
+    import numpy as np
     return v is None or (isinstance(v, float) and np.isnan(v)) or (isinstance(v, str) and not v.strip())
 
 
@@ -125,6 +125,7 @@ def _per_item_column(file: Path, column: str, table: Any, item_col: str, rater_c
 
 def _inclusion_from_file(spec: str, file: Path, table: Any, item_col: str, rater_col: str,
                          human: np.ndarray) -> np.ndarray:
+    import numpy as np
     from ..exceptions import SchemaError
 
     try:
@@ -147,6 +148,7 @@ def _inclusion_from_file(spec: str, file: Path, table: Any, item_col: str, rater
 
 
 def _strata_from_file(column: str, file: Path, table: Any, item_col: str) -> np.ndarray:
+    import numpy as np
     from ..exceptions import SchemaError
 
     per_item, src = _per_item_column(file, column, table, item_col, "rater", numeric=False, option="--strata")
@@ -218,6 +220,7 @@ def estimate_command(
     Doubly robust: the judge's score, corrected by the humans' residuals weighted by 1/inclusion
     probability. Valid whatever the judge's quality, because the probabilities are known by design.
     """
+    import numpy as np
     from ..estimation import compare_estimators, judge_matrix
 
     if scale == Level.nominal:
@@ -310,6 +313,7 @@ def _plan_active(pilot: Path | None, judges: list[str], budget: float | None, ou
                  cost_column: str | None, pilot_prob: str | None, floor: float | None, model: str, seed: int,
                  output: TableOrJson, **read: Any) -> None:
     """``plan-estimate --design active``: item-level probabilities, drawn and written with the sample."""
+    import numpy as np
     from .._io import atomic_write
     from .._safe import csv_frame
     from ..estimation import draw_human_sample, judge_matrix, plan_active
@@ -441,6 +445,7 @@ def plan_estimate_command(
     With --draw ITEMS --out FILE: also draw the Poisson human sample and write it with the
     probabilities beside it (N defaults to the number of items in ITEMS).
     """
+    import numpy as np
     judge = judges[0] if judges else None
     if design == Design.active:
         _plan_active(pilot, judges or [], budget, draw_out, cost_column, pilot_prob, floor, model.value, seed, output,
@@ -553,6 +558,7 @@ def plan_estimate_command(
 
 def _read_items(file: Path, item_col: str, strata_col: str | None) -> tuple[np.ndarray, np.ndarray | None]:
     """Unique item ids of a long file (first-seen order) and, optionally, each item's stratum."""
+    import numpy as np
     from ..data import read_long_frame
     from ..exceptions import SchemaError
 
@@ -599,6 +605,7 @@ def _draw(items: Any, inclusion_prob: Any, out: Any, seed: int, output: TableOrJ
 
 
 def _plan_allocation(strata_file: Path, budget: float | None, min_prob: float, output: TableOrJson | None) -> Any:
+    import numpy as np
     from ..data import read_long_frame
     from ..estimation import plan_allocation
     from ..exceptions import SchemaError, VoirdireWarning

@@ -12,7 +12,6 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import typer
 
 from ._app import (
@@ -295,6 +294,7 @@ def plan_command(
 
 
 def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: list[str]) -> None:
+    import numpy as np
     from rich import box
     from rich.table import Table
 

@@ -62,7 +62,7 @@ FAIL_ON = {"reject": ("reject",), "inconclusive": ("reject", "inconclusive")}
 
 def n_resamples_option() -> Any:
     """``--n-resamples`` (alias ``--resamples``): one name and one default everywhere."""
-    from ..workflows import DEFAULT_N_RESAMPLES
+    from .._defaults import DEFAULT_N_RESAMPLES
 
     return typer.Option(DEFAULT_N_RESAMPLES, "--n-resamples", "--resamples",
                         help="Bootstrap resamples for every interval and decision stability (0 = none).")

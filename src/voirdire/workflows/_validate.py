@@ -27,7 +27,7 @@ __all__ = ["validate_judges", "ValidationResult", "JudgeValidation", "DEFAULT_N_
            "default_scoring"]
 
 #: The number of bootstrap resamples of every workflow (and of every command's ``--n-resamples``).
-DEFAULT_N_RESAMPLES = 2000
+from .._defaults import DEFAULT_N_RESAMPLES  # noqa: E402 - one default for the CLI and the API
 
 METHODS = ("loo", "alt-test", "both")
 from .._scores import SCORES  # noqa: E402 - the one registry of score names

@@ -1,0 +1,11 @@
+"""Defaults shared by the workflows and the command line, in a module that imports nothing heavy.
+
+The command line reads them to build its options; ``voirdire --help`` must not load numpy or pandas.
+"""
+
+from __future__ import annotations
+
+__all__ = ["DEFAULT_N_RESAMPLES"]
+
+#: Bootstrap resamples behind every interval and decision-stability figure, in every command.
+DEFAULT_N_RESAMPLES = 2000
