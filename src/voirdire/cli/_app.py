@@ -14,17 +14,39 @@ from pathlib import Path
 from typing import Any, NoReturn, Optional, TypeVar
 
 import typer
+from typer.core import TyperGroup
 
 from ._console import console, err_console, styled
 from ._errors import one_line, report_exception, set_debug
 from ._ranges import check_ranges
 
+class HelpGroup(TyperGroup):
+    """A command group whose help lists each command's whole first paragraph, wrapped (Click's
+    plain listing cuts it at one line with "...")."""
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is None or cmd.hidden:
+                continue
+            text = cmd.short_help or inspect.cleandoc(cmd.help or "").split("\n\n")[0]
+            rows.append((name, " ".join(text.split())))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
 app = typer.Typer(
     name="voirdire",
+    cls=HelpGroup,
     help="Examine an LLM judge before it may serve: agreement, validation, design, estimation, pairwise.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain (Click-style) help: Rich's option panels truncated long option names at 80 columns
+    # ("--min-items-per…"); the plain layout puts a long name on its own line instead (issue 32).
+    rich_markup_mode=None,
 )
 
 

@@ -9,13 +9,13 @@ from typing import Any
 
 import typer
 
-from ._app import ReaderOptions, app, console, emit_json, handle_errors, reader_options
+from ._app import HelpGroup, ReaderOptions, app, console, emit_json, handle_errors, reader_options
 from ._plan import TableOrJson
 from ._watch import SeqMethod
 
 study_app = typer.Typer(help="A study workspace: rounds of labels, assignments and inclusion probabilities in one "
                              "SQLite file (init, add, status, assign, draw, export, validate, estimate, report).",
-                        no_args_is_help=True)
+                        no_args_is_help=True, rich_markup_mode=None, cls=HelpGroup)  # plain help, as in _app.py
 app.add_typer(study_app, name="study")
 
 _FORWARD = {"allow_extra_args": True, "ignore_unknown_options": True}
