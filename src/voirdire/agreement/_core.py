@@ -519,7 +519,7 @@ class _AlphaMoments(_Spec):
 
         def part(k: slice) -> None:
             mk = m[k]
-            ss = s1[k] * s1[k]
+            ss = np.multiply(s1[k], s1[k], dtype=float)  # float even when s1 is empty (int)
             ss /= np.maximum(mk, 1.0)
             np.subtract(s2[k], ss, out=ss)  # within-item sum of squares (0 when m <= 1)
             np.maximum(ss, 0.0, out=ss)
@@ -1216,18 +1216,23 @@ def binary_pairs(s: _Spec) -> tuple[float, float, float] | None:
 
 def _zero_disagreement(s: _Spec, st: Any, level: float, expected: float, weights: np.ndarray | None = None) -> Any:
     """The one-sided bound when no unit disagrees (estimate 1), for coefficients whose per-unit
-    disagreement is a share of pairs at most 1 (the Gwet family, nominal alpha); else None.
-    ``weights``: units per row of ``st`` (rows with counts, :attr:`_Spec.w`)."""
-    if isinstance(s, _GwetFamily) and s.kind != "pa":
-        de = 1 - expected  # estimate() returns (kappa, pa, pe)
+    disagreement is a share of pairs at most 1 (the Gwet family, Cohen's kappa and Scott's pi,
+    nominal alpha); else None. ``weights``: units per row of ``st`` (rows with counts,
+    :attr:`_Spec.w`)."""
+    if isinstance(s, (_GwetFamily, _TwoRater)) and getattr(s, "kind", "") != "pa":
+        de = 1 - expected  # estimate() returns (kappa, pa, pe) / (kappa, po, pe)
     elif isinstance(s, _AlphaMatrix) and s.plain_nominal:
         de = expected  # (alpha, D_o, D_e)
     else:
         return None
-    # each unit's weight in the observed disagreement (items with two labels; alpha: their labels)
+    # each unit's weight in the observed disagreement (items with two labels; alpha: their labels;
+    # two raters: the unit's shared items, one pair each, the sum of its cells)
     S = st if st is not None else s.stats()  # without the bootstrap: per item (clusters not summed)
     cnt = weights if st is not None else s.w
-    w = np.asarray(S[:, 0].toarray() if sp.issparse(S) else S[:, 0], dtype=float).ravel()
+    if isinstance(s, _TwoRater):
+        w = np.asarray(S.sum(axis=1), dtype=float).ravel()
+    else:
+        w = np.asarray(S[:, 0].toarray() if sp.issparse(S) else S[:, 0], dtype=float).ravel()
     pos = w > 0
     w = w[pos]
     if not w.size:

@@ -14,7 +14,7 @@ from rich.table import Table
 from ._assign import FileFormat
 from ._app import (
     Duplicates, Level, Missing, OutputFormat, app, console, duplicates_option, emit_json, format_options,
-    handle_errors, load_table, missing_option, role_option,
+    handle_errors, load_table, missing_option, require_overlap, role_option,
 )
 from ._console import styled
 
@@ -178,6 +178,7 @@ def raters_command(
     t = load_table(file, judges=judge, scale=scale, categories=categories, abstain=abstain, item=item, rater=rater,
                    label=label, role=role, cluster=cluster, cluster_sep=cluster_sep, duplicates=duplicates,
                    missing=missing)
+    require_overlap(t)
     pool = list(rater_names) if rater_names else None
     d = rater_diagnostics(t, raters=pool, score=score.value, coefficient=coefficient.value, margin=margin,
                           significance_level=significance_level, min_items=min_items,

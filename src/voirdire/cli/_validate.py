@@ -12,6 +12,7 @@ import typer
 
 from ._app import (
     EXIT_GATE, ReaderOptions, app, console, emit_json, err_console, fail, format_options, handle_errors, numeric_nominal_note, reader_options,
+    require_overlap,
 )
 from ._console import styled
 from ._raters import sensitivity_lines
@@ -130,6 +131,7 @@ def validate_command(
         _validate_sequential(file, judge, method, epsilon, q, seed, round_column, fail_on, output_format, reader)
         return
     table = reader.load(file, judges=judge)
+    require_overlap(table)
     judges = list(dict.fromkeys(judge)) if judge else list(table.judges)
     if not judges:
         fail(f"{table.source} marks no rater as a judge. Name the judge with --judge NAME.")

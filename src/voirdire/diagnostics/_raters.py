@@ -168,7 +168,7 @@ def _pair_rows(prep: Prepared, rpos: np.ndarray, K: int, score: str, level: str,
     # category counts of each item, as a CSR matrix (items x L)
     C = sp.csr_matrix((np.ones(item.size), (item, code)), shape=(n, L))
     C.sum_duplicates()
-    Cy = np.asarray(C[it, y]).ravel()
+    Cy = np.asarray(C[it, y]).ravel() if it.size else np.zeros(0)  # scipy gives a sparse (1, 0) for none
     rows: list[np.ndarray] = [it]
     cols: list[np.ndarray] = [base + layout["n_pairs"].start]
     vals: list[np.ndarray] = [mm]
