@@ -13,7 +13,9 @@ from voirdire.agreement._coefficients import _make_spec
 from voirdire.agreement._prepare import prepare
 from voirdire.data import AnnotationTable
 
-krippendorff = pytest.importorskip("krippendorff")
+from .._oracles import oracle
+
+krippendorff = oracle("krippendorff")
 
 
 def _sim(n, R=4, q=3, acc=0.7, miss=0.3, seed=0, cluster_size=1, interval=False):

@@ -25,11 +25,12 @@ from hypothesis import strategies as st
 import voirdire.agreement as A
 from voirdire.data import AnnotationTable, read_annotations
 
+from .._oracles import oracle
 from ..conftest import shared_data
 
-krippendorff = pytest.importorskip("krippendorff")
-irr_raw = pytest.importorskip("irrCAC.raw")
-sm_ir = pytest.importorskip("statsmodels.stats.inter_rater")
+krippendorff = oracle("krippendorff")
+irr_raw = oracle("irrCAC.raw")
+sm_ir = oracle("statsmodels.stats.inter_rater")
 skm = pytest.importorskip("sklearn.metrics")
 
 TOL = 1e-9

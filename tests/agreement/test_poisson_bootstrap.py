@@ -4,7 +4,6 @@ reweighted items (krippendorff), and (marker ``statistical``) interval coverage.
 
 from __future__ import annotations
 
-import krippendorff
 import numpy as np
 import pytest
 
@@ -16,6 +15,10 @@ from voirdire._stats._poisson import (
 )
 from voirdire.agreement._prepare import prepare
 from voirdire.data import AnnotationTable
+
+from .._oracles import oracle
+
+krippendorff = oracle("krippendorff")
 
 
 def test_weight_law_has_mean_one_variance_one():

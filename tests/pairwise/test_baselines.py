@@ -21,7 +21,9 @@ from voirdire.pairwise import (
     simulate_pairwise,
 )
 
-crowdkit = pytest.importorskip("crowdkit.aggregation")
+from .._oracles import oracle
+
+crowdkit = oracle("crowdkit.aggregation")
 
 
 def _long(table):

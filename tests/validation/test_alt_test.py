@@ -9,14 +9,16 @@ import warnings
 import numpy as np
 import pytest
 from scipy.stats import ttest_1samp, wilcoxon
-from statsmodels.stats.multitest import multipletests
 
 from voirdire.data import AnnotationTable, read_annotations
 from voirdire.exceptions import DegenerateDataWarning, InvalidParameterError, VoirdireError
 from voirdire.validation import AltTestResult, alt_test
 from voirdire.validation._alt_test import multiplicity_rejections
 
+from .._oracles import oracle
 from ..conftest import shared_data
+
+multipletests = oracle("statsmodels.stats.multitest").multipletests
 
 # Scoring and epsilon per data set, as in the authors' notebook (nitaytech/AltTest,
 # alt_test_example.ipynb, commit 13eada2) and /work/shared/data/alttest/README.md.

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import krippendorff
 import numpy as np
 import pandas as pd
 import pytest
-from irrCAC.table import CAC
 from sklearn.metrics import cohen_kappa_score
 
 from voirdire.exceptions import InvalidParameterError
 from voirdire.validation import LooArrays, loo_core
 from voirdire.validation._kernel import PairStats, finalize
+
+from .._oracles import oracle
+
+krippendorff = oracle("krippendorff")
+CAC = oracle("irrCAC.table").CAC
 
 
 def _random_codes(seed: int, n: int = 60, K: int = 4, J: int = 2, L: int = 3, miss: float = 0.35,
