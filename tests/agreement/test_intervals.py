@@ -418,6 +418,43 @@ def test_perfect_agreement_gives_a_one_sided_bound_not_nan():
     assert math.isnan(r.ci.low) and "every resample gives 1" in r.method
 
 
+def test_cohen_kappa_without_disagreement_gives_the_one_sided_bound():
+    # issue 29 item 3: two raters, 20 items, 14 pass / 6 fail, no disagreement. Cohen's kappa was
+    # (nan, nan) "none" while Fleiss and alpha gave an interval. Now the same one-sided bound:
+    # p_u = 1 - 0.025^(1/20) = 0.1684, pe = 0.7^2 + 0.3^2 = 0.58, kappa >= 1 - p_u / 0.42 = 0.599.
+    X = np.array([[1, 1]] * 14 + [[0, 0]] * 6)
+    t = table_from_wide(X)
+    p_u = 1 - 0.025 ** (1 / 20)
+    low = 1 - p_u / (1 - 0.7 ** 2 - 0.3 ** 2)
+    assert low == pytest.approx(0.599, abs=1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateDataWarning)
+        for kw in ({}, {"n_resamples": 0}, {"method": "bca"}):
+            k = A.cohen_kappa(t, rng=0, **kw)
+            assert k.estimate == 1 and k.ci.high == 1 and k.ci.low == pytest.approx(low, rel=1e-12), kw
+            assert k.ci.method.startswith("Clopper-Pearson bound")
+        # weighted kappa on three categories (per-item disagreement 1 - w <= 1): the same rule
+        X3 = np.array([[2, 2]] * 8 + [[1, 1]] * 6 + [[0, 0]] * 6)
+        k3 = A.cohen_kappa(table_from_wide(X3), weights="linear", rng=0)
+        assert k3.ci.high == 1 and k3.ci.low < 1 and k3.ci.method.startswith("Clopper-Pearson bound")
+        f3 = A.fleiss_kappa(table_from_wide(X3), weights="linear", rng=0)
+        assert k3.ci.low == pytest.approx(f3.ci.low, rel=1e-9)  # both raters' margins equal: pe the same
+    # Conger's kappa on three unanimous raters (the test above's table): Fleiss' bound, margins equal
+    X3r = np.array([[1, 1, 1]] * 14 + [[0, 0, 0]] * 6)
+    c = A.conger_kappa(table_from_wide(X3r), rng=0)
+    assert c.ci.low == pytest.approx(A.fleiss_kappa(table_from_wide(X3r), rng=0).ci.low, rel=1e-9)
+    assert c.ci.method.startswith("Clopper-Pearson bound")
+    # judge against a reference (binary_agreement): the same bound, not the bootstrap's [1, 1]
+    from voirdire.data import AnnotationTable
+
+    items = [f"i{k}" for k in range(20)]
+    y = [1] * 14 + [0] * 6
+    tj = AnnotationTable.from_arrays(items * 2, ["h"] * 20 + ["j"] * 20, y * 2, judges=["j"])
+    b = A.binary_agreement(tj, "j", reference="h", rng=0)
+    assert b.kappa == 1 and b.kappa_ci.low == pytest.approx(low, rel=1e-12) and b.kappa_ci.high == 1
+    assert b.phi_ci.low == pytest.approx(low, rel=1e-12)
+
+
 def test_gof_covers_two_raters_rare_category_at_20_items():
     # The cell no bootstrap interval could hold (binary, prevalence 0.85, two raters, 20 items:
     # about 10% of tables agree perfectly; percentile 0.74-0.84), enumerated exactly instead of

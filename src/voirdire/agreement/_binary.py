@@ -226,6 +226,12 @@ def binary_agreement(table: AnnotationTable, judge: str, *, reference: str = "ma
                 kappa_ci = ci
             else:
                 phi_ci = ci
+    if n_units >= 1 and fn == 0 and fp == 0 and math.isfinite(kappa):
+        # no item disagrees: every resample gives 1 and the percentile interval [1, 1] would look
+        # exact; the one-sided bound of docs/agreement.md instead (cohen_kappa's on the same table)
+        zd = _no_disagreement_ci(np.bincount(unit[idx], minlength=n_units), tp / n, cl)
+        if zd is not None:
+            kappa_ci = phi_ci = zd
     return BinaryAgreementResult(
         judge=str(judge), reference=ref_name, positive=cats[pos], labels=labels, confusion_matrix=cm,
         tp=tp, fn=fn, fp=fp, tn=tn, n_items=n, accuracy=_div(tp + tn, n), precision=_div(tp, tp + fp),
@@ -237,6 +243,23 @@ def binary_agreement(table: AnnotationTable, judge: str, *, reference: str = "ma
         judge_coverage=(1 - n_ja / n_jl) if n_jl else float("nan"), abstention=prep.abstention,
         resampling_unit=unit_kind,
     )
+
+
+def _no_disagreement_ci(per_unit: np.ndarray, prevalence: float, level: float) -> ConfidenceInterval | None:
+    """``[1 - p_u r / D_e, 1]`` for kappa (and phi, which is at least kappa on a table with no
+    off-diagonal cell) when no item disagrees: ``p_u`` the Clopper-Pearson limit on the share of
+    disagreeing units, ``r`` the largest unit's items over the mean, ``D_e = 2 p (1 - p)`` the
+    chance disagreement at prevalence ``p``. None when it is undefined."""
+    from .._stats import intervals as _iv
+
+    per = per_unit[per_unit > 0].astype(float)
+    if not per.size:
+        return None
+    r = _iv.zero_disagreement(int(per.size), 2 * prevalence * (1 - prevalence), level,
+                              weight_ratio=float(per.max() / per.mean()))
+    if not math.isfinite(r.low):
+        return None
+    return ConfidenceInterval(low=float(r.low), high=float(r.high), confidence_level=level, method=r.label)
 
 
 def _mcc(tp: int, fn: int, fp: int, tn: int) -> float:

@@ -1216,10 +1216,10 @@ def binary_pairs(s: _Spec) -> tuple[float, float, float] | None:
 
 def _zero_disagreement(s: _Spec, st: Any, level: float, expected: float, weights: np.ndarray | None = None) -> Any:
     """The one-sided bound when no unit disagrees (estimate 1), for coefficients whose per-unit
-    disagreement is a share of pairs at most 1 (the Gwet family, Cohen's kappa and Scott's pi,
-    nominal alpha); else None. ``weights``: units per row of ``st`` (rows with counts,
+    disagreement is a share of pairs at most 1 (the Gwet family, Conger's, Cohen's kappa and
+    Scott's pi, nominal alpha); else None. ``weights``: units per row of ``st`` (rows with counts,
     :attr:`_Spec.w`)."""
-    if isinstance(s, (_GwetFamily, _TwoRater)) and getattr(s, "kind", "") != "pa":
+    if isinstance(s, (_GwetFamily, _TwoRater, _Conger)) and getattr(s, "kind", "") != "pa":
         de = 1 - expected  # estimate() returns (kappa, pa, pe) / (kappa, po, pe)
     elif isinstance(s, _AlphaMatrix) and s.plain_nominal:
         de = expected  # (alpha, D_o, D_e)
