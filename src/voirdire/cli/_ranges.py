@@ -34,6 +34,7 @@ RANGES: dict[str, tuple[float | None, float]] = {
     "min_eligible": (None, 10_000_000),
     "min_items_per_human": (None, 10_000_000),
     "min_humans_per_item": (None, 100_000),
+    "max_wait": (0, 31_536_000),       # watch --max-wait: seconds, at most a year; -1 was accepted
 }
 
 

@@ -76,8 +76,22 @@ def false_reject_probability(m: Any, *, mu_d: float, sigma0: float, epsilon: flo
     return float(out) if np.ndim(out) == 0 else out
 
 
+#: the largest number of items a plan may ask for; beyond it the figure is an overflow, not a plan
+_MAX_ITEMS = 1e12
+
+
+def _items(x: float) -> int:
+    """``ceil(x)`` as a number of items, or an :class:`InfeasiblePlanError` when no design can hold it."""
+    if not (math.isfinite(x) and x <= _MAX_ITEMS):
+        raise InfeasiblePlanError(
+            f"Infeasible: the plan needs {x:.3g} items per comparison, more than {_MAX_ITEMS:g} (a standard "
+            "deviation this large, or a margin or gap this small, has no practical design). Check the inputs.")
+    return int(math.ceil(x - 1e-9))
+
+
 def _m_cert(margin: float, sigma0: float, z: float) -> int:
-    return int(math.ceil(z * z * sigma0 * sigma0 / (margin * margin) - 1e-9))
+    with np.errstate(over="ignore"):
+        return _items(z * z * (sigma0 / margin) * (sigma0 / margin))  # no underflow of margin^2 to 0
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -556,7 +570,7 @@ def plan_ranking(
             if sig_j[0] > 0 and sig_j[r] > 0:
                 cors.append((sig_j[0] ** 2 + sig_j[r] ** 2 - v) / (2 * sig_j[0] * sig_j[r]))
             if gap > 0:
-                mp.append(int(math.ceil(zb * zb * v / gap**2 - 1e-9)))
+                mp.append(_items(zb * zb * v / (gap * gap)))
         m_paired = max(mp) if mp and dmin > 0 else None
         corr = float(np.mean(cors)) if cors else float("nan")
     if not np.isfinite(dmin) or dmin <= 0:
@@ -565,7 +579,7 @@ def plan_ranking(
             + (f" ({names[0]} and {names[1]})" if names else "")
             + ", so no budget can separate them. Rank them as tied, or plan for a gap you care about.")
     z = float(ndtri(1 - sig / (J - 1)))
-    m_star = int(math.ceil(2 * z * z * s0 * s0 / (dmin * dmin) - 1e-9))
+    m_star = _items(2 * z * z * (s0 / dmin) * (s0 / dmin))
     return RankingPlanResult(
         m_star=m_star, m_star_paired=m_paired, sigma0=s0, delta_min=dmin, significance_level=sig, z=z,
         n_judges=J, source="moments" if pilot is None else "pilot", judges=names, scores=scores,
