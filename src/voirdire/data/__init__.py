@@ -2,6 +2,7 @@
 
 from ._formats import FORMATS, argilla_records, label_studio_tasks
 from ._columns import id_str
+from ._groups import GroupedTables, read_annotation_groups
 from ._pairwise import ORDERS, VERDICTS, PairwiseTable, join_pair_key, pairwise_set_of, read_pairwise
 from ._pairwise_sets import PAIRWISE_SETS, pairwise_set_frame, read_pairwise_set
 from ._readers import read_annotations, read_long_frame
@@ -13,4 +14,4 @@ __all__ = ["AnnotationTable", "Scale", "TableSummary", "read_annotations", "read
            "LEVELS", "HUMAN", "JUDGE", "PairwiseTable", "read_pairwise",
            "PAIRWISE_SETS", "pairwise_set_frame", "pairwise_set_of", "read_pairwise_set", "read_rounds",
            "FORMATS", "label_studio_tasks", "argilla_records", "VERDICTS", "ORDERS", "join_pair_key", "id_str",
-           "DuplicatePolicy", "MissingPolicy"]
+           "DuplicatePolicy", "MissingPolicy", "GroupedTables", "read_annotation_groups"]

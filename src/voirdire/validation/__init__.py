@@ -12,7 +12,9 @@ from ._ranking import RankingResult, rank_judges
 from ._rankerr import rank_error, top1_error
 from ._seq_oc import SequentialOCResult, sequential_operating_characteristics
 from ._sequential import SequentialResult, validate_sequential
+from ._slices import SliceAdvantage, slice_advantage
 
 __all__ = ["AltTestResult", "alt_test", "check_test_options", "multiplicity_rejections", "rejected_flags", "pair_scores", "check_memory", "LeaveOneOutResult", "LooArrays", "leave_one_out",
            "loo_core", "RankingResult", "rank_judges", "rank_error", "top1_error", "SequentialResult",
-           "validate_sequential", "SequentialOCResult", "sequential_operating_characteristics"]
+           "validate_sequential", "SequentialOCResult", "sequential_operating_characteristics", "SliceAdvantage",
+           "slice_advantage"]

@@ -8,12 +8,19 @@ so the same file, options and seed print the same numbers everywhere. See ``docs
 """
 
 from ._compare import RaterComparison, compare_raters, compare_raters_stream
+from ._groups import GROUP_ERRORS, GroupCell, GroupedComparison, GroupedValidation, compare_raters_by, validate_judges_by
 from ._seeds import seed_sequence, stream
 from ._validate import DEFAULT_N_RESAMPLES, JudgeValidation, ValidationResult, default_score, default_scoring, validate_judges
 from ._verdict import REASON_CODES, TENTATIVE_LINE, Reason, ReferenceReliability, Verdict
 
 __all__ = [
     "DEFAULT_N_RESAMPLES",
+    "GROUP_ERRORS",
+    "GroupCell",
+    "GroupedComparison",
+    "GroupedValidation",
+    "compare_raters_by",
+    "validate_judges_by",
     "REASON_CODES",
     "TENTATIVE_LINE",
     "JudgeValidation",

@@ -56,6 +56,12 @@ REASON_CODES: dict[str, str] = {
                          "human (0: settled by the anytime-valid rule, none: no finite budget)",
     "won_mainly_against_flagged_annotators": "the leave-one-out acceptance does not hold once the annotators flagged "
                                              "as outliers no longer count (non-blocking: a sensitivity line)",
+    "group_too_small": "with --by: the group has too few items, or too few humans or judge labels, for the tests",
+    "group_failed": "with --by: the tests could not run on this group (the message says why)",
+    "group_multiplicity": "with --by: accepted in the group alone, but not once the alt-test's p-values are "
+                          "corrected over every group (--group-error fwer or fdr)",
+    "slice_below_pool": "with --by: the judge is accepted on the pool but rejected in this group, or its advantage "
+                        "here is below the rest of the pool's (non-blocking: the worst-slice check)",
 }
 
 
