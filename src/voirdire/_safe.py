@@ -30,8 +30,11 @@ _PLAIN_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 #: longest value (in characters) echoed in a message before it is cut
 SHOWN_LIMIT = 80
 
-# C0/C1 controls and DEL, bidirectional marks/embeddings/overrides/isolates, BOM, line/paragraph separators
-_UNSAFE_RE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\u2028\u2029]")
+# C0/C1 controls and DEL, bidirectional marks/embeddings/overrides/isolates, BOM, line/paragraph separators,
+# lone surrogates (JSON's "\ud800": no encoder writes them) and the non-characters U+FFFE/U+FFFF; what is
+# left is legal in XML 1.0 (a JUnit file) and encodes as UTF-8
+_UNSAFE_RE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\u2028\u2029"
+                        "\ud800-\udfff\ufffe\uffff]")
 
 
 def _escape_char(ch: str) -> str:

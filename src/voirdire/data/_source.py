@@ -20,6 +20,7 @@ import gzip
 import json
 import lzma
 import os
+import re
 import zlib
 from pathlib import Path
 from typing import IO, Any, cast
@@ -106,10 +107,33 @@ def decode_text(data: bytes, src: str, *, first_row: int = 1) -> str:
                           source=src, row=row) from None
 
 
+#: a JSON escape of a surrogate that does not look like half of a pair (``"\\ud83d\\ude00"`` is one emoji)
+_LONE_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+                          r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(obj: Any) -> str | None:
+    """The first text (key or value) in ``obj`` holding a lone surrogate, or ``None`` (no recursion)."""
+    stack = [obj]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, str):
+            if _SURROGATE.search(x):
+                return x
+        elif isinstance(x, dict):
+            stack.extend(x.keys())
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return None
+
+
 def loads_json(text: str, src: str, *, row: int | None = None) -> Any:
-    """``json.loads`` with every failure (syntax, depth, huge integers) a :class:`SchemaError` naming where."""
+    """``json.loads`` with every failure (syntax, depth, huge integers, a lone surrogate) a
+    :class:`SchemaError` naming where."""
     try:
-        return json.loads(text)
+        obj = json.loads(text)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno}, column {exc.colno}: " if row is None else ""
         raise SchemaError(f"invalid JSON ({where}{exc.msg}).", source=src, row=row) from None
@@ -120,6 +144,15 @@ def loads_json(text: str, src: str, *, row: int | None = None) -> Any:
     except ValueError as exc:  # an integer of more than 4,300 digits (Python's int_max_str_digits)
         raise SchemaError(f"holds a number too long to read ({str(exc).split(':')[0]}). Labels must be short "
                           "values.", source=src, row=row) from None
+    if _LONE_ESCAPE.search(text):  # rare: only then walk the values
+        bad = _lone_surrogate(obj)
+        if bad is not None:
+            from .._safe import shown
+
+            raise SchemaError(f"the JSON text {shown(bad)} holds a lone surrogate (half of a UTF-16 pair, not a "
+                              "character; no file can store it as UTF-8). Fix the program that cut it from its pair.",
+                              source=src, row=row)
+    return obj
 
 
 def scan_text(path: str | os.PathLike[str], src: str, *, first_row: int = 1, what: str = "text") -> None:

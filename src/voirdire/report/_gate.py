@@ -1,5 +1,9 @@
 """CI summaries of a validation (private): Markdown a CI job can post, and JUnit XML (one test
-case per judge) a CI system can display. Both read :class:`voirdire.workflows.ValidationResult`."""
+case per judge) a CI system can display. Both read :class:`voirdire.workflows.ValidationResult`.
+
+Names come from the annotation file: every text passes :func:`voirdire._safe.escape_control`
+first (a control character, a lone surrogate or a bidirectional override is shown as ``\\x1b``),
+so the JUnit file is well-formed XML 1.0 and the Markdown one line per row, for any name."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from typing import Any
 from xml.sax.saxutils import escape as xml_escape
 from xml.sax.saxutils import quoteattr
 
+from .._safe import escape_control
 from ._format import fmt_ci, fmt_num
 
 __all__ = ["render_markdown", "render_junit"]
@@ -17,10 +22,20 @@ _ICON = {"accept": "accept", "reject": "**reject**", "inconclusive": "*inconclus
 
 def _md(text: Any) -> str:
     """A cell of a Markdown table: pipes, backticks and markup characters neutralised, one line."""
-    s = " ".join(str(text).split())
+    s = " ".join(escape_control(text).split())
     for ch in ("\\", "|", "`", "*", "_", "<", ">", "[", "]"):
         s = s.replace(ch, "\\" + ch)
     return s
+
+
+def _text(text: Any) -> str:
+    """Character data of an XML 1.0 element: control characters shown escaped, ``&<>`` as entities."""
+    return xml_escape(escape_control(text))
+
+
+def _attr(text: Any) -> str:
+    """A quoted XML 1.0 attribute value (see :func:`_text`)."""
+    return quoteattr(escape_control(text))
 
 
 def render_markdown(res: Any, *, fail_on: str | None = None) -> str:
@@ -65,15 +80,15 @@ def render_junit(res: Any, *, fail_on: str | None = None) -> str:
     n_fail = 0
     for j in res.judges:
         v = j.verdict
-        name = quoteattr(str(j.judge))
+        name = _attr(j.judge)
         body = ""
         if v.decision in fails:
             n_fail += 1
-            body = (f"<failure message={quoteattr(v.decision + ': ' + ', '.join(v.codes))} type={quoteattr(v.decision)}>"
-                    f"{xml_escape(v.sentence)}</failure>")
-        body += f"<system-out>{xml_escape(v.sentence)}</system-out>"
+            body = (f"<failure message={_attr(v.decision + ': ' + ', '.join(v.codes))} type={_attr(v.decision)}>"
+                    f"{_text(v.sentence)}</failure>")
+        body += f"<system-out>{_text(v.sentence)}</system-out>"
         cases.append(f'  <testcase classname="voirdire.validate" name={name}>{body}</testcase>')
-    suite = (f'<testsuite name={quoteattr("voirdire validate " + str(res.source))} tests="{len(cases)}" '
+    suite = (f'<testsuite name={_attr("voirdire validate " + str(res.source))} tests="{len(cases)}" '
              f'failures="{n_fail}" errors="0">')
     return '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n' + suite + "\n" + "\n".join(cases) \
         + "\n</testsuite>\n</testsuites>\n"
