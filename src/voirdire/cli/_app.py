@@ -119,7 +119,7 @@ def role_option() -> Any:
     return typer.Option(None, "--role", help="Column with human/judge per row (instead of --judge).")
 
 
-_FORMAT_PARAMS = ("format_in", "wide", "where", "control", "question")
+_FORMAT_PARAMS = ("format_in", "wide", "where", "control", "question", "by")
 #: the reading options of the running command, set by :func:`format_options`, read by :func:`load_table`
 _FORMAT_OPTS: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("voirdire_format_opts", default={})
 
@@ -142,6 +142,9 @@ def _format_parameters() -> list[inspect.Parameter]:
             None, "--control", help="Label Studio export: the control (from_name) holding the label.")),
         P("question", kw, annotation=Optional[str], default=typer.Option(
             None, "--question", help="Argilla export: the question whose answers are the labels.")),
+        P("by", kw, annotation=Optional[list[str]], default=typer.Option(
+            None, "--by", help="One result per value of COLUMN (a criterion, a language), and the pooled one "
+            "(repeatable: --by criterion --by language). A wide file may name its columns RATER:CRITERION.")),
     ]
 
 
@@ -195,6 +198,15 @@ class ReaderOptions:
                     categories=split_categories(self.categories), abstain=tuple(self.abstain or ()),
                     item=self.item, rater=self.rater, label=self.label, role=self.role, cluster=self.cluster,
                     cluster_sep=self.cluster_sep, duplicates=_value(self.duplicates), missing=_value(self.missing))
+
+    def load_groups(self, file: Path, *, judges: list[str] | None = None) -> Any:
+        """Read ``file`` once, split by the command's ``--by`` columns (:func:`voirdire.data.read_annotation_groups`)."""
+        return load_groups(file, judges=judges, **self.read_kwargs())
+
+    @property
+    def by(self) -> list[str]:
+        """The running command's ``--by`` columns (empty when not given)."""
+        return list(_FORMAT_OPTS.get().get("by") or [])
 
     def load(self, file: Path, *, judges: list[str] | None = None, **extra: Any) -> Any:
         """Read ``file`` with these options."""
@@ -479,6 +491,8 @@ def load_table(file: Path, *, judges: list[str] | None = None, scale: Level | st
     from ..data import read_annotations
 
     fo = _FORMAT_OPTS.get()
+    if fo.get("by"):
+        fail("--by is not available for this command yet; run it once per group with --where COLUMN=VALUE.")
     cats = split_categories(categories)
     table = read_annotations(
         file, item=item, rater=rater, label=label, judges=judges or (), role=role,
@@ -494,6 +508,24 @@ def load_table(file: Path, *, judges: list[str] | None = None, scale: Level | st
         if note:
             defer_note(note)
     return table
+
+
+def load_groups(file: Path, *, judges: list[str] | None = None, **kwargs: Any) -> Any:
+    """Read an annotation file once into one table per ``--by`` group and the pooled table
+    (:func:`voirdire.data.read_annotation_groups`), with the running command's format options."""
+    from ..data import read_annotation_groups
+
+    fo = _FORMAT_OPTS.get()
+    cats = split_categories(kwargs.pop("categories", None))
+    grouped = read_annotation_groups(
+        file, by=list(fo.get("by") or ()), judges=judges or (), categories=cats,
+        format=fo.get("format_in") or "auto", wide=True if fo.get("wide") else None, where=fo.get("where") or None,
+        control=fo.get("control"), question=fo.get("question"), **kwargs)
+    if kwargs.get("scale") is None:
+        note = numeric_nominal_note(grouped.pooled)
+        if note:
+            defer_note(note)
+    return grouped
 
 
 #: Numeric labels with at least this many distinct values, read without --scale, get a note.

@@ -116,6 +116,8 @@ def validate_command(
                                     "e-processes, e-BH across humans); needs --round-column. See voirdire watch."),
     round_column: str | None = typer.Option(None, "--round-column", help="With --sequential: the column holding "
                                             "each label's round (batch number or arrival time)."),
+    group_error: str = typer.Option("fwer", "--group-error", help="With --by: the error rate controlled across "
+                                    "groups: fwer (Holm), fdr (Benjamini-Hochberg) or none."),
     *,
     reader: ReaderOptions,
 ) -> None:
@@ -129,6 +131,12 @@ def validate_command(
         fail(f"--format must be one of {list(FORMATS)}. Got {output_format!r}.")
     if sequential or round_column is not None:
         _validate_sequential(file, judge, method, epsilon, q, seed, round_column, fail_on, output_format, reader)
+        return
+    if reader.by:
+        _validate_by(file, judge, method, epsilon, alt_epsilon, score, scoring, threshold, min_items, correction,
+                     test, q, min_items_per_human, min_humans_per_item, rank_by, stability_threshold,
+                     reference_floor, fail_on, output_format, seed, n_resamples, confidence_level, exclude_rater,
+                     check_raters, group_error, reader)
         return
     table = reader.load(file, judges=judge)
     require_overlap(table)
@@ -209,3 +217,56 @@ def _validate_sequential(file: Path, judge: list[str] | None, method: Any, epsil
                                          + ", ".join(failing)), highlight=False, soft_wrap=True)
             raise typer.Exit(EXIT_GATE)
 
+
+
+def _validate_by(file: Path, judge: list[str] | None, method: Any, epsilon: float | None, alt_epsilon: float | None,
+                 score: Any, scoring: Any, threshold: float, min_items: int, correction: Any, test: Any, q: float,
+                 min_items_per_human: int, min_humans_per_item: int, rank_by: Any, stability_threshold: float,
+                 reference_floor: float, fail_on: str | None, output_format: str, seed: int, n_resamples: int,
+                 confidence_level: float, exclude_rater: list[str] | None, check_raters: bool, group_error: str,
+                 reader: ReaderOptions) -> None:
+    """``validate --by COLUMN``: one verdict per (judge, group), the pooled one, the rules across groups;
+    the gate fails when any (judge, group) verdict fails, naming them."""
+    from ..report import grouped_junit, grouped_markdown, render_grouped_validation
+    from ..workflows import GROUP_ERRORS, validate_judges_by
+
+    if group_error not in GROUP_ERRORS:
+        fail(f"--group-error must be one of {list(GROUP_ERRORS)}. Got {group_error!r}.")
+    grouped = reader.load_groups(file, judges=judge)
+    judges = list(dict.fromkeys(judge)) if judge else list(grouped.pooled.judges)
+    if not judges:
+        fail(f"{grouped.pooled.source} marks no rater as a judge. Name the judge with --judge NAME.")
+    run_loo = method in (Method.loo, Method.both)
+    loo_eps = 0.05 if epsilon is None or not run_loo else epsilon
+    alt_eps = alt_epsilon if alt_epsilon is not None else (epsilon if epsilon is not None and not run_loo else 0.2)
+    res = validate_judges_by(
+        grouped, judges, group_error=group_error, method=method.value, score=None if score is None else score.value,
+        scoring=None if scoring is None else scoring.value, epsilon=loo_eps, alt_test_epsilon=alt_eps,
+        threshold=threshold, min_items=min_items, correction=correction.value, test=test.value, q=q,
+        min_items_per_human=min_items_per_human, min_humans_per_item=min_humans_per_item,
+        rank_by=None if rank_by is None else rank_by.value, confidence_level=confidence_level,
+        n_resamples=n_resamples, seed=seed, stability_threshold=stability_threshold,
+        reference_floor=reference_floor, exclude_raters=exclude_rater or None, check_raters=check_raters)
+    if output_format == "json":
+        doc = {"table": grouped.pooled.summary(), **res.to_dict()}
+        doc["records"] = [c.to_dict() for c in res.cells]
+        emit_json(doc)
+    elif output_format == "csv":
+        from ._console import echo_csv
+
+        echo_csv(res.to_frame())
+    elif output_format == "markdown":
+        sys.stdout.write(grouped_markdown(res, fail_on=fail_on))
+    elif output_format == "junit":
+        sys.stdout.write(grouped_junit(res, fail_on=fail_on))
+    else:
+        render_grouped_validation(console, err_console, res)
+    if fail_on is not None:
+        failing = res.failing(FAIL_ON[fail_on])
+        if failing:
+            if output_format == "table":
+                err_console.print(styled(("gate failed", "bold red"), f" (--fail-on {fail_on} --by "
+                                         f"{','.join(res.by)}): " + ", ".join(
+                                             f"{c.judge} is {c.verdict.decision} on {c.group}" for c in failing)),
+                                  highlight=False, soft_wrap=True)
+            raise typer.Exit(EXIT_GATE)

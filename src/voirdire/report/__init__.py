@@ -10,6 +10,9 @@ are rounded and turned into strings. See ``docs/report.md``.
 from ._build import ProgressCallback, build_report
 from ._format import fmt_ci, fmt_int, fmt_num, fmt_p, fmt_pct
 from ._gate import render_junit, render_markdown
+from ._groups import (
+    forest_svg, grid_svg, grouped_junit, grouped_markdown, render_grouped_comparison, render_grouped_validation,
+)
 from ._html import ReportPaths, render_html, report_schema, write_report
 from ._model import SCHEMA_VERSION, ChecklistItem, Report, Section
 from ._terminal import agreement_table, render_comparison, render_validation
@@ -22,6 +25,12 @@ __all__ = [
     "render_validation",
     "render_markdown",
     "render_junit",
+    "render_grouped_validation",
+    "render_grouped_comparison",
+    "grouped_markdown",
+    "grouped_junit",
+    "grid_svg",
+    "forest_svg",
     "write_report",
     "report_schema",
     "Report",
