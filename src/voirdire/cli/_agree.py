@@ -78,6 +78,10 @@ def agree_command(
         _agree_stream(file, judge, coefficient, level, weights, abstain_policy, judge_only_items, positive,
                       output_format, seed, n_resamples, confidence_level, matrix, scheduler, reader)
         return
+    if reader.by:
+        _agree_by(file, judge, coefficient, level, weights, abstain_policy, judge_only_items, positive,
+                  output_format, seed, n_resamples, confidence_level, matrix, reader)
+        return
     table = reader.load(file, judges=judge)
     quiet = output_format != OutputFormat.table
     from rich.progress import BarColumn, Progress, TaskProgressColumn, TimeRemainingColumn
@@ -151,3 +155,26 @@ def _agree_stream(file: Path, judge: list[str] | None, coefficient: list[str] | 
         echo_csv(comp.to_frame())
         return
     render_comparison(console, err_console, SimpleNamespace(summary=lambda: summary), comp)
+
+
+def _agree_by(file: Path, judge: list[str] | None, coefficient: list[str] | None, level: Level | None,
+              weights: str | None, abstain_policy: AbstainPolicy, judge_only_items: JudgeOnlyItems,
+              positive: str | None, output_format: OutputFormat, seed: int, n_resamples: int,
+              confidence_level: float, matrix: bool, reader: ReaderOptions) -> None:
+    """``agree --by COLUMN``: :func:`voirdire.workflows.compare_raters_by`, one table per group and the pool."""
+    from ..report import render_grouped_comparison
+    from ..workflows import compare_raters_by
+
+    grouped = reader.load_groups(file, judges=judge)
+    comp = compare_raters_by(grouped, judge or None, coefficients=list(coefficient) if coefficient else None,
+                             level=level.value if level else None, weights=weights,
+                             abstain_policy=abstain_policy.value, positive=positive, matrix=matrix,
+                             judge_only_items=judge_only_items.value, confidence_level=confidence_level,
+                             n_resamples=n_resamples, seed=seed)
+    if output_format == OutputFormat.json:
+        emit_json({"table": grouped.pooled.summary(), **comp.to_dict()})
+        return
+    if output_format == OutputFormat.csv:
+        echo_csv(comp.to_frame())
+        return
+    render_grouped_comparison(console, err_console, comp)

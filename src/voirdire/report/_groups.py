@@ -129,10 +129,10 @@ def render_grouped_comparison(console: Console, err_console: Console, res: Any) 
         if r is None:
             console.print(_text("  ", ("not computed", "bold yellow"), f": {e}"), highlight=False, soft_wrap=True)
         else:
-            console.print(agreement_table(r))
+            console.print(agreement_table(r.groups, title=f"Agreement on {escape_control(g)}"))
         console.print()
     console.print(_text((POOLED, "bold")), highlight=False)
-    console.print(agreement_table(res.pooled))
+    console.print(agreement_table(res.pooled.groups, title="Agreement, every group pooled"))
     notes = list(res.pooled.notes) + [n for r in res.results if r is not None for n in r.notes]
     for n in dict.fromkeys(notes):
         err_console.print(_text(("note:", "yellow"), " ", n), highlight=False, soft_wrap=True)
