@@ -137,16 +137,50 @@ def test_not_a_study_newer_version_and_migration(tmp_path) -> None:
     con.close()
     with pytest.raises(StudyError, match="newer voirdire"):
         Study(s.path)
-    # a study of the first schema (no n_replaced, no stratum) opens and is migrated
+    # a study of the first schema (no n_replaced, no stratum) opens; reading leaves it as it is (issue 29
+    # item 12: status and export migrated it in place), the first change migrates it in its transaction
     fixture = Path(__file__).with_name("study_schema1.sql")
     old = tmp_path / "old.vdb"
     con = sqlite3.connect(old)
     con.executescript(fixture.read_text())
     con.close()
+    before = old.read_bytes()
     s1 = Study(old)
-    assert s1.status().schema_version == SCHEMA_VERSION and s1.status().n_labels == 4
+    st = s1.status()
+    assert st.schema_version == 1 and st.n_labels == 4 and (st.rounds["n_replaced"] == 0).all()
+    for cmd in (["status", str(old)], ["export", str(old), "-o", str(tmp_path / "old.csv")]):
+        r = runner.invoke(app, ["study", *cmd])
+        assert r.exit_code == 0, r.output
+    assert old.read_bytes() == before                          # not migrated by reading
+    assert len(pd.read_csv(tmp_path / "old.csv")) == 4
     s1.add(_labels(tmp_path / "n.csv", 3, start=100), role="role")
     assert s1.status().n_labels == 4 + 12 and s1.integrity_check()
+    assert s1.status().schema_version == SCHEMA_VERSION and Study(old).schema_version == SCHEMA_VERSION
+
+
+@pytest.mark.parametrize("value", ["abc", "2.0", "-5", "0", " ", None])
+def test_tampered_schema_version_is_one_line(tmp_path, value) -> None:
+    # issue 29 item 12: int('abc') was an internal error, '-5' ran the migrations on a current study
+    s = Study.init(tmp_path / "s.vdb")
+    s.add(_labels(tmp_path / "a.csv", 5), role="role")
+    con = sqlite3.connect(s.path)
+    if value is None:
+        con.execute("DELETE FROM meta WHERE key = 'schema_version'")
+    else:
+        con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (value,))
+    con.commit()
+    con.close()
+    before = s.path.read_bytes()
+    with pytest.raises(StudyError, match="schema_version"):
+        Study(s.path)
+    for cmd in (["status", str(s.path)], ["export", str(s.path), "-o", str(tmp_path / "x.csv")],
+                ["add", str(s.path), str(_labels(tmp_path / "b.csv", 3, start=50)), "--role", "role"],
+                ["draw", str(s.path), "-n", "2", "-o", str(tmp_path / "d.csv")]):
+        r = runner.invoke(app, ["study", *cmd])
+        assert r.exit_code == 1 and "schema_version" in r.stderr, r.output
+        assert "internal error" not in r.output and "Traceback" not in r.output
+        assert len(r.stderr.strip().splitlines()) == 1
+    assert s.path.read_bytes() == before
 
 
 def test_draw_and_export(tmp_path) -> None:
@@ -360,3 +394,59 @@ def test_init_where_sqlite_cannot_create_the_file_is_one_line(tmp_path, monkeypa
     res = runner.invoke(app, ["study", "init", str(tmp_path / "t.vdb")])
     assert res.exit_code == 1 and "internal error" not in res.output, res.output
     assert "cannot be created" in res.stderr and list(tmp_path.iterdir()) == []
+
+
+def test_add_after_assign_and_draw_under_copy_on_write(tmp_path) -> None:
+    # issue 27: under pandas 3 `.to_numpy()` of a Series is a read-only view, and `hit |= ...` in the
+    # flagging of unassigned labels failed with "output array is read-only" on every add after an
+    # assign or a draw. Copy-on-write is always on in pandas 3; pandas 2 is asked for it here.
+    import contextlib
+
+    cow = (pd.option_context("mode.copy_on_write", True) if int(pd.__version__.split(".")[0]) < 3
+           else contextlib.nullcontext())
+    with cow:
+        s = Study.init(tmp_path / "s.vdb")
+        s.add(_labels(tmp_path / "a.csv", 30, humans=("h1", "h2"), cover=0.5, seed=11), role="role")
+        res, _ = s.assign(design="random", n_per_rater=4, raters=["h2"], rng=0)
+        drawn, _ = s.draw(n=5, rng=3)
+        rows = [(str(i), "h2", "human", 1) for i in res.item] + [(i, "h3", "human", 0) for i in drawn["item"]]
+        rows += [("it29", "h9", "human", 1)]                   # never assigned: flagged
+        pd.DataFrame(rows, columns=["item", "rater", "role", "label"]).to_csv(tmp_path / "b.csv", index=False)
+        r = s.add(tmp_path / "b.csv", role="role", duplicates="last")
+    assert r.n_flagged == 1 and r.n_rows == len(rows)
+    assert s.status().n_open_assignments == 0
+
+
+def _state(path: Path) -> tuple:
+    con = sqlite3.connect(path)
+    try:
+        return tuple(con.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall()
+                     for t in ("rounds", "assignments", "labels", "meta"))
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("command", ["draw", "assign"])
+def test_draw_and_assign_record_nothing_when_the_output_cannot_be_written(tmp_path, command) -> None:
+    # issue 29 item 4: the round (open assignments, probabilities estimate would use) was recorded
+    # before -o was written, and stayed when the write was refused
+    p = tmp_path / "s.vdb"
+    s = Study.init(p)
+    s.add(_labels(tmp_path / "a.csv", 40, humans=("h1", "h2"), cover=0.5, seed=12), role="role")
+    before = _state(p)
+    args = ["-n", "5"] if command == "draw" else ["-n", "3", "-r", "h2", "--to", "csv"]
+    for out, why in ((p, "also an input"), (tmp_path / "missing" / "x.csv", "does not exist")):
+        r = runner.invoke(app, ["study", command, str(p), *args, "-o", str(out)])
+        assert r.exit_code == 1 and why in r.stderr, r.output
+        assert _state(p) == before                             # no round, no assignment, no probability
+    # the library's hook: an exception before the commit rolls the round back
+    def boom(*_):
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        s.draw(n=5, before_commit=boom) if command == "draw" else s.assign(design="random", n_per_rater=3,
+                                                                           raters=["h2"], before_commit=boom)
+    assert _state(p) == before
+    ok = runner.invoke(app, ["study", command, str(p), *args, "-o", str(tmp_path / "ok.csv")])
+    assert ok.exit_code == 0, ok.output
+    assert len(_state(p)[0]) == len(before[0]) + 1 and (tmp_path / "ok.csv").is_file()

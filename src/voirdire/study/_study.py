@@ -7,7 +7,7 @@ import datetime as _dt
 import hashlib
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -117,6 +117,27 @@ def _file_hash(path: Path) -> str:
     return h.hexdigest()
 
 
+def _schema_version(meta: dict[str, str], path: str) -> int:
+    """The study's ``meta.schema_version``, checked: a whole number from 1 to :data:`SCHEMA_VERSION`."""
+    raw = meta.get("schema_version")
+    if raw is None:
+        raise StudyError(f"{shown(path)} has no schema_version in its meta table: not a study this release can read "
+                         f"(was it changed by another program?). Restore it from a copy.")
+    text = str(raw).strip()
+    if not text.isdigit() or text != str(int(text)):
+        raise StudyError(f"{shown(path)} has schema_version {shown(str(raw))}, which is not a study schema (a whole "
+                         f"number from 1 to {SCHEMA_VERSION}); was it changed by another program? Restore it from a "
+                         f"copy.")
+    v = int(text)
+    if v > SCHEMA_VERSION:
+        raise StudyError(f"{shown(path)} was written by a newer voirdire (study schema {v}; this release "
+                         f"reads up to {SCHEMA_VERSION}). Upgrade voirdire.")
+    if v < 1:
+        raise StudyError(f"{shown(path)} has schema_version {v}, which is not a study schema (a whole number from 1 "
+                         f"to {SCHEMA_VERSION}); was it changed by another program? Restore it from a copy.")
+    return v
+
+
 def _numeric_key(s: str) -> str | None:
     """The number an id reads as (``"001"`` and ``"1"`` both give ``"1"``), or None."""
     try:
@@ -153,12 +174,7 @@ class Study:
                              f"init {shown(str(path), quote=False)}`.")
         with self._read() as con:
             meta = self._meta(con)
-        v = int(meta.get("schema_version", "0"))
-        if v > SCHEMA_VERSION:
-            raise StudyError(f"{shown(str(path))} was written by a newer voirdire (study schema {v}; this release "
-                             f"reads up to {SCHEMA_VERSION}). Upgrade voirdire.")
-        if v < SCHEMA_VERSION:
-            self._migrate(v)
+        self.schema_version = _schema_version(meta, str(path))
         self.meta = meta
 
     # ------------------------------------------------------------------ storage
@@ -173,6 +189,7 @@ class Study:
             raise StudyError(f"{shown(str(self.path))} cannot be opened as a study: {exc}.") from None
 
     def _meta(self, con: sqlite3.Connection) -> dict[str, str]:
+        """The ``meta`` table, checked to be a voirdire study's."""
         try:
             rows = con.execute("SELECT key, value FROM meta").fetchall()
         except sqlite3.DatabaseError:
@@ -201,6 +218,7 @@ class Study:
                 raise StudyError(f"{shown(str(self.path))} is busy (another process is writing to it): {exc}. "
                                  f"Try again when it has finished.") from None
             try:
+                self._migrate(con)
                 yield con
             except BaseException:
                 con.execute("ROLLBACK")
@@ -209,12 +227,19 @@ class Study:
         finally:
             con.close()
 
-    def _migrate(self, version: int) -> None:
-        with self._write() as con:
-            for v in range(version, SCHEMA_VERSION):
-                for stmt in _MIGRATIONS.get(v, []):
-                    con.execute(stmt)
+    def _migrate(self, con: sqlite3.Connection) -> None:
+        """Bring an older study to this release's schema, inside the caller's write transaction.
+
+        Only a command that changes the study migrates it (with its change, in its transaction);
+        reading (``status``, ``export``, ...) leaves an older study as it is.
+        """
+        version = _schema_version(self._meta(con), str(self.path))  # read again: another process may have
+        for v in range(version, SCHEMA_VERSION):                    # migrated it since we opened it
+            for stmt in _MIGRATIONS.get(v, []):
+                con.execute(stmt)
+        if version < SCHEMA_VERSION:
             con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+        self.schema_version = SCHEMA_VERSION
 
     @classmethod
     def init(cls, path: str | os.PathLike[str], *, note: str | None = None) -> Study:
@@ -362,9 +387,10 @@ class Study:
         asg = pd.read_sql_query("SELECT DISTINCT item, rater FROM assignments WHERE rater IS NOT NULL", con)
         anyrater = set(pd.read_sql_query("SELECT DISTINCT item FROM assignments WHERE rater IS NULL", con)["item"])
         roles = dict(con.execute("SELECT rater, role FROM raters").fetchall())
-        hit = ins.merge(asg.assign(_a=1), on=["item", "rater"], how="left")["_a"].notna().to_numpy()
+        # new arrays, never in place: under pandas 3 (copy-on-write) `.to_numpy()` is a read-only view
+        hit = (ins.merge(asg.assign(_a=1), on=["item", "rater"], how="left")["_a"].notna().to_numpy()
+               | ins["item"].isin(anyrater).to_numpy())
         human = np.array([roles.get(r, role) == HUMAN for r, role in zip(ins["rater"], ins["role"])])
-        hit |= ins["item"].isin(anyrater).to_numpy()
         return human & ~hit           # judges label everything: only human labels need an assignment
 
     def _deliver(self, con: sqlite3.Connection, ins: pd.DataFrame) -> None:
@@ -373,8 +399,14 @@ class Study:
 
     # ------------------------------------------------------------------ assignments and draws
     def record_assignments(self, frame: pd.DataFrame, *, design: str, seed: int | None, kind: str = "assignment",
-                           note: str | None = None) -> int:
-        """Record a batch (columns item, inclusion_prob, optional rater and stratum) as one round."""
+                           note: str | None = None, before_commit: Callable[[int], Any] | None = None) -> int:
+        """Record a batch (columns item, inclusion_prob, optional rater and stratum) as one round.
+
+        ``before_commit(round)`` runs inside the transaction, after the round is written and before
+        it is committed: when it raises, the round is rolled back and the study is left as it was.
+        The CLI writes the batch file there (atomically), so that a file that cannot be written
+        leaves no round, and a round is never recorded without its file.
+        """
         need = [c for c in ("item", "inclusion_prob") if c not in frame.columns]
         if need:
             raise InvalidParameterError(f"record_assignments needs the columns {need}.")
@@ -389,17 +421,22 @@ class Study:
                             "VALUES (?, ?, ?, ?, ?, ?, ?)",
                             zip([rnd] * len(frame), frame["item"].astype(str), rater, [design] * len(frame),
                                 [seed] * len(frame), p.astype(float), stratum))
+            if before_commit is not None:
+                before_commit(rnd)
         return rnd
 
     def assign(self, *, design: str = "strat", n_per_rater: int, raters: list[str] | None = None,
-               rng: int = 0) -> tuple[Any, int]:
+               rng: int = 0, before_commit: Callable[[Any, int], Any] | None = None) -> tuple[Any, int]:
         """Allocate the next batch (:func:`voirdire.design.allocate`) and record it as one round.
 
         Each assignment is recorded with the design's inclusion probability of the item for its
         rater: the rater's assigned items in the stratum over its candidate items (those it has not
         labelled) in the stratum, the stratum's share of the candidates taken as its share of all
         items. Exact for ``random``; for ``strat`` exact when the strata are as common among the
-        candidates as overall; for the sequential designs a description, not a guarantee. Returns the :class:`AssignmentResult` and the round.
+        candidates as overall; for the sequential designs a description, not a guarantee.
+        ``before_commit(result, round)`` runs before the round is committed (see
+        :meth:`record_assignments`): when it raises, nothing is recorded. Returns the
+        :class:`AssignmentResult` and the round.
         """
         from ..design import allocate
 
@@ -415,11 +452,13 @@ class Study:
         share = frame["stratum"].map(lambda h: res.strata.get(h, total) / total).astype(float)
         count = frame.groupby(["rater", "stratum"])["item"].transform("size").astype(float)
         frame["inclusion_prob"] = (count / (cand * share).clip(lower=1.0)).clip(upper=1.0)
-        rnd = self.record_assignments(frame, design=design, seed=res.seed)
+        rnd = self.record_assignments(frame, design=design, seed=res.seed, before_commit=None if before_commit is None
+                                      else lambda r: before_commit(res, r))
         return res, rnd
 
     def draw(self, *, n: int, design: str = "uniform", rng: int = 0, judges: list[str] | None = None,
-             floor: float = 0.3) -> tuple[pd.DataFrame, int]:
+             floor: float = 0.3, before_commit: Callable[[pd.DataFrame, int], Any] | None = None
+             ) -> tuple[pd.DataFrame, int]:
         """Draw the human subsample for estimation (Poisson sampling) and record every probability.
 
         ``uniform``: each item with probability ``n / N``. ``active``
@@ -432,6 +471,8 @@ class Study:
         the human scores must be numbers. The design only moves probability; each drawn item's
         probability is recorded (with its stratum) and ``study estimate`` weights by it. Returns
         the drawn items (``item``, ``inclusion_prob``, and ``stratum`` for neyman) and the round.
+        ``before_commit(drawn, round)`` runs before the round is committed (see
+        :meth:`record_assignments`): when it raises, nothing is recorded.
         """
         from ..estimation import draw_human_sample
 
@@ -456,7 +497,8 @@ class Study:
         drawn["item"] = drawn["item"].astype(str)
         if strata is not None:
             drawn["stratum"] = drawn["item"].map(dict(zip(items, strata)))
-        rnd = self.record_assignments(drawn, design=design, seed=rng, kind="draw")
+        rnd = self.record_assignments(drawn, design=design, seed=rng, kind="draw",
+                                      before_commit=None if before_commit is None else lambda r: before_commit(drawn, r))
         return drawn, rnd
 
     def _design_probabilities(self, items: list[str], n: int, design: str, judges: list[str] | None,
@@ -538,6 +580,8 @@ class Study:
         """Rounds, coverage per rater, open assignments."""
         with self._read() as con:
             rounds = pd.read_sql_query("SELECT * FROM rounds ORDER BY round", con)
+            if "n_replaced" not in rounds.columns:  # schema 1 (not migrated by reading): nothing was replaced
+                rounds.insert(rounds.columns.get_loc("n_imported") + 1, "n_replaced", 0)
             # one scan of the labels (grouped by rater), then the roles: no join over every label
             counts = pd.read_sql_query("SELECT rater, COUNT(*) AS n_labels, SUM(flagged) AS n_flagged FROM labels "
                                        "GROUP BY rater", con)
@@ -549,7 +593,7 @@ class Study:
             st = dict(con.execute("SELECT status, COUNT(*) FROM assignments GROUP BY status").fetchall())
             n_pi = con.execute("SELECT COUNT(DISTINCT item) FROM assignments a JOIN rounds r USING (round) "
                                "WHERE r.kind = 'draw'").fetchone()[0]
-            v = int(self._meta(con)["schema_version"])
+            v = _schema_version(self._meta(con), str(self.path))
         cov["coverage"] = cov["n_labels"] / max(n_items, 1)
         return StudyStatus(path=str(self.path), schema_version=v, n_items=int(n_items),
                            n_humans=int((cov["role"] == HUMAN).sum()), n_judges=int((cov["role"] == JUDGE).sum()),
