@@ -193,8 +193,13 @@ def assign_command(
     from ..design import write_assignments
 
     s = _open(path)
-    res, rnd = s.assign(design=design, n_per_rater=n_per_rater, raters=assignee or None, rng=seed)
-    out, manifest = write_assignments(res, output, format=to, inputs=[path])
+    written: list[Any] = []
+    # the batch file is written (atomically) inside the round's transaction: a file that cannot be
+    # written (a missing folder, the study itself as -o) rolls the round back
+    res, rnd = s.assign(design=design, n_per_rater=n_per_rater, raters=assignee or None, rng=seed,
+                        before_commit=lambda res, _: written.extend(write_assignments(res, output, format=to,
+                                                                                      inputs=[path])))
+    out, manifest = written
     console.print(f"Round {rnd}: {len(res.item):,} assignments ({design}, seed {seed}) recorded with their "
                   f"inclusion probabilities; wrote {out} and {manifest}.", highlight=False, soft_wrap=True)
 
@@ -218,10 +223,13 @@ def draw_command(
     from .._io import atomic_write
     from .._safe import csv_frame
 
+    def write(drawn: Any, _: int) -> None:  # inside the round's transaction: a failed write records nothing
+        with atomic_write(output, inputs=[path]) as fh:
+            csv_frame(drawn).to_csv(fh, index=False)
+
     s = _open(path)
-    drawn, rnd = s.draw(n=n, design=design.value, rng=seed, judges=list(judge) if judge else None, floor=floor)
-    with atomic_write(output, inputs=[path]) as fh:
-        csv_frame(drawn).to_csv(fh, index=False)
+    drawn, rnd = s.draw(n=n, design=design.value, rng=seed, judges=list(judge) if judge else None, floor=floor,
+                        before_commit=write)
     console.print(f"Round {rnd}: {len(drawn):,} items drawn ({design.value}, seed {seed}); probabilities recorded; "
                   f"wrote {output}.", highlight=False)
 
