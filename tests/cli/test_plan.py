@@ -76,9 +76,12 @@ def test_plan_table_with_simulation(pilot_csv) -> None:
     p, _ = pilot_csv
     r = runner.invoke(app, ["plan", str(p), "-j", "judge_1", "--budget", "20,60", "--repetitions", "10"])
     assert r.exit_code == 0, r.output
-    assert "Certify judge_1: m*_cert" in r.output and "Simulated decision" in r.output
-    # judge_1 is already settled on this pilot: its table says so and asks for no top-up
-    assert "settled (" in r.output and "(settled: no top-up needed)" in r.output
+    assert "Certify judge_1 (leave-one-out, fixed sample): m*_cert" in r.output and "Simulated decision" in r.output
+    # judge_1 (the only judge named: judge_2 counts as a human) is inconclusive because of the humans'
+    # agreement: more labels of it will not help, and the anytime-valid rule's accept is shown beside
+    flat = " ".join(r.output.split())
+    assert "judge_1: INCONCLUSIVE - more labels of this judge will not settle it" in flat
+    assert "beside it, the running anytime-valid leave-one-out rule already says accept" in flat
     assert "Smallest budget with FR" in r.output
 
 
@@ -126,12 +129,20 @@ def test_plan_one_answer_per_judge_settled_gets_no_top_up() -> None:
     r = runner.invoke(app, ["plan", str(lesion), "--judge", "gpt-4o", "--judge", "gemini_pro"])
     assert r.exit_code == 0, r.output
     out = r.stdout
-    assert "One answer per judge" in out and "settled (reject)" in out
-    assert "no more labels are needed" in out   # settled: no top-up (gpt-4o is outside the margin: no Certify table)
+    assert "One answer per judge" in out
+    # the verdict is validate's (same seed and defaults); the anytime-valid rule is shown beside it, labelled
+    from voirdire.workflows import validate_judges
+
+    val = validate_judges(read_annotations(lesion), ["gpt-4o", "gemini_pro"], seed=0)
+    for e in val.judges:
+        assert f"{e.judge}: {e.verdict.decision.upper()} - {e.advice.sentence}" in " ".join(out.split())
+    assert "beside it, the running anytime-valid leave-one-out rule" in out
+    assert "no more labels are needed" in out   # settled: no top-up
     assert "--n-per-rater N " not in out and "Next:" in out
     lib = plan_judges(read_annotations(lesion), ["gpt-4o", "gemini_pro"])
     js = json.loads(runner.invoke(app, ["plan", str(lesion), "-j", "gpt-4o", "-j", "gemini_pro", "-f", "json"]).stdout)
     assert [p["status"] for p in js["answers"]["plans"]] == [p.status for p in lib.plans]
-    open_ = [p for p in lib.plans if p.status == "open"]
-    if open_:
-        assert f"--n-per-rater {int(max(p.more_per_human for p in open_))} " in out
+    assert [v["verdict"]["decision"] for v in js["verdicts"]] == [e.verdict.decision for e in val.judges]
+    # no Next: command for a settled or rejected judge
+    if all(e.advice.command() is None for e in val.judges):
+        assert "voirdire assign" not in out

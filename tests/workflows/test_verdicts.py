@@ -107,11 +107,13 @@ def test_methods_disagree_says_which_why_and_what_settles():
     assert v.decision == "inconclusive" and _codes(v, blocking=True)[0] == "methods_disagree"
     msg = v.reasons[0].message
     assert "pooled agreement" in msg and "item by item" in msg and "epsilon = 0.05" in msg
-    # what would settle it: the one planner's answer, shown in the sentence, its number in the reason's value
+    # what would settle it: not more labels (both decisions are stable; their margins differ), and no
+    # number or command that suggests otherwise
     settle = [r for r in v.reasons if r.code == "what_would_settle"]
-    assert len(settle) == 1 and "planner" in settle[0].message and settle[0].message in v.sentence
-    assert j.plan is not None and settle[0].message.endswith(j.plan.reason.rstrip(".") + ".")
-    assert settle[0].value == (j.plan.more_per_human if math.isfinite(j.plan.more_per_human) else None)
+    assert len(settle) == 1 and settle[0].message in v.sentence
+    assert "more labels will not settle it" in settle[0].message and "margins differ" in settle[0].message
+    assert settle[0].value is None
+    assert j.advice.status == "not_labels" and j.advice.command() is None
 
 
 def test_stability_unknown_without_resamples():

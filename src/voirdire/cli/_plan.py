@@ -252,6 +252,7 @@ def plan_command(
         if len(table.humans) < 2:
             fail(f"{file}: planning needs at least two human raters; found {len(table.humans)}.")
         ov, notes = _overlap_quiet(table, judges=judges)
+        out["validation"] = _verdicts(table, judges, epsilon=epsilon, seed=seed)
         if score == ScoreName.agreement:
             out["answers"] = plan_judges(table, judges, epsilon=epsilon, significance_level=significance_level,
                                          rng=seed)
@@ -279,8 +280,12 @@ def plan_command(
                     table, budgets=budgets, judges=judges, epsilon=epsilon, design=design.value,
                     fr_target=fr_target, fa_target=fa_target, n_repetitions=repetitions, rng=seed, n_jobs=n_jobs,
                     progress=cb)
+    val = out.get("validation")
     if output == TableOrJson.json:
         emit_json({"file": None if file is None else str(file),
+                   "verdicts": None if val is None else [
+                       {"judge": j.judge, "verdict": j.verdict.to_dict(),
+                        "advice": None if j.advice is None else j.advice.to_dict()} for j in val.judges],
                    "answers": None if out["answers"] is None else out["answers"].to_dict(),
                    "certification": {k: v.to_dict() for k, v in out["certification"].items()},
                    "infeasible": errors,
@@ -290,10 +295,36 @@ def plan_command(
                                                        "primary": ov.primary},
                    "warnings": notes})
         return
-    _render_plan(out, errors, ov, notes)
+    _render_plan(out, errors, ov, notes, file=None if file is None else str(file))
 
 
-def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: list[str]) -> None:
+def _verdicts(table: Any, judges: list[str], *, epsilon: float, seed: int) -> Any:
+    """The verdicts of ``voirdire validate`` with its defaults at this seed (the one decision per judge that
+    ``plan`` shows beside its planning numbers); ``None`` when validation cannot run on this table."""
+    from ..exceptions import VoirdireError
+    from ..workflows import validate_judges
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # validate's own notes belong to validate; plan shows its verdicts
+            return validate_judges(table, judges, epsilon=epsilon, seed=seed)
+    except VoirdireError:
+        return None
+
+
+def _need(x: float, limit: float) -> str:
+    """A per-human size as plan prints it: the number when the items on hand can give it, else "> N"."""
+    import math
+
+    from ..report import fmt_int
+
+    if not math.isfinite(x):
+        return "none"
+    return fmt_int(x) if x <= limit else f"> {fmt_int(limit)}"
+
+
+def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: list[str], *,
+                 file: str | None = None) -> None:
     import numpy as np
     from rich import box
     from rich.table import Table
@@ -301,45 +332,76 @@ def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: li
     from ..report import fmt_int, fmt_num, fmt_pct
 
     ans = out["answers"]
-    settled = set()
+    val = out.get("validation")
+    verdicts = {} if val is None else {j.judge: j for j in val.judges}
+    settled = {j for j, e in verdicts.items() if e.verdict.decision in ("accept", "reject")}
+    n_items = None if ov is None else int(ov.n_items)
     if ans is not None:
-        a = Table(title="One answer per judge (leave-one-out rule, anytime-valid)", title_justify="left",
-                  box=box.SIMPLE_HEAD)
-        for c in ("judge", "status", "more/human", "method", "m*_cert", "eligible", "effect"):
-            a.add_column(c, justify="left" if c in ("judge", "status", "method") else "right", no_wrap=c != "judge",
-                         min_width=min(len(c), 8), overflow="fold")
+        a = Table(title="One answer per judge: the verdict (as voirdire validate), and beside it the running "
+                        "anytime-valid leave-one-out rule", title_justify="left", box=box.SIMPLE_HEAD)
+        for c in ("judge", "verdict", "anytime LOO", "more/human", "m*_cert", "eligible", "effect"):
+            a.add_column(c, justify="left" if c in ("judge", "verdict", "anytime LOO") else "right",
+                         no_wrap=True, overflow="fold")
         for p in ans.plans:
-            more = "0" if p.status == "settled" else ("none" if not np.isfinite(p.more_per_human)
-                                                      else fmt_int(p.more_per_human))
-            status = f"settled ({p.decision})" if p.status == "settled" else p.status
-            method = {"sequential expectation": "sequential", "anytime-valid rule": "anytime"}.get(p.method, p.method)
-            a.add_row(p.judge, status, more, method, fmt_int(p.m_cert) if np.isfinite(p.m_cert) else "-",
-                      fmt_int(p.eligible), fmt_num(p.effect_size, 3))
-            if p.status == "settled":
-                settled.add(p.judge)
+            e = verdicts.get(p.judge)
+            adv = None if e is None else e.advice
+            limit = float("inf") if n_items is None else n_items
+            cap = limit if adv is None else (adv.capacity if adv.status in ("label_more", "needs_new_items")
+                                             else n_items - p.eligible)
+            if p.judge in settled or (adv is not None and adv.status == "not_labels"):
+                more = "-"
+            elif p.status == "settled":
+                more = "0"
+            elif not np.isfinite(p.more_per_human):
+                more = "none"
+            else:
+                more = fmt_int(p.more_per_human) if p.more_per_human <= cap else "cannot be settled"
+            running = f"{p.decision}" if p.status == "settled" else ("on the margin" if p.status == "boundary"
+                                                                      else "continue")
+            a.add_row(p.judge, "-" if e is None else e.verdict.decision.upper(), running, more,
+                      _need(p.m_cert, limit), fmt_int(p.eligible), fmt_num(p.effect_size, 3))
         console.print(a)
         for p in ans.plans:
-            console.print(styled((f"{p.judge}:", "bold"), " ", p.reason), highlight=False, soft_wrap=True)
-        console.print("more/human: further comparisons (items labelled by the held-out human, the judge and "
-                      "another human) that the anytime-valid rule expects to need at the current estimates. "
-                      "m*_cert (below) is the fixed-sample plug-in size: smaller, because it guarantees nothing at "
-                      "the margin or under repeated looks; effect: (mu_d + epsilon) / sigma0. --budget simulates hypothetical judges at d = 0 and "
-                      "d = -2 epsilon, not these judges.", style="dim", highlight=False, soft_wrap=True)
+            e = verdicts.get(p.judge)
+            if e is not None and e.advice is not None:
+                console.print(styled((f"{p.judge}: {e.verdict.decision.upper()}", "bold"), " - ",
+                                     e.advice.sentence + "."), highlight=False, soft_wrap=True)
+            from ..workflows._advice import running_text
+
+            lim = float("inf") if n_items is None else n_items - p.eligible
+            txt = running_text(p.decision if p.status == "settled" else "continue",
+                               p.more_per_human if p.status == "open" else float("inf"), None, lim,
+                               n_items or 0)
+            console.print(styled((f"  beside it, {txt}", "dim")), highlight=False, soft_wrap=True)
+        console.print("verdict: the one decision per judge, the same as voirdire validate, the report and study status "
+                      "at this seed. anytime LOO: the sequential leave-one-out rule on every label so far (one "
+                      "look), shown beside the verdict. more/human: further comparisons (items labelled by the "
+                      "held-out human, the judge and another human) that rule expects at the current estimates; "
+                      "'cannot be settled' when the items on hand cannot give them; '-' for a judge whose verdict more "
+                      "labels will not change. m*_cert: the fixed-sample plug-in size per held-out human (one look, "
+                      "no guarantee at the margin), larger or smaller than more/human; '> N' when it exceeds the N "
+                      "items on hand. effect: (mu_d + epsilon) / sigma0. --budget simulates hypothetical judges at "
+                      "d = 0 and d = -2 epsilon, not these judges.", style="dim", highlight=False, soft_wrap=True)
 
     for j, r in out["certification"].items():
         done = j in settled  # no top-up for a judge whose decision is settled
-        t = Table(title=f"Certify {j}: m*_cert = {fmt_int(r.m_star)} eligible items per held-out human"
-                        + (" (settled: no top-up needed)" if done else ""),
+        m_txt = (_need(r.m_star, n_items) if n_items is not None and np.isfinite(r.m_star) else fmt_int(r.m_star))
+        if m_txt.startswith(">"):
+            m_txt += f" (cannot be settled with the {fmt_int(n_items)} items you have)"
+        t = Table(title=f"Certify {j} (leave-one-out, fixed sample): m*_cert = {m_txt} eligible items per held-out "
+                        "human" + (f" (verdict {verdicts[j].verdict.decision}: no top-up needed)" if done else ""),
                   title_justify="left", box=box.SIMPLE_HEAD)
         if r.humans:
             for c in ("held-out", "d_k", "sigma0", "eligible", "m*", "more", "P(FR) now"):
                 t.add_column(c, justify="left" if c == "held-out" else "right", no_wrap=True)
             fr = r.to_frame()
+            lim = float("inf") if n_items is None else n_items
             for row in fr.itertuples():
-                need = "" if not np.isfinite(row.m_star) else fmt_int(max(0, row.m_star - row.eligible_items))
+                need = "" if not np.isfinite(row.m_star) else _need(max(0, row.m_star - row.eligible_items),
+                                                                     lim - row.eligible_items)
                 need = "0" if done else need
                 t.add_row(str(row.human), fmt_num(row.mu_d), fmt_num(row.sigma0), fmt_int(row.eligible_items),
-                          fmt_int(row.m_star) if np.isfinite(row.m_star) else "infeasible", need,
+                          _need(row.m_star, lim) if np.isfinite(row.m_star) else "infeasible", need,
                           fmt_pct(row.false_reject_now))
             console.print(t)
         else:
@@ -353,8 +415,9 @@ def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: li
         console.print(styled((f"{j}:", "red"), " ", short + (": no budget certifies it." if j != "ranking" else "")),
                       highlight=False, soft_wrap=True)
     if any(j != "ranking" for j in errors):
-        console.print("mu_d + epsilon <= 0: the judge falls short of the human baseline by more than the "
-                      "tolerance; more overlap only makes the rejection more certain.", style="dim", highlight=False,
+        console.print("mu_d + epsilon <= 0: under the leave-one-out rule the judge falls short of the human "
+                      "baseline by more than the tolerance, and more overlap only makes that rule's rejection more "
+                      "certain; the verdict above (both methods) is the decision.", style="dim", highlight=False,
                       soft_wrap=True)
     if out["certification"]:
         console.print("d_k: judge minus held-out human agreement with the other humans; eligible: items the "
@@ -362,11 +425,12 @@ def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: li
                       "approximate false-reject probability today.", style="dim", highlight=False, soft_wrap=True)
     rk = out["ranking"]
     if rk is not None:
+        lim = float("inf") if n_items is None else n_items
         console.print(
-            f"Rank {rk.n_judges} judges: m*_rank = {fmt_int(rk.m_star)} items (Delta_min = {fmt_num(rk.delta_min)}, "
+            f"Rank {rk.n_judges} judges: m*_rank = {_need(rk.m_star, lim)} items (Delta_min = {fmt_num(rk.delta_min)}, "
             f"sigma0 = {fmt_num(rk.sigma0)}, z = {fmt_num(rk.z)}, Bonferroni over {rk.n_judges - 1} rivals)."
             + ("" if rk.m_star_paired is None else
-               f" From the observed paired differences (covariance included): {fmt_int(rk.m_star_paired)} items; "
+               f" From the observed paired differences (covariance included): {_need(rk.m_star_paired, lim)} items; "
                f"mean correlation best vs rivals {fmt_num(rk.correlation, 2)}."), highlight=False, soft_wrap=True)
         if rk.judges:
             console.print("Order in the pilot: " + " > ".join(f"{j} ({fmt_num(s)})" for j, s in zip(rk.judges, rk.scores)),
@@ -389,13 +453,15 @@ def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: li
     console.print("Planning aids, not error certificates: asymptotic, independent items (clusters inflate "
                   "sigma0), one comparison at a time.", style="dim", highlight=False, soft_wrap=True)
     if ov is not None and ans is not None:
-        open_more = [p.more_per_human for p in ans.plans if p.status == "open" and np.isfinite(p.more_per_human)]
-        if open_more:
-            n = int(max(open_more))
-            console.print(f"Next: voirdire assign FILE --design strat --n-per-rater {n} -o next_batch.csv "
-                          f"(the largest 'more per human' of the open judges)", style="dim", highlight=False)
+        batches = [e.advice for e in verdicts.values() if e.advice is not None and e.advice.command() is not None]
+        if batches:
+            b = max(batches, key=lambda x: x.n_per_rater or 0)
+            console.print(f"Next: {b.command(file or 'FILE')} (for {b.judge}, the open judge needing the most; "
+                          f"this batch was drawn and gives every open held-out human at least {fmt_int(b.min_gain)} "
+                          "new comparisons)", style="dim", highlight=False, soft_wrap=True)
         else:
-            console.print("Next: no judge needs more overlap for validation: every judge is settled or on the "
-                          "margin (see above).", style="dim", highlight=False)
+            console.print("Next: no batch of the items on hand would settle an open judge: every judge is settled, "
+                          "needs new items, or needs something other than labels (see above).", style="dim",
+                          highlight=False, soft_wrap=True)
     for n in notes:  # warnings go to stderr, the tables to stdout
         err_console.print(styled(("warning:", "yellow"), " ", n), highlight=False, soft_wrap=True)

@@ -33,7 +33,8 @@ class JudgePlan(Result):
     (items labelled by the held-out human, the judge and another human) per open human, 0 when
     settled, ``inf`` on the boundary; ``method`` says which rule produced it. ``m_cert`` /
     ``eligible``: the closed-form fixed-sample size and the eligible items per held-out human now
-    (median over humans). ``effect_size``: ``(mu_d + epsilon) / sigma0``.
+    (median over humans). ``effect_size``: ``(mu_d + epsilon) / sigma0``. ``open_humans``: the held-out
+    humans the anytime-valid rule has neither won nor lost against yet (whom more comparisons serve).
     """
 
     judge: str
@@ -46,6 +47,7 @@ class JudgePlan(Result):
     margin: float
     effect_size: float
     reason: str
+    open_humans: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -151,10 +153,11 @@ def plan_judges(table: AnnotationTable, judges: Sequence[str] | None = None, *, 
                        f"labels are needed"))
             continue
         more = float(seq.more_items[-1])
+        open_h = tuple(str(h) for h, st in zip(seq.humans, seq.status[-1]) if st == "open")
         if not np.isfinite(m_cert) or m_cert > BOUNDARY_FACTOR * table.n_items or not np.isfinite(more):
             plans.append(JudgePlan(
                 judge=j, status="boundary", decision="continue", more_per_human=math.inf, method="none",
-                m_cert=m_cert, eligible=eligible, margin=margin, effect_size=eff,
+                m_cert=m_cert, eligible=eligible, margin=margin, effect_size=eff, open_humans=open_h,
                 reason=f"no finite budget is expected to settle it: the judge sits on the epsilon margin "
                        f"(mu_d + epsilon = {margin:+.4f}, effect size {eff:+.3f} sigma0; the closed form would need "
                        f"{m_cert:,.0f} items per held-out human). Decide on another ground (a different epsilon, "
@@ -162,7 +165,7 @@ def plan_judges(table: AnnotationTable, judges: Sequence[str] | None = None, *, 
             continue
         plans.append(JudgePlan(
             judge=j, status="open", decision="continue", more_per_human=more, method="sequential expectation",
-            m_cert=m_cert, eligible=eligible, margin=margin, effect_size=eff,
+            m_cert=m_cert, eligible=eligible, margin=margin, effect_size=eff, open_humans=open_h,
             reason=f"about {more:,.0f} more comparisons per open human, at the current estimates, for the anytime-"
                    f"valid rule to {seq.more_direction[-1] or 'decide'} (fixed-sample plug-in m*_cert = {m_cert:,.0f} "
                    f"per human, {eligible:,.0f} eligible now)"))

@@ -7,6 +7,7 @@
 so the same file, options and seed print the same numbers everywhere. See ``docs/validation.md``.
 """
 
+from ._advice import ADVICE_STATUSES, Advice, advise
 from ._compare import RaterComparison, compare_raters, compare_raters_stream
 from ._groups import GROUP_ERRORS, GroupCell, GroupedComparison, GroupedValidation, compare_raters_by, validate_judges_by
 from ._seeds import seed_sequence, stream
@@ -14,6 +15,9 @@ from ._validate import DEFAULT_N_RESAMPLES, JudgeValidation, ValidationResult, d
 from ._verdict import REASON_CODES, TENTATIVE_LINE, Reason, ReferenceReliability, Verdict
 
 __all__ = [
+    "ADVICE_STATUSES",
+    "Advice",
+    "advise",
     "DEFAULT_N_RESAMPLES",
     "GROUP_ERRORS",
     "GroupCell",

@@ -17,6 +17,7 @@ from .._results import Result
 from .._stats._poisson import _blas_single
 from .._stats.parallel import two_cores
 from ..exceptions import InvalidParameterError, VoirdireError
+from ._advice import advise
 from ._seeds import check_seed, stream
 from ._verdict import (
     Reason, ReferenceReliability, Verdict, apply_reference, combine, make_verdict, method_outcome, reference_sentence,
@@ -56,7 +57,10 @@ class JudgeValidation(Result):
     ``leave_one_out`` / ``alt_test`` are the tests' results (``None`` when not run or when they
     could not run; ``errors`` then says why), ``verdicts`` the per-method verdicts and ``verdict``
     the combined one. ``plan`` is the planner's answer (:class:`voirdire.design.JudgePlan`) when
-    the combined verdict is inconclusive for a reason more labels could change (``None`` otherwise).
+    the combined verdict is inconclusive for a reason more labels could change (``None`` otherwise);
+    ``advice`` (:class:`voirdire.workflows.Advice`) what to do next, for every judge: settled, not a
+    matter of labels, a checked next batch, or "cannot be settled with the N items you have". Every
+    view of the judge (``plan``, ``watch``, ``study status``, the report) shows this verdict and advice.
     """
 
     judge: str
@@ -67,6 +71,7 @@ class JudgeValidation(Result):
     verdict: Verdict
     sensitivity: Any = None
     plan: Any = None
+    advice: Any = None
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"judge": self.judge}
@@ -85,6 +90,7 @@ class JudgeValidation(Result):
             "decision_without": None if x.without is None else x.without.decision,
             "won_mainly_against_excluded": x.won_mainly_against_excluded, "sentence": x.sentence}
         d["plan"] = None if self.plan is None else self.plan.to_dict()
+        d["advice"] = None if self.advice is None else self.advice.to_dict()
         return d
 
 
@@ -564,23 +570,44 @@ def _judge_entry(table: Any, name: str, loo: Any, alt: Any, errors: dict[str, st
     plan = None
     if combined.decision == "inconclusive" and loo is not None and not any(
             r.blocking and r.method == "reference" for r in combined.reasons):
-        plan, settle = _settle(table, name, options, notes)
-        combined = combine(name, outcomes, reference, settle, None if plan is None else plan.more_per_human)
+        plan = _plan(table, name, options, notes)
+    alt_more = None
+    if combined.decision == "inconclusive" and run_alt and any(
+            r.blocking and r.method == "alt_test" for r in combined.reasons) and not any(
+            r.blocking and r.method == "reference" for r in combined.reasons):
+        alt_more = _alt_more(table, name, options)
+    advice = advise(table, name, combined, plan=plan, alt_more=alt_more,
+                    min_items_per_human=options["min_items_per_human"], epsilon=options["epsilon"],
+                    alt_test_epsilon=options["alt_test_epsilon"], seed=options["seed"])
+    if combined.decision == "inconclusive":
+        value = advice.more_comparisons if advice.status in ("label_more", "needs_new_items") else None
+        combined = combine(name, outcomes, reference, f"What would settle it: {advice.sentence}.", value)
     return JudgeValidation(judge=name, leave_one_out=loo, alt_test=alt, errors=errors, verdicts=tuple(verdicts),
-                           verdict=combined, plan=plan)
+                           verdict=combined, plan=plan, advice=advice)
 
 
-def _settle(table: Any, judge: str, options: dict[str, Any], notes: list[str]) -> tuple[Any, str]:
-    """What would settle an inconclusive verdict: the one planner's answer (:func:`voirdire.design.plan_judges`).
-
-    The same call as ``voirdire plan`` and the report's planning block (same table, epsilon and
-    seed), so the three show the same number.
-    """
+def _plan(table: Any, judge: str, options: dict[str, Any], notes: list[str]) -> Any:
+    """The one planner's answer (:func:`voirdire.design.plan_judges`, the anytime-valid leave-one-out
+    rule): the same call as ``voirdire plan`` (same table, epsilon and seed); ``None`` when it cannot run."""
     from ..design import plan_judges
 
     try:
-        res = _run(plan_judges, notes, table, [judge], epsilon=options["epsilon"], rng=options["seed"])
+        return _run(plan_judges, notes, table, [judge], epsilon=options["epsilon"], rng=options["seed"]).plans[0]
     except VoirdireError as exc:
-        return None, f"The planner could not say what would settle it ({exc})."
-    p = res.plans[0]
-    return p, f"What would settle it (the planner, by {p.method}; see voirdire plan): {p.reason.rstrip('.')}."
+        _add_notes(notes, [f"{judge}: the planner could not say what would settle it ({exc})."])
+        return None
+
+
+def _alt_more(table: Any, judge: str, options: dict[str, Any]) -> float | None:
+    """The anytime-valid alt-test's expected further comparisons per open human (one look at every label)."""
+    import numpy as np
+
+    from ..validation import validate_sequential
+
+    try:
+        seq = validate_sequential(table, judge, rounds=np.zeros(table.n_labels), method="alt-test",
+                                  epsilon=options["alt_test_epsilon"], q=options["q"], scoring=options["scoring"],
+                                  rng=options["seed"])
+    except VoirdireError:
+        return None
+    return float(seq.more_items[-1]) if len(seq.more_items) else None
