@@ -332,3 +332,29 @@ def test_workflow_plan_draw_score_estimate(tmp_path):
     ref = dr_mean(x, y, s["inclusion_prob"].to_numpy(), model="linear", rng=0)
     assert out["estimate"] == pytest.approx(ref.estimate, rel=1e-12)
     assert out["n_labeled"] == int(s["selected"].sum())
+
+
+def test_judges_not_named_are_listed_and_an_impossible_count_fails(tmp_path):
+    # issue 29 item 1: --judge j1 on a file that also holds judges j2 and j3 counted them as humans
+    # (n_labeled 600 where the design expects 60). Now: one-line error naming the file and the column.
+    from tests.estimation.test_design_check import _judges_as_humans
+
+    df = _judges_as_humans()
+    p = tmp_path / "est.csv"
+    df.to_csv(p, index=False)
+    res = runner.invoke(app, ["estimate", str(p), "--judge", "j1", "--inclusion-prob", "pi"])
+    err = _one_line_error(res, f"{p}, column 'pi'", "600 of 600 items are human-scored", "expected 60",
+                          "'j2', 'j3', 'h1'", "--judge")
+    assert err.count("error:") == 1
+    res = runner.invoke(app, ["estimate", str(p), "--judge", "j1", "--inclusion-prob", "0.1"])
+    _one_line_error(res, "--inclusion-prob 0.1", "600 of 600")
+    # every judge named: runs, and the raters taken as humans are listed in a one-line warning
+    res = runner.invoke(app, ["estimate", str(p), "-j", "j1", "-j", "j2", "-j", "j3", "-p", "pi", "-f", "json"])
+    assert res.exit_code == 0, res.output
+    warn = [ln for ln in res.stderr.splitlines() if ln.startswith("warning:")]
+    assert len(warn) == 1 and "1 rater(s) not named by --judge are counted as humans: 'h1'" in warn[0]
+    assert json.loads(res.stdout)["estimates"]["doubly_robust"]["n_labeled"] == int((df.rater == "h1").sum())
+    # roles from a --role column: nothing to warn about
+    res = runner.invoke(app, ["estimate", str(p), "-j", "j1", "--role", "role", "-p", "pi", "-f", "json"])
+    assert res.exit_code == 0, res.output
+    assert "warning:" not in res.stderr

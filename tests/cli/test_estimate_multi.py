@@ -50,11 +50,13 @@ def test_two_judges_json_matches_the_workflow_and_library(tmp_path):
 
 
 def test_cluster_sep_hint(tmp_path):
+    # both judges named: with -j A alone, judge B scored every item as a 'human' (issue 29 item 1)
     p, _, _ = _write(tmp_path, sep="__")
-    res = runner.invoke(app, ["estimate", str(p), "-j", "A", "-p", "0.3"])
+    res = runner.invoke(app, ["estimate", str(p), "-j", "A", "-j", "B", "-p", "0.3"])
     assert res.exit_code == 0, res.output
     assert "--cluster-sep __" in " ".join(res.stdout.split())
-    res = runner.invoke(app, ["estimate", str(p), "-j", "A", "-p", "0.3", "--cluster-sep", "__", "-f", "json"])
+    res = runner.invoke(app, ["estimate", str(p), "-j", "A", "-j", "B", "-p", "0.3", "--cluster-sep", "__",
+                              "-f", "json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert not [h for h in out["hints"] if h["code"] == "cluster_ids"]

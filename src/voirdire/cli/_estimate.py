@@ -160,6 +160,54 @@ def _strata_from_file(column: str, file: Path, table: Any, item_col: str) -> np.
     return out.astype(str)
 
 
+def _unnamed_humans(table: Any, judges: list[str], role: str | None) -> list[str]:
+    """The raters counted as humans only because --judge did not name them (no --role column, and
+    no role the file's format gave): what the warning lists. Empty when the roles were given."""
+    if role is not None or set(table.judges) != set(judges):
+        return []
+    return [str(r) for r in table.humans]
+
+
+def _unnamed_text(file: Path, table: Any, unnamed: list[str]) -> str:
+    """One line: which raters were taken as humans, those that scored every item first (as a judge does)."""
+    import numpy as np
+    from .._safe import escape_control
+
+    per = np.bincount(table.rater_idx, minlength=len(table.raters))
+    every = {str(table.raters[k]) for k in range(len(table.raters)) if per[k] >= table.n_items}
+    names = sorted(unnamed, key=lambda r: (r not in every, unnamed.index(r)))
+    shown = ", ".join(repr(escape_control(r)) for r in names[:8]) + (
+        f" and {len(names) - 8:,} more" if len(names) > 8 else "")
+    full = [r for r in names if r in every]
+    also = (f" ({', '.join(repr(escape_control(r)) for r in full[:3])}{' ...' if len(full) > 3 else ''} scored "
+            "every item, as a judge does)") if full else ""
+    return (f"{file}: {len(names):,} rater(s) not named by --judge are counted as humans: {shown}{also}. "
+            "If any is an LLM judge, name it with --judge (or mark every row's role with --role COLUMN).")
+
+
+def _check_labelled_count(file: Path, spec: str, labelled: Any, pi: Any, clusters: Any, unnamed: list[str]) -> None:
+    """Fail (naming the file and the probability column) when the human-scored count is one the
+    inclusion probabilities make impossible (:func:`voirdire.estimation._design_check.labelled_count`)."""
+    from ..estimation._design_check import labelled_count
+
+    count = labelled_count(labelled, pi, clusters)
+    if count is None or not count.impossible:
+        return
+    try:
+        float(spec)
+        where = f"--inclusion-prob {spec}"
+    except ValueError:
+        where = f"column '{spec}'"
+    from .._safe import escape_control
+
+    who = (" Raters not named by --judge were counted as humans: "
+           + ", ".join(repr(escape_control(r)) for r in unnamed[:8]) + (" ..." if len(unnamed) > 8 else "")
+           + "; name every LLM judge with --judge (or give a --role column).") if unnamed else (
+        " Are LLM judges marked as humans in the role column?")
+    fail(f"{file}, {where}: {count.sentence()}: these are not the designed human sample.{who} "
+         "Otherwise the probabilities are not the ones the sample was drawn with.")
+
+
 # ------------------------------------------------------------------------------------ rendering
 def _render_estimates(rows: list[tuple[str, Any]], *, title: str, notes: list[Any]) -> None:
     from rich.table import Table
@@ -251,9 +299,14 @@ def estimate_command(
     if n_lab == 0:
         fail(f"{file}: no item has a human score, so there is nothing to estimate the human mean from. "
              "Check the judge name and the role of the raters.")
+    unnamed = _unnamed_humans(table, judges, role)
+    _check_labelled_count(file, inclusion_prob, np.isfinite(y), pi, cl, unnamed)
     comp = compare_estimators(X if X.shape[1] > 1 else X[:, 0], y, pi, judges=judges, items=items,
                               model=model.value, cross_fit=cross_fit or "auto", strata=st, clusters=cl,
                               confidence_level=confidence_level, target=target.value, compare=compare, rng=seed)
+    if unnamed:  # once the estimate exists (an error keeps its one line)
+        err_console.print(styled(("warning:", "yellow"), " ", _unnamed_text(file, table, unnamed)), highlight=False,
+                          soft_wrap=True)
     dr = comp.dr
     results: dict[str, Any] = {"DR": dr}
     if comp.human_only is not None:

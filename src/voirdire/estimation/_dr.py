@@ -16,6 +16,7 @@ from .._checks import as_generator, check_choice, check_confidence_level, check_
 from .._results import ConfidenceInterval
 from .._stats.linalg import dot as _dot
 from ..exceptions import DegenerateDataWarning, InvalidParameterError, SmallSampleWarning
+from ._design_check import labelled_count
 from ._models import MODELS, cross_fit_predict, resolve_folds
 from ._results import EstimateResult
 
@@ -473,6 +474,13 @@ def _prepare(judge: Any, human: Any, pi_in: Any, strata: Any, clusters: Any, con
         if np.any(per[cl] != st):
             raise InvalidParameterError(
                 f"The 'clusters' of {func} must be nested in the 'strata': a cluster spans two strata.")
+    if pi is not None:
+        count = labelled_count(lab, pi, cl)
+        if count is not None and count.impossible:
+            raise InvalidParameterError(
+                f"The 'inclusion_prob' parameter of {func} does not describe these human scores: {count.sentence()}. "
+                "Are LLM judges counted as humans (give every judge the judge role), or are the probabilities "
+                "not the ones the sample was drawn with?")
     return x, y, lab, pi, st, cl, confidence_level
 
 
@@ -1074,6 +1082,28 @@ def judge_matrix(table: Any, judges: str | Sequence[str]) -> tuple[np.ndarray, n
     return np.column_stack(cols), human, cnt
 
 
+def _check_design_count(table: Any, judges: list[str], labelled: np.ndarray, pi: Any, clusters: Any,
+                        func: str) -> None:
+    """Raise when the table's human-scored count is one the inclusion probabilities make impossible
+    (:func:`~voirdire.estimation._design_check.labelled_count`), naming the table and its humans."""
+    try:
+        p = np.broadcast_to(np.asarray(pi, dtype=float), labelled.shape)
+    except (TypeError, ValueError):
+        return  # a malformed inclusion_prob: dr_mean's own check names it
+    count = labelled_count(labelled, p, clusters)
+    if count is None or not count.impossible:
+        return
+    humans = [str(h) for h in table.humans]
+    shown = ", ".join(repr(h) for h in humans[:8]) + (" ..." if len(humans) > 8 else "")
+    from ..exceptions import SchemaError
+
+    raise SchemaError(
+        f"{func}: {count.sentence()}, so these are not the designed human sample. The table counts as humans: "
+        f"{shown} (judges: {', '.join(repr(j) for j in judges)}); if some are LLM judges, give them the judge role "
+        "(read_annotations(..., judges=[...]) or table.with_roles(judges=[...])). Otherwise 'inclusion_prob' is "
+        "not the design the sample was drawn with.", source=str(table.source))
+
+
 def dr_mean_table(table: Any, judge: str | Sequence[str], *, inclusion_prob: Any,
                   model: ModelName = "calibrated", power_tuning: bool | None = None,
                   cross_fit: int | str = "auto", covariates: Any = None, strata: Any = None, use_clusters: bool = True,
@@ -1136,6 +1166,7 @@ def dr_mean_table(table: Any, judge: str | Sequence[str], *, inclusion_prob: Any
     st = _per_item(strata, items, "strata", func)
     cov = None if covariates is None else np.asarray(covariates, dtype=float)
     cl = table.clusters if use_clusters else None
+    _check_design_count(table, names, np.isfinite(y), pi, cl, func)
     keep = np.isfinite(X).all(axis=1)
     if not keep.all() and missing_judge != "impute":
         if not drop_unscored:
