@@ -77,5 +77,24 @@ typecheck: $(VENV)/.test
 bench: $(VENV)/.test
 	@for s in bench/bench_*.py; do echo "== $$s"; $(PY) $$s || exit 1; done
 
+# The documentation site (issue 32; mkdocs.yml, docs/): its own environment .venv-docs (voirdire with
+# [all,docs]), so the user environment keeps no documentation tooling. `make docs` builds site/ offline
+# with --strict (a warning fails it) and runs the tutorials' commands (cached in .docs-cache/ by input
+# hash); `make docs-serve` serves it on http://localhost:8000.
+DOCS := .venv-docs
+MKDOCS = DISABLE_MKDOCS_2_WARNING=true NO_MKDOCS_2_WARNING=1 $(DOCS)/bin/mkdocs
+.PHONY: docs docs-serve
+
+$(DOCS)/.ok: pyproject.toml $(VENV)/.base
+	@test -x $(DOCS)/bin/python || $(PYTHON) -m venv $(DOCS)
+	@$(UVX) $(DOCS)/bin/python -e '.[all,docs]'
+	@touch $@
+
+docs: $(DOCS)/.ok
+	@$(MKDOCS) build --strict
+
+docs-serve: $(DOCS)/.ok
+	@$(MKDOCS) serve --strict -a localhost:8000
+
 clean:
-	rm -rf $(VENV) $(BASE) $(ORACLE) .pytest_cache .hypothesis
+	rm -rf $(VENV) $(BASE) $(ORACLE) .pytest_cache .hypothesis $(DOCS) site .docs-cache
