@@ -117,3 +117,98 @@ def test_a_row_repeated_whole_is_one_label_and_two_rounds_name_the_file(tmp_path
     assert f"{p}: item 'i0', rater 'j' has two rounds ('1' and '2')" in res.stderr, res.output
     ok = runner.invoke(app, ["watch", str(p), "-j", "j", "--round-column", "round", "--duplicates", "first", "-f", "json"])
     assert ok.exit_code == 0, ok.output
+
+
+# --------------------------------------------------------------------- --follow on a file being written
+def _rows(n_items: int, *, start: int = 0, rnd: int = 0, seed: int = 0) -> str:
+    """CSV rows (no header): 3 humans and a judge on ``n_items`` items, all in round ``rnd``."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(start, start + n_items):
+        truth = int(rng.integers(1, 6))
+        for h in ("h1", "h2", "h3"):
+            out.append(f"it{i},{h},human,{truth if rng.random() < 0.7 else int(rng.integers(1, 6))},{rnd}\n")
+        out.append(f"it{i},j1,judge,{truth if rng.random() < 0.6 else int(rng.integers(1, 6))},{rnd}\n")
+    return "".join(out)
+
+
+_HEADER = "item,rater,role,label,round\n"
+
+
+def _follow(path, *extra: str, max_wait: str = "3"):
+    return runner.invoke(app, ["watch", str(path), "--role", "role", "--round-column", "round", "--follow", "0.05",
+                               "--max-wait", max_wait, "-f", "json", *extra])
+
+
+def _once(path) -> dict:
+    r = runner.invoke(app, ["watch", str(path), "--role", "role", "--round-column", "round", "-f", "json"])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+def _later(delay: float, action) -> "threading.Thread":
+    import threading
+    import time
+
+    t = threading.Thread(target=lambda: (time.sleep(delay), action()), daemon=True)
+    t.start()
+    return t
+
+
+def test_follow_waits_for_a_half_written_row(tmp_path) -> None:
+    # issue 29 item 7: a read while the writer had appended half a row exited 1 ("the row has 3 fields")
+    p = tmp_path / "labels.csv"
+    full = _HEADER + _rows(6, rnd=0) + _rows(6, start=6, rnd=1, seed=1)
+    cut = full.rindex("\n", 0, len(full) - 1) + 12            # the last row half written
+    p.write_text(full[:cut])
+
+    def finish() -> None:
+        with open(p, "a") as fh:
+            fh.write(full[cut:])
+
+    t = _later(0.4, finish)
+    r = _follow(p, max_wait="1.5")
+    t.join()
+    assert r.exit_code == 0, r.output
+    assert "last row is not complete" in r.stderr and "fields" not in r.output
+    assert json.loads(r.stdout)["judges"] == _once(p)["judges"]      # every row, the completed one too
+
+
+def test_follow_waits_for_labels_after_the_header_and_for_a_rotated_file(tmp_path) -> None:
+    # issue 29 item 7: a header-only file exited ("the table has no rows"); a rotated file (renamed away,
+    # a new one created) was "file not found"
+    p = tmp_path / "labels.csv"
+    p.write_text(_HEADER)
+
+    def grow() -> None:
+        with open(p, "a") as fh:
+            fh.write(_rows(5, rnd=0))
+
+    def rotate() -> None:
+        p.rename(tmp_path / "labels.csv.1")                   # logrotate: the old file moves away ...
+        _later(0.3, lambda: p.write_text(_HEADER + _rows(8, rnd=0) + _rows(8, start=8, rnd=1, seed=2)))
+
+    _later(0.3, grow)
+    _later(0.9, rotate)
+    r = _follow(p, max_wait="2.5")
+    assert r.exit_code == 0, r.output
+    assert "only its header" in r.stderr and "not there" in r.stderr and "not found" not in r.output
+    assert json.loads(r.stdout)["judges"] == _once(p)["judges"]      # the new file's labels
+    assert len(p.read_text().splitlines()) == 1 + 16 * 4
+
+
+def test_follow_gives_up_on_a_file_that_never_gets_labels(tmp_path) -> None:
+    p = tmp_path / "labels.csv"
+    p.write_text(_HEADER)
+    r = _follow(p, max_wait="0.2")
+    assert r.exit_code == 1 and "no labels to read after 0.2 s" in r.stderr and "Traceback" not in r.output
+    # a file that did not change while read keeps its own error
+    p.write_text(_HEADER + "it0,h1,human,1\n")
+    r = _follow(p, max_wait="0.5")
+    assert r.exit_code == 1 and "row 2" in r.stderr
+
+
+def test_max_wait_negative_is_a_usage_error(rounds_file) -> None:
+    r = runner.invoke(app, ["watch", str(rounds_file), "--role", "role", "--round-column", "round", "--follow", "1",
+                            "--max-wait", "-1"])
+    assert r.exit_code == 2 and "--max-wait" in r.output, r.output

@@ -121,7 +121,7 @@ def watch_command(
     q: float = typer.Option(0.05, "--q", help="e-BH level across humans."),
     follow: float | None = typer.Option(None, "--follow", help="Re-read the file every SECONDS while it grows, "
                                                                 "until a decision (Ctrl-C stops)."),
-    max_wait: float | None = typer.Option(None, "--max-wait", help="With --follow: give up after SECONDS."),
+    max_wait: float | None = typer.Option(None, "--max-wait", min=0.0, help="With --follow: give up after SECONDS."),
     seed: int = typer.Option(0, "--seed", min=0, help="Order of the items within a round."),
     output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json."),
     *,
@@ -139,29 +139,96 @@ def watch_command(
         fail(f"--follow must be a positive number of seconds. Got {follow:g}.")
     kw = dict(judges=list(judge or []), round_column=round_column, method=method.value, epsilon=epsilon, q=q,
               seed=seed, reader=reader)
-    results = run_sequential(file, **kw)  # type: ignore[arg-type]
-    if output == TableOrJson.json and follow is None:
-        emit_json({"file": str(file), "judges": [r.to_dict() for r in results]})
-        return
-    shown = 0 if output == TableOrJson.table else None
-    if shown is not None:
-        render_sequential(results)
     if follow is None:
-        return
-    start = time.monotonic()
-    stamp = file.stat().st_mtime_ns
-    while not all(r.decision in ("accept", "reject") for r in results):
-        if max_wait is not None and time.monotonic() - start > max_wait:
-            err_console.print(f"no decision after {max_wait:g} s; stopping (the file can be watched again).",
-                              highlight=False)
-            break
-        time.sleep(follow)
-        now = file.stat().st_mtime_ns
-        if now == stamp:
-            continue
-        stamp = now
         results = run_sequential(file, **kw)  # type: ignore[arg-type]
-        if output == TableOrJson.table:
-            render_sequential(results, since=max(0, len(results[0].looks) - 1))
+        if output == TableOrJson.json:
+            emit_json({"file": str(file), "judges": [r.to_dict() for r in results]})
+        else:
+            render_sequential(results)
+        return
+    results = _follow(file, kw, every=follow, max_wait=max_wait, table=output == TableOrJson.table)
     if output == TableOrJson.json:
         emit_json({"file": str(file), "judges": [r.to_dict() for r in results]})
+
+
+def _signature(file: Path) -> tuple[int, int, int] | None:
+    """What tells one version of a file from the next (inode, size, mtime), or None when it is not there."""
+    try:
+        st = file.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+#: Text formats read line by line: a change is read only once its last line is complete.
+_LINE_FORMATS = {".csv": 2, ".tsv": 2, ".tab": 2, ".txt": 2, ".jsonl": 1, ".ndjson": 1}
+
+
+def not_ready(file: Path) -> str | None:
+    """Why a file being written cannot be read yet (None when it can): missing (rotated), empty, only
+    its header, or a last row the writer has not finished (no line end yet). Text formats only; any
+    other file is read as it is."""
+    need = _LINE_FORMATS.get(file.suffix.lower())
+    try:
+        size = file.stat().st_size
+        if size == 0:
+            return "the file is empty"
+        if need is None:
+            return None
+        with open(file, "rb") as fh:
+            fh.seek(-1, 2)
+            if fh.read(1) not in (b"\n", b"\r"):
+                return "its last row is not complete yet"
+            fh.seek(0)
+            head = fh.read(1 << 16)
+    except FileNotFoundError:
+        return "the file is not there (rotated or not created yet)"
+    except OSError as exc:
+        return f"it cannot be read now ({exc.strerror or exc})"
+    lines = [ln for ln in head.splitlines() if ln.strip()]
+    if len(lines) < need and len(head) < 1 << 16:
+        return "it holds no labels yet" + (" (only its header)" if lines else "")
+    return None
+
+
+def _follow(file: Path, kw: dict[str, Any], *, every: float, max_wait: float | None, table: bool) -> list[Any]:
+    """``watch --follow``: re-read ``file`` by its path whenever it changes, until every judge is decided.
+
+    A change is read only when it is complete: a missing file (rotated, or not created yet), an empty
+    or header-only file, and a last row without its line end are waited for, not errors. A read that
+    fails while the file changed under it is retried at the next poll; a failure on a file that did
+    not change is the file's own error (one line, exit 1).
+    """
+    from ..exceptions import SchemaError
+
+    start = time.monotonic()
+    stamp: tuple[int, int, int] | None = None
+    results: list[Any] = []
+    said: str | None = None
+    while True:
+        sig = _signature(file)
+        why = not_ready(file) if sig is not None else "the file is not there (rotated or not created yet)"
+        if why is None and sig != stamp:
+            try:
+                new = run_sequential(file, **kw)  # type: ignore[arg-type]
+            except SchemaError:
+                if _signature(file) == sig:
+                    raise
+                why = "it changed while being read"
+            else:
+                stamp = sig
+                if table:
+                    render_sequential(new, since=0 if not results else max(0, len(new[0].looks) - 1))
+                results = new
+                if all(r.decision in ("accept", "reject") for r in results):
+                    return results
+        if why is not None and why != said:
+            err_console.print(f"waiting: {file}: {why}.", highlight=False, soft_wrap=True)
+        said = why
+        if max_wait is not None and time.monotonic() - start > max_wait:
+            if not results:
+                fail(f"{file}: no labels to read after {max_wait:g} s ({why or 'no complete version'}).")
+            err_console.print(f"no decision after {max_wait:g} s; stopping (the file can be watched again).",
+                              highlight=False)
+            return results
+        time.sleep(every)
