@@ -23,13 +23,18 @@ _CLIP = 60.0
 _BOUND = 50.0   # |theta|, |tau| (and the callers' |shift|) stay below this: exp() cannot overflow
 
 
+def _clip(x: Any, lo: float, hi: float) -> Any:
+    """``np.clip`` without its Python-level dispatch (the hot loops call it thousands of times)."""
+    return np.minimum(np.maximum(x, lo), hi)
+
+
 Prior = tuple[float, float, float, float]
 #: ``(mean theta, precision theta, mean tau, precision tau)`` of the standard N(0, I) prior.
 STANDARD_PRIOR: Prior = (0.0, 1.0, 0.0, 1.0)
 
 
 def objective(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarray, d: np.ndarray,
-              nt: np.ndarray, logL: np.ndarray, *, derivatives: bool = True, tshift: np.ndarray | None = None,
+              nt: np.ndarray, logL: np.ndarray | None, *, derivatives: bool = True, tshift: np.ndarray | None = None,
               prior: Prior = STANDARD_PRIOR, slope: np.ndarray | None = None) -> tuple[Any, ...]:
     """Objective, gradient, Hessian (full and a safe negative-definite one), and class posteriors.
 
@@ -38,7 +43,9 @@ def objective(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarr
     theta, tau : (B, M)
     shift : (M, K) per-particle channel shift ``s * beta_j``
     n, d, nt : (B, K) per-item channel counts
-    logL : (B, 3) human log-evidence per latent class (zeros when the item has no human)
+    logL : (B, 3) or None
+        Human log-evidence per latent class (zeros when the item has no human). ``None``: no
+        human term at all (the judges-only objective; cheaper than zeros, same values; ``q`` is then None).
     tshift : (M, K), optional
         Per-particle channel offset ``delta_j`` of the judge's tie logit (``tau + delta_j``).
     slope : (M, K), optional
@@ -58,8 +65,8 @@ def objective(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarr
         this (theta, tau), as (B, M, 3) when ``derivatives=False``, else the unnormalised parts
         ``(e_A, z, e_B)`` (``q = (e_A, 1, e_B) / z``; see :func:`q_of`).
     """
-    theta = np.clip(theta, -_BOUND, _BOUND)
-    tau = np.clip(tau, -_BOUND, _BOUND)
+    theta = _clip(theta, -_BOUND, _BOUND)
+    tau = _clip(tau, -_BOUND, _BOUND)
     # --- prior
     m_t, p_t, m_a, p_a = prior
     f = -0.5 * (p_t * (theta - m_t) ** 2 + p_a * (tau - m_a) ** 2) + 0.5 * np.log(p_t * p_a)
@@ -106,6 +113,15 @@ def objective(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarr
             hj_aa = -(s_p2 - s_p22)                                     # -sum n p_T (1 - p_T)
     elif derivatives:
         gj_t = gj_a = hj_tt = hj_ta = hj_aa = np.zeros_like(theta)
+    if logL is None:
+        # no human evidence (the judges-only objective of the integrated verdict): the humans' term
+        # log sum_k pi_k L_k with L = 1 is 0, and so are its derivatives; the Hessian is negative definite
+        if not derivatives:
+            return (f, None)
+        g_t = -p_t * (theta - m_t) + gj_t
+        g_a = -p_a * (tau - m_a) + gj_a
+        h_tt, h_ta, h_aa = -p_t + hj_tt, hj_ta, -p_a + hj_aa
+        return f, g_t, g_a, h_tt, h_ta, h_aa, h_tt, h_ta, h_aa, None
     # --- humans: log sum_k pi_k L_k = LSE(u + logL) - LSE(u), u = (theta, tau, -theta), relative to tau
     ep1 = np.exp(theta - tau)                 # |theta|, |tau| <= 50: no overflow
     ep3 = np.exp(-theta - tau)
@@ -182,23 +198,24 @@ def q_of(parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
 
 
 def local_map(theta0: np.ndarray, tau0: np.ndarray, shift: np.ndarray, n: np.ndarray, d: np.ndarray,
-              nt: np.ndarray, logL: np.ndarray, *, max_iter: int = 30, tol: float = 1e-7,
+              nt: np.ndarray, logL: np.ndarray | None, *, max_iter: int = 30, tol: float = 1e-7,
               tshift: np.ndarray | None = None, history: list[float] | None = None,
-              prior: Prior = STANDARD_PRIOR, slope: np.ndarray | None = None
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, bool]:
+              prior: Prior = STANDARD_PRIOR, slope: np.ndarray | None = None, hessian: list[Any] | None = None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any, int, bool]:
     """Damped Newton ascent of :func:`objective` for all (item, particle) problems at once.
 
     Uses the exact Hessian where it is negative definite and the safe surrogate elsewhere,
     caps each step at 2 per coordinate, and halves a step that lowers the objective
     (vectorised backtracking). Stops when every gradient entry is below ``tol``. When
     ``history`` is a list, the summed objective at the accepted points is appended to it at every
-    iteration.
+    iteration. When ``hessian`` is a list and the ascent converged, the Hessian ``(h_tt, h_ta, h_aa)``
+    at the returned point is appended to it (so a caller need not evaluate it again).
 
     Returns
     -------
     theta, tau, f, logdet, q, n_iter, converged
         ``logdet``: log det of minus the (negative-definite) Hessian at the optimum (for the
-        Laplace correction).
+        Laplace correction); ``q``: the class posterior (B, M, 3), None when ``logL`` is None.
     """
     theta = np.array(theta0, dtype=float, copy=True)
     tau = np.array(tau0, dtype=float, copy=True)
@@ -229,18 +246,20 @@ def local_map(theta0: np.ndarray, tau0: np.ndarray, shift: np.ndarray, n: np.nda
         # step = -H^{-1} g
         st = -(a_aa * g_t - a_ta * g_a) / det
         sa = -(-a_ta * g_t + a_tt * g_a) / det
-        st = np.clip(st, -2.0, 2.0)
-        sa = np.clip(sa, -2.0, 2.0)
+        st = _clip(st, -2.0, 2.0)
+        sa = _clip(sa, -2.0, 2.0)
         th_prev, ta_prev, f_prev = theta, tau, f
         theta = theta + st
         tau = tau + sa
     nd = (h_tt < 0) & (h_tt * h_aa - h_ta * h_ta > 0)
     det = np.where(nd, h_tt * h_aa - h_ta * h_ta, s_tt * s_aa - s_ta * s_ta)
-    return theta, tau, f, np.log(det), q_of(q), it, converged
+    if hessian is not None and converged:
+        hessian.append((h_tt, h_ta, h_aa))
+    return theta, tau, f, np.log(det), (None if q is None else q_of(q)), it, converged
 
 
 def warm_start(shift: np.ndarray, w: np.ndarray, n: np.ndarray, d: np.ndarray, nt: np.ndarray,
-               logL: np.ndarray, *, tol: float = 1e-9, tshift: np.ndarray | None = None,
+               logL: np.ndarray | None, *, tol: float = 1e-9, tshift: np.ndarray | None = None,
                prior: Prior = STANDARD_PRIOR, slope: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Starting points for every particle: the MAP at the weighted-mean shift, moved to first order.
 
@@ -266,9 +285,9 @@ def warm_start(shift: np.ndarray, w: np.ndarray, n: np.ndarray, d: np.ndarray, n
     av = np.ones((K, 1)) if abar is None else abar[0][:, None]          # (K, 1) mean reliability
     a = av * th[:, 0][None, :] + cbar[0][:, None]
     tt = av * ta[:, 0][None, :] + (0.0 if tbar is None else tbar[0][:, None])   # (K, B): a tau + delta
-    x = np.clip(a - tt, -_CLIP, _CLIP)
+    x = _clip(a - tt, -_CLIP, _CLIP)
     e1 = np.exp(x)
-    e3 = np.exp(np.clip(-2.0 * tt, -_CLIP, _CLIP)) / e1
+    e3 = np.exp(_clip(-2.0 * tt, -_CLIP, _CLIP)) / e1
     p2 = 1.0 / (e1 + 1.0 + e3)
     pd_ = (e1 - e3) * p2
     dgt = -av * n.T * ((1.0 - p2) - pd_ * pd_)                           # (K, B)
@@ -281,10 +300,20 @@ def warm_start(shift: np.ndarray, w: np.ndarray, n: np.ndarray, d: np.ndarray, n
         dt_ = tshift - tbar
         rt = rt + (av * n.T * pd_ * p2).T @ dt_.T
         ra = ra + (-av * n.T * p2 * (1.0 - p2)).T @ dt_.T
+    if slope is not None and abar is not None:
+        # d g / d a_k: g_theta = a (d - n pd), g_tau = a (nt - n p2), with the judge's logits
+        # a theta + c and a tau + e: d pd / d a = (1 - p2 - pd^2) theta - pd p2 tau,
+        # d p2 / d a = -p2 pd theta + p2 (1 - p2) tau
+        th_b, ta_b = th[:, 0][None, :], ta[:, 0][None, :]
+        dpd = (1.0 - p2 - pd_ * pd_) * th_b - pd_ * p2 * ta_b
+        dp2 = -p2 * pd_ * th_b + p2 * (1.0 - p2) * ta_b
+        da = slope - abar
+        rt = rt + ((d.T - n.T * pd_) - av * n.T * dpd).T @ da.T
+        ra = ra + ((nt.T - n.T * p2) - av * n.T * dp2).T @ da.T
     det = a_tt * a_aa - a_ta * a_ta                                      # (B, 1)
     dth = -(a_aa * rt - a_ta * ra) / det
     dta = -(-a_ta * rt + a_tt * ra) / det
-    return th + np.clip(dth, -2.0, 2.0), ta + np.clip(dta, -2.0, 2.0)
+    return th + _clip(dth, -2.0, 2.0), ta + _clip(dta, -2.0, 2.0)
 
 
 
@@ -344,3 +373,98 @@ def human_mixture(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.n
     tot = num.sum(-1)
     tot = np.maximum(tot, 1e-300)
     return num / tot[..., None], np.log(tot) + top, mom / tot[..., None]
+
+
+#: Nodes of the 5 x 5 Gauss-Hermite product rule and the functions of them whose weighted sums
+#: :func:`judge_expectations` needs: 1, x, x^2, y, y^2, x y (columns), times the node weights.
+_GH_XI = np.repeat(_GH5_X, 5)
+_GH_XJ = np.tile(_GH5_X, 5)
+_GH_G = (np.repeat(_GH5_W, 5) * np.tile(_GH5_W, 5))[:, None] * np.column_stack(
+    [np.ones(25), _GH_XI, _GH_XI ** 2, _GH_XJ, _GH_XJ ** 2, _GH_XI * _GH_XJ])
+
+
+def judge_expectations(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarray, d: np.ndarray,
+                       nt: np.ndarray, *, tshift: np.ndarray | None = None, prior: Prior = STANDARD_PRIOR,
+                       slope: np.ndarray | None = None, hessian: tuple[np.ndarray, ...] | None = None
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """The judges-only half of :func:`human_mixture`, for any humans' evidence afterwards.
+
+    Under the Laplace approximation of ``(theta, tau) | judges`` (``theta, tau``: the MAP of the
+    judges-only objective, ``logL`` None), by the same 5 x 5 Gauss-Hermite rule:
+    ``Epi[..., k] = E[pi_k]`` and ``Emom[..., k, :] = E[pi_k (theta, theta^2, tau, tau^2)]``. The humans
+    enter only through ``L``: ``p(z = k | all) ∝ L_k Epi_k``, ``p(humans | judges) = sum_k L_k Epi_k``,
+    and ``E[theta^a | all] = sum_k L_k Emom_k / sum_k L_k Epi_k``, so one call serves every pair
+    with the same judge labels whatever its humans said (:func:`mix_humans`). The node sums are one
+    matrix product over the 25 nodes (the moments from the sums of 1, x, x^2, y, y^2, x y).
+    ``hessian``: the judges-only Hessian at ``(theta, tau)`` when the caller has it (from
+    :func:`local_map`), else it is evaluated here.
+
+    Returns
+    -------
+    Epi : (B, M, 3)
+    Emom : (B, M, 3, 4)
+    """
+    if hessian is None:
+        _, _, _, h_tt, h_ta, h_aa, *_ = objective(theta, tau, shift, n, d, nt, None, tshift=tshift, prior=prior,
+                                                  slope=slope)
+    else:
+        h_tt, h_ta, h_aa = hessian
+    det = h_tt * h_aa - h_ta * h_ta
+    v_tt, v_ta, v_aa = -h_aa / det, h_ta / det, -h_tt / det          # covariance (-H)^{-1}
+    l11 = np.sqrt(np.maximum(v_tt, 0.0))
+    l21 = np.where(l11 > 0, v_ta / np.where(l11 > 0, l11, 1.0), 0.0)
+    l22 = np.sqrt(np.maximum(v_aa - l21 * l21, 0.0))
+    # the node arrays are 25 times the problem's size: rows in slices of about _NODE_BLOCK values
+    step = max(1, _NODE_BLOCK // max(1, int(np.prod(theta.shape[1:]))))
+    if theta.ndim and theta.shape[0] > step:
+        parts = [_gh_sums(theta[i:i + step], tau[i:i + step], l11[i:i + step], l21[i:i + step], l22[i:i + step])
+                 for i in range(0, theta.shape[0], step)]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    return _gh_sums(theta, tau, l11, l21, l22)
+
+
+#: (rows x particles) per slice of :func:`judge_expectations` (its node arrays hold 25 times as many)
+_NODE_BLOCK = 8192
+
+
+def _gh_sums(theta: np.ndarray, tau: np.ndarray, l11: np.ndarray, l21: np.ndarray, l22: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """The node sums of :func:`judge_expectations` around ``(theta, tau)`` with Cholesky factor ``l``."""
+    shp = theta.shape
+    nodes = (25,) + (1,) * theta.ndim
+    xi, xj = _GH_XI.reshape(nodes), _GH_XJ.reshape(nodes)
+    th = theta + l11 * xi                                           # (25, B, M): long inner loops
+    np.clip(th, -_BOUND, _BOUND, out=th)
+    ta = tau + l21 * xi
+    ta += l22 * xj
+    np.clip(ta, -_BOUND, _BOUND, out=ta)
+    c = np.empty((3, 25) + shp)
+    np.subtract(th, ta, out=c[0])
+    np.exp(c[0], out=c[0])                                          # e^(theta - tau)
+    np.add(th, ta, out=c[2])
+    np.negative(c[2], out=c[2])
+    np.exp(c[2], out=c[2])                                          # e^(-theta - tau)
+    np.add(c[0], c[2], out=c[1])
+    c[1] += 1.0
+    np.reciprocal(c[1], out=c[1])                                   # pi_T
+    c[0] *= c[1]
+    c[2] *= c[1]
+    E = _GH_G.T @ c.reshape(3, 25, -1)                               # (3, 6, B*M): the node sums
+    e0, ex, exx, ey, eyy, exy = (E[:, j].reshape((3,) + shp) for j in range(6))
+    mt = theta * e0 + l11 * ex
+    mtt = theta * theta * e0 + 2.0 * theta * l11 * ex + l11 * l11 * exx
+    lin = l21 * ex + l22 * ey
+    ma = tau * e0 + lin
+    maa = tau * tau * e0 + 2.0 * tau * lin + l21 * l21 * exx + 2.0 * l21 * l22 * exy + l22 * l22 * eyy
+    return np.moveaxis(e0, 0, -1), np.stack([np.moveaxis(v, 0, -1) for v in (mt, mtt, ma, maa)], -1)
+
+
+def mix_humans(Epi: np.ndarray, Emom: np.ndarray, logL: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`human_mixture`'s results from :func:`judge_expectations`' (rows already matched to
+    the pairs of ``logL`` (B, 3)): ``rho`` (B, M, 3), ``log_mix`` (B, M), ``moments`` (B, M, 4)."""
+    top = logL.max(1, keepdims=True)
+    L = np.exp(np.clip(logL - top, -300.0, 0.0))                      # (B, 3)
+    num = Epi * L[:, None, :]
+    tot = np.maximum(num.sum(-1), 1e-300)
+    mom = np.einsum("bmkj,bk->bmj", Emom, L) / tot[..., None]
+    return num / tot[..., None], np.log(tot) + top, mom

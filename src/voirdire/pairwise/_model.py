@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import math
 import os
 import warnings
 from collections.abc import Mapping, Sequence
@@ -17,7 +18,7 @@ from .._checks import as_generator, check_choice, check_positive_int, check_prob
 from .._results import Result
 from ..data import VERDICTS, PairwiseTable
 from ..exceptions import ConvergenceWarning, InvalidParameterError, SchemaError
-from ._kernel import _BOUND, Prior, human_mixture, local_map, warm_start
+from ._kernel import _BOUND, Prior, human_mixture, judge_expectations, local_map, mix_humans, warm_start
 
 __all__ = ["PairwiseBayesModel", "PairwisePosterior", "entropy"]
 
@@ -27,6 +28,10 @@ logger = logging.getLogger(__name__)
 MAX_JOINT_JUDGES = 16
 
 _FORMAT = "voirdire.PairwiseBayesModel/1"
+#: (pairs x particle columns) per step of a read-only pass (predict_proba, score_samples, refine):
+#: the state is fixed, so the steps only bound the memory (about 120 bytes a value; a larger step
+#: shares more distinct judge rows).
+_READ_VALUES = 2 ** 18
 
 #: Empirical-Bayes hyperprior: the pairs' prior starts as N(0, I) worth this many pairs.
 _HYPER_PSEUDO_PAIRS = 10.0
@@ -343,6 +348,9 @@ class PairwiseBayesModel:
         self.batch_move = bool(batch_move)
         as_generator(rng if not isinstance(rng, np.random.Generator) else 0)  # validates the seed
         self.rng = rng
+        #: True: every pair's judges-only problem solved on its own and the humans integrated by
+        #: ``human_mixture`` (the reference the distinct-rows path is tested against)
+        self._reference = False
         self._reset()
 
     # ------------------------------------------------------------------ state
@@ -663,13 +671,18 @@ class PairwiseBayesModel:
         n_pairs = table.n_pairs
         proba = np.zeros((n_pairs, 3))
         logpred = np.zeros(n_pairs)
+        # a read-only pass under the Laplace weights needs no (pair, particle) array: see below
+        fast_read = (not commit and self.integrate_verdict and self.laplace and particle_loglik is None
+                     and not self._reference)
+        n_cols = self._beta.shape[0] * (max(1, len(self.judges_)) if self.particles == "per_judge" else 1)
+        read_chunk = max(self.batch_size, _READ_VALUES // n_cols)
         s = 0
         while s < n_pairs:
             if commit:
                 to_boundary = self.batch_size - (self.n_items_seen_ % self.batch_size)
                 e = min(n_pairs, s + min(self._chunk_len, to_boundary))
             else:
-                e = min(n_pairs, s + self.batch_size)
+                e = min(n_pairs, s + (read_chunk if fast_read else self.batch_size))
             B = e - s
             # human evidence
             logC = np.log(self.confusion_) if len(self.humans_) else np.zeros((0, 3, 3))
@@ -699,25 +712,55 @@ class PairwiseBayesModel:
             prior = self._pair_prior
             # integrate: the MAP of (theta, tau) given the judges alone, the humans integrated over
             # its Laplace approximation (human_mixture); else the paper's joint MAP with q read at it
-            hL = np.zeros_like(logL) if self.integrate_verdict else logL
-            th0, ta0 = warm_start(shift, wcol, n, d, nt, hL, tol=self.tol * 1e-2, tshift=tshift, prior=prior,
-                                  slope=slope)
-            th, ta, f, logdet, q, _, conv = local_map(th0, ta0, shift, n, d, nt, hL, tol=self.tol,
-                                                      tshift=tshift, prior=prior, slope=slope)
-            if not conv:
-                logger.warning("local MAP did not reach tol=%g in 30 Newton steps for some pairs", self.tol)
-            if self.integrate_verdict:
+            if self.integrate_verdict and self._reference:
+                # the per-pair reference of the path below (tests compare the two)
+                zero = np.zeros_like(logL)
+                th0, ta0 = warm_start(shift, wcol, n, d, nt, zero, tol=self.tol * 1e-2, tshift=tshift, prior=prior,
+                                      slope=slope)
+                th, ta, f, logdet, q, _, conv = local_map(th0, ta0, shift, n, d, nt, zero, tol=self.tol,
+                                                          tshift=tshift, prior=prior, slope=slope)
                 q, log_mix, mom = human_mixture(th, ta, shift, n, d, nt, logL, tshift=tshift, prior=prior,
                                                 slope=slope)
                 lap = (f - 0.5 * logdet + log_mix).reshape(B, G, M)
-                # profile: the judges' objective at its MAP plus the humans' evidence read there
                 F = lap if self.laplace else (f + _log_mix_at(th, ta, logL)).reshape(B, G, M)
                 th, ta = mom[..., 0], mom[..., 2]
                 v_th, v_ta = mom[..., 1] - th ** 2, mom[..., 3] - ta ** 2
+            elif self.integrate_verdict:
+                # the judges' half depends on the pair only through its judge labels: solved once per
+                # distinct row of (n, d, nt) (pairs with the same judge verdicts share it), then each
+                # pair's humans are mixed in (mix_humans; human_mixture is the per-pair reference)
+                uk, inv = _distinct_rows(np.concatenate([n, d, nt], 1))
+                nu, du, ntu = uk[:, :K], uk[:, K:2 * K], uk[:, 2 * K:]
+                th0, ta0 = warm_start(shift, wcol, nu, du, ntu, None, tol=self.tol * 1e-2, tshift=tshift,
+                                      prior=prior, slope=slope)
+                hess: list[Any] = []
+                thu, tau_u, fu, logdetu, _, _, conv = local_map(th0, ta0, shift, nu, du, ntu, None, tol=self.tol,
+                                                                tshift=tshift, prior=prior, slope=slope, hessian=hess)
+                Epi, Emom = judge_expectations(thu, tau_u, shift, nu, du, ntu, tshift=tshift, prior=prior,
+                                               slope=slope, hessian=hess[0] if hess else None)
+                if fast_read:
+                    if not conv:
+                        logger.warning("local MAP did not reach tol=%g in 30 Newton steps for some pairs", self.tol)
+                    self._read_only(s, e, inv, lw0, (fu - 0.5 * logdetu).reshape(-1, G, M), Epi, Emom, logL,
+                                    proba, logpred, moments)
+                    s = e
+                    continue
+                q, log_mix, mom = mix_humans(Epi[inv], Emom[inv], logL)
+                lap = ((fu - 0.5 * logdetu)[inv] + log_mix).reshape(B, G, M)
+                # profile: the judges' objective at its MAP plus the humans' evidence read there
+                F = lap if self.laplace else (fu[inv] + _log_mix_at(thu[inv], tau_u[inv], logL)).reshape(B, G, M)
+                th, ta = mom[..., 0], mom[..., 2]
+                v_th, v_ta = mom[..., 1] - th ** 2, mom[..., 3] - ta ** 2
             else:
+                th0, ta0 = warm_start(shift, wcol, n, d, nt, logL, tol=self.tol * 1e-2, tshift=tshift,
+                                      prior=prior, slope=slope)
+                th, ta, f, logdet, q, _, conv = local_map(th0, ta0, shift, n, d, nt, logL, tol=self.tol,
+                                                          tshift=tshift, prior=prior, slope=slope)
                 lap = (f - 0.5 * logdet).reshape(B, G, M)
                 F = lap if self.laplace else f.reshape(B, G, M)
                 v_th, v_ta = np.zeros_like(th), np.zeros_like(ta)
+            if not conv:
+                logger.warning("local MAP did not reach tol=%g in 30 Newton steps for some pairs", self.tol)
             q = q.reshape(B, G, M, 3)
             if not commit:
                 lw = lw0[None] + F
@@ -780,6 +823,33 @@ class PairwiseBayesModel:
                 self._chunk_len = min(self.batch_size, 2 * self._chunk_len)
             s += acc
         return proba, logpred
+
+    def _read_only(self, s: int, e: int, inv: np.ndarray, lw0: np.ndarray, lapu: np.ndarray, Epi: np.ndarray,
+                   Emom: np.ndarray, logL: np.ndarray, proba: np.ndarray, logpred: np.ndarray,
+                   moments: np.ndarray | None) -> None:
+        """Pairs ``s:e`` of a read-only pass, reduced over the particles once per distinct judge row.
+
+        A pair's particle weight is ``w_m exp(lap_um) S_bm`` with ``S_bm = sum_k L_bk Epi_umk`` (its
+        judges' Laplace term and its humans' evidence), and its verdict posterior under particle
+        ``m`` is ``L_bk Epi_umk / S_bm``; so ``S`` cancels and every sum over the particles is
+        ``sum_k L_bk A_uk`` with ``A_uk = sum_m w_m exp(lap_um) Epi_umk`` (the same for the moments):
+        the particles are summed once per distinct judge row ``u``, not once per pair. Equal to the
+        per-pair sums up to rounding (tested)."""
+        U, G, M = lapu.shape
+        a = lw0[None] + lapu                                           # (U, G, M)
+        cu = a.max(2)
+        P = np.exp(a - cu[..., None])
+        A = np.einsum("ugm,ugmk->ugk", P, Epi.reshape(U, G, M, 3))
+        top = logL.max(1, keepdims=True)
+        L = np.exp(np.clip(logL - top, -300.0, 0.0))                   # (B, 3)
+        Au = A[inv]                                                    # (B, G, 3)
+        Z = np.maximum(np.einsum("bgk,bk->bg", Au, L), 1e-300)
+        iZ = 1.0 / Z
+        proba[s:e] = np.einsum("bgk,bk,bg->bk", Au, L, iZ) / G
+        logpred[s:e] = (cu[inv] + np.log(Z) + top - _lse(lw0, 1)[None]).mean(1)
+        if moments is not None and self.pair_prior == "empirical":
+            Bm = np.einsum("ugm,ugmkj->ugkj", P, Emom.reshape(U, G, M, 3, 4))
+            moments[s:e] = np.einsum("bgkj,bk,bg->bj", Bm[inv], L, iZ) / G
 
     def _update_counts(self, rho: np.ndarray, hp: np.ndarray, hr: np.ndarray, hy: np.ndarray, acc: int) -> None:
         keep = (hp < acc) & (hr >= 0)
@@ -1195,6 +1265,14 @@ class PairwiseBayesModel:
         return model
 
 
+def _distinct_rows(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of ``key`` and, for every row, the index of its distinct row."""
+    if key.shape[1] == 0 or len(key) <= 1:
+        return key[:1], np.zeros(len(key), dtype=np.intp)
+    uk, inv = np.unique(key, axis=0, return_inverse=True)
+    return uk, inv.reshape(-1)
+
+
 def _fd_offsets(d: int) -> np.ndarray:
     """Unit offsets of the central-difference stencil in ``d`` dimensions: 0, +-e_i, +-(e_i + e_j)."""
     E = np.eye(d)
@@ -1243,26 +1321,30 @@ def _reliability_draw(rng: np.random.Generator, shape: tuple[int, int]) -> np.nd
     return out
 
 
+_GH7_WW = np.outer(_GH7_W, _GH7_W)
+
+
 def _class_prior(m_t: float, v_t: float, m_a: float, v_a: float) -> np.ndarray:
     """``E[softmax(theta, tau, -theta)]`` under independent normals (7 x 7 Gauss-Hermite)."""
-    th = m_t + np.sqrt(v_t) * _GH7_X[:, None]
-    ta = m_a + np.sqrt(v_a) * _GH7_X[None, :]
-    u = np.stack([th + 0 * ta, ta + 0 * th, -th + 0 * ta], -1)
-    p = np.exp(u - u.max(-1, keepdims=True))
-    p /= p.sum(-1, keepdims=True)
-    return np.einsum("i,j,ijk->k", _GH7_W, _GH7_W, p)
+    th = np.clip(m_t + np.sqrt(v_t) * _GH7_X[:, None], -_BOUND, _BOUND)
+    ta = np.clip(m_a + np.sqrt(v_a) * _GH7_X[None, :], -_BOUND, _BOUND)
+    e1 = np.exp(th - ta)                       # relative to tau: |theta|, |tau| <= 50, no overflow
+    e3 = np.exp(-th - ta)
+    w = _GH7_WW / (1.0 + e1 + e3)
+    return np.array([(w * e1).sum(), w.sum(), (w * e3).sum()])
 
 
 def _match_class_prior(rbar: np.ndarray, v_t: float, v_a: float) -> tuple[float, float]:
     """Means ``(m_theta, m_tau)`` with ``E[pi] = rbar`` at the given variances (fixed-point steps
     on the logits: exact when the variances are 0, a contraction otherwise)."""
-    r = np.clip(rbar / rbar.sum(), 1e-6, 1.0)
+    r0, r1, r2 = (float(x) for x in np.clip(rbar / rbar.sum(), 1e-6, 1.0))
+    lt, la = 0.5 * math.log(r0 / r2), math.log(r1) - 0.5 * math.log(r0 * r2)
     m_t, m_a = 0.0, 0.0
     for _ in range(50):
-        p = np.clip(_class_prior(m_t, v_t, m_a, v_a), 1e-12, 1.0)
-        d_t = 0.5 * (np.log(r[0] / r[2]) - np.log(p[0] / p[2]))
-        d_a = (np.log(r[1]) - 0.5 * np.log(r[0] * r[2])) - (np.log(p[1]) - 0.5 * np.log(p[0] * p[2]))
-        m_t, m_a = float(np.clip(m_t + d_t, -_BOUND, _BOUND)), float(np.clip(m_a + d_a, -_BOUND, _BOUND))
+        p0, p1, p2 = (min(max(float(x), 1e-12), 1.0) for x in _class_prior(m_t, v_t, m_a, v_a))
+        d_t = lt - 0.5 * math.log(p0 / p2)
+        d_a = la - (math.log(p1) - 0.5 * math.log(p0 * p2))
+        m_t, m_a = min(max(float(m_t + d_t), -_BOUND), _BOUND), min(max(float(m_a + d_a), -_BOUND), _BOUND)
         if abs(d_t) + abs(d_a) < 1e-8:
             break
     return m_t, m_a
