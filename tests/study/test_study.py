@@ -370,8 +370,18 @@ def test_status_shows_the_running_sequential_decision(tmp_path) -> None:
         assert got[j]["decision"] == lib.decision and lib.looks == ("1", "2", "3")
         at = lib.looks.index(lib.decided_at) if lib.decided_at else -1
         assert got[j]["reason"] == lib.reasons[at]
+    # beside it, the one verdict per judge: validate_judges on the study's labels at the same seed
+    from voirdire.workflows import validate_judges
+
+    val = validate_judges(t, ["j1", "j2"], seed=0)
+    got_v = {d["judge"]: d for d in json.loads(r.stdout)["verdicts"]}
+    for e in val.judges:
+        assert got_v[e.judge]["verdict"] == json.loads(json.dumps(e.verdict.to_dict()))
     table = runner.invoke(app, ["study", "status", str(p)])
-    assert table.exit_code == 0 and "Running decision per judge" in table.stdout
+    assert table.exit_code == 0 and "Verdict per judge" in table.stdout and "running anytime-valid" in table.stdout
+    flat = " ".join(table.stdout.split())
+    for e in val.judges:
+        assert f"{e.judge}: {e.verdict.decision.upper()} - " in flat
     # a study of one judge's scores has no humans: status says why there is no decision, and still runs
     q = tmp_path / "j.vdb"
     Study.init(q).add(_labels(tmp_path / "j.csv", 30, humans=(), judges=("j1", "j2"), seed=9), role="role")

@@ -301,15 +301,9 @@ def plan_command(
 def _verdicts(table: Any, judges: list[str], *, epsilon: float, seed: int) -> Any:
     """The verdicts of ``voirdire validate`` with its defaults at this seed (the one decision per judge that
     ``plan`` shows beside its planning numbers); ``None`` when validation cannot run on this table."""
-    from ..exceptions import VoirdireError
-    from ..workflows import validate_judges
+    from ..workflows import judge_verdicts
 
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # validate's own notes belong to validate; plan shows its verdicts
-            return validate_judges(table, judges, epsilon=epsilon, seed=seed)
-    except VoirdireError:
-        return None
+    return judge_verdicts(table, judges, seed=seed, epsilon=epsilon)
 
 
 def _need(x: float, limit: float) -> str:
@@ -366,7 +360,7 @@ def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: li
             if e is not None and e.advice is not None:
                 console.print(styled((f"{p.judge}: {e.verdict.decision.upper()}", "bold"), " - ",
                                      e.advice.sentence + "."), highlight=False, soft_wrap=True)
-            from ..workflows._advice import running_text
+            from ..workflows import running_text
 
             lim = float("inf") if n_items is None else n_items - p.eligible
             txt = running_text(p.decision if p.status == "settled" else "continue",

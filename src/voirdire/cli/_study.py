@@ -10,6 +10,7 @@ from typing import Any
 import typer
 
 from ._app import HelpGroup, ReaderOptions, app, console, emit_json, handle_errors, reader_options
+from ._console import styled
 from ._plan import TableOrJson
 from ._watch import SeqMethod
 
@@ -90,17 +91,26 @@ def status_command(path: Path = typer.Argument(..., readable=False, help="The st
 
     from ..exceptions import InvalidParameterError
 
+    from ..workflows import judge_verdicts
+
     s = _open(path)
     st = s.status()
     seq: list[Any] = []
     why = None
+    val = None
     if sequential and st.n_labels:
         try:
             seq = s.sequential(method=method.value, epsilon=epsilon, rng=seed)
         except InvalidParameterError as exc:
             why = str(exc)
+        if seq:  # the one verdict per judge (voirdire validate on the study's labels, same seed), beside it
+            val = judge_verdicts(s.to_table(), [r.judge for r in seq], seed=seed)
+    verdicts = {} if val is None else {j.judge: j for j in val.judges}
     if output == "json":
-        emit_json({**st.to_dict(), "sequential": [_seq_summary(r) for r in seq], "sequential_note": why})
+        emit_json({**st.to_dict(), "sequential": [_seq_summary(r) for r in seq], "sequential_note": why,
+                   "verdicts": [{"judge": j.judge, "verdict": j.verdict.to_dict(),
+                                 "advice": None if j.advice is None else j.advice.to_dict()}
+                                for j in verdicts.values()]})
         return
     console.print(f"{st.path}: {st.n_items:,} items, {st.n_humans} humans, {st.n_judges} judges, {st.n_labels:,} "
                   f"labels ({st.n_flagged:,} flagged); {st.n_open_assignments:,} open and "
@@ -123,16 +133,32 @@ def status_command(path: Path = typer.Argument(..., readable=False, help="The st
         cov.add_row(str(r.rater), str(r.role), f"{int(r.n_labels):,}", f"{r.coverage:.1%}")
     console.print(cov)
     if seq:
-        q = Table(title=f"Running decision per judge (anytime-valid {seq[0].method}, one look per round)",
+        from ..workflows import comparison_capacity, running_text
+
+        q = Table(title=f"Verdict per judge (as voirdire validate / study validate, seed {seed}) and beside it the "
+                        f"running anytime-valid {seq[0].method} decision (one look per round)",
                   title_justify="left", box=box.SIMPLE_HEAD)
-        for c in ("judge", "decision", "at look", "why", "more per human"):
-            q.add_column(c, justify="right" if c == "more per human" else "left", no_wrap=c != "why",
-                         overflow="fold")
+        for c in ("judge", "verdict", "anytime-valid", "at look", "why (anytime-valid)"):
+            q.add_column(c, justify="left", no_wrap=c not in ("why (anytime-valid)",), overflow="fold")
+        table = s.to_table()
+        lines = []
         for r in seq:
             d = _seq_summary(r)
-            more = "" if d["more_per_human"] is None else f"{d['more_per_human']:,.0f} ({d['more_direction']})"
-            q.add_row(r.judge, r.decision, str(d["look"]), d["reason"], more)
+            e = verdicts.get(r.judge)
+            n_items, _, cap = comparison_capacity(table, r.judge)
+            more = float("inf") if d["more_per_human"] is None else d["more_per_human"]
+            run = running_text(r.decision, more, d["more_direction"], int(cap.max()) if cap.size else 0, n_items,
+                               rule=seq[0].method)
+            q.add_row(r.judge, "-" if e is None else e.verdict.decision.upper(), r.decision, str(d["look"]),
+                      d["reason"])
+            lines.append((r.judge, e, run))
         console.print(q)
+        for judge, e, run in lines:
+            if e is not None:
+                console.print(styled((f"{judge}: {e.verdict.decision.upper()}", "bold"), " - ",
+                                     (e.advice.sentence if e.advice is not None else e.verdict.sentence) + "."),
+                              highlight=False, soft_wrap=True)
+            console.print(styled((f"  beside it, {run}", "dim")), highlight=False, soft_wrap=True)
     elif why:
         console.print(f"No sequential decision: {why}", highlight=False, soft_wrap=True)
 

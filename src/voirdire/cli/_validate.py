@@ -194,7 +194,7 @@ def _validate_sequential(file: Path, judge: list[str] | None, method: Any, epsil
                          round_column: str | None, fail_on: str | None, output_format: str,
                          reader: ReaderOptions) -> None:
     """``validate --sequential``: the anytime-valid rule of ``voirdire watch``; "continue" counts as inconclusive."""
-    from ._watch import render_sequential, run_sequential
+    from ._watch import _verdicts_json, render_sequential, render_verdicts, run_sequential
 
     if round_column is None:
         fail("--sequential needs --round-column COL: the column with each label's round (batch or time).")
@@ -204,10 +204,13 @@ def _validate_sequential(file: Path, judge: list[str] | None, method: Any, epsil
         fail(f"--sequential writes table or json. Got --format {output_format}.")
     results = run_sequential(file, judges=list(judge or []), round_column=round_column, method=method.value,
                              epsilon=epsilon, q=q, seed=seed, reader=reader)
+    table = reader.load(file, judges=[r.judge for r in results])  # the verdicts beside the running decision
     if output_format == "json":
-        emit_json({"file": str(file), "judges": [r.to_dict() for r in results]})
+        emit_json({"file": str(file), "judges": [r.to_dict() for r in results],
+                   "verdicts": _verdicts_json(table, results, seed)})
     else:
-        render_sequential(results)
+        render_sequential(results, n_items=table.n_items)
+        render_verdicts(table, results, seed)
     if fail_on is not None:
         verdict = {"accept": "accept", "reject": "reject", "continue": "inconclusive"}
         failing = [r.judge for r in results if verdict[r.decision] in FAIL_ON[fail_on]]

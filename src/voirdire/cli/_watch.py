@@ -68,8 +68,10 @@ def run_sequential(file: Path, *, judges: list[str], round_column: str, method: 
     return sequential_results(table, rounds, judges, method=method, epsilon=epsilon, q=q, seed=seed)
 
 
-def render_sequential(results: list[Any], *, since: int = 0) -> None:
-    """Terminal view: one table of looks per judge (from look ``since`` on), then the verdict line."""
+def render_sequential(results: list[Any], *, since: int = 0, n_items: int | None = None) -> None:
+    """Terminal view: one table of looks per judge (from look ``since`` on), then the running decision's line.
+    With ``n_items`` (the items on hand), a 'more per human' above it reads "cannot be settled with the N items
+    you have" instead of a number nobody can act on."""
     from rich import box
     from rich.table import Table
 
@@ -83,6 +85,8 @@ def render_sequential(results: list[Any], *, since: int = 0) -> None:
         for i in range(since, len(r.looks)):
             more = r.more_items[i]
             mtxt = "" if not math.isfinite(more) else f"{fmt_int(more)} ({r.more_direction[i]})"
+            if n_items is not None and math.isfinite(more) and more > n_items:
+                mtxt = f"cannot be settled with the {fmt_int(n_items)} items you have"
             if r.decisions[i] == "continue" and r.n_compared[i] >= 2 and not math.isfinite(more):
                 mtxt = "none expected"
             t.add_row(r.looks[i], fmt_int(r.n_compared[i]), fmt_int(r.n_win[i]), fmt_int(r.n_loss[i]),
@@ -100,12 +104,39 @@ def render_sequential(results: list[Any], *, since: int = 0) -> None:
                       fmt_num(r.e_loss[at, k], 2), str(r.status[at, k]))
         console.print(h)
         colour = {"accept": "green", "reject": "red"}.get(r.decision, "yellow")
-        console.print(styled((r.decision.upper(), f"bold {colour}"), f"  {r.judge}: {r.reasons[at]}"
+        console.print(styled(("running anytime-valid decision: ", "dim"), (r.decision.upper(), f"bold {colour}"),
+                             f"  {r.judge}: {r.reasons[at]}"
                              + (f" (look {r.looks[at]})" if r.decided_at is not None else "")),
                       highlight=False, soft_wrap=True)
     console.print("Anytime-valid: the decision may be read after every round without inflating its error "
                   "(betting e-processes, e-BH across humans). 'more per human': expected further comparisons "
                   "at the current estimates.", style="dim", highlight=False, soft_wrap=True)
+
+
+def _verdicts(table: Any, results: list[Any], seed: int) -> Any:
+    """The one verdict per judge (``voirdire validate`` on every label so far, same seed)."""
+    from ..workflows import judge_verdicts
+
+    return judge_verdicts(table, [r.judge for r in results], seed=seed)
+
+
+def _verdicts_json(table: Any, results: list[Any], seed: int) -> list[dict[str, Any]]:
+    val = _verdicts(table, results, seed)
+    return [] if val is None else [{"judge": j.judge, "verdict": j.verdict.to_dict(),
+                                    "advice": None if j.advice is None else j.advice.to_dict()} for j in val.judges]
+
+
+def render_verdicts(table: Any, results: list[Any], seed: int) -> None:
+    """The verdict per judge (as ``voirdire validate``), printed after the running anytime-valid decision so
+    that the two are read together: the running decision is what this view adds, never the verdict."""
+    val = _verdicts(table, results, seed)
+    if val is None:
+        return
+    for e in val.judges:
+        console.print(styled((f"Verdict {e.judge} (as voirdire validate, seed {seed}): "
+                              f"{e.verdict.decision.upper()}", "bold"), " - ",
+                             (e.verdict.sentence if e.advice is None else e.advice.sentence) + "."),
+                      highlight=False, soft_wrap=True)
 
 
 @app.command("watch")
@@ -141,10 +172,13 @@ def watch_command(
               seed=seed, reader=reader)
     if follow is None:
         results = run_sequential(file, **kw)  # type: ignore[arg-type]
+        table = reader.load(file, judges=[r.judge for r in results])
         if output == TableOrJson.json:
-            emit_json({"file": str(file), "judges": [r.to_dict() for r in results]})
+            emit_json({"file": str(file), "judges": [r.to_dict() for r in results],
+                       "verdicts": _verdicts_json(table, results, seed)})
         else:
-            render_sequential(results)
+            render_sequential(results, n_items=table.n_items)
+            render_verdicts(table, results, seed)
         return
     results = _follow(file, kw, every=follow, max_wait=max_wait, table=output == TableOrJson.table)
     if output == TableOrJson.json:

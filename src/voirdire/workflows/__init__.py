@@ -7,7 +7,7 @@
 so the same file, options and seed print the same numbers everywhere. See ``docs/validation.md``.
 """
 
-from ._advice import ADVICE_STATUSES, Advice, advise
+from ._advice import ADVICE_STATUSES, Advice, advise, comparison_capacity, judge_verdicts, need_text, running_text
 from ._compare import RaterComparison, compare_raters, compare_raters_stream
 from ._groups import GROUP_ERRORS, GroupCell, GroupedComparison, GroupedValidation, compare_raters_by, validate_judges_by
 from ._seeds import seed_sequence, stream
@@ -18,6 +18,10 @@ __all__ = [
     "ADVICE_STATUSES",
     "Advice",
     "advise",
+    "comparison_capacity",
+    "judge_verdicts",
+    "need_text",
+    "running_text",
     "DEFAULT_N_RESAMPLES",
     "GROUP_ERRORS",
     "GroupCell",

@@ -26,7 +26,7 @@ import numpy as np
 
 from .._results import Result
 
-__all__ = ["Advice", "advise", "comparison_capacity", "need_text", "running_text", "ADVICE_STATUSES"]
+__all__ = ["Advice", "advise", "comparison_capacity", "need_text", "running_text", "judge_verdicts", "ADVICE_STATUSES"]
 
 #: Every advice status, with what it means.
 ADVICE_STATUSES: dict[str, str] = {
@@ -255,3 +255,23 @@ def running_text(decision: str, more: float, direction: str | None, capacity: fl
         return (f"{head} says continue: about {math.ceil(more):,} more comparisons per open human"
                 + (f" to {direction}" if direction else ""))
     return f"{head} says continue: it cannot be settled with the {n_items:,} items you have"
+
+
+def judge_verdicts(table: Any, judges: Any = None, *, seed: int = 0, **options: Any) -> Any:
+    """The verdicts of :func:`voirdire.workflows.validate_judges` (its defaults, this seed) for a view that
+    shows them beside its own numbers (``plan``, ``watch``, ``study status``): the one decision per judge.
+
+    The analyses' warnings stay in the result's ``notes`` (the view is not the place to repeat them);
+    ``None`` when validation cannot run on this table (fewer than two humans, no judge).
+    """
+    import warnings
+
+    from ..exceptions import VoirdireError
+    from ._validate import validate_judges
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return validate_judges(table, judges, seed=seed, **options)
+    except VoirdireError:
+        return None
