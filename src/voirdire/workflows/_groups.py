@@ -10,9 +10,11 @@ numbers are those of ``--where`` on it), then adds what only the groups together
   rate, ``"fdr"``) at the alt-test's ``q``. Otherwise the group's verdict is ``inconclusive`` with
   the reason ``group_multiplicity``. With every group exactly on the margin, the chance that the
   judge is accepted in any group is then at most ``q`` (tested by simulation).
-* **The worst slice** (:func:`voirdire.validation.slice_advantage`): for a judge accepted on the
-  pool, a group is flagged when the judge is rejected there, or when its advantage there is below
-  the rest of the pool's (one-sided, Holm over the groups at ``q``).
+* **The worst slice** (:func:`voirdire.validation.slice_advantage`): for a judge the pool does not
+  reject (accepted, or inconclusive), a group is flagged when its advantage there is below the rest
+  of the pool's (one-sided, Holm over the groups at ``q``). A group's own ``reject`` is shown in its
+  cell but is not a flag: the per-group rules do not bound the chance of a false reject (a small
+  group often fails to show what the pool shows), and a flag must keep its stated error rate.
 * **Simpson's case**, in words: accepted on the pool but rejected in most groups, or the reverse.
 * **Too small**: a group with fewer than ``min_group_items`` items, or where the tests cannot run
   (no two humans), gets that reason and no number.
@@ -93,7 +95,7 @@ class GroupedValidation(Result):
     cells : tuple of GroupCell
         One per (judge, group), judges outer.
     slices : dict
-        Judge -> :class:`~voirdire.validation.SliceAdvantage` (judges accepted on the pool).
+        Judge -> :class:`~voirdire.validation.SliceAdvantage` (judges the pool does not reject).
     simpson : dict
         Judge -> the sentence when the pool and most groups disagree (absent otherwise).
     notes : tuple of str
@@ -170,7 +172,7 @@ def validate_judges_by(
     min_group_items : int, default 10
         A group with fewer items is not validated (reason ``group_too_small``).
     slice_check : bool, default True
-        Run the worst-slice check for the judges accepted on the pool.
+        Run the worst-slice check for the judges the pool does not reject.
     **options
         Passed to :func:`validate_judges` for every group and the pool (same ``seed``, so a group's
         numbers equal a ``--where`` run on it).
@@ -310,13 +312,11 @@ def _cell(judge: str, group: str, key: tuple[str, ...], n_items: int, res: Any, 
                               f"accepted in group {group} alone, but not once the alt-test's p-values over every "
                               f"group are corrected ({_RULE[group_error]} at q = {opts['q']}): omega = "
                               f"{omega_family:.3f} < {thr}"))] + [dataclasses.replace(x, blocking=False) for x in reasons]
-    if sl is not None and g < len(sl.slices):
-        if v.decision == "reject":
-            flag, why = True, f"the judge is accepted on the pool but rejected in group {group}"
-        elif bool(sl.below[g]):
-            flag, why = True, (f"the judge's advantage in group {group} is below the rest of the pool's by "
-                               f"{-sl.difference[g]:.3f} (one-sided p = {sl.p_value[g]:.2g}, Holm over "
-                               f"{len(sl.slices)} groups at q = {sl.q})")
+    if sl is not None and g < len(sl.slices) and bool(sl.below[g]):
+        flag, why = True, (f"the judge's advantage in group {group} is below the rest of the pool's by "
+                           f"{-sl.difference[g]:.3f} (one-sided p = {sl.p_value[g]:.2g}, Holm over "
+                           f"{len(sl.slices)} groups at q = {sl.q})"
+                           + (f"; the group's own verdict is {v.decision}" if v.decision != "accept" else ""))
         if flag:
             reasons.append(Reason(code="slice_below_pool", method="combined", blocking=False, message=why,
                                   value=adv, threshold=0.0))
@@ -329,14 +329,15 @@ def _cell(judge: str, group: str, key: tuple[str, ...], n_items: int, res: Any, 
 
 def _slice_checks(grouped: Any, pooled: Any, names: Sequence[str], opts: dict[str, Any],
                   notes: list[str]) -> dict[str, Any]:
-    """The worst-slice check of every judge the pool accepts."""
+    """The worst-slice check of every judge the pool does not reject (accepted, or inconclusive: a
+    slice may be why)."""
     from ..validation import slice_advantage
 
     out: dict[str, Any] = {}
     scoring = opts.get("scoring") or ("neg_rmse" if grouped.pooled.scale.level in ("ordinal", "interval", "ratio")
                                       and grouped.pooled.scale.is_numeric else "accuracy")
     for j in names:
-        if pooled.verdicts.get(j) is None or pooled.verdicts[j].decision != "accept":
+        if pooled.verdicts.get(j) is None or pooled.verdicts[j].decision == "reject":
             continue
         try:
             out[j] = slice_advantage(grouped.pooled, j, grouped.item_group, slices=grouped.names, scoring=scoring,
@@ -382,10 +383,10 @@ def _rule_sentence(group_error: str, opts: dict[str, Any], slice_check: bool) ->
                 + ("; the chance of accepting a judge at the margin in any group is at most q." if group_error == "fwer"
                    else "; the expected share of false accepts among the (group, human) wins is at most q."))
     if slice_check:
-        head += (f" Worst slice: for a judge accepted on the pool, a group is flagged when the judge is rejected "
-                 f"there, or when its mean per-item advantage there is below the rest of the pool's (one-sided "
-                 f"normal test, cluster-robust, Holm over the groups at q = {q}: at most q chance of flagging any "
-                 "group when none differs).")
+        head += (f" Worst slice: for a judge the pool does not reject, a group is flagged when the judge's mean "
+                 f"per-item advantage there is below the rest of the pool's (one-sided normal test, cluster-robust, "
+                 f"Holm over the groups at q = {q}: at most q chance of flagging any group when none differs); a "
+                 "group's own reject shows in its cell.")
     return head
 
 

@@ -1,0 +1,87 @@
+"""``read_annotation_groups`` / ``split_groups``: one read, one table per ``--by`` group, each the table
+``--where`` on that group reads; the pooled table; ``rater:criterion`` wide names."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from voirdire.data import read_annotation_groups, read_annotations
+from voirdire.datasets import hanna_path
+from voirdire.exceptions import SchemaError
+
+HANNA = dict(label="score", role="role", scale="interval", abstain=[-1], cluster="story")
+
+
+def _same(a, b):
+    for f in ("items", "raters", "roles", "indptr", "rater_idx", "codes", "clusters"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+    assert np.array_equal(a.values, b.values, equal_nan=True)
+    assert a.scale == b.scale
+    assert a.summary() == b.summary()
+
+
+def test_each_group_is_the_where_table():
+    g = read_annotation_groups(hanna_path(), by=["criterion"], where=["criterion=Coherence", "criterion=Surprise"],
+                               **HANNA)
+    assert g.names == ("Coherence", "Surprise")
+    for name, t in zip(g.names, g.tables):
+        _same(t, read_annotations(hanna_path(), where=[f"criterion={name}"], **HANNA))
+    # HANNA's items are <story>__<criterion>: disjoint across criteria, so the pool is the file as it is
+    assert not g.shared_items
+    _same(g.pooled, read_annotations(hanna_path(), where=["criterion=Coherence", "criterion=Surprise"], **HANNA))
+    assert np.bincount(g.item_group).tolist() == [1056, 1056]
+
+
+def _rubric(tmp_path):
+    # 3 items x 2 criteria, shared item ids; 2 humans and a judge
+    rows = []
+    for it in ("a", "b", "c"):
+        for crit, base in (("clarity", 1), ("safety", 0)):
+            for r in ("h1", "h2", "j"):
+                rows.append({"item": it, "criterion": crit, "rater": r, "label": str(base if r != "j" else 1),
+                             "role": "judge" if r == "j" else "human"})
+    p = tmp_path / "rubric.csv"
+    pd.DataFrame(rows).to_csv(p, index=False)
+    return p
+
+
+def test_shared_items_are_pooled_per_item_and_group_clustered_by_item(tmp_path):
+    g = read_annotation_groups(_rubric(tmp_path), by="criterion", role="role")
+    assert g.shared_items and g.names == ("clarity", "safety")
+    assert [t.n_items for t in g.tables] == [3, 3]
+    # 6 pooled items "a | clarity", ...; item a's two criteria share a cluster (resampled together)
+    assert g.pooled.n_items == 6
+    assert sorted(g.pooled.items)[:2] == ["a | clarity", "a | safety"]
+    k = {str(it): c for it, c in zip(g.pooled.items, g.pooled.clusters)}
+    assert k["a | clarity"] == k["a | safety"] != k["b | clarity"]
+    assert [g.names[i] for i in g.item_group[:1]] == [str(g.pooled.items[0]).split(" | ")[1]]
+
+
+def test_two_by_columns_and_a_missing_one(tmp_path):
+    p = _rubric(tmp_path)
+    df = pd.read_csv(p)
+    df["lang"] = np.where(df["item"] == "c", "fr", "en")
+    df.to_csv(p, index=False)
+    g = read_annotation_groups(p, by=["criterion", "lang"], role="role")
+    assert g.names == ("clarity/en", "safety/en", "clarity/fr", "safety/fr")
+    assert [t.n_items for t in g.tables] == [2, 2, 1, 1]
+    with pytest.raises(SchemaError, match="--by names column 'domain'"):
+        read_annotation_groups(p, by="domain", role="role")
+
+
+def test_wide_rater_criterion_columns(tmp_path):
+    # one row per item; columns RATER:CRITERION
+    p = tmp_path / "wide.csv"
+    pd.DataFrame({"item": ["x", "y", "z"], "h1:fluency": [1, 2, 3], "h2:fluency": [1, 2, 2],
+                  "gpt:fluency": [1, 3, 3], "h1:facts": [0, 1, 1], "h2:facts": [0, 1, 0],
+                  "gpt:facts": [1, 1, 1]}).to_csv(p, index=False)
+    g = read_annotation_groups(p, by="criterion", wide=True, judges=["gpt"])
+    assert g.names == ("fluency", "facts")
+    t = g.tables[0]
+    assert sorted(map(str, t.raters)) == ["gpt", "h1", "h2"] and t.judges == ("gpt",)
+    assert t.dense_values()[:, list(t.raters).index("gpt")].tolist() == [1.0, 3.0, 3.0]
+    assert dataclasses.is_dataclass(g)

@@ -1,0 +1,157 @@
+"""``validate_judges_by`` / ``compare_raters_by`` and ``--by`` on the command line: one result per group
+at the seed of a ``--where`` run, the pool, the rules across groups, the gate naming the groups."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from voirdire._simulation.slices import slice_failure_frame
+from voirdire.cli import app
+from voirdire.data import read_annotation_groups, read_annotations
+from voirdire.data._groups import split_groups
+from voirdire.datasets import hanna_path
+from voirdire.workflows import compare_raters, compare_raters_by, validate_judges, validate_judges_by
+from voirdire.workflows._groups import _simpson
+
+HANNA = dict(label="score", role="role", scale="interval", abstain=[-1], cluster="story")
+runner = CliRunner()
+
+
+def _dump(res) -> str:
+    return json.dumps(res.to_dict(), sort_keys=True)
+
+
+@pytest.mark.slow
+def test_hanna_six_criteria_five_judges_equal_six_where_runs():
+    """The goal of issue 31: one grouped call gives, per criterion, the numbers of a --where run at the same seed."""
+    opts = dict(n_resamples=100, seed=7)
+    g = read_annotation_groups(hanna_path(), by="criterion", **HANNA)
+    res = validate_judges_by(g, **opts)
+    assert len(res.groups) == 6 and len(res.judges) == 5 and len(res.cells) == 30
+    for name, r in zip(res.groups, res.results):
+        alone = validate_judges(read_annotations(hanna_path(), where=[f"criterion={name}"], **HANNA), **opts)
+        assert _dump(r) == _dump(alone), name
+    assert _dump(res.pooled) == _dump(validate_judges(read_annotations(hanna_path(), **HANNA), **opts))
+
+
+def test_agreement_by_group_equals_where_runs():
+    where = ["criterion=Coherence", "criterion=Complexity"]
+    g = read_annotation_groups(hanna_path(), by="criterion", where=where, **HANNA)
+    res = compare_raters_by(g, ["ChatGPT"], n_resamples=40, seed=2)
+    for name, r in zip(res.groups, res.results):
+        alone = compare_raters(read_annotations(hanna_path(), where=[f"criterion={name}"], **HANNA), ["ChatGPT"],
+                               n_resamples=40, seed=2)
+        assert _dump(r) == _dump(alone)
+    assert res.to_frame()["group"].iloc[-1] == "(pooled)"
+
+
+def _sliced(n=300, seed=0, **kw):
+    df = slice_failure_frame(n, np.random.default_rng(seed), column="domain", **kw)
+    return split_groups(df, np.arange(len(df)) + 2, ["domain"], src="sim", item="item", rater="rater",
+                        label="label", role="role")
+
+
+def test_planted_slice_is_flagged_and_named():
+    res = validate_judges_by(_sliced(500, p_bad=0.5), ["judge"], n_resamples=60, check_raters=False)
+    flagged = [c.group for c in res.cells if c.slice_flag]
+    assert flagged == ["E"]
+    c = res.cell("judge", "E")
+    assert "slice_below_pool" in c.verdict.codes and c.advantage < 0 and c.advantage_high < 0
+    assert "below the rest of the pool" in c.slice_reason and "Holm" in c.slice_reason
+    s = res.slices["judge"]
+    assert s.below.tolist() == [False, False, False, False, True] and s.p_value[4] < 0.001
+    assert "Worst slice" in res.rule and "Holm" in res.rule
+
+
+def test_family_correction_never_adds_an_accept_and_none_keeps_the_group_verdicts():
+    g = _sliced(300, seed=3, fail=False)
+    fw = validate_judges_by(g, ["judge"], n_resamples=60, check_raters=False, group_error="fwer")
+    no = validate_judges_by(g, ["judge"], n_resamples=60, check_raters=False, group_error="none")
+    for a, b in zip(fw.cells, no.cells):
+        assert a.group_verdict == b.group_verdict          # the group's own numbers do not move
+        assert b.verdict.decision == b.group_verdict.decision
+        assert a.omega_family is not None and b.omega_family is None
+        alt = next(e.alt_test for e in fw.results[fw.groups.index(a.group)].judges)
+        assert a.omega_family <= alt.omega               # Holm over more p-values rejects no more
+        if a.verdict.decision != a.group_verdict.decision:
+            assert a.verdict.decision == "inconclusive" and a.verdict.codes[0] == "group_multiplicity"
+
+
+def test_too_small_group_gets_its_reason_not_a_number():
+    df = slice_failure_frame(105, np.random.default_rng(1), column="domain", fail=False)
+    df.loc[df["item"].isin(["0", "5"]), "domain"] = "tiny"      # two items in their own group
+    g = split_groups(df, np.arange(len(df)) + 2, ["domain"], src="sim", item="item", rater="rater", label="label",
+                     role="role")
+    res = validate_judges_by(g, ["judge"], n_resamples=20, check_raters=False)
+    c = res.cell("judge", "tiny")
+    assert c.group_verdict is None and c.verdict.decision == "inconclusive"
+    assert c.verdict.codes == ("group_too_small",) and "2 items < min_group_items=10" in c.error
+    assert res.results[res.groups.index("tiny")] is None
+
+
+def test_simpson_sentence_both_ways():
+    def cells(*ds):
+        return [SimpleNamespace(group=f"g{k}", group_verdict=SimpleNamespace(decision=d)) for k, d in enumerate(ds)]
+
+    pooled = SimpleNamespace(verdicts={"J": SimpleNamespace(decision="accept")})
+    s = _simpson("J", pooled, cells("reject", "reject", "accept"))
+    assert s.startswith("Simpson's case: J is accepted on the pool but rejected in 2 of 3") and "g0, g1" in s
+    assert _simpson("J", pooled, cells("reject", "accept", "accept")) is None
+    pooled = SimpleNamespace(verdicts={"J": SimpleNamespace(decision="reject")})
+    assert "rejected on the pool but accepted in 2 of 2" in _simpson("J", pooled, cells("accept", "accept"))
+
+
+# ------------------------------------------------------------------------------------------------ command line
+def _file(tmp_path, **kw):
+    df = slice_failure_frame(400, np.random.default_rng(5), column="domain", **kw)
+    p = tmp_path / "sliced.csv"
+    df.to_csv(p, index=False)
+    return p
+
+
+def test_cli_gate_fails_naming_the_group_and_writes_one_record_per_judge_group(tmp_path):
+    p = _file(tmp_path, p_bad=0.3)
+    base = ["validate", str(p), "--role", "role", "--by", "domain", "--n-resamples", "60", "--no-check-raters"]
+    r = runner.invoke(app, [*base, "--fail-on", "reject"])
+    assert r.exit_code == 3, r.output
+    assert "gate failed (--fail-on reject --by domain): judge is reject on E" in " ".join(r.output.split())
+    r = runner.invoke(app, [*base, "-f", "json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert [(x["judge"], x["group"]) for x in doc["records"]] == [("judge", g) for g in "ABCDE"]
+    assert doc["records"][4]["verdict"]["decision"] == "reject" and doc["group_error"] == "fwer"
+    assert doc["pooled"]["judges"][0]["judge"] == "judge"
+    r = runner.invoke(app, [*base, "-f", "junit", "--fail-on", "reject"])
+    assert r.exit_code == 3
+    assert r.stdout.count("<testcase ") == 5 and r.stdout.count("<failure ") == 1 and 'name="judge / E"' in r.stdout
+    r = runner.invoke(app, [*base, "-f", "markdown"])
+    assert "| judge | A (80) | B (80) | C (80) | D (80) | E (80) | (pooled) |" in r.stdout
+    assert "| **reject** (slice flagged) |" in r.stdout
+    r = runner.invoke(app, [*base, "--group-error", "fdr", "-f", "csv"])
+    assert r.exit_code == 0 and r.stdout.splitlines()[0].startswith("judge,group,n_items,verdict")
+    r = runner.invoke(app, [*base, "--group-error", "bonferroni"])
+    assert r.exit_code == 1 and "--group-error must be one of" in r.output
+
+
+def test_cli_table_shows_grid_pool_and_flag(tmp_path):
+    r = runner.invoke(app, ["validate", str(_file(tmp_path, p_bad=0.45)), "--role", "role", "--by", "domain",
+                            "--n-resamples", "60", "--no-check-raters"])
+    assert r.exit_code == 0, r.output
+    out = " ".join(r.output.split())
+    assert "Verdicts by domain" in out and "(pooled)" in out and "Worst slice" in out
+    assert "judge / E:" in out and "below the rest of the pool's" in out
+
+
+def test_cli_by_is_shared_and_refused_where_not_supported(tmp_path):
+    p = _file(tmp_path, fail=False)
+    r = runner.invoke(app, ["agree", str(p), "--role", "role", "--by", "domain", "--n-resamples", "20", "-f", "json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert [x["group"] for x in doc["groups"]] == list("ABCDE") and doc["pooled"]["groups"]
+    r = runner.invoke(app, ["raters", str(p), "--role", "role", "--by", "domain"])
+    assert r.exit_code == 1 and "--by is not available for this command yet" in r.output
