@@ -9,7 +9,7 @@ from scipy.optimize import minimize
 from voirdire.data import PairwiseTable
 from voirdire.exceptions import ConvergenceWarning, InvalidParameterError, SchemaError
 from voirdire.pairwise import DEFAULT_CONFUSIONS, PairwiseBayesModel, PairwisePosterior, entropy, simulate_pairwise
-from voirdire.pairwise._kernel import local_map, objective, warm_start
+from voirdire.pairwise._kernel import human_mixture, judge_expectations, local_map, mix_humans, objective, warm_start
 
 
 def _problem(seed, B=7, M=5, K=4):
@@ -193,6 +193,7 @@ def test_load_rejects_foreign_files(tmp_path):
         PairwiseBayesModel.load(tmp_path / "y.npz")
 
 
+@pytest.mark.slow
 def test_batching_is_close_to_one_pair_at_a_time():
     table, _ = simulate_pairwise(300, rng=4)
     one = PairwiseBayesModel(n_particles=100, batch_size=1, rng=0).fit(table)
@@ -454,3 +455,41 @@ def test_judge_reliability_recovers_an_uninformative_judge():
     # the paper's judge model: every judge has reliability 1
     plain = PairwiseBayesModel(n_particles=20, n_refine=0, rng=0, **PAPER).fit(table).posterior()
     assert np.all(plain.reliability_mean == 1.0)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_judge_expectations_then_humans_equal_human_mixture(seed):
+    """The judges-only half (once per distinct judge row) mixed with any humans' evidence gives
+    human_mixture's per-pair results; logL=None gives the zeros' MAP (no human term)."""
+    shift, n, d, nt, logL = _problem(seed)
+    rng = np.random.default_rng(seed)
+    tsh, slope = rng.normal(0, 0.5, shift.shape), rng.uniform(0, 1, shift.shape)
+    prior = (0.3, 0.7, -0.4, 1.6)
+    w = np.full(shift.shape[0], 1 / shift.shape[0])
+    th0, ta0 = warm_start(shift, w, n, d, nt, None, tshift=tsh, prior=prior, slope=slope)
+    th, ta, f, ld, q, _, conv = local_map(th0, ta0, shift, n, d, nt, None, tol=1e-10, tshift=tsh, prior=prior,
+                                         slope=slope)
+    z = local_map(th0, ta0, shift, n, d, nt, np.zeros_like(logL), tol=1e-10, tshift=tsh, prior=prior, slope=slope)
+    assert conv and q is None
+    np.testing.assert_allclose(th, z[0], atol=1e-9)
+    np.testing.assert_allclose(f, z[2], atol=1e-9)
+    ref = human_mixture(th, ta, shift, n, d, nt, logL, tshift=tsh, prior=prior, slope=slope)
+    Epi, Emom = judge_expectations(th, ta, shift, n, d, nt, tshift=tsh, prior=prior, slope=slope)
+    for a, b in zip(mix_humans(Epi, Emom, logL), ref):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("particles", ["joint", "per_judge"])
+def test_distinct_row_path_equals_the_per_pair_reference(particles):
+    """The fast path (each distinct judge-label row solved once; read-only passes reduced over the
+    particles per row) against the per-pair reference (``_reference``): same stream, same state."""
+    table, _ = simulate_pairwise(60, biases=[0.8, -0.3], reliabilities=[0.6, 1.0], rng=3)
+    fits = []
+    for ref in (True, False):
+        m = PairwiseBayesModel(n_particles=20, particles=particles, n_refine=1, batch_size=16, rng=0)
+        m._reference = ref
+        m.fit(table)
+        fits.append((m.bias_mean_, m.reliability_mean_, m.confusion_, m.predict_proba(), m.predict_proba(table),
+                     m.score_samples(table), np.array(list(m.pair_prior_.values()))))
+    for a, b in zip(*fits):
+        np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-10)

@@ -1,0 +1,131 @@
+"""Leave-one-human-out on sparse raters: the default PairwiseBayesModel against the baselines.
+
+Usage: .venv/bin/python bench/pairwise_sparse.py [--sim] [--sets summeval_h2h,pandalm,llmfao] [ROOT]
+       [--seeds 0,1,2] [--particles 300] [--variants defaults,...]
+
+``--sim``: a simulated set that mimics sparse real exports (the setting of issue 30): 2,400 pairs
+of 12 systems (Bradley-Terry strengths N(0, 0.8^2); each pair compares two systems drawn at random,
+so systems repeat across pairs; the pair's theta = strength difference + N(0, 0.5^2), tau ~ N(-0.3, 1)),
+60 humans with confusion matrices of accuracy 0.55-0.90 (ties confused more often than A/B), each
+pair judged by 1 or 2 of them (equal odds), and one LLM judge (reliability 0.7, tie offset -1,
+position bias 0.4) shown each pair in a random order that the export does not record (every judge
+row says AB, the verdict in the original frame). ``--sets``: the real sets of ROOT
+(``read_pairwise_set``; default ../shared/data/pairwise) with several humans a pair.
+
+Every method is fitted with the humans of one fold held out (10 folds of humans at random, or one
+human a fold when there are at most 10) and scored on the held-out verdicts (``leave_one_human_out``,
+target "human"). Prints accuracy and NLL per method, and the paired difference of the default model
+minus the best baseline (by NLL) with its 95% bootstrap interval over pairs.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_v] = "1"
+
+import argparse  # noqa: E402
+import pathlib  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from voirdire.data import PairwiseTable, read_pairwise_set  # noqa: E402
+from voirdire.pairwise import (BradleyTerryDavidson, DawidSkene, MajorityVote, PairwiseBayesModel,  # noqa: E402
+                               leave_one_human_out)
+
+BASELINES = ("majority vote", "Bradley-Terry-Davidson", "Dawid-Skene")
+VARIANTS: dict[str, dict] = {"defaults": {}, "no refine": {"n_refine": 0}}
+
+
+def simulate_sparse(n_pairs: int = 2400, n_humans: int = 60, n_systems: int = 12, rng: int = 0) -> PairwiseTable:
+    """The simulated sparse-rater export described in the module docstring."""
+    g = np.random.default_rng(rng)
+    strength = g.normal(0.0, 0.8, n_systems)
+    sa = g.integers(0, n_systems, n_pairs)
+    sb = (sa + g.integers(1, n_systems, n_pairs)) % n_systems
+    theta = strength[sa] - strength[sb] + g.normal(0.0, 0.5, n_pairs)
+    tau = g.normal(-0.3, 1.0, n_pairs)
+
+    def softmax(a: np.ndarray, t: np.ndarray) -> np.ndarray:
+        u = np.stack([a, t, -a], 1)
+        e = np.exp(u - u.max(1, keepdims=True))
+        return e / e.sum(1, keepdims=True)
+
+    def draw(p: np.ndarray) -> np.ndarray:
+        return (g.random(len(p))[:, None] > np.cumsum(p, 1)[:, :-1]).sum(1)
+
+    z = draw(softmax(theta, tau))
+    acc = g.uniform(0.55, 0.90, n_humans)
+    conf = np.empty((n_humans, 3, 3))
+    for h in range(n_humans):
+        for k in range(3):
+            a = acc[h] if k != 1 else acc[h] - 0.1
+            conf[h, k] = (1 - a) / 2
+            conf[h, k, k] = a
+    pair, rater, verdict, order = [], [], [], []
+    names = np.array(["A", "T", "B"])
+    for p in range(n_pairs):
+        for h in g.choice(n_humans, 1 + int(g.random() < 0.5), replace=False):
+            pair.append(f"p{p}")
+            rater.append(f"h{h}")
+            verdict.append(names[g.choice(3, p=conf[h, z[p]])])
+            order.append(None)
+    s = np.where(g.random(n_pairs) < 0.5, 1.0, -1.0)                  # the order the judge really saw
+    yj = draw(softmax(0.7 * theta + 0.4 * s, 0.7 * tau - 1.0))
+    for p in range(n_pairs):
+        pair.append(f"p{p}")
+        rater.append("llm")
+        verdict.append(names[yj[p]])
+        order.append("AB")                                             # the export does not say
+    return PairwiseTable.from_arrays(pair=pair, rater=rater, verdict=verdict, order=order, judges=["llm"])
+
+
+def evaluate(name: str, table: PairwiseTable, seed: int, particles: int, variants: list[str]) -> None:
+    methods = {f"model ({v})": (lambda kw=VARIANTS[v]: PairwiseBayesModel(n_particles=particles, rng=seed, **kw))
+               for v in variants}
+    methods.update({"majority vote": lambda: MajorityVote(smoothing=0.5),
+                    "Bradley-Terry-Davidson": lambda: BradleyTerryDavidson(),
+                    "Dawid-Skene": lambda: DawidSkene(smoothing=0.01)})
+    c0 = time.process_time()
+    res = leave_one_human_out(table, methods=methods, rng=seed)
+    cpu = time.process_time() - c0
+    t = res.table[res.table["group"] == "all"].set_index("method")
+    best = min(BASELINES, key=lambda m: t.loc[m, "nll"])
+    best_acc = max(BASELINES, key=lambda m: t.loc[m, "accuracy"])
+    print(f"\n### {name} (seed {seed}): {table.n_pairs:,} pairs, {len(table.humans)} humans, "
+          f"{len(table.judges)} judges, {res.n_folds} folds, {int(t['n_labels'].iloc[0]):,} held-out labels, "
+          f"{cpu:.0f} CPU-s\n")
+    print("| method | accuracy | NLL | model - best baseline by NLL: accuracy | NLL |")
+    print("|---|---:|---:|---:|---:|")
+    for m in t.index:
+        cells = ["", ""]
+        if m.startswith("model"):
+            d = res.difference(m, best, rng=0).set_index("metric")
+            cells = [f"{d.loc[k, 'estimate']:+.4f} [{d.loc[k, 'low']:+.4f}, {d.loc[k, 'high']:+.4f}]"
+                     for k in ("accuracy", "nll")]
+        print(f"| {m} | {t.loc[m, 'accuracy']:.4f} | {t.loc[m, 'nll']:.4f} | {cells[0]} | {cells[1]} |")
+    print(f"\n(best baseline by NLL: {best}; by accuracy: {best_acc}, {t.loc[best_acc, 'accuracy']:.4f})", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("root", nargs="?", default=str(pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"
+                                                   / "pairwise"))
+    ap.add_argument("--sim", action="store_true")
+    ap.add_argument("--sets", default="")
+    ap.add_argument("--seeds", default="0")
+    ap.add_argument("--particles", type=int, default=300)
+    ap.add_argument("--variants", default="defaults")
+    args = ap.parse_args()
+    variants = args.variants.split(",")
+    for seed in (int(s) for s in args.seeds.split(",")):
+        if args.sim:
+            evaluate("simulated sparse raters", simulate_sparse(rng=seed), seed, args.particles, variants)
+        for name in filter(None, args.sets.split(",")):
+            evaluate(name, read_pairwise_set(name, args.root), seed, args.particles, variants)
+
+
+if __name__ == "__main__":
+    main()
