@@ -187,8 +187,8 @@ def _unnamed_text(file: Path, table: Any, unnamed: list[str]) -> str:
 
 def _check_labelled_count(file: Path, spec: str, labelled: Any, pi: Any, clusters: Any, unnamed: list[str]) -> None:
     """Fail (naming the file and the probability column) when the human-scored count is one the
-    inclusion probabilities make impossible (:func:`voirdire.estimation._design_check.labelled_count`)."""
-    from ..estimation._design_check import labelled_count
+    inclusion probabilities make impossible (:func:`voirdire.estimation.labelled_count`)."""
+    from ..estimation import labelled_count
 
     count = labelled_count(labelled, pi, clusters)
     if count is None or not count.impossible:
@@ -205,7 +205,8 @@ def _check_labelled_count(file: Path, spec: str, labelled: Any, pi: Any, cluster
            + "; name every LLM judge with --judge (or give a --role column).") if unnamed else (
         " Are LLM judges marked as humans in the role column?")
     fail(f"{file}, {where}: {count.sentence()}: these are not the designed human sample.{who} "
-         "Otherwise the probabilities are not the ones the sample was drawn with.")
+         "Otherwise the probabilities are not the ones the sample was drawn with, or whole groups of items were "
+         "sent to humans together (declare them with --cluster or --cluster-sep).")
 
 
 # ------------------------------------------------------------------------------------ rendering

@@ -7,8 +7,10 @@ designed subsample with known inclusion probabilities (METHODS §4).
 - :func:`required_sample_size`, :func:`plan_allocation`, :func:`plan_active`: how many human
   labels, and where (:func:`pilot_r2`: the judges' predictive R^2 on a pilot, the planners' input) (strata, or item by item from the judges' predicted residuals and costs).
 - :func:`draw_human_sample`: the Poisson-sampled subsample, probabilities saved beside it.
+- :func:`labelled_count`: is the human-scored count one the inclusion probabilities allow?
 """
 
+from ._design_check import LabelledCount, labelled_count
 from ._dr import classical_mean, dr_mean, dr_mean_table, item_scores, judge_matrix, ppi_mean
 from ._active import plan_active
 from ._planning import pilot_r2, plan_allocation, required_sample_size
@@ -30,6 +32,8 @@ __all__ = [
     "plan_active",
     "pilot_r2",
     "draw_human_sample",
+    "labelled_count",
+    "LabelledCount",
     "EstimateResult",
     "SampleSizeResult",
     "AllocationResult",

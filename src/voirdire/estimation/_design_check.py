@@ -89,6 +89,22 @@ def labelled_count(labelled: np.ndarray, pi: np.ndarray, clusters: np.ndarray | 
     -------
     LabelledCount or None
         None when a probability is unknown (``nan``): the design's expected count is then unknown.
+
+    Notes
+    -----
+    ``voirdire estimate``, :func:`compare_estimators` and :func:`dr_mean_table` refuse an impossible
+    count: the usual cause is LLM judges read as humans (every item "human-scored"). Sound under
+    the design the estimators assume (units sampled independently); items sent to humans in
+    undeclared groups can exceed the item-level limit: declare the groups as clusters.
+    Fewer labels than expected are not flagged (annotators drop out; the estimators stay valid
+    when the missing labels are missing at random within the design).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> c = labelled_count(np.ones(600, bool), np.full(600, 0.1))
+    >>> c.expected, round(c.sd, 2), round(c.limit, 1), c.impossible
+    (60.0, 7.35, 114.7, True)
     """
     lab = np.asarray(labelled, dtype=bool)
     p = np.asarray(pi, dtype=float)

@@ -474,13 +474,6 @@ def _prepare(judge: Any, human: Any, pi_in: Any, strata: Any, clusters: Any, con
         if np.any(per[cl] != st):
             raise InvalidParameterError(
                 f"The 'clusters' of {func} must be nested in the 'strata': a cluster spans two strata.")
-    if pi is not None:
-        count = labelled_count(lab, pi, cl)
-        if count is not None and count.impossible:
-            raise InvalidParameterError(
-                f"The 'inclusion_prob' parameter of {func} does not describe these human scores: {count.sentence()}. "
-                "Are LLM judges counted as humans (give every judge the judge role), or are the probabilities "
-                "not the ones the sample was drawn with?")
     return x, y, lab, pi, st, cl, confidence_level
 
 
@@ -1085,7 +1078,7 @@ def judge_matrix(table: Any, judges: str | Sequence[str]) -> tuple[np.ndarray, n
 def _check_design_count(table: Any, judges: list[str], labelled: np.ndarray, pi: Any, clusters: Any,
                         func: str) -> None:
     """Raise when the table's human-scored count is one the inclusion probabilities make impossible
-    (:func:`~voirdire.estimation._design_check.labelled_count`), naming the table and its humans."""
+    (:func:`~voirdire.estimation.labelled_count`), naming the table and its humans."""
     try:
         p = np.broadcast_to(np.asarray(pi, dtype=float), labelled.shape)
     except (TypeError, ValueError):
@@ -1101,7 +1094,8 @@ def _check_design_count(table: Any, judges: list[str], labelled: np.ndarray, pi:
         f"{func}: {count.sentence()}, so these are not the designed human sample. The table counts as humans: "
         f"{shown} (judges: {', '.join(repr(j) for j in judges)}); if some are LLM judges, give them the judge role "
         "(read_annotations(..., judges=[...]) or table.with_roles(judges=[...])). Otherwise 'inclusion_prob' is "
-        "not the design the sample was drawn with.", source=str(table.source))
+        "not the design the sample was drawn with, or whole groups of items were sent to humans together "
+        "(declare them as the table's clusters).", source=str(table.source))
 
 
 def dr_mean_table(table: Any, judge: str | Sequence[str], *, inclusion_prob: Any,

@@ -10,7 +10,8 @@ from typing import Any, Literal
 import numpy as np
 
 from .._results import Result
-from ..exceptions import DegenerateDataWarning, SmallSampleWarning
+from ..exceptions import DegenerateDataWarning, InvalidParameterError, SmallSampleWarning
+from ._design_check import labelled_count
 from ._dr import classical_mean, dr_mean, ppi_mean
 from ._results import EstimateResult
 
@@ -73,6 +74,23 @@ def _cluster_hint(items: Any) -> dict[str, str] | None:
                        "cluster-robust interval (items of a cluster also go to one cross-fitting fold)."}
 
 
+def _check_count(y: np.ndarray, inclusion_prob: Any, clusters: np.ndarray | None) -> None:
+    """Refuse human scores the design could not have produced (:func:`labelled_count`): typically
+    LLM judges counted as humans, so that every item looks human-scored."""
+    try:
+        pi = np.broadcast_to(np.asarray(inclusion_prob, dtype=float), y.shape)
+        lab = np.isfinite(y)
+    except (TypeError, ValueError):
+        return  # malformed input: dr_mean's own checks name it
+    count = labelled_count(lab, pi, None if clusters is None or len(clusters) != y.size else clusters)
+    if count is not None and count.impossible:
+        raise InvalidParameterError(
+            f"The 'inclusion_prob' parameter of compare_estimators does not describe these human scores: "
+            f"{count.sentence()}. Are LLM judges counted as humans (give every judge the judge role)? Otherwise the "
+            "probabilities are not the ones the sample was drawn with, or whole groups of items were sent to humans "
+            "together (pass them as clusters).")
+
+
 def compare_estimators(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *, judges: list[str] | None = None,
                        items: Any = None, model: str = "calibrated", cross_fit: int | str = "auto",
                        strata: Any = None,
@@ -110,6 +128,7 @@ def compare_estimators(judge_scores: Any, human_scores: Any, inclusion_prob: Any
         clusters = np.unique(np.asarray(clusters), return_inverse=True)[1].ravel()
     names = judges or [f"judge {k}" for k in range(1 if X.ndim == 1 else X.shape[1])]
     y = np.asarray(human_scores, dtype=float)
+    _check_count(y, inclusion_prob, clusters)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SmallSampleWarning)
         warnings.simplefilter("always", DegenerateDataWarning)
