@@ -79,3 +79,122 @@ def test_assign_to_tool_writes_importable_json(tmp_path, tool):
     assert man["format"] == tool and "import" in man
     assigned = [(d["data"] if tool == "label-studio" else d["metadata"])["assigned_to"] for d in data]
     assert sum(len(a) for a in assigned) == 8 and {x for a in assigned for x in a} == {"cy", "dee"}
+
+
+def _ls_export(n=12):
+    """A Label Studio JSON export: task data text, two annotators, a judge's predictions; no data.item
+    (the item ids are the task ids)."""
+    tasks = []
+    for k in range(n):
+        tid = 101 + k
+        anns = [{"id": 10 * tid + a, "completed_by": {"id": a + 1, "email": u},
+                 "result": [{"from_name": "sentiment", "to_name": "text", "type": "choices",
+                             "value": {"choices": ["Positive" if (k + a) % 3 else "Negative"]}}],
+                 "was_cancelled": False, "task": tid}
+                for a, u in enumerate(["ann@x.org", "bob@x.org"]) if (k + a) % 4]
+        preds = [{"id": 9000 + k, "model_version": "gpt-judge",
+                  "result": [{"from_name": "sentiment", "to_name": "text", "type": "choices",
+                              "value": {"choices": ["Positive"]}}]}]
+        tasks.append({"id": tid, "data": {"text": f"review number {k}", "meta_info": {"shop": k % 3}},
+                      "annotations": anns, "predictions": preds})
+    return tasks
+
+
+def _ls_import_then_export(tasks, first_id=5000):
+    """What Label Studio does with the written tasks: import (new ids), each assigned annotator submits."""
+    out = []
+    for tid, t in enumerate(json.loads(json.dumps(tasks)), start=first_id):
+        anns = [{"id": 10 * tid + k, "completed_by": {"id": 100 + k, "email": r},
+                 "result": [{"from_name": "sentiment", "to_name": "text", "type": "choices",
+                             "value": {"choices": [_truth("d-" + t["data"]["item"], r)]}}],
+                 "was_cancelled": False, "task": tid}
+                for k, r in enumerate(t["data"]["assigned_to"])]
+        out.append({"id": tid, "data": t["data"], "annotations": anns, "predictions": []})
+    return out
+
+
+def test_assign_to_label_studio_carries_the_task_data_and_reads_back(tmp_path):
+    # issue 29 item 6: the tasks were {"data": {"item", "assigned_to", "stratum"}}: the text the labelling
+    # config shows ($text) was dropped, so the imported batch showed the annotators nothing
+    from typer.testing import CliRunner
+
+    from voirdire.cli import app
+
+    src = tmp_path / "export.json"
+    src.write_text(json.dumps(_ls_export()))
+    out = tmp_path / "next.json"
+    r = CliRunner().invoke(app, ["assign", str(src), "--control", "sentiment", "-n", "5", "-o", str(out), "--to",
+                                 "label-studio", "--design", "random", "--seed", "2", "-r", "cy@x.org", "-r",
+                                 "dee@x.org"])
+    assert r.exit_code == 0, r.output
+    assert "no content" not in r.output
+    tasks = json.loads(out.read_text())
+    text = {str(101 + k): f"review number {k}" for k in range(12)}
+    for t in tasks:
+        d = t["data"]
+        assert d["text"] == text[d["item"]] and d["meta_info"] == {"shop": (int(d["item"]) - 101) % 3}
+        assert set(d) == {"text", "meta_info", "item", "assigned_to", "stratum"}
+    man = json.loads((tmp_path / "next.manifest.json").read_text())
+    assert man["n_items_with_content"] == len(tasks)
+    # the tool imports the batch (new task ids), the assigned annotators label, the export reads back
+    back_p = tmp_path / "round2.json"
+    back_p.write_text(json.dumps(_ls_import_then_export(tasks)))
+    back = read_annotations(back_p, control="sentiment").to_frame()
+    got = sorted(zip(back["item"].astype(str), back["rater"].astype(str)))
+    want = sorted((t["data"]["item"], r) for t in tasks for r in t["data"]["assigned_to"])
+    assert got == want and len(want) == 10
+    assert set(back["item"].astype(str)) <= set(text)     # the source items, not the tool's new task ids
+
+
+def test_assign_to_argilla_carries_the_record_fields_and_reads_back(tmp_path):
+    from typer.testing import CliRunner
+
+    from voirdire.cli import app
+
+    recs = []
+    for k in range(10):
+        recs.append({"id": f"rec-{k}", "fields": {"prompt": f"prompt {k}", "response": f"answer {k}"},
+                     "metadata": {"source": "support"},
+                     "suggestions": {"label": {"value": "good", "score": 0.9, "agent": "gpt-judge"}},
+                     "responses": {"label": [{"value": "good" if (k + u) % 2 else "bad", "user_id": f"user-{u}",
+                                              "status": "submitted"} for u in range(2)]},
+                     "vectors": {}, "_server_id": f"srv-{k}"})
+    src = tmp_path / "records.json"
+    src.write_text(json.dumps(recs))
+    out = tmp_path / "next.json"
+    r = CliRunner().invoke(app, ["assign", str(src), "-n", "4", "-o", str(out), "--to", "argilla", "--design",
+                                 "random", "--seed", "1", "-r", "user-2", "-r", "user-3"])
+    assert r.exit_code == 0, r.output
+    written = json.loads(out.read_text())
+    for rec in written:
+        k = int(rec["fields"]["item"].split("-")[1])
+        assert rec["fields"] == {"prompt": f"prompt {k}", "response": f"answer {k}", "item": f"rec-{k}"}
+    # Argilla logs them (new server ids); the assigned annotators answer; to_json exports; it reads back
+    for n, rec in enumerate(written):
+        rec["_server_id"] = f"new-{n}"
+        rec["responses"] = {"label": [{"value": "good", "user_id": u, "status": "submitted"}
+                                      for u in rec["metadata"]["assigned_to"]]}
+    back_p = tmp_path / "round2.json"
+    back_p.write_text(json.dumps(written))
+    back = read_annotations(back_p).to_frame()
+    got = sorted(zip(back["item"].astype(str), back["rater"].astype(str)))
+    want = sorted((rec["fields"]["item"], u) for rec in written for u in rec["metadata"]["assigned_to"])
+    assert got == want and len(want) == 8
+
+
+def test_read_item_data_of_each_export():
+    from pathlib import Path
+
+    from voirdire.data import read_item_data
+
+    fix = Path(__file__).parent / "fixtures" / "formats"
+    ls = read_item_data(fix / "label_studio_export.json")
+    assert ls["101"] == {"text": "The refund arrived in two days, thank you!"}
+    # JSON-MIN: the task data keys, not the controls (sentiment: the annotators agree on task 101, so only
+    # --control, or its repeating across tasks, tells it from task data)
+    for control in (None, "sentiment"):
+        mini = read_item_data(fix / "label_studio_min.json", control=control)
+        assert mini["101"] == {"text": "The refund arrived in two days, thank you!"}, control
+    arg = read_item_data(fix / "argilla_records.json")
+    assert arg["rec-1"] == {"prompt": "Summarise the ticket.", "response": "Customer got a refund quickly."}
+    assert read_item_data(fix / "README.md") == {}

@@ -11,6 +11,7 @@ from ._app import (
     Duplicates, Level, Missing, app, console, duplicates_option, emit_json, fail, handle_errors, load_table,
     missing_option, role_option, format_options,
 )
+from ._app import _FORMAT_OPTS
 from ._plan import DesignName
 
 
@@ -58,6 +59,7 @@ def assign_command(
     Spreadsheet formula cells (starting with = + - @) are escaped in CSV output. Items a rater
     already labelled are never assigned to them again.
     """
+    from ..data import read_item_data
     from ..design import allocate, write_assignments
 
     if n_per_rater < 1:
@@ -67,8 +69,11 @@ def assign_command(
                        role=role)
     res = allocate(table, design=design.value, n_per_rater=n_per_rater, raters=assignee or None, primary=primary,
                    rng=seed)
+    tool = file_format in (FileFormat.label_studio, FileFormat.argilla)
+    # the source export's task data / record fields: the text the tool shows annotators
+    item_data = read_item_data(file, item=item, control=_FORMAT_OPTS.get().get("control")) if tool else None
     out, man = write_assignments(res, output, format=None if file_format is None else file_format.value,
-                                 inputs=[file, judge_file])
+                                 inputs=[file, judge_file], item_data=item_data)
     if json_out:
         emit_json(res.manifest() | {"file": str(out), "manifest": str(man)})
         return
@@ -86,6 +91,13 @@ def assign_command(
     console.print(f"Strata ({'primary ' + res.primary if res.primary else 'per-item mode of all humans'}): {strata}.",
                   highlight=False, soft_wrap=True)
     console.print(f"Wrote {out} and {man} (seed {res.seed}).", highlight=False, soft_wrap=True)
+    if tool:
+        n_items = len(dict.fromkeys(str(i) for i in res.item))
+        n_with = sum(1 for i in dict.fromkeys(str(i) for i in res.item) if (item_data or {}).get(i))
+        if n_with < n_items:
+            console.print(f"{n_items - n_with:,} of {n_items:,} items have no content from {file} (only a Label Studio "
+                          "or Argilla export holds it): their tasks carry the item id only; add the text the "
+                          "annotators must see before importing.", style="yellow", highlight=False, soft_wrap=True)
     if res.label_dependent:
         console.print("This design picks items using labels: the masks depend on the labels, which the "
                       "independent-mask variance results do not cover. Say so when you report.", style="dim",

@@ -3,6 +3,7 @@
 from ._formats import FORMATS, argilla_records, label_studio_tasks
 from ._columns import id_str
 from ._groups import GroupedTables, read_annotation_groups
+from ._item_data import read_item_data
 from ._pairwise import ORDERS, VERDICTS, PairwiseTable, join_pair_key, pairwise_set_of, read_pairwise
 from ._pairwise_sets import PAIRWISE_SETS, pairwise_set_frame, read_pairwise_set
 from ._readers import read_annotations, read_long_frame
@@ -13,5 +14,5 @@ from ._table import HUMAN, JUDGE, AnnotationTable, DuplicatePolicy, MissingPolic
 __all__ = ["AnnotationTable", "Scale", "TableSummary", "read_annotations", "read_long_frame",
            "LEVELS", "HUMAN", "JUDGE", "PairwiseTable", "read_pairwise",
            "PAIRWISE_SETS", "pairwise_set_frame", "pairwise_set_of", "read_pairwise_set", "read_rounds",
-           "FORMATS", "label_studio_tasks", "argilla_records", "VERDICTS", "ORDERS", "join_pair_key", "id_str",
+           "FORMATS", "label_studio_tasks", "argilla_records", "read_item_data", "VERDICTS", "ORDERS", "join_pair_key", "id_str",
            "DuplicatePolicy", "MissingPolicy", "GroupedTables", "read_annotation_groups"]

@@ -256,7 +256,8 @@ WRITE_FORMATS = ("csv", "jsonl", "label-studio", "argilla")
 
 def write_assignments(result: AssignmentResult, path: str | os.PathLike[str], *,
                       format: str | None = None,
-                      inputs: Sequence[str | os.PathLike[str] | None] = ()) -> tuple[Path, Path]:
+                      inputs: Sequence[str | os.PathLike[str] | None] = (),
+                      item_data: Mapping[str, Mapping[str, Any]] | None = None) -> tuple[Path, Path]:
     """Write the assignment table (CSV or JSONL) and a manifest next to it.
 
     The manifest ``<path stem>.manifest.json`` records the design, the seed, the source table's
@@ -279,6 +280,11 @@ def write_assignments(result: AssignmentResult, path: str | os.PathLike[str], *,
         annotators.
     inputs : sequence of path-like
         Files this assignment was computed from: writing over one of them is refused.
+    item_data : mapping, optional
+        Item id -> the item's content in the tool (Label Studio task ``data``, Argilla record
+        ``fields``), e.g. :func:`voirdire.data.read_item_data` of the export the round was drawn
+        from: carried into the tasks or records, so the imported batch shows annotators the text
+        (``voirdire assign EXPORT.json --to label-studio`` does this). Ignored for CSV and JSONL.
 
     Returns
     -------
@@ -304,6 +310,9 @@ def write_assignments(result: AssignmentResult, path: str | os.PathLike[str], *,
             f"{list(WRITE_FORMATS)} (--to).")
     df = result.to_frame()
     man = result.manifest()
+    if fmt in ("label-studio", "argilla"):
+        carried = sum(1 for it in dict.fromkeys(str(i) for i in result.item) if (item_data or {}).get(it))
+        man["n_items_with_content"] = carried  # items whose source task data / fields were carried over
     man.update({"file": p.name, "format": fmt,
                 "formula_escaping": ("cells starting with = + - @ tab or CR (not plain numbers) are prefixed with '"
                                      if fmt == "csv" else "none (JSON values are exact)"),
@@ -313,12 +322,12 @@ def write_assignments(result: AssignmentResult, path: str | os.PathLike[str], *,
     if fmt == "csv":
         text = csv_frame(df).to_csv(index=False, lineterminator="\n")
     elif fmt == "label-studio":
-        text = json.dumps(label_studio_tasks(result), indent=1, ensure_ascii=False) + "\n"
+        text = json.dumps(label_studio_tasks(result, item_data=item_data), indent=1, ensure_ascii=False) + "\n"
         man["import"] = ("Label Studio: import this file into a project (one task per item); data.assigned_to lists "
                          "who labels it: filter the Data Manager on it, or assign the filtered tasks (Enterprise). "
                          "Read the export back with: voirdire ... EXPORT.json (data.item is the item id).")
     elif fmt == "argilla":
-        text = json.dumps(argilla_records(result), indent=1, ensure_ascii=False) + "\n"
+        text = json.dumps(argilla_records(result, item_data=item_data), indent=1, ensure_ascii=False) + "\n"
         per_item = df.groupby("item", sort=False)["rater"].size()
         man["import"] = ("Argilla v2: dataset.records.from_json(FILE) logs the records (fields.item is the item id; "
                          "add a TextField 'item' and a TermsMetadataProperty 'assigned_to' to the settings); each "

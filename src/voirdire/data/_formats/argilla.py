@@ -16,7 +16,8 @@ from typing import Any
 from ...exceptions import SchemaError
 from ._common import ToolFrame, shaped, shown
 
-__all__ = ["is_argilla", "is_argilla_flat", "argilla_frame", "argilla_flat_frame", "argilla_records"]
+__all__ = ["is_argilla", "is_argilla_flat", "argilla_frame", "argilla_flat_frame", "argilla_records",
+           "argilla_item_fields"]
 
 _USERS = ".responses.users"
 
@@ -121,17 +122,39 @@ def argilla_flat_frame(rows: list[dict[str, Any]], src: str, *, question: str | 
     return dataclasses.replace(tf, taken_for=tf.taken_for.replace("records export", "flattened records export"))
 
 
-def argilla_records(assignments: Any) -> list[dict[str, Any]]:
+def argilla_item_fields(obj: Any, *, item: str = "item") -> dict[str, dict[str, Any]]:
+    """Each item's record ``fields`` in an Argilla records export (nested, as ``to_json`` writes
+    it), keyed by the item id :func:`argilla_frame` gives it (``fields[item]``, else the record id).
+    ``{}`` for anything else (the flattened layout does not tell fields from metadata)."""
+    from .._columns import id_str
+
+    out: dict[str, dict[str, Any]] = {}
+    if not is_argilla(obj):
+        return out
+    for r in obj:
+        if not isinstance(r, dict) or not isinstance(r.get("fields"), dict):
+            continue
+        fields = r["fields"]
+        it = fields[item] if item in fields else (r.get("id") if r.get("id") is not None else r.get("_server_id"))
+        if it is not None:
+            out.setdefault(id_str(it), dict(fields))
+    return out
+
+
+def argilla_records(assignments: Any, *, item_data: Any = None) -> list[dict[str, Any]]:
     """Argilla records, one per item, in the shape ``dataset.records.from_json`` logs.
 
     ``fields.item`` is the item id (read back by :func:`argilla_frame`); ``metadata.assigned_to``
     lists the annotators (a terms metadata property, so each annotator filters on their name) and
-    ``metadata.stratum`` the design's stratum.
+    ``metadata.stratum`` the design's stratum. ``item_data`` (item id -> the source record's
+    ``fields``, e.g. :func:`argilla_item_fields` of the export the round was drawn from) is carried
+    over, so annotators see the same text; ``item`` is set over it.
     """
     df = assignments.to_frame()
+    src = item_data or {}
     out: list[dict[str, Any]] = []
     for it, g in df.groupby("item", sort=False):
-        out.append({"id": str(it), "fields": {"item": str(it)},
+        out.append({"id": str(it), "fields": {**(src.get(str(it)) or {}), "item": str(it)},
                     "metadata": {"assigned_to": [str(x) for x in g["rater"]], "stratum": str(g["stratum"].iloc[0])},
                     "suggestions": {}, "responses": {}, "vectors": {}})
     return out

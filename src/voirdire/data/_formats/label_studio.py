@@ -18,7 +18,7 @@ from ...exceptions import SchemaError
 from ._common import ToolFrame, shaped, shown
 
 __all__ = ["is_label_studio", "is_label_studio_min", "label_studio_frame", "label_studio_min_frame",
-           "label_studio_tasks"]
+           "label_studio_tasks", "label_studio_item_data"]
 
 _VALUE_KEYS = {"choices": "choices", "rating": "rating", "number": "number"}
 _MIN_META = {"id", "annotator", "annotation_id", "created_at", "updated_at", "lead_time", "agreement"}
@@ -175,17 +175,63 @@ def label_studio_min_frame(records: list[dict[str, Any]], src: str, *, control: 
                            src=src, what="annotations")
 
 
-def label_studio_tasks(assignments: Any) -> list[dict[str, Any]]:
+def label_studio_item_data(obj: Any, *, item: str = "item", control: str | None = None) -> dict[str, dict[str, Any]]:
+    """Each item's task ``data`` in a Label Studio JSON or JSON-MIN export, keyed by the item id the
+    readers give it (``data[item]``, else the task id; :func:`~voirdire.data._columns.id_str`).
+
+    What the next round's tasks carry over, so that the labelling config shows annotators the same
+    text. In JSON-MIN a task's data are the keys of its records that are not annotation metadata,
+    not a structured control (a list) and hold one value across the task's records, less
+    ``control``; without ``control``, only the keys whose value also differs between every two
+    tasks (as the reader tells task data from a control). ``{}`` for anything else.
+    """
+    from .._columns import id_str
+
+    out: dict[str, dict[str, Any]] = {}
+    if not isinstance(obj, list):
+        return out
+    if is_label_studio(obj):
+        for k, t in enumerate(obj):
+            if isinstance(t, dict) and isinstance(t.get("data"), dict):
+                it = _item_of(t, item)
+                if it is not None:
+                    out.setdefault(id_str(it), dict(t["data"]))
+        return out
+    if is_label_studio_min(obj):
+        by_task: dict[Any, list[dict[str, Any]]] = {}
+        for r in obj:
+            if isinstance(r, dict):
+                by_task.setdefault(r.get("id"), []).append(r)
+        keys = [k for k in dict.fromkeys(k for r in obj if isinstance(r, dict) for k in r)
+                if k not in _MIN_META and k != control]
+        keys = [k for k in keys if not any(isinstance(r.get(k), (list, dict)) for r in obj if isinstance(r, dict))
+                and all(len({repr(r.get(k)) for r in rs}) == 1 for rs in by_task.values())]
+        if control is None:  # a control several annotators agree on is constant within its task too
+            keys = [k for k in keys if k == item or len({repr(rs[0].get(k)) for rs in by_task.values()}) == len(by_task)]
+        for tid, rs in by_task.items():
+            data = {k: rs[0].get(k) for k in keys if k in rs[0]}
+            it = rs[0].get(item) if item in rs[0] else tid
+            if it is not None:
+                out.setdefault(id_str(it), data)
+    return out
+
+
+def label_studio_tasks(assignments: Any, *, item_data: Any = None) -> list[dict[str, Any]]:
     """Label Studio import tasks, one per item, listing who is assigned to it.
 
     ``data.item`` is the item id (read back by :func:`label_studio_frame`), ``data.assigned_to``
     the annotators in assignment order and ``data.stratum`` the design's stratum. Filter the Data
     Manager on ``assigned_to`` (or assign the filtered tasks to that annotator in Label Studio
-    Enterprise) to give each annotator their tasks.
+    Enterprise) to give each annotator their tasks. ``item_data`` (item id -> the source task's
+    ``data``, e.g. :func:`label_studio_item_data` of the export the round was drawn from) is
+    carried over, so the labelling config finds its text; ``item``, ``assigned_to`` and
+    ``stratum`` are set over it.
     """
     df = assignments.to_frame()
+    src = item_data or {}
     tasks: list[dict[str, Any]] = []
     for it, g in df.groupby("item", sort=False):
-        tasks.append({"data": {"item": str(it), "assigned_to": [str(r) for r in g["rater"]],
+        base = src.get(str(it)) or {}
+        tasks.append({"data": {**base, "item": str(it), "assigned_to": [str(r) for r in g["rater"]],
                                "stratum": str(g["stratum"].iloc[0])}})
     return tasks
