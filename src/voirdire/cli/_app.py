@@ -553,3 +553,12 @@ def emit_json(obj: Any) -> None:
     from .._results import to_jsonable
 
     sys.stdout.write(json.dumps(to_jsonable(obj), indent=2) + "\n")
+
+
+def n_resamples_option() -> Any:
+    """``--n-resamples`` (alias ``--resamples``): one name and one default everywhere (agree, validate, plan,
+    report)."""
+    from .._defaults import DEFAULT_N_RESAMPLES
+
+    return typer.Option(DEFAULT_N_RESAMPLES, "--n-resamples", "--resamples",
+                        help="Bootstrap resamples for every interval and decision stability (0 = none).")

@@ -19,6 +19,7 @@ from ._app import (
     load_table, missing_option, role_option, format_options,
 )
 from ._console import progress_bar, styled
+from ._app import n_resamples_option
 
 
 class TableOrJson(str, Enum):
@@ -198,7 +199,8 @@ def plan_command(
     fr_target: float = typer.Option(0.10, "--fr-target", help="Largest acceptable false-reject rate."),
     fa_target: float = typer.Option(0.10, "--fa-target", help="Largest acceptable false-accept rate."),
     n_jobs: int = typer.Option(1, "--n-jobs", help="Worker processes for --budget."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the simulation."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the simulation and of the verdicts (as validate --seed)."),
+    n_resamples: int = n_resamples_option(),
     output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json."),
     scale: Level = typer.Option(None, "--scale", help="Level of measurement of the labels."),
     categories: list[str] = typer.Option(None, "--categories", help="Categories in order (comma-separated)."),
@@ -252,7 +254,7 @@ def plan_command(
         if len(table.humans) < 2:
             fail(f"{file}: planning needs at least two human raters; found {len(table.humans)}.")
         ov, notes = _overlap_quiet(table, judges=judges)
-        out["validation"] = _verdicts(table, judges, epsilon=epsilon, seed=seed)
+        out["validation"] = _verdicts(table, judges, epsilon=epsilon, seed=seed, n_resamples=n_resamples)
         if score == ScoreName.agreement:
             out["answers"] = plan_judges(table, judges, epsilon=epsilon, significance_level=significance_level,
                                          rng=seed)
@@ -298,12 +300,12 @@ def plan_command(
     _render_plan(out, errors, ov, notes, file=None if file is None else str(file))
 
 
-def _verdicts(table: Any, judges: list[str], *, epsilon: float, seed: int) -> Any:
+def _verdicts(table: Any, judges: list[str], *, epsilon: float, seed: int, n_resamples: int) -> Any:
     """The verdicts of ``voirdire validate`` with its defaults at this seed (the one decision per judge that
     ``plan`` shows beside its planning numbers); ``None`` when validation cannot run on this table."""
     from ..workflows import judge_verdicts
 
-    return judge_verdicts(table, judges, seed=seed, epsilon=epsilon)
+    return judge_verdicts(table, judges, seed=seed, epsilon=epsilon, n_resamples=n_resamples)
 
 
 def _need(x: float, limit: float) -> str:

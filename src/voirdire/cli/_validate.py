@@ -14,6 +14,7 @@ from ._app import (
     EXIT_GATE, ReaderOptions, app, console, emit_json, err_console, fail, format_options, handle_errors, numeric_nominal_note, reader_options,
     require_overlap,
 )
+from ._app import n_resamples_option  # noqa: F401 - declared once in _app; agree and report import it from here
 from ._console import styled
 from ._raters import sensitivity_lines
 
@@ -59,14 +60,6 @@ class RankBy(str, Enum):
 FORMATS = ("table", "json", "csv", "markdown", "junit")
 #: ``--fail-on``: which combined verdicts fail the gate.
 FAIL_ON = {"reject": ("reject",), "inconclusive": ("reject", "inconclusive")}
-
-
-def n_resamples_option() -> Any:
-    """``--n-resamples`` (alias ``--resamples``): one name and one default everywhere."""
-    from .._defaults import DEFAULT_N_RESAMPLES
-
-    return typer.Option(DEFAULT_N_RESAMPLES, "--n-resamples", "--resamples",
-                        help="Bootstrap resamples for every interval and decision stability (0 = none).")
 
 
 @app.command("validate")

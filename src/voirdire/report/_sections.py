@@ -16,7 +16,7 @@ from .._results import to_jsonable
 from .._scores import HTML_NAMES
 from ._annotators import annotators_section
 from ..agreement import binary_agreement, pairwise_matrix
-from ..design import overlap, plan_judges
+from ..design import overlap
 from ..estimation import compare_estimators, item_scores
 from ..exceptions import VoirdireError
 from ..pairwise import PairwiseBayesModel, bias_report
@@ -460,10 +460,23 @@ def estimation_section(ctx: Context, w: Writer) -> None:
     out: list[dict[str, Any]] = []
     w.put("judges", out)
     items_all = np.asarray(t.items)
+    left_out = 0
+    if ctx.unsampled == "omit":  # items with no probability are outside the probability sample
+        is_h = (t.roles[t.rater_idx] == "human") & ~t.is_abstention
+        outside = np.isnan(pi_all)[t.label_item] & is_h
+        left_out = int(outside.sum())
+        w.put("n_human_labels_left_out", left_out)
+        w.put("n_items_left_out", int(np.unique(t.label_item[outside]).size))
+        if left_out:
+            w.text(f"{fmt_int(left_out)} human label(s) on {fmt_int(w.results['n_items_left_out'])} item(s) with no "
+                   "inclusion probability (outside the probability sample) are left out of these estimates; the "
+                   "other sections use them.", "note")
     for jn, judge in enumerate(ctx.judges):
         if jn:
             w.tick(judge)
         x, y, _ = item_scores(t, judge)
+        if left_out:
+            y = np.where(np.isnan(pi_all), np.nan, y)
         keep = np.isfinite(x)
         entry: dict[str, Any] = {"judge": judge, "n_items_scored": int(keep.sum())}
         cl = None if t.clusters is None else t.clusters[keep]
@@ -554,40 +567,50 @@ def design_section(ctx: Context, w: Writer) -> None:
         w.table("eligible", "Eligible items per held-out human (rows) and judge (columns); comparison pairs are in "
                             "the JSON (overlap.n_pairs)", ["held-out human", *jud], rows)
     if ctx.judges and len(ctx.humans) >= 2:
-        _plan_block(ctx, w, plan_judges)
+        _plan_block(ctx, w)
 
 
-def _plan_block(ctx: Context, w: Writer, plan: Any) -> None:
-    """One planning answer per judge (``plan_judges``: the numbers of ``voirdire plan`` and ``validate``)."""
+def _plan_block(ctx: Context, w: Writer) -> None:
+    """The verdict per judge with its advice, and beside it the running anytime-valid leave-one-out rule: read
+    from the one validation result (:func:`voirdire.workflows.validate_judges`), so the numbers are those of
+    ``voirdire plan`` and ``validate``; nothing is computed here."""
+    from ..workflows import running_text
 
+    try:
+        res = shared_validation(ctx, w)
+    except VoirdireError as exc:
+        w.text(f"Planning the next round is not available: {exc}", "note")
+        return
     w.heading("Planning the next round")
     plans: list[dict[str, Any]] = []
+    advice: list[dict[str, Any]] = []
     w.put("plans", plans)
+    w.put("advice", advice)
     rows: list[list[Any]] = []
-    for judge in ctx.judges:
-        try:  # one judge at a time: a judge the rule cannot run on does not hide the others
-            res = w.call(plan, ctx.table, [judge], epsilon=ctx.epsilon, rng=ctx.seed)
-        except VoirdireError as exc:
-            plans.append({"judge": judge, "error": str(exc)})
-            rows.append([judge, "error", DASH, DASH, DASH, str(exc)])
-            continue
-        p = res.plans[0]
-        plans.append(to_jsonable(p))
-        k = len(plans) - 1
+    for e in res.judges:
+        a = e.advice
+        advice.append(to_jsonable(a))
+        p = e.plan
+        if p is None:
+            plans.append({"judge": e.judge, "error": e.errors.get("leave_one_out", "the leave-one-out rule did not run")})
+            running = DASH
+        else:
+            plans.append(to_jsonable(p))
+            lim = a.n_items - p.eligible
+            running = running_text(p.decision if p.status == "settled" else "continue",
+                                   p.more_per_human if p.status == "open" else float("inf"), None, lim, a.n_items)
         w.results["plans"] = plans
-        status = f"settled ({p.decision})" if p.status == "settled" else p.status
-        more = (w.int_(f"plans/{k}/more_per_human") if np.isfinite(p.more_per_human)
-                else Cell(text="none", numeric=True))
-        rows.append([judge, status, more, p.method, w.num(f"plans/{k}/effect_size"), p.reason])
-    w.table("plan", f"More comparisons per open held-out human to settle each judge (leave-one-out rule, "
-                    f"ε = {fmt_num(ctx.epsilon, 2)}, anytime-valid, e-BH at q = 0.05)",
-            ["judge", "status", "more per human", "method", "effect (μ_d + ε)/σ0", "why"], rows)
-    w.text("One answer per judge, the same as voirdire plan and the 'what would settle it' line of voirdire "
-           "validate. A comparison is an item labelled by the held-out human, the judge and another human. "
-           "Settled: the anytime-valid rule has already decided, no top-up. Open: the rule's expected further "
-           "comparisons at the current estimates (a forecast, not a guarantee); the fixed-sample plug-in "
-           "m*_cert in the reason is smaller because it guarantees nothing at the margin or under repeated looks. "
-           "Boundary: the judge sits on the ε margin, so no finite budget is expected to settle it.", "note")
+        w.results["advice"] = advice
+        rows.append([e.judge, Cell(text=e.verdict.decision), a.sentence, running])
+    w.table("plan", "What each judge needs next: the verdict (as voirdire validate), what would settle it, and "
+                    f"beside it the running anytime-valid leave-one-out rule (ε = {fmt_num(ctx.epsilon, 2)}, e-BH at "
+                    "q = 0.05)", ["judge", "verdict", "what next", "running anytime-valid rule"], rows)
+    w.text("One answer per judge, the same as voirdire plan, validate and study status at this seed. A comparison is "
+           "an item labelled by the held-out human, the judge and another human. A settled verdict (accept or reject) "
+           "needs no more labels; an inconclusive one says whether labels can settle it and, when they can, either "
+           "a batch of the items on hand that was drawn and checked to create the comparisons, or how many new "
+           "items would be needed when the items on hand cannot give them. The running anytime-valid rule is shown "
+           "beside the verdict, never instead of it.", "note")
 
 
 # ----------------------------------------------------------------------------------------- pairwise
