@@ -198,3 +198,41 @@ def test_read_item_data_of_each_export():
     arg = read_item_data(fix / "argilla_records.json")
     assert arg["rec-1"] == {"prompt": "Summarise the ticket.", "response": "Customer got a refund quickly."}
     assert read_item_data(fix / "README.md") == {}
+
+
+def test_study_assign_to_label_studio_carries_the_rounds_task_data(tmp_path):
+    # issue 29 item 6, `study assign`: the study's round came from a Label Studio export; the next batch's
+    # tasks carry that export's task data, and the tool's export of the batch adds back as the same
+    # items and annotators (the assignments are then delivered)
+    from typer.testing import CliRunner
+
+    from voirdire.cli import app
+    from voirdire.study import Study
+
+    runner = CliRunner()
+    study = tmp_path / "s.vdb"
+    src = tmp_path / "export.json"
+    src.write_text(json.dumps(_ls_export()))
+    assert runner.invoke(app, ["study", "init", str(study)]).exit_code == 0
+    r = runner.invoke(app, ["study", "add", str(study), str(src)])
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "batch.json"
+    r = runner.invoke(app, ["study", "assign", str(study), "-n", "4", "-o", str(out), "--to", "label-studio",
+                            "--design", "random", "-r", "cy@x.org", "-r", "dee@x.org", "--seed", "3"])
+    assert r.exit_code == 0, r.output
+    assert "no content" not in r.output
+    tasks = json.loads(out.read_text())
+    for t in tasks:
+        assert t["data"]["text"] == f"review number {int(t['data']['item']) - 101}"
+    back_p = tmp_path / "round2.json"
+    back_p.write_text(json.dumps(_ls_import_then_export(tasks)))
+    r = runner.invoke(app, ["study", "add", str(study), str(back_p), "--strict"])
+    assert r.exit_code == 0, r.output     # --strict: every label of the batch was assigned
+    st = Study(study).status()
+    assert st.n_open_assignments == 0 and st.n_delivered_assignments == 8
+    # the export moved (or changed) since it was added: no content, and the command says so
+    src.write_text(json.dumps(_ls_export()[:3]))
+    r = runner.invoke(app, ["study", "assign", str(study), "-n", "2", "-o", str(tmp_path / "b2.json"), "--to",
+                            "label-studio", "--design", "random", "-r", "eve@x.org", "--seed", "4"])
+    assert r.exit_code == 0, r.output
+    assert "have no content" in " ".join(r.output.split())

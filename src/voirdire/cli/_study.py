@@ -204,6 +204,20 @@ def _export(study: Any, output: Path, to: str) -> None:
             csv_frame(df).to_csv(fh, index=False)
 
 
+def _round_content(study: Any) -> dict[str, dict[str, Any]]:
+    """Each item's content (Label Studio task data, Argilla record fields) from the study's label
+    rounds whose files are still where they were imported from, unchanged (same sha256); a later
+    round's content wins."""
+    from ..data import read_item_data
+
+    out: dict[str, dict[str, Any]] = {}
+    rounds = study.status().rounds
+    for rec in rounds.to_dict("records"):
+        if rec.get("kind") == "labels" and rec.get("source") and rec.get("file_hash"):
+            out.update(read_item_data(str(rec["source"]), sha256=str(rec["file_hash"])))
+    return out
+
+
 @study_app.command("assign")
 @handle_errors
 def assign_command(
@@ -215,19 +229,33 @@ def assign_command(
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the draw (recorded)."),
     to: str = typer.Option(None, "--to", help="csv, jsonl, label-studio or argilla."),
 ) -> None:
-    """The next batch of assignments, written for the annotators and recorded with its probabilities."""
+    """The next batch of assignments, written for the annotators and recorded with its probabilities.
+
+    With --to label-studio or argilla each task carries the item's content (task data, record
+    fields) from the study's rounds imported from that tool's exports, where those files are still
+    in place and unchanged."""
     from ..design import write_assignments
 
     s = _open(path)
+    content = _round_content(s) if to in ("label-studio", "argilla") else None
     written: list[Any] = []
     # the batch file is written (atomically) inside the round's transaction: a file that cannot be
     # written (a missing folder, the study itself as -o) rolls the round back
     res, rnd = s.assign(design=design, n_per_rater=n_per_rater, raters=assignee or None, rng=seed,
                         before_commit=lambda res, _: written.extend(write_assignments(res, output, format=to,
-                                                                                      inputs=[path])))
+                                                                                      inputs=[path],
+                                                                                      item_data=content)))
     out, manifest = written
     console.print(f"Round {rnd}: {len(res.item):,} assignments ({design}, seed {seed}) recorded with their "
                   f"inclusion probabilities; wrote {out} and {manifest}.", highlight=False, soft_wrap=True)
+    if content is not None:
+        items = list(dict.fromkeys(str(i) for i in res.item))
+        bare = sum(1 for i in items if not content.get(i))
+        if bare:
+            console.print(f"{bare:,} of {len(items):,} items have no content (no Label Studio or Argilla export of "
+                          "the study's rounds holds them where it was imported from): their tasks carry the item id "
+                          "only; add the text the annotators must see before importing.", style="yellow",
+                          highlight=False, soft_wrap=True)
 
 
 @study_app.command("draw")

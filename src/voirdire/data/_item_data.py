@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,8 @@ __all__ = ["read_item_data"]
 _COMPRESSED = (".gz", ".bz2", ".xz")
 
 
-def read_item_data(path: str | os.PathLike[str], *, item: str = "item",
-                   control: str | None = None) -> dict[str, dict[str, Any]]:
+def read_item_data(path: str | os.PathLike[str], *, item: str = "item", control: str | None = None,
+                   sha256: str | None = None) -> dict[str, dict[str, Any]]:
     """Each item's content in a Label Studio or Argilla export: item id -> task ``data`` / record ``fields``.
 
     The next round written for the tool (:func:`voirdire.design.write_assignments` with
@@ -36,6 +37,9 @@ def read_item_data(path: str | os.PathLike[str], *, item: str = "item",
         The Label Studio control that holds the label (``--control``): in a JSON-MIN export it is
         not task data. Without it, JSON-MIN keys count as task data only where every task has its
         own value.
+    sha256 : str, optional
+        The file's content hash when it was read before (a study round's ``file_hash``): a file
+        that changed since gives ``{}`` (its content may no longer be that round's).
 
     Returns
     -------
@@ -59,6 +63,8 @@ def read_item_data(path: str | os.PathLike[str], *, item: str = "item",
         if name.endswith(ext):
             name = name[: -len(ext)]
     if not name.endswith(".json") or not p.is_file():
+        return {}
+    if sha256 is not None and hashlib.sha256(p.read_bytes()).hexdigest() != sha256:
         return {}
     obj = load_json(p, str(p))
     return label_studio_item_data(obj, item=item, control=control) or argilla_item_fields(obj, item=item)
