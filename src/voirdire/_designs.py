@@ -99,6 +99,8 @@ def draw_design(
     reveal: Callable[[int, np.ndarray], np.ndarray] | None = None,
     rng: np.random.Generator,
     names: Sequence[str] | None = None,
+    overlap: np.ndarray | None = None,
+    judged: np.ndarray | None = None,
 ) -> list[np.ndarray]:
     """Items for each of ``len(sizes)`` raters under ``design`` (METHODS §2).
 
@@ -127,6 +129,12 @@ def draw_design(
         Source of randomness.
     names : sequence of str, optional
         The raters' names, for error messages (default: ``rater #1``, ``rater #2``, ...).
+    overlap : numpy.ndarray, optional
+        ``strat`` only: human labels per item before the round. Given (no primary human), each rater takes
+        the items another human labelled first, so that every assigned label can be a leave-one-out
+        comparison; this round's earlier raters count too.
+    judged : numpy.ndarray, optional
+        ``strat`` with ``overlap``: whether a judge labelled each item (items without come last).
     """
     n_r = len(sizes)
     all_items = np.arange(n_items)
@@ -151,10 +159,19 @@ def draw_design(
             out.append(np.sort(rng.choice(cand, size=sizes[t], replace=False)))
         return out
     if design == "strat":
+        # overlap first (no primary): inside each stratum, items another human (or an earlier rater of this
+        # round) labelled come first, then items without one; items no judge labelled last. Without it,
+        # independent draws give most items to one human each, and such an item is no leave-one-out comparison.
+        counts = None if overlap is None else np.asarray(overlap, dtype=np.int64).copy()
         for t in range(n_r):
             cand = candidates(t)
             check(t, cand)
-            out.append(stratified_draw(strata, cand, sizes[t], rng))
+            pri = None if counts is None else (counts < 1).astype(np.int64) + (
+                0 if judged is None else 2 * (~np.asarray(judged, dtype=bool)).astype(np.int64))
+            chosen = stratified_draw(strata, cand, sizes[t], rng, priority=pri)
+            out.append(chosen)
+            if counts is not None:
+                counts[chosen] += 1
         return out
     if design == "panel":
         m_max = max(sizes) if n_r else 0

@@ -201,3 +201,38 @@ def test_exact_budget_property(seed: int, m: int, design: str) -> None:
     a = allocate(t, design=design, n_per_rater=m, raters=["x", "y"], rng=seed).to_frame()
     assert a.groupby("rater").size().tolist() == [m, m]
     assert not a.duplicated().any()
+
+
+def _pooled_first_pass(seed: int = 0) -> AnnotationTable:
+    """146 items, a judge on all, three humans with a few labels each and no primary (the issue's case:
+    most items labelled by no human yet)."""
+    full = simulate_annotations(n_items=146, n_humans=3, judge_accuracies=[0.8], rng=seed).table
+    df = full.to_frame()
+    rng = np.random.default_rng(seed)
+    keep = (df["rater"] == "judge_1") | (rng.random(len(df)) < 0.08)
+    return AnnotationTable.from_frame(df.loc[keep, ["item", "rater", "label"]], judges=["judge_1"])
+
+
+def _comparisons(t: AnnotationTable, a) -> int:
+    """(human, item) labels of the batch whose item ends up with another human's label too (a leave-one-out
+    comparison: the judge labelled every item here)."""
+    hum = {str(h) for h in t.humans}
+    df = t.to_frame()
+    labelled = df[df["rater"].astype(str).isin(hum)][["item", "rater"]].astype(str)
+    new = a.to_frame()[["item", "rater"]].astype(str)
+    every = pd.concat([labelled, new]).drop_duplicates()
+    per_item = every.groupby("item")["rater"].nunique()
+    return int((new["item"].map(per_item) >= 2).sum())
+
+
+def test_strat_without_a_primary_creates_overlap() -> None:
+    # issue 28: with no primary, strat drew every human's items independently, so most of a batch went to
+    # one human each on items no human had labelled and gave no leave-one-out comparison; it now takes items
+    # another human labelled (or an earlier rater of the round was given) first
+    t = _pooled_first_pass()
+    a = allocate(t, design="strat", n_per_rater=50, rng=3)
+    assert a.primary is None
+    assert a.to_frame().groupby("rater").size().tolist() == [50, 50, 50]
+    assert _comparisons(t, a) == 150          # every assigned label is a comparison
+    r = allocate(t, design="random", n_per_rater=50, rng=3)
+    assert _comparisons(t, r) < 120           # independent draws waste a good part of the batch

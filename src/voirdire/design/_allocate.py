@@ -119,7 +119,11 @@ def allocate(
     - ``random``: each rater draws ``m`` items uniformly, independently of the others;
     - ``strat``: strata are the primary human's labels; each rater draws per stratum in
       proportion to stratum size (``floor(m N_h / N)``, the remainder one each to the larger
-      strata), uniformly within a stratum;
+      strata), uniformly within a stratum. Without a primary (strata: the per-item mode), each rater
+      takes first the items another human already labelled (or an earlier rater of this round was
+      given), then the rest, items no judge labelled last: the leave-one-out rule needs the judge,
+      the held-out human and another human on an item, and independent draws would give most items
+      to one human each;
     - ``panel``: one stratified panel shared by every rater (maximal rater-rater overlap);
     - ``seq-refined``: raters in turn, strata = per-item mode of all human labels so far;
     - ``seq-coverage``: as ``seq-refined``, but inside a stratum the items with the fewest human
@@ -220,8 +224,13 @@ def allocate(
         if r in set(table.raters.tolist()):
             col = present[:, table.rater_index(r)]
             exclude[t] = col >= 0
+    overlap_first = design == "strat" and primary is None  # without a primary, overlap must be created
+    jcols = [table.rater_index(j) for j in table.judges]
+    judged = ((present[:, jcols] >= 0) & (present[:, jcols] < L)).any(axis=1) if jcols else None
     chosen = draw_design(design, n_items=table.n_items, sizes=sizes, strata=strata, known=hcodes,
-                         n_categories=L, exclude=exclude if exclude.any() else None, rng=gen, names=raters)
+                         n_categories=L, exclude=exclude if exclude.any() else None, rng=gen, names=raters,
+                         overlap=((hcodes >= 0) & (hcodes < L)).sum(axis=1) if overlap_first else None,
+                         judged=judged if overlap_first else None)
     # the stratum each item was drawn from, under the design's own stratification signal
     if design in ("seq-refined", "seq-coverage"):
         st_label = item_modes(hcodes, L, prefer=strata)
