@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -460,3 +461,136 @@ def test_draw_and_assign_record_nothing_when_the_output_cannot_be_written(tmp_pa
     ok = runner.invoke(app, ["study", command, str(p), *args, "-o", str(tmp_path / "ok.csv")])
     assert ok.exit_code == 0, ok.output
     assert len(_state(p)[0]) == len(before[0]) + 1 and (tmp_path / "ok.csv").is_file()
+
+
+# ------------------------------------------------------------------ estimate / report / validate on a study
+_TEMP_NAME = re.compile(r"tmp[a-z0-9_]{8}")   # tempfile's names: no temporary export may reach the user
+
+
+def _validation_then_draw(tmp_path: Path) -> tuple[Path, set[str], int]:
+    """A study: judges on 120 items, a validation round of two humans on 30 of them, a uniform draw of ~30,
+    the humans' scores on the drawn items. Returns the study, the drawn items and the human labels left out."""
+    p = tmp_path / "s.vdb"
+    s = Study.init(p)
+    items = [f"it{i:03d}" for i in range(120)]
+    s.add(_scores(tmp_path / "judges.csv", items), role="role")
+    s.add(_scores(tmp_path / "val.csv", items[:30], judges=(), humans=("h1", "h2"), seed=3), role="role")
+    r = runner.invoke(app, ["study", "draw", str(p), "-n", "30", "--seed", "1", "-o", str(tmp_path / "d.csv")])
+    assert r.exit_code == 0, r.output
+    drawn = set(pd.read_csv(tmp_path / "d.csv", dtype=str)["item"])
+    s.add(_scores(tmp_path / "drawn.csv", sorted(drawn), judges=(), humans=("h1", "h2"), seed=4), role="role",
+          duplicates="first")
+    left_out = 2 * len(set(items[:30]) - drawn)
+    return p, drawn, left_out
+
+
+def test_study_estimate_uses_the_probability_sample_after_validation_rounds(tmp_path) -> None:
+    # issue 29 item 5: a study with validation rounds and then a draw never gave an estimate ("item ... has no
+    # inclusion probability ... Put the item's design probability on its rows", naming a temporary file)
+    p, drawn, left_out = _validation_then_draw(tmp_path)
+    assert 0 < left_out < 60
+    args = ["-j", "j1", "-f", "json", "--seed", "0"]
+    r = runner.invoke(app, ["study", "estimate", str(p), *args])
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.stdout)
+    note = r.stderr
+    assert f"Left out: {left_out} other human label(s) on {left_out // 2} item(s)" in note
+    assert f"{len(drawn)} item(s) drawn" in note and "round(s) 3" in note and "round(s) 2" in note
+    assert got["file"] == str(p) and not _TEMP_NAME.search(r.output)
+    dr = got["estimates"]["doubly_robust"]
+    assert dr["n_labeled"] == len(drawn) and dr["n_total"] == 120
+    # = voirdire estimate on the probability sample written as a file, with the recorded probabilities
+    ps = Study(p).probability_sample()
+    assert ps.n_human_labels_left_out == left_out and ps.draw_rounds == (3,)
+    ps.to_frame().to_csv(tmp_path / "sample.csv", index=False)
+    direct = runner.invoke(app, ["estimate", str(tmp_path / "sample.csv"), "--role", "role", "--inclusion-prob",
+                                 "inclusion_prob", *args])
+    assert direct.exit_code == 0, direct.output
+    assert got["estimates"] == json.loads(direct.stdout)["estimates"]
+    # --rounds: the draw rounds to use; any other round is one line naming the draw rounds
+    same = runner.invoke(app, ["study", "estimate", str(p), *args, "--rounds", "3"])
+    assert same.exit_code == 0 and json.loads(same.stdout)["estimates"] == got["estimates"]
+    for bad, why in (("2", "round 2 is a labels round; --rounds takes draw rounds"), ("9", "not a round"),
+                     ("x", "round numbers")):
+        r = runner.invoke(app, ["study", "estimate", str(p), *args, "--rounds", bad])
+        assert r.exit_code == 1 and why in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.output
+    # the table view says the same to the reader, on stdout
+    t = runner.invoke(app, ["study", "estimate", str(p), "-j", "j1"])
+    assert t.exit_code == 0 and "Left out:" in t.stdout and "DR" in t.stdout and not _TEMP_NAME.search(t.output)
+    # no draw round: the study says so
+    q = tmp_path / "q.vdb"
+    Study.init(q).add(tmp_path / "judges.csv", role="role")
+    r = runner.invoke(app, ["study", "estimate", str(q), "-j", "j1"])
+    assert r.exit_code == 1 and "has no draw round" in r.stderr
+
+
+def test_study_estimate_help_lists_its_options_and_nothing_names_a_temporary_file(tmp_path) -> None:
+    r = runner.invoke(app, ["study", "estimate", "--help"])
+    assert r.exit_code == 0
+    for opt in ("--judge", "--rounds", "--model", "--inclusion-prob", "--seed", "--format"):
+        assert opt in r.stdout, opt
+    assert "--role" not in r.stdout and "--item" not in r.stdout      # the study fixes its own columns
+    for cmd in ("validate", "report"):
+        h = runner.invoke(app, ["study", cmd, "--help"])
+        assert h.exit_code == 0 and "--judge" in h.stdout and "--seed" in h.stdout
+    p, _, _ = _validation_then_draw(tmp_path)
+    v = runner.invoke(app, ["study", "validate", str(p), "-j", "j1", "--scale", "interval", "--n-resamples", "50"])
+    assert v.exit_code == 0, v.output
+    assert v.stdout.startswith(f"{p}: 120 items") and not _TEMP_NAME.search(v.output) and ".csv" not in v.output
+
+
+@pytest.mark.slow
+def test_study_report_title_and_estimation_from_the_recorded_draws(tmp_path) -> None:
+    # issue 29 item 5: the report said "Estimation (not available)" and was titled after a temporary export
+    p, drawn, left_out = _validation_then_draw(tmp_path)
+    out = tmp_path / "rep"
+    r = runner.invoke(app, ["study", "report", str(p), "-j", "j1", "--scale", "interval", "--n-resamples", "20",
+                            "-o", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    assert not _TEMP_NAME.search(r.output) and "Estimation" not in r.stderr
+    rep = json.loads((out / "report.json").read_text())
+    assert rep["title"] == "voirdire validation report: s.vdb" and rep["meta"]["input"]["name"] == "s.vdb"
+    assert "<title>voirdire validation report: s.vdb</title>" in (out / "report.html").read_text()
+    est = rep["sections"]["estimation"]
+    assert est["status"] == "ok" and est["results"]["n_human_labels_left_out"] == left_out
+    dr = est["results"]["judges"][0]["dr_calibrated"]
+    assert dr["n_labeled"] == len(drawn)
+    e = runner.invoke(app, ["study", "estimate", str(p), "-j", "j1", "--scale", "interval", "-f", "json",
+                            "--drop-unscored"])
+    assert e.exit_code == 0, e.output
+    assert np.isclose(dr["estimate"], json.loads(e.stdout)["estimates"]["doubly_robust"]["estimate"])
+    # the other sections use every human label (the validation round's too)
+    assert rep["sections"]["validation"]["status"] == "ok"
+
+
+def test_ids_that_look_like_formulas_survive_export_and_draw(tmp_path) -> None:
+    # issue 29 item 5: '-404f...' came back from the CSV export as "'-404f..." and lost its probability
+    from voirdire.data import read_annotations
+
+    items = [f"{c}{i:02d}f" for i in range(24) for c in ("-", "=", "+", "@", "x")]
+    p = tmp_path / "s.vdb"
+    s = Study.init(p)
+    rows = [(i, j, "judge", float(1 + (k + m) % 5)) for k, i in enumerate(items) for m, j in enumerate(("j1", "j2"))]
+    pd.DataFrame(rows, columns=["item", "rater", "role", "label"]).to_csv(tmp_path / "j.csv", index=False)
+    s.add(tmp_path / "j.csv", role="role")
+    r = runner.invoke(app, ["study", "draw", str(p), "-n", "40", "--seed", "5", "-o", str(tmp_path / "d.csv")])
+    assert r.exit_code == 0, r.output
+    cells = pd.read_csv(tmp_path / "d.csv", dtype=str)["item"]
+    assert cells.str.startswith("'").any()                   # the CSV is formula-safe ...
+    drawn = set(s.inclusion_probabilities().index)
+    # ... and the annotators' file, keyed by those cells, lands on the study's items
+    hum = [(c, h, "human", 3) for c in cells for h in ("h1", "h2")]
+    pd.DataFrame(hum, columns=["item", "rater", "role", "label"]).to_csv(tmp_path / "h.csv", index=False)
+    added = s.add(tmp_path / "h.csv", role="role")
+    assert added.n_imported == 2 * len(cells) and added.n_flagged == 0 and s.status().n_items == len(items)
+    assert set(s.labels().query("role == 'human'")["item"]) == drawn
+    e = runner.invoke(app, ["study", "estimate", str(p), "-j", "j1", "-f", "json"])
+    assert e.exit_code == 0, e.output
+    assert json.loads(e.stdout)["estimates"]["doubly_robust"]["n_labeled"] == len(drawn)
+    out = tmp_path / "ex.csv"
+    assert runner.invoke(app, ["study", "export", str(p), "-o", str(out)]).exit_code == 0
+    assert set(map(str, read_annotations(out, role="role").items)) == set(items)
+    direct = runner.invoke(app, ["estimate", str(out), "-j", "j1", "--role", "role", "--inclusion-prob",
+                                 "inclusion_prob", "-f", "json"])
+    assert direct.exit_code == 0, direct.output
+    assert json.loads(direct.stdout)["estimates"] == json.loads(e.stdout)["estimates"]

@@ -74,10 +74,12 @@ def _blank(v: Any) -> bool:
 def _per_item_column(file: Path, column: str, table: Any, item_col: str, rater_col: str, *, numeric: bool,
                      option: str) -> tuple[dict[str, Any], str]:
     """Values of ``column`` per item (constant within an item); errors name the file, row and column."""
+    from ..data import id_str
     from ..exceptions import SchemaError
 
     df, rows, src = _read_frame(file, column, item_col, option)
-    ids = df[item_col].astype(str).str.strip().to_numpy()
+    # ids as the table reader reads them (a CSV export's "'-3x" is the item "-3x", see _safe.uncell)
+    ids = df[item_col].map(id_str).to_numpy()
     raw = df[column].to_numpy(dtype=object)
     vals: list[Any] = [None] * len(raw)
     for k, v in enumerate(raw):

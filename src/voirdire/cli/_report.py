@@ -13,15 +13,17 @@ from ._console import styled
 from ._validate import n_resamples_option
 
 
-def _inclusion_prob(spec: str, file: Path, table: Any, item_col: str, rater_col: str) -> Any:
+def _inclusion_prob(spec: str, file: Path, table: Any, item_col: str, rater_col: str, *,
+                    unsampled: str = "error") -> Any:
     """``--inclusion-prob``: a number (the same for every item) or the name of a column in FILE,
-    read and checked exactly as ``voirdire estimate`` reads it."""
+    read and checked exactly as ``voirdire estimate`` reads it (with ``unsampled="omit"``, a
+    human-labelled item without a probability is outside the sample instead of an error)."""
     import numpy as np
 
     from ._estimate import _inclusion_from_file
 
     is_h = (table.roles[table.rater_idx] == "human") & ~table.is_abstention
-    labelled = np.bincount(table.label_item[is_h], minlength=table.n_items) > 0
+    labelled = (np.bincount(table.label_item[is_h], minlength=table.n_items) > 0) & (unsampled != "omit")
     pi = _inclusion_from_file(spec, file, table, item_col, rater_col, np.where(labelled, 0.0, np.nan))
     try:
         return float(spec)  # one number (checked above): the report records it as a constant
@@ -55,6 +57,9 @@ def report_command(
     reference_floor: float = typer.Option(0.4, "--reference-floor",
                                           help="Humans' own alpha below which no judge is accepted (in [0, 1))."),
     title: str | None = typer.Option(None, "--title", help="Page title."),
+    unsampled: str = typer.Option("error", "--unsampled", hidden=True,
+                                  help="error|omit: a human-labelled item with no inclusion probability is an error, "
+                                       "or outside the probability sample (study report)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     *,
     reader: ReaderOptions,
@@ -78,7 +83,7 @@ def report_command(
     elif inclusion_prob is not None:
         fail("--inclusion-prob needs the annotation file (it is about the graded items).")
     pi = None if inclusion_prob is None or file is None or table is None else _inclusion_prob(
-        inclusion_prob, file, table, reader.item, reader.rater)
+        inclusion_prob, file, table, reader.item, reader.rater, unsampled=unsampled)
     ptable = None
     pcov = None
     if pairwise is not None:
@@ -99,7 +104,7 @@ def report_command(
                            n_resamples=n_resamples, epsilon=epsilon, alt_test_epsilon=alt_epsilon,
                            stability_threshold=stability_threshold, reference_floor=reference_floor,
                            input_path=file if file is not None else pairwise, pairwise_path=pairwise,
-                           title=title, progress=progress)
+                           title=title, progress=progress, unsampled=unsampled)
         bar.update(task, description="Writing")
         paths = write_report(rep, out, inputs=[f for f in (file, pairwise) if f is not None])
     for s in rep.not_available:

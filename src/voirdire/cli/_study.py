@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import tempfile
+import inspect
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import typer
 
-from ._app import HelpGroup, ReaderOptions, app, console, emit_json, handle_errors, reader_options
+from . import _estimate, _report, _validate  # noqa: F401  (registered first: the study commands take their options)
+from ._app import HelpGroup, ReaderOptions, app, console, emit_json, err_console, fail, handle_errors, reader_options
 from ._console import styled
 from ._plan import TableOrJson
 from ._watch import SeqMethod
@@ -18,8 +19,6 @@ study_app = typer.Typer(help="A study workspace: rounds of labels, assignments a
                              "SQLite file (init, add, status, assign, draw, export, validate, estimate, report).",
                         no_args_is_help=True, rich_markup_mode=None, cls=HelpGroup)  # plain help, as in _app.py
 app.add_typer(study_app, name="study")
-
-_FORWARD = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 
 class ExportFormat(str, Enum):
@@ -288,40 +287,155 @@ def draw_command(
                   f"wrote {output}.", highlight=False)
 
 
-def _forward(command: str, path: Path, extra: list[str]) -> None:
-    """Run `voirdire COMMAND` on the study exported to a temporary file (identical to running it on an export)."""
-    from typer.main import get_command
-
-    s = _open(path)
-    with tempfile.TemporaryDirectory() as tmp:
-        f = Path(tmp) / f"{path.stem}.csv"
-        _export(s, f, "csv")
-        args = [command, str(f), "--role", "role", *extra]
-        if command == "estimate" and "inclusion_prob" in s.export_frame().columns and \
-                not any(a.startswith("--inclusion-prob") for a in extra):
-            args += ["--inclusion-prob", "inclusion_prob"]
-        rc = get_command(app).main(args=args, prog_name="voirdire", standalone_mode=False)
-        if isinstance(rc, int) and rc:   # click returns the exit code of typer.Exit when not standalone
-            raise typer.Exit(rc)
+def _string_frame(df: Any) -> Any:
+    """``df`` as its CSV export reads back: every cell a string, a missing value empty."""
+    out = df.copy()
+    for c in out.columns:
+        col = out[c].astype(object)
+        out[c] = col.where(col.notna(), "").astype(str)
+    return out
 
 
-@study_app.command("validate", context_settings=_FORWARD)
-@handle_errors
-def validate_command(ctx: typer.Context, path: Path = typer.Argument(..., readable=False, help="The study file.")) -> None:
-    """`voirdire validate` over every round (any validate option after PATH, e.g. --judge J)."""
-    _forward("validate", path, list(ctx.args))
+def _round_numbers(values: list[str] | None) -> list[int] | None:
+    """``--rounds 4,6`` (or repeated): the round numbers."""
+    if not values:
+        return None
+    out = []
+    for v in ",".join(values).split(","):
+        if not v.strip():
+            continue
+        try:
+            out.append(int(v.strip()))
+        except ValueError:
+            fail(f"--rounds takes round numbers (e.g. --rounds 4,6). Got {v.strip()!r}.")
+    return out or None
 
 
-@study_app.command("estimate", context_settings=_FORWARD)
-@handle_errors
-def estimate_command(ctx: typer.Context, path: Path = typer.Argument(..., readable=False, help="The study file.")) -> None:
-    """`voirdire estimate` over every round with the recorded inclusion probabilities."""
-    _forward("estimate", path, list(ctx.args))
+def _sample_note(ps: Any) -> str:
+    """What ``study estimate`` / ``study report`` estimate from, and what they leave out."""
+    rounds = ", ".join(map(str, ps.draw_rounds))
+    text = (f"Estimating from the probability sample of draw round(s) {rounds}: {ps.n_items_drawn:,} item(s) drawn "
+            f"with recorded probabilities, {ps.n_items_labelled:,} of them with human labels "
+            f"({ps.n_human_labels:,} labels).")
+    if ps.n_human_labels_left_out:
+        text += (f" Left out: {ps.n_human_labels_left_out:,} other human label(s) on {ps.n_items_left_out:,} item(s) "
+                 f"no chosen draw drew (round(s) {', '.join(map(str, ps.left_out_rounds))}): no probability says how "
+                 f"those items went to the humans.")
+    if ps.n_items_labelled < ps.n_items_drawn:
+        text += (f" {ps.n_items_drawn - ps.n_items_labelled:,} drawn item(s) have no human label yet and count as "
+                 f"not drawn; add their labels (an estimate is valid for the design only when the drawn items are "
+                 f"labelled).")
+    return text + " Choose the draws with --rounds."
 
 
-@study_app.command("report", context_settings=_FORWARD)
-@handle_errors
-def report_command(ctx: typer.Context, path: Path = typer.Argument(..., readable=False, help="The study file.")) -> None:
-    """`voirdire report` over every round (any report option after PATH)."""
-    _forward("report", path, list(ctx.args))
+#: What a study fixes for the command it hands its labels to: its own columns, and a long table.
+_STUDY_READING: dict[str, Any] = {"item": "item", "rater": "rater", "label": "label", "role": "role",
+                                  "format_in": "auto", "wide": False, "where": None, "control": None,
+                                  "question": None}
 
+_ROUNDS = inspect.Parameter(
+    "rounds", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[list[str]],
+    default=typer.Option(None, "--rounds", help="The draw round(s) whose drawn items and recorded probabilities "
+                                                 "the estimate uses (comma-separated or repeated; default: every "
+                                                 "draw round)."))
+
+
+def _target(name: str) -> Any:
+    """The callback of ``voirdire NAME``."""
+    for info in app.registered_commands:
+        if info.name == name and info.callback is not None:
+            return info.callback
+    raise RuntimeError(f"voirdire {name} is not registered")  # pragma: no cover - import order
+
+
+def _on_study(name: str, help: str, prepare: Any, *, replace: dict[str, inspect.Parameter] | None = None,
+              hide: tuple[str, ...] = (), extra: tuple[inspect.Parameter, ...] = ()) -> None:
+    """Register ``study NAME``: ``voirdire NAME`` on the study's labels, with that command's own options.
+
+    The options are read from ``voirdire NAME``'s signature (so ``--help`` lists them and they are
+    parsed as there), less the ones a study fixes (its columns, the file format) and ``hide``,
+    with ``replace`` and ``extra``. ``prepare(study, kw)`` gives the long frame the command reads
+    (through :func:`voirdire.data._virtual.frame_as_file`: no temporary file, every message names the
+    study) and the fixed options; it may change ``kw``.
+    """
+    from ..data._virtual import frame_as_file
+
+    target = _target(name)
+    sig = inspect.signature(target)
+    replace = replace or {}
+    params = [inspect.Parameter("path", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Path,
+                                default=typer.Argument(..., readable=False, help="The study file."))]
+    for p in sig.parameters.values():
+        if p.name == "file" or p.name in _STUDY_READING or p.name in hide:
+            continue
+        params.append(replace.get(p.name, p).replace(kind=inspect.Parameter.KEYWORD_ONLY))
+    params += list(extra)
+    fixed = {k: v for k, v in _STUDY_READING.items() if k in sig.parameters}
+
+    def command(path: Path, **kw: Any) -> Any:
+        study = _open(path)
+        frame, more = prepare(study, kw)
+        with frame_as_file(path, _string_frame(frame), source=str(path)):
+            return target(file=path, **fixed, **more, **kw)
+
+    command.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    command.__name__ = f"study_{name}_command"
+    command.__doc__ = help
+    study_app.command(name, help=help)(handle_errors(command))
+
+
+def _is_table(kw: dict[str, Any]) -> bool:
+    fmt = kw.get("output_format", kw.get("output", "table"))
+    return str(getattr(fmt, "value", fmt) or "table") == "table"
+
+
+def _prepare_validate(study: Any, kw: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    return study.export_frame(), {}
+
+
+def _prepare_estimate(study: Any, kw: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    rounds = _round_numbers(kw.pop("rounds", None))
+    if kw.get("inclusion_prob") is not None:
+        if rounds:
+            fail("--rounds chooses the draws whose recorded probabilities are used; --inclusion-prob gives your "
+                 "own. Give one or the other.")
+        return study.export_frame(), {}
+    ps = study.probability_sample(rounds)
+    kw["inclusion_prob"] = "inclusion_prob"
+    (console if _is_table(kw) else err_console).print(_sample_note(ps), highlight=False, soft_wrap=True,
+                                                      markup=False)
+    return ps.frame, {}
+
+
+def _prepare_report(study: Any, kw: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    rounds = _round_numbers(kw.pop("rounds", None))
+    frame = study.export_frame()
+    if kw.get("inclusion_prob") is not None:
+        if rounds:
+            fail("--rounds chooses the draws whose recorded probabilities are used; --inclusion-prob gives your "
+                 "own. Give one or the other.")
+        return frame, {"unsampled": "error"}
+    if rounds is None and not study.draw_rounds():
+        return frame, {"unsampled": "error"}  # no draw: the report says why there is no Estimation section
+    ps = study.probability_sample(rounds)
+    frame["inclusion_prob"] = frame["item"].map(ps.inclusion_prob)
+    kw["inclusion_prob"] = "inclusion_prob"
+    return frame, {"unsampled": "omit"}
+
+
+_on_study("validate", "`voirdire validate` on every label of the study (its options below; the numbers are "
+                      "those of `voirdire validate` on `study export`'s file).", _prepare_validate)
+_on_study("estimate", "`voirdire estimate` on the study's probability sample: every judge label, the human labels of "
+                      "the items its draw rounds drew, weighted by the probabilities they recorded (the other human "
+                      "labels are left out and counted; --rounds chooses the draws).", _prepare_estimate,
+          replace={"inclusion_prob": inspect.Parameter(
+              "inclusion_prob", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[str],
+              default=typer.Option(None, "--inclusion-prob", "-p",
+                                   help="Default: the probabilities the study's draw rounds recorded. A number or a "
+                                        "column name instead: as `voirdire estimate` on `study export`'s file, with "
+                                        "every label."))},
+          extra=(_ROUNDS,))
+_on_study("report", "`voirdire report` on every label of the study; its Estimation section uses the probabilities "
+                    "the draw rounds recorded, on the drawn items (--rounds chooses the draws). Title: the study's "
+                    "name.", _prepare_report, hide=("unsampled",), extra=(_ROUNDS,))

@@ -22,6 +22,7 @@ from ._source import (
     undecodable_row,
 )
 from ._table import AnnotationTable, DuplicatePolicy, MissingPolicy, RowNumbers
+from ._virtual import virtual_frame
 
 __all__ = ["read_annotations", "read_long_frame"]
 
@@ -38,6 +39,9 @@ def read_long_frame(path: str | os.PathLike[str], *, kind: str | None = None,
     data row is row 2; a JSONL file's first line is row 1; Parquet rows count from 1).
     ``kind`` (``"delimited"`` with ``sep``, or ``"jsonl"``) overrides the extension.
     """
+    virtual = virtual_frame(path)
+    if virtual is not None:  # a study handed to a command (data/_virtual.py)
+        return virtual
     p = Path(path)
     src = str(path)
     if not p.exists():
@@ -376,6 +380,12 @@ def read_annotations(
                                 categories=categories, abstain=abstain, cluster=cluster, cluster_sep=cluster_sep,
                                 judge_path=judge_path, duplicates=duplicates, missing=missing, format=format,
                                 wide=wide, where=where, control=control, question=question)
+    virtual = virtual_frame(path)
+    if virtual is not None:  # a study handed to a command (data/_virtual.py): a long table, read as such
+        frame, rows, src = virtual
+        return _finish(frame, rows, src, item, rater, label, judges, role, cluster, cluster_sep,
+                       dict(scale=scale, categories=categories, abstain=abstain, duplicates=duplicates,
+                            missing=missing))
     if str(path) == "-":
         with _formats.stdin_file(format) as tmp:
             return _read(tmp, "<stdin>", **opts)

@@ -68,6 +68,7 @@ class Context:
     stability_threshold: float = 0.8
     reference_floor: float = 0.4
     pairwise_covariates: Any = None
+    unsampled: str = "error"
     cache: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
@@ -206,6 +207,7 @@ def build_report(
     pairwise_path: str | os.PathLike[str] | None = None,
     title: str | None = None,
     progress: ProgressCallback | None = None,
+    unsampled: str = "error",
 ) -> Report:
     """Run every analysis the data allow and collect the results, tables and figures of a report.
 
@@ -236,6 +238,11 @@ def build_report(
         The known probability with which each item was sent to the humans (one number for all
         items, or one per item in table order). When given, the Estimation section compares the
         doubly-robust, human-only and PPI intervals for the mean human score.
+    unsampled : {"error", "omit"}
+        What ``nan`` in ``inclusion_prob`` on an item humans labelled means: ``"error"`` (default)
+        refuses it; ``"omit"`` takes the item as outside the probability sample, so the
+        Estimation section leaves its human labels out (and says how many); the other sections
+        use every label. ``voirdire study report`` uses ``"omit"`` on the recorded draws.
     seed : int
         Seed of every resampling step (default 0); the same seed gives the same numbers.
     confidence_level : float
@@ -320,8 +327,11 @@ def build_report(
             analysed = tuple(judges)  # the table's other judges stay judges (not humans), just not analysed
         else:
             table = table.with_roles(judges=judges)
+    if unsampled not in ("error", "omit"):
+        raise InvalidParameterError(f"The 'unsampled' parameter of {func} must be 'error' or 'omit'. Got {unsampled!r} "
+                                    "instead.")
     if inclusion_prob is not None:
-        inclusion_prob = _check_inclusion(inclusion_prob, table, func)
+        inclusion_prob = _check_inclusion(inclusion_prob, table, func, unsampled=unsampled)
 
     # refuse a table too large for memory before any section allocates (the same line as `validate`)
     from ..validation import check_memory
@@ -332,7 +342,8 @@ def build_report(
                   pairwise_covariates=pairwise_covariates,
                   inclusion_prob=inclusion_prob, seed=int(seed), confidence_level=confidence_level,
                   n_resamples=n_resamples, epsilon=float(epsilon), alt_test_epsilon=float(alt_test_epsilon),
-                  stability_threshold=float(stability_threshold), reference_floor=float(reference_floor))
+                  stability_threshold=float(stability_threshold), reference_floor=float(reference_floor),
+                  unsampled=unsampled)
     steps = [max(1, int(SECTION_STEPS.get(key, lambda c: 1)(ctx))) for key, _, _ in SECTIONS]
     total = sum(steps) + 1
     sections: list[Section] = []
@@ -453,7 +464,7 @@ def _fingerprint_any(obj: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _check_inclusion(value: Any, table: Any, func: str) -> Any:
+def _check_inclusion(value: Any, table: Any, func: str, *, unsampled: str = "error") -> Any:
     n_items = table.n_items
     if isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool):
         v = float(value)
@@ -474,7 +485,7 @@ def _check_inclusion(value: Any, table: Any, func: str) -> Any:
     # nan is allowed on items no human labelled: only the human-scored items' probabilities are used
     is_h = (table.roles[table.rater_idx] == "human") & ~table.is_abstention
     labelled = np.bincount(table.label_item[is_h], minlength=n_items) > 0
-    bad = ~((arr > 0) & (arr <= 1)) & ~(np.isnan(arr) & ~labelled)
+    bad = ~((arr > 0) & (arr <= 1)) & ~(np.isnan(arr) & (~labelled | (unsampled == "omit")))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InvalidParameterError(

@@ -3,6 +3,6 @@
 See ``docs/study.md``.
 """
 
-from ._study import SCHEMA_VERSION, AddResult, Study, StudyError, StudyStatus
+from ._study import SCHEMA_VERSION, AddResult, ProbabilitySample, Study, StudyError, StudyStatus
 
-__all__ = ["SCHEMA_VERSION", "AddResult", "Study", "StudyError", "StudyStatus"]
+__all__ = ["SCHEMA_VERSION", "AddResult", "ProbabilitySample", "Study", "StudyError", "StudyStatus"]

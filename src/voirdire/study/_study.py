@@ -20,7 +20,7 @@ from .._safe import shown
 from ..data import HUMAN, JUDGE, AnnotationTable, read_annotations, read_long_frame
 from ..exceptions import InvalidParameterError, SchemaError, VoirdireError
 
-__all__ = ["SCHEMA_VERSION", "Study", "StudyError", "StudyStatus", "AddResult"]
+__all__ = ["SCHEMA_VERSION", "Study", "StudyError", "StudyStatus", "AddResult", "ProbabilitySample"]
 
 #: Version of the database layout this release writes (``meta.schema_version``).
 SCHEMA_VERSION = 2
@@ -103,6 +103,32 @@ class StudyStatus(Result):
     def to_frame(self) -> pd.DataFrame:
         """One row per round."""
         return self.rounds.copy()
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ProbabilitySample(Result):
+    """The items drawn with a recorded probability, and the labels estimation uses (:meth:`Study.probability_sample`).
+
+    ``frame`` is the long table ``study estimate`` reads: every judge label, the human labels of
+    the drawn items (whichever round they came in), and each drawn item's ``inclusion_prob``.
+    Human labels on items no chosen draw round drew are left out (``n_human_labels_left_out``, on
+    ``n_items_left_out`` items, imported in ``left_out_rounds``): nothing says with what
+    probability those items went to the humans.
+    """
+
+    draw_rounds: tuple[int, ...]
+    n_items_drawn: int
+    n_items_labelled: int
+    n_human_labels: int
+    n_human_labels_left_out: int
+    n_items_left_out: int
+    left_out_rounds: tuple[int, ...]
+    inclusion_prob: pd.Series
+    frame: pd.DataFrame
+
+    def to_frame(self) -> pd.DataFrame:
+        """The long table of labels estimation reads."""
+        return self.frame.copy()
 
 
 def _now() -> str:
@@ -549,6 +575,54 @@ class Study:
             df = pd.read_sql_query("SELECT item, inclusion_prob FROM assignments a JOIN rounds r USING (round) "
                                    "WHERE r.kind = 'draw' ORDER BY round", con)
         return df.drop_duplicates("item", keep="last").set_index("item")["inclusion_prob"]
+
+    def draw_rounds(self) -> dict[int, str]:
+        """The study's draw rounds: round -> design."""
+        with self._read() as con:
+            return {int(r): str(d) for r, d in con.execute("SELECT round, design FROM rounds WHERE kind = 'draw' "
+                                                           "ORDER BY round")}
+
+    def probability_sample(self, rounds: list[int] | None = None) -> ProbabilitySample:
+        """The drawn items of the chosen draw rounds (default: every draw round) and the labels estimation uses.
+
+        An item drawn in several chosen rounds keeps the latest round's probability (as
+        :meth:`inclusion_probabilities`). Raises :class:`StudyError` when the study has no draw
+        round, or when a chosen round is not one of its draw rounds.
+        """
+        draws = self.draw_rounds()
+        if not draws:
+            raise StudyError(f"{shown(str(self.path))} has no draw round, so no item has a known probability of "
+                             f"having gone to the humans. Draw the human sample with `voirdire study draw`, or give "
+                             f"the design's probability with --inclusion-prob.")
+        chosen = sorted(set(int(r) for r in rounds)) if rounds else sorted(draws)
+        bad = [r for r in chosen if r not in draws]
+        if bad:
+            with self._read() as con:
+                kind = con.execute("SELECT kind FROM rounds WHERE round = ?", (bad[0],)).fetchone()
+            what = (f"{'an' if kind[0][:1] in 'aeiou' else 'a'} {kind[0]} round" if kind
+                    else "not a round of this study")
+            raise StudyError(f"round {bad[0]} is {what}; --rounds takes draw rounds, and the draw rounds of "
+                             f"{shown(str(self.path))} are {', '.join(map(str, sorted(draws)))}.")
+        with self._read() as con:
+            pi = pd.read_sql_query(
+                "SELECT item, inclusion_prob FROM assignments WHERE round IN (SELECT value FROM json_each(?)) "
+                "ORDER BY round", con, params=(pd.Series(chosen).to_json(orient="values"),))
+        pi = pi.drop_duplicates("item", keep="last").set_index("item")["inclusion_prob"].astype(float)
+        df = self.labels()
+        human = (df["role"] == HUMAN).to_numpy()
+        drawn = df["item"].isin(pi.index).to_numpy()
+        out = human & ~drawn
+        frame = df.loc[~out].copy()
+        frame["inclusion_prob"] = frame["item"].map(pi)
+        if frame["cluster"].isna().all() or (frame["cluster"] == "None").all():
+            frame = frame.drop(columns="cluster")
+        used = human & drawn
+        return ProbabilitySample(
+            draw_rounds=tuple(chosen), n_items_drawn=int(pi.size),
+            n_items_labelled=int(df.loc[used, "item"].nunique()), n_human_labels=int(used.sum()),
+            n_human_labels_left_out=int(out.sum()), n_items_left_out=int(df.loc[out, "item"].nunique()),
+            left_out_rounds=tuple(sorted(int(r) for r in df.loc[out, "round"].unique())),
+            inclusion_prob=pi, frame=frame.reset_index(drop=True))
 
     # ------------------------------------------------------------------ reading back
     def labels(self) -> pd.DataFrame:
