@@ -18,7 +18,7 @@ from ..exceptions import SchemaError
 from . import _formats
 from ._scale import Scale
 from ._source import (
-    DECOMPRESSION_ERRORS, check_text, decode_text, loads_json, open_binary, read_bytes, scan_text,
+    DECOMPRESSION_ERRORS, check_text, compression_of, decode_text, loads_json, open_binary, read_bytes, scan_text,
     undecodable_row,
 )
 from ._table import AnnotationTable, DuplicatePolicy, MissingPolicy, RowNumbers
@@ -37,13 +37,21 @@ def read_long_frame(path: str | os.PathLike[str], *, kind: str | None = None,
 
     Row numbers are 1-based line numbers in the file (the CSV header is line 1, so the first
     data row is row 2; a JSONL file's first line is row 1; Parquet rows count from 1).
-    ``kind`` (``"delimited"`` with ``sep``, or ``"jsonl"``) overrides the extension.
+    ``kind`` (``"delimited"`` with ``sep``, or ``"jsonl"``) overrides the extension. A FIFO or
+    character device (``<(...)``) is copied once, within the limits of :mod:`voirdire.data._limits`.
     """
     virtual = virtual_frame(path)
     if virtual is not None:  # a study handed to a command (data/_virtual.py)
         return virtual
-    p = Path(path)
-    src = str(path)
+    if is_pipe(path):
+        fmt = "jsonl" if kind == "jsonl" else ("tsv" if sep == "\t" else "csv") if kind == "delimited" else "auto"
+        with _formats.stdin_file(fmt, pipe=str(path)) as tmp:
+            df, rows, _ = _read_long_frame(tmp, str(path), kind=kind, sep=sep)
+        return df, rows, str(path)
+    return _read_long_frame(Path(path), str(path), kind=kind, sep=sep)
+
+
+def _read_long_frame(p: Path, src: str, *, kind: str | None, sep: str | None) -> tuple[pd.DataFrame, np.ndarray, str]:
     if not p.exists():
         raise SchemaError("file not found. Check the path.", source=src)
     if p.is_file() and p.stat().st_size == 0:
@@ -82,7 +90,7 @@ def read_long_frame(path: str | os.PathLike[str], *, kind: str | None = None,
         rows: list[int] = []
         with open_binary(p) as fh:
             try:
-                lines = list(fh)
+                lines = _capped_lines(fh, src, compressed=compression_of(p) is not None)
             except DECOMPRESSION_ERRORS as exc:
                 raise SchemaError(f"cannot be read as a compressed file: {exc or 'it ends early'}.", source=src) from None
             for n, raw in enumerate(lines, start=1):
@@ -110,6 +118,21 @@ def read_long_frame(path: str | os.PathLike[str], *, kind: str | None = None,
         return df, np.arange(1, len(df) + 1), src
     raise SchemaError(
         f"unknown file type '{ext}'. Use .csv, .tsv, .jsonl, .parquet, or .json (nested or records).", source=src)
+
+
+def _capped_lines(fh: Any, src: str, *, compressed: bool) -> list[bytes]:
+    """The lines of ``fh``; a compressed file inflating past ``VOIRDIRE_MAX_INFLATED_BYTES`` is refused."""
+    if not compressed:
+        return list(fh)
+    from ._limits import fmt_bytes, limit, over_limit
+
+    cap, total, lines = limit("VOIRDIRE_MAX_INFLATED_BYTES"), 0, []
+    for ln in fh:
+        total += len(ln)
+        if total > cap:
+            raise over_limit("VOIRDIRE_MAX_INFLATED_BYTES", f"the file inflates to more than {fmt_bytes(cap)}", src)
+        lines.append(ln)
+    return lines
 
 
 def _read_csv_arrow(p: Path, sep: str, columns: Sequence[str]) -> Any:

@@ -72,10 +72,12 @@ def _decompression_error(src: str, exc: BaseException) -> SchemaError:
 
 def read_bytes(path: str | os.PathLike[str], src: str | None = None) -> bytes:
     """All bytes of ``path`` (decompressed); a damaged archive is a :class:`SchemaError` naming the file."""
+    from ._limits import read_capped
+
     src = str(path) if src is None else src
     try:
         with open_binary(path) as fh:
-            return fh.read()
+            return read_capped(fh, src, compressed=compression_of(path) is not None)
     except DECOMPRESSION_ERRORS as exc:
         if compression_of(path) is None and not isinstance(exc, EOFError):
             raise
@@ -160,15 +162,22 @@ def scan_text(path: str | os.PathLike[str], src: str, *, first_row: int = 1, wha
 
     Archives this module cannot open (``.zst``, ``.zip``, ``.tar``) are left to the reader.
     """
+    from ._limits import fmt_bytes, limit, over_limit
+
     if Path(path).suffix.lower() in (".zst", ".zip", ".tar"):
         return
-    lines = 0
+    lines = total = 0
+    cap = limit("VOIRDIRE_MAX_INFLATED_BYTES") if compression_of(path) else None
     try:
         with open_binary(path) as fh:
             while chunk := fh.read(1 << 24):
                 if b"\x00" in chunk:
                     check_text(chunk, src, first_row=first_row + lines, what=what)
                 lines += chunk.count(b"\n")
+                total += len(chunk)
+                if cap is not None and total > cap:
+                    raise over_limit("VOIRDIRE_MAX_INFLATED_BYTES", f"the file inflates to more than {fmt_bytes(cap)}",
+                                     src)
     except DECOMPRESSION_ERRORS as exc:
         if compression_of(path) is None and not isinstance(exc, EOFError):
             raise

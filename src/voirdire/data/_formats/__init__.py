@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ...exceptions import InvalidParameterError, SchemaError
+from .._limits import check_zip, copy_pipe, is_zip
 from .._source import compression_of
 from ._common import MissingExtraError, ToolFrame, load_json, require_extra, shaped, shown
 from .argilla import argilla_flat_frame, argilla_frame, argilla_records, is_argilla, is_argilla_flat
@@ -58,6 +59,7 @@ FORMATS: dict[str, str] = {
 
 _SEP_NAME = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
 _TEXT_EXT = {".csv", ".tsv", ".tab", ".txt", ""}
+_WHAT = {"csv": "CSV", "tsv": "TSV", "long": "CSV", "wide": "CSV", "jsonl": "JSON Lines", "lm-eval": "JSON Lines"}
 _STDIN_SUFFIX = {"csv": ".csv", "tsv": ".tsv", "long": ".csv", "wide": ".csv", "jsonl": ".jsonl",
                  "lm-eval": ".jsonl", "parquet": ".parquet", "excel": ".xlsx", "inspect": ".eval"}
 
@@ -114,42 +116,45 @@ def detect_json(obj: Any) -> str:
 @contextlib.contextmanager
 def stdin_file(fmt: str, pipe: str | None = None) -> Iterator[Path]:
     """Standard input (or the named pipe ``pipe``: a FIFO, ``<(...)``, ``/dev/stdin``, which can be
-    read only once) copied to a temporary file whose suffix tells the reader what it holds."""
-    if pipe is None:
-        data, src = sys.stdin.buffer.read(), "<stdin>"
-    else:
-        with open(pipe, "rb") as fh:
-            data, src = fh.read(), pipe
-    if not data.strip():
-        raise SchemaError("standard input is empty." if pipe is None else "the file is empty.", source=src)
+    read only once) copied to a temporary file whose suffix tells the reader what it holds.
+
+    The copy is bounded (``VOIRDIRE_MAX_PIPE_BYTES``, ``VOIRDIRE_PIPE_TIMEOUT``: see
+    :mod:`voirdire.data._limits`): ``/dev/urandom`` or a FIFO nobody writes to is an error, not a hang."""
+    src = "<stdin>" if pipe is None else pipe
+    text = False if fmt in ("parquet", "excel", "inspect") else (True if fmt != "auto" else None)
+    if pipe is not None and compression_of(pipe):
+        text = False
+    with tempfile.TemporaryDirectory(prefix="voirdire-stdin-") as tmp:
+        raw = Path(tmp) / "input"
+        with open(raw, "wb") as fh:
+            head = copy_pipe(pipe, fh, src, text=text, what=_WHAT.get(fmt))
+        if not head.strip():
+            raise SchemaError("standard input is empty." if pipe is None else "the file is empty.", source=src)
+        name = raw.with_name("input" + _stdin_suffix(fmt, pipe, head, src))
+        os.replace(raw, name)
+        yield name
+
+
+def _stdin_suffix(fmt: str, pipe: str | None, head: bytes, src: str) -> str:
+    """The suffix that tells the readers what standard input holds, from ``--format-in``, the pipe's name or its first bytes."""
     suffix = _STDIN_SUFFIX.get(fmt)
     if suffix is None and pipe is not None and Path(pipe).suffix:
         suffix = "".join(Path(pipe).suffixes[-2:]) if compression_of(pipe) else Path(pipe).suffix
-    if suffix is None:
-        if fmt != "auto":
-            suffix = ".json"
-        else:
-            head = data.lstrip()[:1]
-            if data[:4] == b"PAR1":
-                suffix = ".parquet"
-            elif data[:2] == b"PK":
-                raise SchemaError(f"{'standard input' if pipe is None else 'the pipe'} holds a zip archive (an "
-                                  "Excel workbook or an Inspect log?); say which with --format-in excel|inspect.",
-                                  source=src)
-            elif head in (b"[", b"{"):
-                lines = [ln for ln in data.splitlines() if ln.strip()]
-                jsonl = head == b"{" and len(lines) > 1 and all(ln.lstrip()[:1] == b"{" for ln in lines[:20])
-                suffix = ".jsonl" if jsonl and lines[0].rstrip().endswith(b"}") else ".json"
-            else:
-                suffix = ".csv"
-    fd, name = tempfile.mkstemp(prefix="voirdire-stdin-", suffix=suffix)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        yield Path(name)
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(name)
+    if suffix is not None:
+        return suffix
+    if fmt != "auto":
+        return ".json"
+    first = head.lstrip()[:1]
+    if head[:4] == b"PAR1":
+        return ".parquet"
+    if head[:2] == b"PK":
+        raise SchemaError(f"{'standard input' if pipe is None else 'the pipe'} holds a zip archive (an "
+                          "Excel workbook or an Inspect log?); say which with --format-in excel|inspect.", source=src)
+    if first in (b"[", b"{"):
+        lines = [ln for ln in head.splitlines() if ln.strip()]
+        jsonl = first == b"{" and len(lines) > 1 and all(ln.lstrip()[:1] == b"{" for ln in lines[:20])
+        return ".jsonl" if jsonl and lines[0].rstrip().endswith(b"}") else ".json"
+    return ".csv"
 
 
 def _tool(tf: ToolFrame, guessed: bool) -> Prepared:
@@ -194,6 +199,9 @@ def prepare(p: Path, src: str, *, format: str = "auto", item: str = "item", rate
     if fmt == "inspect":
         if p.stat().st_size == 0:
             raise SchemaError("the file is empty.", source=src)
+        if is_zip(p):  # an .eval log: its directory is checked before inspect_ai inflates anything
+            require_extra("inspect_ai.log", "inspect", "Reading an Inspect AI log")
+            check_zip(p, src)
         with shaped("an Inspect AI eval log", src):
             tf = inspect_frame(p, src, judges=judges)
         return _where(_tool(tf, guessed), conds, src)

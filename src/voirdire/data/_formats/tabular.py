@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ...exceptions import SchemaError
+from .._limits import check_zip, limit, over_limit
 from ._common import require_extra, shown
 
 __all__ = ["sniff_sep", "read_excel", "crowdkit_names", "looks_wide", "wide_to_long", "apply_where",
@@ -48,12 +49,99 @@ def sniff_sep(p: Path, ext: str) -> str:
 
 
 def read_excel(p: Path, src: str, *, sheet: str | int = 0) -> tuple[pd.DataFrame, np.ndarray]:
-    require_extra("openpyxl", "excel", "Reading an Excel file")
+    """The sheet ``sheet`` of an ``.xlsx`` workbook as strings, within the limits on untrusted input.
+
+    Before openpyxl reads a cell: the ZIP directory is checked (members, inflated size, ratio:
+    :func:`voirdire.data._limits.check_zip`), openpyxl must parse through defusedxml (a DTD or
+    an entity, the vehicle of XXE and "billion laughs", is refused), and the sheet's span (rows
+    x columns that openpyxl and pandas would fill in, empty cells included) must stay within
+    ``VOIRDIRE_MAX_CELLS``: one cell at ``XFD1048576`` would make 17 billion.
+    """
+    openpyxl = require_extra("openpyxl", "excel", "Reading an Excel file")
+    require_extra("defusedxml", "excel", "Reading an Excel file safely")
+    if not getattr(openpyxl, "DEFUSEDXML", False):
+        raise SchemaError("openpyxl is not parsing through defusedxml (OPENPYXL_DEFUSEDXML is set to something other "
+                          "than True), so the workbook's XML could expand entities; unset it to read the file.",
+                          source=src)
+    check_zip(p, src)
     try:
-        df = pd.read_excel(p, sheet_name=sheet, dtype=str, engine="openpyxl", keep_default_na=False)
-    except Exception as exc:  # openpyxl/zipfile raise several unrelated types
-        raise SchemaError(f"cannot be read as an Excel workbook: {str(exc)[:80]}", source=src) from None
+        wb = openpyxl.load_workbook(p, read_only=True, data_only=True, keep_links=False)
+    except Exception as exc:  # openpyxl/zipfile/defusedxml raise several unrelated types
+        raise _excel_error(exc, src) from None
+    try:
+        ws = wb.worksheets[sheet] if isinstance(sheet, int) else wb[sheet]
+        part = getattr(ws, "_worksheet_path", None)
+        if part is not None:
+            with wb._archive.open(part) as fh:
+                _check_span(fh, src)
+        df = pd.read_excel(wb, sheet_name=sheet, dtype=str, engine="openpyxl", keep_default_na=False)
+    except SchemaError:
+        raise
+    except Exception as exc:  # openpyxl/zipfile/defusedxml raise several unrelated types
+        raise _excel_error(exc, src) from None
+    finally:
+        wb.close()
     return df, np.arange(2, len(df) + 2)
+
+
+def _excel_error(exc: Exception, src: str) -> SchemaError:
+    from defusedxml import DefusedXmlException
+
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, DefusedXmlException):  # openpyxl wraps it in a ValueError
+        cause = cause.__cause__ or cause.__context__
+    if cause is not None:
+        return SchemaError(f"the workbook's XML declares an entity or a DTD ({type(cause).__name__}), which no spreadsheet "
+                           "program writes (the vehicle of XXE and 'billion laughs' attacks): refused.", source=src)
+    return SchemaError(f"cannot be read as an Excel workbook: {str(exc)[:80]}", source=src)
+
+
+def _column_number(ref: str) -> int:
+    """``'C7'`` -> 3, ``'XFD1'`` -> 16384 (0 when the reference has no letters)."""
+    n = 0
+    for ch in ref:
+        if not ch.isalpha():
+            break
+        n = n * 26 + (ord(ch.upper()) - 64)
+    return n
+
+
+def _check_span(fh: Any, src: str) -> None:
+    """Count what openpyxl (read-only) and pandas would build from a sheet's XML, streaming, and stop
+    past ``VOIRDIRE_MAX_CELLS``: every row up to the last (empty ones too), each padded to its
+    last cell, and the table padded to the widest row that holds a value."""
+    from defusedxml.ElementTree import iterparse
+
+    cap = limit("VOIRDIRE_MAX_CELLS")
+    work = row = col = last_value_row = widest = 0
+    sheet_data = row_elem = None
+    for event, elem in iterparse(fh, events=("start", "end")):
+        tag = elem.tag.rpartition("}")[2]
+        if event == "start":
+            if tag == "sheetData":
+                sheet_data = elem
+            elif tag == "row":
+                r = elem.get("r")
+                row = int(r) if r and r.isdigit() else row + 1
+                col, row_elem = 0, elem
+            continue
+        if tag == "c":
+            ref = elem.get("r")
+            col = (_column_number(ref) or col + 1) if ref else col + 1
+            if len(elem):  # a value, an inline string or a formula
+                last_value_row, widest = row, max(widest, col)
+            if row_elem is not None:
+                row_elem.remove(elem)  # the tree keeps nothing of the cells seen
+        elif tag == "row":
+            work += col + 1
+            if sheet_data is not None:
+                sheet_data.remove(elem)
+            row_elem = None
+        else:
+            continue
+        if work + col + row > cap or last_value_row * widest > cap:
+            raise over_limit("VOIRDIRE_MAX_CELLS", f"the sheet spans more than {cap:,} cells (row {row:,}, column "
+                             f"{max(col, widest):,})", src, needed=max(work + col + row, last_value_row * widest))
 
 
 def crowdkit_names(df: pd.DataFrame, item: str, rater: str) -> tuple[str, str]:
