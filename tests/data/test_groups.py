@@ -85,3 +85,16 @@ def test_wide_rater_criterion_columns(tmp_path):
     assert sorted(map(str, t.raters)) == ["gpt", "h1", "h2"] and t.judges == ("gpt",)
     assert t.dense_values()[:, list(t.raters).index("gpt")].tolist() == [1.0, 3.0, 3.0]
     assert dataclasses.is_dataclass(g)
+
+
+def test_label_studio_several_controls_give_one_group_per_control():
+    from voirdire.data._groups import read_annotation_groups as rg
+
+    fix = __import__("pathlib").Path(__file__).parent / "fixtures" / "formats" / "label_studio_export.json"
+    g = rg(fix, by="control")
+    assert g.names == ("quality", "sentiment")
+    for name, t in zip(g.names, g.tables):
+        one = read_annotations(fix, control=name)
+        assert sorted(map(str, t.items)) == sorted(map(str, one.items)) and t.n_labels == one.n_labels
+        assert t.judges == one.judges == ("gpt-4o-judge",)
+    assert g.shared_items and g.pooled.n_items == g.tables[0].n_items + g.tables[1].n_items

@@ -10,7 +10,8 @@ pool to the file as it is.
 
 A wide file may name its columns ``rater:criterion`` (one column per rater and criterion): with
 ``by`` naming a column the file does not have, the part after the last ``:`` of each rater
-column becomes that column (``WIDE_SEP``).
+column becomes that column (``WIDE_SEP``). A Label Studio JSON export with several controls read
+``by="control"`` gives one group per control (``from_name``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ __all__ = ["GroupedTables", "read_annotation_groups", "split_groups", "WIDE_SEP"
 
 #: In a wide file, a column ``rater:criterion`` is rater ``rater``'s label on ``criterion``.
 WIDE_SEP = ":"
+#: ``--by control`` on a Label Studio JSON export: one group per control (``from_name``).
+CONTROL = "control"
 #: Pooled item id of an item shared by several groups: ``item`` + this + the group's name.
 POOLED_SEP = " | "
 
@@ -133,9 +136,13 @@ def _read_groups(p: Path, src: str, by: tuple[str, ...], *, item: str, rater: st
                  wide: bool | None, where: Any, control: str | None, question: str | None) -> GroupedTables:
     if not p.exists():
         raise SchemaError("file not found. Check the path.", source=src)
-    prep = _formats.prepare(p, src, format=format, item=item, rater=rater, label=label, role=role, judges=judges,
-                            control=control, question=question, where=where, wide=wide, abstain=abstain,
-                            keep=[c for c in (cluster, *by) if c])
+    prep = None
+    if CONTROL in by and control is None:
+        prep = _label_studio_controls(p, src, format=format, item=item, where=where)
+    if prep is None:
+        prep = _formats.prepare(p, src, format=format, item=item, rater=rater, label=label, role=role,
+                                judges=judges, control=control, question=question, where=where, wide=wide,
+                                abstain=abstain, keep=[c for c in (cluster, *by) if c])
     if prep is None:
         raise SchemaError("--by applies to tables and tool exports, not to the nested AltTest layout.", source=src)
     frame, rows = prep.frame, prep.rows
@@ -152,6 +159,33 @@ def _read_groups(p: Path, src: str, by: tuple[str, ...], *, item: str, rater: st
     return split_groups(frame, rows, by, src=src, item=prep.item, rater=prep.rater, label=prep.label,
                         judges=judges, role=prep.role, cluster=cluster, cluster_sep=cluster_sep, common=common,
                         skipped=dict(prep.skipped))
+
+
+def _label_studio_controls(p: Path, src: str, *, format: str, item: str, where: Any) -> Any:
+    """A Label Studio JSON export read once, every control (``from_name``) in turn, with a ``control``
+    column (``--by control``: one group per control); ``None`` when ``p`` is not such an export."""
+    from ._formats._common import load_json
+    from ._formats.label_studio import _controls, label_studio_frame
+
+    if format not in ("auto", "label-studio") or p.is_dir() or p.suffix.lower() != ".json":
+        return None
+    obj = load_json(p, src)
+    if format == "auto" and _formats.detect_json(obj) != "label-studio":
+        return None
+    names = sorted(_controls(obj))
+    if not names:
+        raise SchemaError("no choices, rating or number control holds a label.", source=src)
+    frames, rows, skipped = [], [], {}
+    for name in names:
+        tf = label_studio_frame(obj, src, control=name, item=item)
+        frames.append(tf.frame.assign(**{CONTROL: name}))
+        rows.append(tf.rows)
+        for k, v in tf.skipped.items():
+            skipped[k] = skipped.get(k, 0) + v
+    prep = _formats.Prepared(frame=pd.concat(frames, ignore_index=True), rows=np.concatenate(rows), item="item",
+                             rater="rater", label="label", role="role", skipped=skipped,
+                             taken_for=f"Label Studio JSON export (controls {shown(names, 80)})")
+    return _formats._where(prep, _formats.parse_where(where), src)
 
 
 def _split_wide_names(frame: pd.DataFrame, rater: str, cols: list[str], src: str) -> pd.DataFrame:

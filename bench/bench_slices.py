@@ -1,0 +1,133 @@
+"""Benchmark of rubrics and slices (issue 31): ``validate --by`` on HANNA, the worst slice, the gate over groups.
+
+Run:  nice -n 10 .venv/bin/python bench/bench_slices.py [--quick] [--part hanna|slices|gate]
+
+1. HANNA, 6 criteria x 5 judges: one ``validate_judges_by`` call (one read, six groups and the pool)
+   against six ``--where`` runs (each its own read) at the same seed: the per-criterion numbers are
+   checked equal, and the times are printed (wall and CPU), with the ratio of the grouped call to
+   the slowest single criterion (issue 31's goal: at most 1.5x).
+2. The worst slice: a judge as good as the humans (right with probability 0.9) on 80% of the items
+   and right with ``p_bad`` on a 20% slice; 3 humans; n items; the share of tables where the slice
+   is flagged, and where some slice is flagged with no planted failure.
+3. The gate over groups: 6 criteria of 200 items, the judge exactly on the alt-test's margin in
+   every one (humans 0.9, judge 0.65: E[W^h - W^f] = 0.2); P(accept on all) and P(accept on any)
+   under ``--group-error`` fwer, fdr and none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+HANNA = dict(label="score", role="role", scale="interval", abstain=[-1], cluster="story")
+
+
+def _clock() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def hanna(n_resamples: int) -> None:
+    from voirdire.data import read_annotation_groups, read_annotations
+    from voirdire.datasets import hanna_path
+    from voirdire.workflows import validate_judges, validate_judges_by
+
+    opts = dict(n_resamples=n_resamples, seed=0)
+    validate_judges(read_annotations(hanna_path(), where=["criterion=Coherence"], **HANNA).select(items=range(50)),
+                    n_resamples=50)  # warm imports
+    single = {}
+    results = {}
+    for crit in ("Relevance", "Coherence", "Empathy", "Surprise", "Engagement", "Complexity"):
+        w0, c0 = _clock()
+        t = read_annotations(hanna_path(), where=[f"criterion={crit}"], **HANNA)
+        results[crit] = validate_judges(t, **opts)
+        w1, c1 = _clock()
+        single[crit] = (w1 - w0, c1 - c0)
+        print(f"  --where criterion={crit:<11} wall {w1 - w0:6.2f} s  CPU {c1 - c0:6.2f} s", flush=True)
+    w0, c0 = _clock()
+    g = read_annotation_groups(hanna_path(), by="criterion", **HANNA)
+    res = validate_judges_by(g, **opts)
+    w1, c1 = _clock()
+    same = all(json.dumps(r.to_dict(), sort_keys=True) == json.dumps(results[n].to_dict(), sort_keys=True)
+               for n, r in zip(res.groups, res.results))
+    wmax = max(v[0] for v in single.values())
+    cmax = max(v[1] for v in single.values())
+    wsum = sum(v[0] for v in single.values())
+    csum = sum(v[1] for v in single.values())
+    print(f"  --by criterion (6 groups + pool)  wall {w1 - w0:6.2f} s  CPU {c1 - c0:6.2f} s")
+    print(f"  same per-criterion numbers as the --where runs: {same}")
+    print(f"  grouped / slowest single criterion: wall {(w1 - w0) / wmax:.2f}x, CPU {(c1 - c0) / cmax:.2f}x "
+          f"(goal <= 1.5x); grouped / sum of the six: wall {(w1 - w0) / wsum:.2f}x, CPU {(c1 - c0) / csum:.2f}x")
+
+
+def slices(n_tables: int) -> None:
+    from voirdire._simulation.slices import slice_failure_frame
+    from voirdire.data._groups import split_groups
+    from voirdire.workflows import validate_judges_by
+
+    for p_bad in (0.55, 0.6, 0.7):
+        for n in (300, 1000):
+            for fail in ((True, False) if p_bad == 0.55 else (True,)):
+                rng = np.random.default_rng(1000 * n + int(100 * p_bad) + fail)
+                planted = other = pool_acc = 0
+                w0, c0 = _clock()
+                for _ in range(n_tables):
+                    df = slice_failure_frame(n, rng, fail=fail, p_bad=p_bad)
+                    g = split_groups(df, np.arange(len(df)) + 2, ["slice"], src="sim", item="item", rater="rater",
+                                     label="label", role="role")
+                    res = validate_judges_by(g, ["judge"], n_resamples=50, check_raters=False)
+                    flagged = {c.group for c in res.cells if c.slice_flag}
+                    planted += "E" in flagged
+                    other += bool(flagged - {"E"}) if fail else bool(flagged)
+                    pool_acc += res.pooled.verdicts["judge"].decision == "accept"
+                w1, c1 = _clock()
+                what = (f"planted slice flagged {planted / n_tables:.3f}, another slice {other / n_tables:.3f}"
+                        if fail else f"no planted failure: some slice flagged {other / n_tables:.3f}")
+                print(f"  n={n:5d} p_bad={p_bad:.2f}: {what}; pool accepted {pool_acc / n_tables:.3f} "
+                      f"({n_tables} tables, CPU {c1 - c0:.0f} s)", flush=True)
+
+
+def gate(n_tables: int) -> None:
+    from voirdire._simulation.slices import advantage_gap, margin_frame
+    from voirdire.data._groups import split_groups
+    from voirdire.workflows import validate_judges_by
+
+    print(f"  E[W^h - W^f] at humans 0.9, judge 0.65: {advantage_gap(0.9, 0.65):.6f} (the margin 0.2)")
+    for method in ("alt-test", "both"):
+        for ge in ("fwer", "fdr", "none"):
+            rng = np.random.default_rng(33)
+            on_all = on_any = 0
+            for _ in range(n_tables):
+                df = margin_frame(200, 6, rng)
+                g = split_groups(df, np.arange(len(df)) + 2, ["criterion"], src="sim", item="item", rater="rater",
+                                 label="label", role="role")
+                res = validate_judges_by(g, ["judge"], method=method, group_error=ge, n_resamples=50,
+                                         check_raters=False, slice_check=False)
+                d = [c.verdict.decision for c in res.cells]
+                on_all += all(x == "accept" for x in d)
+                on_any += "accept" in d
+            print(f"  --method {method:<8} --group-error {ge:<4}: P(accept on all 6) {on_all / n_tables:.3f}, "
+                  f"P(accept on any) {on_any / n_tables:.3f} ({n_tables} tables)", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--part", choices=("hanna", "slices", "gate"), action="append")
+    a = ap.parse_args()
+    parts = a.part or ["hanna", "slices", "gate"]
+    if "hanna" in parts:
+        print("1. HANNA, 6 criteria x 5 judges")
+        hanna(200 if a.quick else 2000)
+    if "slices" in parts:
+        print("2. The worst slice")
+        slices(40 if a.quick else 200)
+    if "gate" in parts:
+        print("3. The gate over groups, every group on the margin")
+        gate(40 if a.quick else 200)
+
+
+if __name__ == "__main__":
+    main()
