@@ -1207,6 +1207,7 @@ class PairwiseBayesModel:
         import zipfile
         import zlib
 
+        from ..data._limits import check_zip
         from ._state import ARRAYS, validate_state
 
         src = str(path)
@@ -1218,7 +1219,7 @@ class PairwiseBayesModel:
         if magic != b"PK\x03\x04":
             raise SchemaError("not a saved PairwiseBayesModel state: not a NumPy .npz archive. Resume from a file "
                               "written by --save-state.", source=src)
-        from ..data._limits import check_zip
+        check_zip(path, src)  # members, inflated size and ratio, before NumPy inflates an array
         try:
             with open(path, "rb") as raw, np.load(raw, allow_pickle=False) as z:
                 meta = json.loads(str(z["meta"])) if "meta" in z.files else None
@@ -1230,7 +1231,6 @@ class PairwiseBayesModel:
                     raise SchemaError(f"not a saved PairwiseBayesModel state: array(s) {missing} missing.", source=src)
                 arrays = {k: z[k] for k in ARRAYS}
                 if "slope" in z.files:               # absent from states saved before judge reliabilities
-        check_zip(path, src)  # members, inflated size and ratio, before NumPy inflates an array
                     arrays["slope"] = z["slope"]
         except SchemaError:
             raise
