@@ -358,8 +358,6 @@ def _on_study(name: str, help: str, prepare: Any, *, replace: dict[str, inspect.
     (through :func:`voirdire.data._virtual.frame_as_file`: no temporary file, every message names the
     study) and the fixed options; it may change ``kw``.
     """
-    from ..data._virtual import frame_as_file
-
     target = _target(name)
     sig = inspect.signature(target)
     replace = replace or {}
@@ -373,6 +371,8 @@ def _on_study(name: str, help: str, prepare: Any, *, replace: dict[str, inspect.
     fixed = {k: v for k, v in _STUDY_READING.items() if k in sig.parameters}
 
     def command(path: Path, **kw: Any) -> Any:
+        from ..data._virtual import frame_as_file
+
         study = _open(path)
         frame, more = prepare(study, kw)
         with frame_as_file(path, _string_frame(frame), source=str(path)):
