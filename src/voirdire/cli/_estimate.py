@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
+
+if TYPE_CHECKING:  # annotations only: numpy is imported where a command runs
+    import numpy as np
 
 from ._app import (
     Duplicates, Level, Missing, app, console, duplicates_option, emit_json, err_console, fail, handle_errors,
