@@ -136,7 +136,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):  # type
     if call.when != "call" or not report.passed:
         return
     cpu = item.stash.get(_CPU_KEY, 0.0)
-    report.user_properties.append(("cpu_s", cpu))
+    log = os.environ.get("VOIRDIRE_TEST_CPU_LOG")
+    if log:  # one line per test: its CPU-seconds, to find the tests that belong to a heavy group
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"{cpu:.3f}\t{item.nodeid}\n")
     if cpu > CPU_LIMIT_S and not any(item.get_closest_marker(m) for m in _HEAVY_MARKERS):
         report.outcome = "failed"
         report.longrepr = (f"{item.nodeid} took {cpu:.1f} CPU-seconds, over the {CPU_LIMIT_S:g} s allowed to an "

@@ -591,6 +591,7 @@ def test_kappa_gof_limits_are_the_roots_of_donner_eliasziw_cubic(counts):
     assert r.high == pytest.approx(min(above) if above else 1.0, abs=1e-9)
 
 
+@pytest.mark.slow
 def test_kappa_gof_exact_coverage_is_near_nominal_but_discrete():
     # Exact coverage (every table of n items enumerated, no simulation) for two latent-class raters
     # (accuracy a: the true class, else a draw at the prevalence), whose kappa is a^2. The goodness-

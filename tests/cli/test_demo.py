@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 from voirdire.cli import app
@@ -11,6 +12,7 @@ from voirdire.cli._demo import run_demo
 runner = CliRunner()
 
 
+@pytest.mark.slow
 def test_demo_command_prints_the_side_by_side_tables(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # without --out the report goes to ./voirdire-report/
     res = runner.invoke(app, ["demo", "--resamples", "100", "--seed", "2"])
@@ -23,6 +25,7 @@ def test_demo_command_prints_the_side_by_side_tables(tmp_path, monkeypatch):
     assert "bootstrap over 1056 stories" in out
 
 
+@pytest.mark.slow
 def test_run_demo_returns_the_results(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     res = run_demo(quiet=True, n_resamples=50, seed=1)
@@ -39,6 +42,7 @@ def test_run_demo_returns_the_results(tmp_path, monkeypatch):
     assert again["overall"][2]["krippendorff_alpha"].ci == overall[2]["krippendorff_alpha"].ci
 
 
+@pytest.mark.slow
 def test_demo_out_folder(tmp_path):
     import json
 

@@ -99,6 +99,7 @@ def _action_env(tmp_path: Path, **inputs: str) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_action_script_runs_the_gate(tmp_path):
     action = yaml.safe_load((ROOT / "action.yml").read_text())

@@ -68,6 +68,7 @@ def test_an_internal_error_is_one_line_with_a_hint(tmp_path: Path, monkeypatch: 
     set_debug(False)
 
 
+@pytest.mark.slow
 def test_console_script_handles_debug_anywhere_and_never_prints_a_traceback(tmp_path: Path) -> None:
     f = tmp_path / "deep.json"
     f.write_text("[" * 100_000 + "]" * 100_000)

@@ -48,6 +48,7 @@ def test_json_output_is_complete_and_reproducible(sim_csv):
     assert len(d["pairs"]) == 150 and d["evaluation"] is None and d["model"]["n_items_seen"] == 150
 
 
+@pytest.mark.slow
 def test_evaluate_with_groups(sim_csv):
     r = _run(sim_csv, "-j", "judge_1", "-j", "judge_2", "--particles", "40", "--evaluate",
              "--group", "human_1=expert", "--group", "human_*=crowd", "--format", "json")

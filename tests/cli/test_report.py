@@ -45,6 +45,7 @@ def test_report_writes_html_and_json(labels_csv, tmp_path):
     assert doc["meta"]["input"]["sha256"] == hashlib.sha256(labels_csv.read_bytes()).hexdigest()
 
 
+@pytest.mark.slow
 def test_inclusion_prob_value_and_column(labels_csv, tmp_path):
     for spec, expect in (("0.5", {"kind": "constant", "value": 0.5}), ("pi", None)):
         out = tmp_path / f"rep_{spec}"
@@ -90,6 +91,7 @@ def test_help():
     assert res.exit_code == 0 and "--pairwise" in res.output and "--inclusion-prob" in res.output
 
 
+@pytest.mark.slow
 def test_pairwise_file(labels_csv, tmp_path):
     from voirdire.pairwise import simulate_pairwise
 
@@ -141,6 +143,7 @@ def test_bad_pairwise_file_is_a_one_line_error(labels_csv, tmp_path):
     assert res.exit_code == 1 and "votes.csv" in res.output and "Traceback" not in res.output
 
 
+@pytest.mark.slow
 def test_demo_ends_with_the_report(tmp_path):
     out = tmp_path / "demo"
     res = runner.invoke(app, ["demo", "--resamples", "20", "--seed", "1", "--out", str(out)])
@@ -161,6 +164,7 @@ def test_demo_ends_with_the_report(tmp_path):
         assert status[key] == "ok", (key, doc["sections"][key]["reason"])
 
 
+@pytest.mark.slow
 def test_pairwise_reading_options(labels_csv, tmp_path):
     """Spellings and columns of the pairwise file: --verdict-map, --pair, --verdict (the hints errors give)."""
     from voirdire.pairwise import simulate_pairwise

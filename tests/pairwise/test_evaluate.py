@@ -84,6 +84,7 @@ def test_loho_groups_folds_and_unscored():
     assert r2.n_labels_unscored == 1 and r2.table["n_labels"].iloc[0] == 2
 
 
+@pytest.mark.slow
 def test_loho_default_methods_and_best():
     t, _ = simulate_pairwise(150, rng=2)
     res = leave_one_human_out(t, n_particles=60, rng=0)
@@ -98,6 +99,7 @@ def test_loho_default_methods_and_best():
         res.best("nll", group="crowd")
 
 
+@pytest.mark.slow
 def test_group_aware_forecast_uses_the_groups_confusion():
     """Two experts who tie a lot and three crowd workers who never tie: a held-out expert is
     forecast through the other expert's confusion matrix, so ties get much more mass."""

@@ -62,6 +62,7 @@ def test_class_prior_matching_inverts_the_prior():
             np.testing.assert_allclose(_class_prior(m_t, v_t, m_a, v_a), r, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_empirical_prior_learns_the_class_frequencies():
     # pairs whose latent verdicts favour A: the empirical-Bayes prior learns the shift, the standard one cannot
     table, truth = simulate_pairwise(1500, biases=[0.0], theta_mean=1.0, rng=3)
@@ -93,6 +94,7 @@ def test_empirical_prior_under_the_default_judge_model():
     assert np.abs(p - z).max() < 0.08            # ties: the shared tie rate above (0.061 measured)
 
 
+@pytest.mark.slow
 def test_fit_restarts_the_seeded_stream_and_partial_fit_continues():
     table, _ = simulate_pairwise(200, rng=1)
     m = PairwiseBayesModel(n_particles=40, rng=0)

@@ -140,6 +140,7 @@ def test_page_is_self_contained(written):
     assert html.count("<svg") == len([f for s in written[0].sections for f in s.figures])
 
 
+@pytest.mark.slow
 def test_same_seed_same_numbers(hostile_table, built):
     rep, _ = built
     again = build_report(hostile_table, **build_kwargs())
@@ -150,6 +151,7 @@ def test_same_seed_same_numbers(hostile_table, built):
     assert [f.svg for f in rep.figures] == [f.svg for f in again.figures]
 
 
+@pytest.mark.slow
 def test_input_sha256_is_the_file_hash(tmp_path, hostile_table):
     import hashlib
 
@@ -162,6 +164,7 @@ def test_input_sha256_is_the_file_hash(tmp_path, hostile_table):
     assert no_file.meta["input"]["sha256"] == hostile_table.fingerprint()
 
 
+@pytest.mark.slow
 def test_judges_argument_sets_roles(hostile_table):
     # naming one of the table's judges restricts the report to it; the other judge stays a judge,
     # out of the human reference (as in `voirdire validate -j gpt-x`)
@@ -250,6 +253,7 @@ def test_interval_scale_with_many_values():
     assert [s.key for s in rep.sections if s.status == "error"] == []
 
 
+@pytest.mark.slow
 def test_inclusion_prob_may_be_nan_only_where_no_human_labelled(hostile_table):
     t = hostile_table
     is_h = (t.roles[t.rater_idx] == "human") & ~t.is_abstention

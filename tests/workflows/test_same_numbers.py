@@ -30,6 +30,7 @@ def _wax_slice(tmp_path):
     return path
 
 
+@pytest.mark.slow
 def test_validate_report_and_api_agree(tmp_path):
     path = _wax_slice(tmp_path)
     common = ["--role", "role", "--seed", "3", "--n-resamples", "60"]
