@@ -148,8 +148,8 @@ def status_command(path: Path = typer.Argument(..., readable=False, help="The st
             more = float("inf") if d["more_per_human"] is None else d["more_per_human"]
             run = running_text(r.decision, more, d["more_direction"], int(cap.max()) if cap.size else 0, n_items,
                                rule=seq[0].method)
-            q.add_row(r.judge, "-" if e is None else e.verdict.decision.upper(), r.decision, str(d["look"]),
-                      d["reason"])
+            why = d["reason"] if r.decision in ("accept", "reject") else run  # no count above the items on hand
+            q.add_row(r.judge, "-" if e is None else e.verdict.decision.upper(), r.decision, str(d["look"]), why)
             lines.append((r.judge, e, run))
         console.print(q)
         for judge, e, run in lines:
@@ -371,7 +371,7 @@ def _on_study(name: str, help: str, prepare: Any, *, replace: dict[str, inspect.
     fixed = {k: v for k, v in _STUDY_READING.items() if k in sig.parameters}
 
     def command(path: Path, **kw: Any) -> Any:
-        from ..data._virtual import frame_as_file
+        from ..data import frame_as_file
 
         study = _open(path)
         frame, more = prepare(study, kw)
