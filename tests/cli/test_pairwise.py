@@ -72,7 +72,7 @@ def test_csv_output(sim_csv):
     assert r.exit_code == 0, r.output
     df = pd.read_csv(io.StringIO(r.stdout))
     assert list(df.columns) == ["pair", "p_A", "p_T", "p_B", "entropy", "theta", "tau"] and len(df) == 150
-    np.testing.assert_allclose(df[["p_A", "p_T", "p_B"]].sum(1), 1.0, atol=1e-9)
+    np.testing.assert_allclose(df[["p_A", "p_T", "p_B"]].sum(axis=1), 1.0, atol=1e-9)
     ev = _run(sim_csv, "-j", "judge_1", "-j", "judge_2", "--particles", "20", "--evaluate", "--format", "csv")
     assert ev.exit_code == 0, ev.output
     t = pd.read_csv(io.StringIO(ev.stdout))
