@@ -76,7 +76,11 @@ def report_command(
     if file is None and pairwise is None:
         fail("give an annotation file, or --pairwise VOTES for a pairwise-only report.")
     table = None
-    if file is not None:
+    grouped = None
+    if file is not None and reader.by:  # --by: the page is the pool's, with a "By group" section
+        grouped = reader.load_groups(file, judges=judge)
+        table = grouped.pooled
+    elif file is not None:
         table = reader.load(file, judges=judge)
         if not table.judges:
             fail("no LLM judge: name one with --judge NAME (or mark judges in a --role column).")
@@ -105,6 +109,10 @@ def report_command(
                            stability_threshold=stability_threshold, reference_floor=reference_floor,
                            input_path=file if file is not None else pairwise, pairwise_path=pairwise,
                            title=title, progress=progress, unsampled=unsampled)
+        if grouped is not None:
+            rep = _with_groups(rep, grouped, judge, seed=seed, confidence_level=confidence_level,
+                               n_resamples=n_resamples, epsilon=epsilon, alt_test_epsilon=alt_epsilon,
+                               stability_threshold=stability_threshold, reference_floor=reference_floor)
         bar.update(task, description="Writing")
         paths = write_report(rep, out, inputs=[f for f in (file, pairwise) if f is not None])
     for s in rep.not_available:
@@ -117,3 +125,15 @@ def report_command(
     if failed and not any(s.status == "ok" for s in analyses):  # a page of errors is no report: say so
         fail(f"no section of the report could be computed ({len(failed)} failed, the others do not apply); "
              f"the page lists why. First: {failed[0].title}: {failed[0].reason}")
+
+
+def _with_groups(rep: Any, grouped: Any, judge: list[str] | None, **options: Any) -> Any:
+    """The report with its "By group" section (:func:`voirdire.workflows.validate_judges_by`, rendered by
+    :func:`voirdire.report.grouped_section`) after the sections of the pool."""
+    import dataclasses
+
+    from ..report import grouped_section
+    from ..workflows import validate_judges_by
+
+    res = validate_judges_by(grouped, list(dict.fromkeys(judge)) if judge else None, **options)
+    return dataclasses.replace(rep, sections=rep.sections + (grouped_section(res),))

@@ -11,7 +11,8 @@ from ._build import ProgressCallback, build_report
 from ._format import fmt_ci, fmt_int, fmt_num, fmt_p, fmt_pct
 from ._gate import render_junit, render_markdown
 from ._groups import (
-    forest_svg, grid_svg, grouped_junit, grouped_markdown, render_grouped_comparison, render_grouped_validation,
+    forest_svg, grid_svg, grouped_junit, grouped_markdown, grouped_section, render_grouped_comparison,
+    render_grouped_validation,
 )
 from ._html import ReportPaths, render_html, report_schema, write_report
 from ._model import SCHEMA_VERSION, ChecklistItem, Report, Section
@@ -31,6 +32,7 @@ __all__ = [
     "grouped_junit",
     "grid_svg",
     "forest_svg",
+    "grouped_section",
     "write_report",
     "report_schema",
     "Report",

@@ -17,7 +17,7 @@ from ._gate import _FAILS, _ICON, _attr, _md, _text as _xml
 from ._terminal import _COLOUR, _WORD, _text, agreement_table
 
 __all__ = ["render_grouped_validation", "render_grouped_comparison", "grouped_markdown", "grouped_junit",
-           "grid_svg", "forest_svg", "POOLED"]
+           "grid_svg", "forest_svg", "grouped_section", "POOLED"]
 
 #: The pooled column's name in every rendering.
 POOLED = "(pooled)"
@@ -246,3 +246,41 @@ def forest_svg(res: Any) -> str | None:
                f'<text x="{X(0)}" y="{h - 6}" text-anchor="middle">0</text>')
     out.append("</svg>")
     return "".join(out)
+
+
+# ------------------------------------------------------------------------------------------------ HTML report
+def grouped_section(res: Any) -> Any:
+    """The report's "By group" section: the rules across groups, the judge x group grid (SVG), one
+    table row per (judge, group) and the forest plot of the worst-slice check; ``results`` is the
+    :class:`~voirdire.workflows.GroupedValidation`'s ``to_dict()``, so every number on the page is in
+    ``report.json``."""
+    from ._model import Cell, Figure, Section, Table, Text
+
+    blocks: list[Any] = [Text(text=res.rule, kind="note"),
+                         Figure(key="group_grid", title=f"Verdicts by {', '.join(res.by)}", svg=grid_svg(res),
+                                caption="Each cell: the verdict's word on its colour (green accept, red reject, "
+                                        "amber inconclusive); '!' marks a slice the worst-slice check flags.")]
+    rows = []
+    for k, c in enumerate(res.cells):
+        ptr = f"/sections/groups/results/cells/{k}"
+        adv = "-" if c.advantage is None else f"{fmt_num(c.advantage)} {fmt_ci(c.advantage_low, c.advantage_high)}"
+        rows.append((Cell(text=c.judge), Cell(text=c.group), Cell(text=str(c.n_items), numeric=True),
+                     Cell(text=c.verdict.decision, pointer=f"{ptr}/verdict/decision"),
+                     Cell(text=", ".join(c.verdict.codes)),
+                     Cell(text=adv, pointer=None if c.advantage is None else f"{ptr}/advantage", numeric=True),
+                     Cell(text="flagged" if c.slice_flag else "")))
+    blocks.append(Table(key="group_cells", caption="One row per (judge, group)",
+                        columns=("judge", "group", "items", "verdict", "reasons", "advantage vs rest", "slice"),
+                        rows=tuple(rows)))
+    fsvg = forest_svg(res)
+    if fsvg is not None:
+        blocks.append(Figure(key="group_forest", title="Worst slice: advantage in the group minus the rest of the pool",
+                             svg=fsvg, caption="Point: the difference of mean per-item advantage; bar: its interval; "
+                                               "red: flagged (Holm over the groups)."))
+    for s in res.simpson.values():
+        blocks.append(Text(text=s, kind="warning"))
+    for c in res.cells:
+        if c.slice_flag and c.slice_reason:
+            blocks.append(Text(text=f"{c.judge} / {c.group}: {c.slice_reason}", kind="warning"))
+    return Section(key="groups", title=f"By group ({', '.join(res.by)})", results=res.to_dict(),
+                   blocks=tuple(blocks), warnings=tuple(res.notes))
