@@ -59,7 +59,8 @@ def agree_command(
              "and bennett_s."),
     scheduler: str | None = typer.Option(
         None, "--scheduler", help="With --stream: compute the statistics of a Parquet file's row groups on this Dask "
-                                  "scheduler (tcp://host:8786); needs voirdire[dask]."),
+                                  "scheduler (tcp://host:8786; only one you trust: Dask unpickles what it sends); "
+                                  "needs voirdire[dask]."),
     *,
     reader: ReaderOptions,
 ) -> None:

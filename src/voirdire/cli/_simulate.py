@@ -107,7 +107,8 @@ def simulate_command(
     matrices: int = typer.Option(8, "--matrices", help="Synthetic matrices drawn per (K, L), each from its own seed: "
                                                        "reference decisions are averaged over them."),
     n_jobs: int = typer.Option(1, "--n-jobs", help="Local worker processes (-1: all cores)."),
-    scheduler: str | None = typer.Option(None, "--scheduler", help="Dask scheduler address, e.g. tcp://host:8786."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 (only one you trust: Dask unpickles what "
+                                     "it sends)."),
     output: Path | None = typer.Option(None, "--output", "-o", readable=False, help="Directory for the CSV and Markdown tables."),
     seed: int = typer.Option(0, "--seed", help="Seed (results are identical for a seed on any executor)."),
     full: list[Path] = typer.Option(None, "--full", readable=False, help="A fully crossed real data set to subsample as well "
