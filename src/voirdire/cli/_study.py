@@ -284,7 +284,7 @@ def draw_command(
     drawn, rnd = s.draw(n=n, design=design.value, rng=seed, judges=list(judge) if judge else None, floor=floor,
                         before_commit=write)
     console.print(f"Round {rnd}: {len(drawn):,} items drawn ({design.value}, seed {seed}); probabilities recorded; "
-                  f"wrote {output}.", highlight=False)
+                  f"wrote {output}.", highlight=False, soft_wrap=True)
 
 
 def _string_frame(df: Any) -> Any:

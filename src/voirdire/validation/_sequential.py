@@ -287,7 +287,10 @@ def validate_sequential(table: Any, judge: str, *, rounds: Any, method: Literal[
     win_dir = -1 if method == "alt-test" else 1            # alt-test wins when E[d] < eps (down bettor)
     humans = tuple(str(table.raters[h]) for h in hidx)
 
-    # Streams: at each look, the newly possible comparisons (frozen), in a shuffled order.
+    # Streams: at each look, the newly possible comparisons (frozen), in a shuffled order. The shuffle permutes
+    # the items in id order, so that the same labels in another row order (a study, an export, a re-sorted
+    # file) give the same numbers at one seed.
+    by_id = np.argsort(np.asarray([str(x) for x in table.items], dtype=object), kind="stable")
     entered = np.zeros((table.n_items, K), dtype=bool)
     nums: list[list[np.ndarray]] = [[] for _ in range(K)]
     dens: list[list[np.ndarray]] = [[] for _ in range(K)]
@@ -297,7 +300,7 @@ def validate_sequential(table: Any, judge: str, *, rounds: Any, method: Literal[
         elig, num, den = _comparisons(sub, jidx, hidx, method, scoring)
         new = elig & ~entered
         entered |= elig
-        order = gen.permutation(table.n_items)
+        order = by_id[gen.permutation(table.n_items)]
         for k in range(K):
             rows = order[new[order, k]]
             nums[k].append(num[rows, k])

@@ -51,9 +51,10 @@ REASON_CODES: dict[str, str] = {
     "reference_tentative": "the humans' own alpha is above the floor but below 0.667 (tentative)",
     "methods_disagree": "leave-one-out and the alt-test reach different decisions",
     "method_inconclusive": "one of the methods is inconclusive",
-    "what_would_settle": "what would settle an inconclusive verdict: the planner's answer (plan_judges), the same "
-                         "number as voirdire plan and the report; value = further comparisons per open held-out "
-                         "human (0: settled by the anytime-valid rule, none: no finite budget)",
+    "what_would_settle": "what would settle an inconclusive verdict (workflows.advise, the same advice in voirdire "
+                         "plan, watch, study status and the report): not more labels, a checked batch of the items on "
+                         "hand, or 'cannot be settled with the N items you have'; value = further comparisons per "
+                         "open held-out human when labels can settle it (none otherwise)",
     "won_mainly_against_flagged_annotators": "the leave-one-out acceptance does not hold once the annotators flagged "
                                              "as outliers no longer count (non-blocking: a sensitivity line)",
     "group_too_small": "with --by: the group has too few items, or too few humans or judge labels, for the tests",
@@ -269,8 +270,11 @@ def make_verdict(judge: str, method: str, test_decision: str | None, outcome: De
 
 
 def shown_messages(reasons: Any) -> list[str]:
-    """The reason messages a verdict's sentence shows: the blocking ones (else all) and what would settle it."""
+    """The reason messages a verdict's sentence shows: the blocking ones (else all), the humans' agreement when
+    it is below the floor (for every judge), and what would settle it."""
     why = [r.message for r in reasons if r.blocking] or [r.message for r in reasons if r.code != "what_would_settle"]
+    # humans below the reliability floor is said for every judge, whatever decided its verdict
+    why += [r.message for r in reasons if r.code == "reference_unreliable" and r.message not in why]
     return why + [r.message for r in reasons if r.code == "what_would_settle"]
 
 
