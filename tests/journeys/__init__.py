@@ -1,0 +1,1 @@
+"""Journeys: the users' paths end to end through the installed console script (issue 27)."""
