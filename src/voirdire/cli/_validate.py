@@ -10,6 +10,7 @@ from typing import Any
 
 import typer
 
+from .._io import check_not_input, write_text
 from ._app import (
     EXIT_GATE, ReaderOptions, app, console, emit_json, err_console, fail, format_options, handle_errors, numeric_nominal_note, reader_options,
     require_overlap,
@@ -98,6 +99,8 @@ def validate_command(
                                        "('reject') or reject/inconclusive ('inconclusive'); 1 when it cannot run."),
     output_format: str = typer.Option("table", "--format", "-f",
                                       help="table, json, csv, markdown (a CI summary) or junit (one case per judge)."),
+    junit: Path | None = typer.Option(None, "--junit", readable=False, help="Also write the JUnit XML report (one case "
+                                      "per judge) to this file: one run gives a CI summary and a CI reporter's file."),
     seed: int = typer.Option(0, "--seed", help="Seed of every random stream (same seed, same numbers)."),
     n_resamples: int = n_resamples_option(),
     confidence_level: float = typer.Option(0.95, "--confidence-level", help="Level of the intervals."),
@@ -122,6 +125,10 @@ def validate_command(
         fail(f"--fail-on must be one of {list(FAIL_ON)}. Got {fail_on!r}.")
     if output_format not in FORMATS:
         fail(f"--format must be one of {list(FORMATS)}. Got {output_format!r}.")
+    if junit is not None:
+        if sequential or round_column is not None or reader.by:
+            fail("--junit writes the JUnit report of a plain validation, not with --sequential or --by.")
+        check_not_input(junit, [file])
     if sequential or round_column is not None:
         _validate_sequential(file, judge, method, epsilon, q, seed, round_column, fail_on, output_format, reader)
         return
@@ -173,6 +180,8 @@ def validate_command(
     else:
         render_validation(console, err_console, table, res)
         sensitivity_lines(res.annotators, sens)
+    if junit is not None:
+        write_text(junit, render_junit(res, fail_on=fail_on), inputs=[file])
     if fail_on is not None:
         failing = [j.judge for j in res.judges if j.verdict.decision in FAIL_ON[fail_on]]
         if failing:
