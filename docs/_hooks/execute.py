@@ -12,7 +12,8 @@ the page, under ``<page>-output/PATH`` (a report the tutorial links to).
 
 Cache: a page's outputs are kept in ``.docs-cache/exec/`` under a key hashing the page's blocks, the
 package source (``src/voirdire``), ``examples/`` and the Python version; an unchanged page is not run
-again. ``VOIRDIRE_DOCS_NO_CACHE=1`` runs everything.
+again. ``VOIRDIRE_DOCS_NO_CACHE=1`` runs everything; pages run side by side on
+``VOIRDIRE_DOCS_JOBS`` workers (default: 2, or 1 on one core).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -150,8 +152,22 @@ def _render(m: re.Match[str], res: dict) -> str:
     return f"{fence}console\n" + "\n".join(lines) + f"\n{fence}\n"
 
 
+def _execute(src_uri: str, slug: str, blocks: list[re.Match[str]], entry: Path) -> None:
+    t0 = time.perf_counter()
+    tmp = CACHE / slug / f".tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    results = _run_page(src_uri, blocks, tmp / "work")
+    (tmp / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    for old in (CACHE / slug).iterdir():       # one cached run per page: the current one
+        if old.name != tmp.name:
+            shutil.rmtree(old, ignore_errors=True)
+    tmp.rename(entry)
+    log.info("%s: executed %d blocks in %.1f s", src_uri, len(blocks), time.perf_counter() - t0)
+
+
 def on_files(files: Files, config) -> Files:
     use_cache = os.environ.get("VOIRDIRE_DOCS_NO_CACHE", "") in ("", "0")
+    pages = []
     for f in list(files.documentation_pages()):
         if not f.abs_src_path:
             continue
@@ -161,18 +177,17 @@ def on_files(files: Files, config) -> Files:
             continue
         key = hashlib.sha256("\x00".join([VERSION, _source_hash()] + [m.group(0) for m in blocks]).encode()).hexdigest()[:20]
         slug = f.src_uri.replace("/", "__").removesuffix(".md")
-        entry = CACHE / slug / key
-        if not (use_cache and (entry / "results.json").is_file()):
-            t0 = time.perf_counter()
-            tmp = CACHE / slug / f".tmp-{os.getpid()}"
-            shutil.rmtree(tmp, ignore_errors=True)
-            results = _run_page(f.src_uri, blocks, tmp / "work")
-            (tmp / "results.json").write_text(json.dumps(results), encoding="utf-8")
-            for old in (CACHE / slug).iterdir():       # one cached run per page: the current one
-                if old.name != tmp.name:
-                    shutil.rmtree(old, ignore_errors=True)
-            tmp.rename(entry)
-            log.info("%s: executed %d blocks in %.1f s", f.src_uri, len(blocks), time.perf_counter() - t0)
+        pages.append((f, blocks, slug, CACHE / slug / key))
+    todo = [p for p in pages if not (use_cache and (p[3] / "results.json").is_file())]
+    if todo:
+        # pages are independent (each has its own scratch folder): run them side by side, blocks in order
+        jobs = int(os.environ.get("VOIRDIRE_DOCS_JOBS", "0")) or min(2, os.cpu_count() or 1)
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            for fut in [pool.submit(_execute, f.src_uri, slug, blocks, entry) for f, blocks, slug, entry in todo]:
+                fut.result()
+        log.info("executed %d page(s) on %d worker(s) in %.1f s", len(todo), jobs, time.perf_counter() - t0)
+    for f, blocks, slug, entry in pages:
         results = json.loads((entry / "results.json").read_text(encoding="utf-8"))
         _results[f.src_uri] = [_render(m, r) for m, r in zip(blocks, results)]
         stem = f.src_uri.removesuffix(".md")
