@@ -353,8 +353,10 @@ def test_judges_not_named_are_listed_and_an_impossible_count_fails(tmp_path):
     assert res.exit_code == 0, res.output
     warn = [ln for ln in res.stderr.splitlines() if ln.startswith("warning:")]
     assert len(warn) == 1 and "1 rater(s) not named by --judge are counted as humans: 'h1'" in warn[0]
-    assert json.loads(res.stdout)["estimates"]["doubly_robust"]["n_labeled"] == int((df.rater == "h1").sum())
+    doc = json.loads(res.stdout)
+    assert doc["estimates"]["doubly_robust"]["n_labeled"] == int((df.rater == "h1").sum())
+    assert doc["raters_counted_as_humans"] == ["h1"] and any("not named by --judge" in w for w in doc["warnings"])
     # roles from a --role column: nothing to warn about
     res = runner.invoke(app, ["estimate", str(p), "-j", "j1", "--role", "role", "-p", "pi", "-f", "json"])
     assert res.exit_code == 0, res.output
-    assert "warning:" not in res.stderr
+    assert "warning:" not in res.stderr and json.loads(res.stdout)["raters_counted_as_humans"] == []

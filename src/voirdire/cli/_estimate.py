@@ -310,9 +310,9 @@ def estimate_command(
     comp = compare_estimators(X if X.shape[1] > 1 else X[:, 0], y, pi, judges=judges, items=items,
                               model=model.value, cross_fit=cross_fit or "auto", strata=st, clusters=cl,
                               confidence_level=confidence_level, target=target.value, compare=compare, rng=seed)
-    if unnamed:  # once the estimate exists (an error keeps its one line)
-        err_console.print(styled(("warning:", "yellow"), " ", _unnamed_text(file, table, unnamed)), highlight=False,
-                          soft_wrap=True)
+    roles_note = _unnamed_text(file, table, unnamed) if unnamed else None
+    if roles_note:  # once the estimate exists (an error keeps its one line)
+        err_console.print(styled(("warning:", "yellow"), " ", roles_note), highlight=False, soft_wrap=True)
     dr = comp.dr
     results: dict[str, Any] = {"DR": dr}
     if comp.human_only is not None:
@@ -326,7 +326,8 @@ def estimate_command(
     if output == TableOrJson.json:
         emit_json({"file": str(file), "judge": judge, "judges": judges, "model": dr.model, "design": design,
                    "estimates": {_JSON_KEYS[k]: v.to_dict() for k, v in results.items()},
-                   "hints": comp.hints, "warnings": comp.warnings})
+                   "hints": comp.hints, "warnings": comp.warnings + ([roles_note] if roles_note else []),
+                   "raters_counted_as_humans": unnamed})
         return
     from ..report import fmt_num
 
