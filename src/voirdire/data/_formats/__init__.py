@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -200,7 +199,6 @@ def prepare(p: Path, src: str, *, format: str = "auto", item: str = "item", rate
         if p.stat().st_size == 0:
             raise SchemaError("the file is empty.", source=src)
         if is_zip(p):  # an .eval log: its directory is checked before inspect_ai inflates anything
-            require_extra("inspect_ai.log", "inspect", "Reading an Inspect AI log")
             check_zip(p, src)
         with shaped("an Inspect AI eval log", src):
             tf = inspect_frame(p, src, judges=judges)
