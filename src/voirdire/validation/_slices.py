@@ -99,6 +99,19 @@ def slice_advantage(table: Any, judge: str, item_slice: np.ndarray | Sequence[in
     -------
     SliceAdvantage
 
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from voirdire._simulation.slices import slice_failure_frame
+    >>> from voirdire.data import AnnotationTable
+    >>> df = slice_failure_frame(500, np.random.default_rng(0), p_bad=0.5)   # judge a coin on slice E
+    >>> t = AnnotationTable.from_frame(df, role="role")
+    >>> where = {str(i): s for i, s in zip(df["item"], df["slice"])}
+    >>> item_slice = np.array(["ABCDE".index(where[str(i)]) for i in t.items])
+    >>> s = slice_advantage(t, "judge", item_slice, slices=list("ABCDE"))
+    >>> s.below.tolist(), round(float(s.difference[4]), 2)
+    ([False, False, False, False, True], -0.28)
+
     Notes
     -----
     Validated by simulation (``tests/validation/test_slices.py``, ``bench/bench_slices.py``): a 20%
