@@ -6,7 +6,8 @@ Usage: .venv/bin/python bench/pairwise_coverage.py [--pairs 300,1000,2000] [--st
 Streams drawn from the default judge model (the setting of docs/pairwise.md, "Are the bias
 intervals honest?"): ``simulate_pairwise(n, biases=[0.8, -0.3], reliabilities=[0.5, 1.0],
 tie_offsets=[-1.0, 0.0], rng=2000 + s)``, fitted by ``PairwiseBayesModel(n_particles=100, rng=s)``
-(``--move``: also with ``batch_move=True``). Prints, per stream length, how many of the 2 x streams
+(``--move``: also with ``batch_move=True``; ``--quadrature adaptive``: adaptive Gauss-Hermite
+integration of each pair instead of the Laplace approximation). Prints, per stream length, how many of the 2 x streams
 intervals cover the truth, and the mean and sd of the standardised errors (estimate - truth) / sd per
 judge.
 """
@@ -27,7 +28,8 @@ import numpy as np  # noqa: E402
 from voirdire.pairwise import PairwiseBayesModel, simulate_pairwise  # noqa: E402
 
 
-def run(n_pairs: int, streams: int, particles: int, move: bool) -> tuple[int, int, np.ndarray, float]:
+def run(n_pairs: int, streams: int, particles: int, move: bool, quadrature: str = "laplace"
+        ) -> tuple[int, int, np.ndarray, float]:
     hits, z = 0, []
     c0 = time.process_time()
     for s in range(streams):
@@ -35,7 +37,8 @@ def run(n_pairs: int, streams: int, particles: int, move: bool) -> tuple[int, in
                                          tie_offsets=[-1.0, 0.0], rng=2000 + s)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            post = PairwiseBayesModel(n_particles=particles, batch_move=move, rng=s).fit(table).posterior()
+            post = PairwiseBayesModel(n_particles=particles, batch_move=move, quadrature=quadrature,
+                                      rng=s).fit(table).posterior()
         hits += int(((post.bias_low <= truth.biases) & (truth.biases <= post.bias_high)).sum())
         z.append((post.bias_mean - truth.biases) / post.bias_sd)
     return hits, 2 * streams, np.array(z), time.process_time() - c0
@@ -47,13 +50,15 @@ def main() -> None:
     ap.add_argument("--streams", type=int, default=30)
     ap.add_argument("--particles", type=int, default=100)
     ap.add_argument("--move", action="store_true")
+    ap.add_argument("--quadrature", default="laplace", choices=["laplace", "adaptive"])
     args = ap.parse_args()
     print("| pairs | inference | covering | (est - truth) / sd, judge 1: mean, sd | judge 2: mean, sd | CPU s |")
     print("|---:|---|---:|---|---|---:|")
     for n in (int(x) for x in args.pairs.split(",")):
         for move in ((False, True) if args.move else (False,)):
-            hits, tot, z, cpu = run(n, args.streams, args.particles, move)
-            print(f"| {n:,} | {'batch move' if move else 'filter (default)'} | {hits} of {tot} "
+            hits, tot, z, cpu = run(n, args.streams, args.particles, move, args.quadrature)
+            label = ("batch move" if move else "filter") + ("" if args.quadrature == "laplace" else ", adaptive")
+            print(f"| {n:,} | {label} | {hits} of {tot} "
                   f"({100 * hits / tot:.0f}%) | {z[:, 0].mean():.2f}, {z[:, 0].std():.2f} | "
                   f"{z[:, 1].mean():.2f}, {z[:, 1].std():.2f} | {cpu:.0f} |", flush=True)
 

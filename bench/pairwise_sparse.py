@@ -9,7 +9,10 @@ so systems repeat across pairs; the pair's theta = strength difference + N(0, 0.
 60 humans with confusion matrices of accuracy 0.55-0.90 (ties confused more often than A/B), each
 pair judged by 1 or 2 of them (equal odds), and one LLM judge (reliability 0.7, tie offset -1,
 position bias 0.4) shown each pair in a random order that the export does not record (every judge
-row says AB, the verdict in the original frame). ``--sets``: the real sets of ROOT
+row says AB, the verdict in the original frame). ``--subjective``: the same, but the humans have no
+shared latent verdict: each says ``softmax(theta + e, tau + t_h, -(theta + e))`` with its own view
+``e ~ N(0, 1)`` of every pair and its own tie habit ``t_h ~ N(0, 0.7^2)`` (subjective preferences, a
+model the confusion matrices only approximate). ``--sets``: the real sets of ROOT
 (``read_pairwise_set``; default ../shared/data/pairwise) with several humans a pair.
 
 Every method is fitted with the humans of one fold held out (10 folds of humans at random, or one
@@ -36,11 +39,21 @@ from voirdire.pairwise import (BradleyTerryDavidson, DawidSkene, MajorityVote, P
                                leave_one_human_out)
 
 BASELINES = ("majority vote", "Bradley-Terry-Davidson", "Dawid-Skene")
-VARIANTS: dict[str, dict] = {"defaults": {}, "no refine": {"n_refine": 0}}
+VARIANTS: dict[str, dict] = {
+    "defaults": {},
+    "no refine": {"n_refine": 0},
+    "refine 30": {"n_refine": 30},
+    "flat confusion prior": {"lambda_diag": 0.5, "lambda_off": 0.5},
+    "paper judge": {"judge_reliability": False, "judge_ties": False},
+    "standard pair prior": {"pair_prior": "standard"},
+    "adaptive": {"quadrature": "adaptive"},
+}
 
 
-def simulate_sparse(n_pairs: int = 2400, n_humans: int = 60, n_systems: int = 12, rng: int = 0) -> PairwiseTable:
-    """The simulated sparse-rater export described in the module docstring."""
+def simulate_sparse(n_pairs: int = 2400, n_humans: int = 60, n_systems: int = 12, rng: int = 0,
+                    subjective: bool = False) -> PairwiseTable:
+    """The simulated sparse-rater export described in the module docstring (``subjective``: the
+    humans' variant)."""
     g = np.random.default_rng(rng)
     strength = g.normal(0.0, 0.8, n_systems)
     sa = g.integers(0, n_systems, n_pairs)
@@ -66,11 +79,16 @@ def simulate_sparse(n_pairs: int = 2400, n_humans: int = 60, n_systems: int = 12
             conf[h, k, k] = a
     pair, rater, verdict, order = [], [], [], []
     names = np.array(["A", "T", "B"])
+    tie_habit = g.normal(0.0, 0.7, n_humans)
     for p in range(n_pairs):
         for h in g.choice(n_humans, 1 + int(g.random() < 0.5), replace=False):
             pair.append(f"p{p}")
             rater.append(f"h{h}")
-            verdict.append(names[g.choice(3, p=conf[h, z[p]])])
+            if subjective:   # the human's own view of the pair: no shared latent verdict
+                pv = softmax(np.array([theta[p] + g.normal(0.0, 1.0)]), np.array([tau[p] + tie_habit[h]]))[0]
+                verdict.append(names[g.choice(3, p=pv)])
+            else:
+                verdict.append(names[g.choice(3, p=conf[h, z[p]])])
             order.append(None)
     s = np.where(g.random(n_pairs) < 0.5, 1.0, -1.0)                  # the order the judge really saw
     yj = draw(softmax(0.7 * theta + 0.4 * s, 0.7 * tau - 1.0))
@@ -114,6 +132,7 @@ def main() -> None:
     ap.add_argument("root", nargs="?", default=str(pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"
                                                    / "pairwise"))
     ap.add_argument("--sim", action="store_true")
+    ap.add_argument("--subjective", action="store_true")
     ap.add_argument("--sets", default="")
     ap.add_argument("--seeds", default="0")
     ap.add_argument("--particles", type=int, default=300)
@@ -123,6 +142,9 @@ def main() -> None:
     for seed in (int(s) for s in args.seeds.split(",")):
         if args.sim:
             evaluate("simulated sparse raters", simulate_sparse(rng=seed), seed, args.particles, variants)
+        if args.subjective:
+            evaluate("simulated sparse subjective raters", simulate_sparse(rng=seed, subjective=True), seed,
+                     args.particles, variants)
         for name in filter(None, args.sets.split(",")):
             evaluate(name, read_pairwise_set(name, args.root), seed, args.particles, variants)
 

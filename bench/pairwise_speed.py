@@ -31,6 +31,8 @@ VARIANTS: dict[str, dict] = {
     "defaults": {},
     "defaults without refine (n_refine=0)": {"n_refine": 0},
     "paper": PAPER,
+    "adaptive quadrature": {"quadrature": "adaptive"},
+    "batch move": {"batch_move": True},
 }
 
 

@@ -59,8 +59,16 @@ def test_evaluate_with_groups(sim_csv):
     assert {row["method"] for row in ev["table"]} == {"BayesJudge", "majority vote", "Bradley-Terry-Davidson",
                                                       "Dawid-Skene", "MACE", "GLAD"}
     assert ev["notes"]  # honest where-we-win / where-we-lose sentences
+    # the held-out choice (choose_forecaster): the model against the best baseline by NLL
+    ch = ev["choice"]
+    assert ch["model"] == "BayesJudge" and ch["chosen"] in {"BayesJudge", ch["best_baseline"]}
+    assert ch["nll_low"] <= ch["nll_difference"] <= ch["nll_high"]
+    assert (ch["chosen"] == "BayesJudge") == (ch["nll_low"] <= 0)
     t = _run(sim_csv, "-j", "judge_1", "-j", "judge_2", "--particles", "40", "--evaluate")
     assert t.exit_code == 0 and "Leave-one-human-out" in t.output and "BayesJudge" in t.output
+    assert "held-out choice:" in t.output
+    # the default judge model's bias intervals are marked optimistic, with the reason
+    assert "* optimistic" in t.output
 
 
 def test_csv_output(sim_csv):

@@ -10,6 +10,7 @@ from voirdire.data import PairwiseTable
 from voirdire.exceptions import InvalidParameterError
 from voirdire.pairwise import (
     LOHOResult,
+    choose_forecaster,
     MajorityVote,
     PairwiseBayesModel,
     leave_one_human_out,
@@ -172,3 +173,41 @@ def test_difference_paired_bootstrap_over_pairs():
     with pytest.raises(InvalidParameterError, match="different held-out labels"):
         res.difference("DS", "vote", other=other)
     assert "labels" not in res.to_dict() and "table" in res.to_dict()
+
+
+class _Constant:
+    """A forecaster that says the same distribution for every pair (for the held-out choice)."""
+
+    def __init__(self, p):
+        self.p = np.asarray(p, dtype=float)
+
+    def fit(self, table):
+        self.n = table.n_pairs
+        return self
+
+    def predict_proba(self):
+        return np.tile(self.p, (self.n, 1))
+
+
+def test_choose_forecaster_rule():
+    """20 pairs, 3 humans who all say A. A forecaster of (0.8, 0.1, 0.1) scores NLL -log 0.8 = 0.223
+    a label, a uniform one log 3 = 1.099: the uniform model is reliably worse (every pair's
+    difference is +0.875, so the bootstrap interval is that point) and its rival is chosen; the
+    confident one is kept against the uniform one."""
+    pairs = [f"p{k}" for k in range(20) for _ in range(3)]
+    raters = [f"h{r}" for _ in range(20) for r in range(3)]
+    table = PairwiseTable.from_arrays(pair=pairs, rater=raters, verdict=["A"] * 60)
+    res = leave_one_human_out(table, methods={"uniform": lambda: _Constant([1 / 3] * 3),
+                                              "confident": lambda: _Constant([0.8, 0.1, 0.1])}, rng=0)
+    c = choose_forecaster(res, model="uniform")
+    assert (c.chosen, c.best_baseline) == ("confident", "confident")
+    assert c.nll_difference == pytest.approx(np.log(3) + np.log(0.8))
+    assert c.nll_low == pytest.approx(c.nll_difference) and "worse" in c.reason
+    assert c.accuracy_difference == 0.0   # both pick A (the uniform one by argmax of a tie: the first)
+    kept = choose_forecaster(res, model="confident")
+    assert kept.chosen == "confident" and kept.nll_high < 0 and "not shown" in kept.reason
+    assert set(kept.to_dict()) >= {"chosen", "nll_low", "nll_high", "reason"}
+    with pytest.raises(InvalidParameterError, match="no forecasts of method 'x'"):
+        choose_forecaster(res, model="x")
+    with pytest.raises(InvalidParameterError, match="must be a LOHOResult"):
+        choose_forecaster("nope")  # type: ignore[arg-type]

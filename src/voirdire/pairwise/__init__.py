@@ -18,7 +18,14 @@ from ._baselines import (
     dawid_skene_arrays,
     mace_arrays,
 )
-from ._evaluate import LOHOResult, default_methods, leave_one_human_out, score_predictions
+from ._evaluate import (
+    ForecastChoice,
+    LOHOResult,
+    choose_forecaster,
+    default_methods,
+    leave_one_human_out,
+    score_predictions,
+)
 from ._model import MAX_JOINT_JUDGES, PairwiseBayesModel, PairwisePosterior, entropy
 from ._simulate import DEFAULT_CONFUSIONS, PairwiseTruth, simulate_pairwise
 
@@ -26,4 +33,4 @@ __all__ = ["PairwiseBayesModel", "PairwisePosterior", "PairwiseTruth", "simulate
            "DEFAULT_CONFUSIONS", "entropy", "MajorityVote", "BradleyTerryDavidson", "DawidSkene", "MACE",
            "GLAD", "crowd_arrays", "leave_one_human_out", "LOHOResult", "score_predictions", "default_methods",
            "bias_report", "BiasReport", "pair_covariates", "model_family", "dawid_skene_arrays", "mace_arrays",
-           "MAX_JOINT_JUDGES"]
+           "MAX_JOINT_JUDGES", "choose_forecaster", "ForecastChoice"]

@@ -18,7 +18,8 @@ from ..exceptions import ConvergenceWarning, InvalidParameterError
 from ._baselines import GLAD, MACE, BradleyTerryDavidson, DawidSkene, MajorityVote
 from ._model import PairwiseBayesModel
 
-__all__ = ["leave_one_human_out", "LOHOResult", "score_predictions", "default_methods"]
+__all__ = ["leave_one_human_out", "LOHOResult", "score_predictions", "default_methods", "choose_forecaster",
+           "ForecastChoice"]
 
 _EPS = 1e-12
 
@@ -350,3 +351,102 @@ def leave_one_human_out(
                       labels=pd.DataFrame({"pair": np.concatenate(held_pairs), "human": who_all, "group": grp,
                                            "y": y_all}))
 
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ForecastChoice(Result):
+    """Which method to trust for forecasts on this file, from its leave-one-human-out scores.
+
+    Attributes
+    ----------
+    chosen : str
+        ``model`` unless it forecasts the held-out humans reliably worse than the best baseline.
+    model, best_baseline : str
+        The model scored, and the other method with the lowest held-out NLL.
+    nll_difference, nll_low, nll_high : float
+        ``model`` minus ``best_baseline`` in held-out NLL (nats a label; < 0: the model forecasts
+        better) and its paired ``confidence_level`` bootstrap interval over pairs.
+    accuracy_difference, accuracy_low, accuracy_high : float
+        The same for accuracy (> 0: the model is more often right).
+    reason : str
+        The rule's verdict in one sentence.
+    """
+
+    chosen: str
+    model: str
+    best_baseline: str
+    group: str
+    nll_difference: float
+    nll_low: float
+    nll_high: float
+    accuracy_difference: float
+    accuracy_low: float
+    accuracy_high: float
+    confidence_level: float
+    n_labels: int
+    reason: str
+
+
+def choose_forecaster(result: LOHOResult, *, model: str = "BayesJudge", group: str = "all",
+                      confidence_level: float = 0.95, n_resamples: int = 2000,
+                      rng: int | np.random.Generator | None = 0) -> ForecastChoice:
+    """The held-out choice between the model and the best baseline on the user's own file.
+
+    Rule: the baseline with the lowest held-out NLL in ``group`` is the model's rival; the model
+    minus the rival in NLL gets a paired bootstrap interval over pairs
+    (:meth:`LOHOResult.difference`). The rival is chosen when the whole interval lies above 0 (the
+    model forecasts the held-out humans reliably worse); otherwise the model is kept (it is not
+    shown to be worse, and it also gives the judges' biases and the humans' confusions).
+
+    Parameters
+    ----------
+    result : LOHOResult
+        From :func:`leave_one_human_out` with ``model`` among its methods.
+    model : str, default "BayesJudge"
+    group : str, default "all"
+    confidence_level : float in (0, 1), default 0.95
+    n_resamples : int, default 2000
+    rng : int, Generator or None, default 0
+
+    Returns
+    -------
+    ForecastChoice
+
+    Examples
+    --------
+    >>> from voirdire.pairwise import simulate_pairwise
+    >>> t, _ = simulate_pairwise(150, rng=0)
+    >>> res = leave_one_human_out(t, methods={"vote": lambda: MajorityVote(smoothing=0.5),
+    ...                                       "DS": lambda: DawidSkene()}, rng=0)
+    >>> c = choose_forecaster(res, model="DS")      # unsmoothed Dawid-Skene on 150 pairs overfits
+    >>> c.best_baseline, c.chosen, bool(c.nll_low > 0)
+    ('vote', 'vote', True)
+    """
+    func = "choose_forecaster"
+    if not isinstance(result, LOHOResult):
+        raise InvalidParameterError(f"The 'result' parameter of {func} must be a LOHOResult. "
+                                    f"Got {type(result).__name__}.")
+    if model not in result.proba:
+        raise InvalidParameterError(f"{func}: no forecasts of method {model!r}. Methods: {sorted(result.proba)}.")
+    t = result.table[(result.table["group"] == group) & (result.table["method"] != model)]
+    t = t[np.isfinite(t["nll"].to_numpy(dtype=float))]
+    if t.empty:
+        raise InvalidParameterError(f"{func}: no other method scored in group {group!r} to compare {model!r} with.")
+    rival = str(t.loc[t["nll"].idxmin(), "method"])
+    d = result.difference(model, rival, group=group, n_resamples=n_resamples, level=confidence_level,
+                          rng=rng).set_index("metric")
+    lo, hi, est = (float(d.loc["nll", k]) for k in ("low", "high", "estimate"))
+    worse = lo > 0
+    pct = f"{100 * confidence_level:g}%"
+    if worse:
+        reason = (f"{model} forecasts the held-out humans worse than {rival}: NLL {est:+.4f} "
+                  f"[{lo:+.4f}, {hi:+.4f}] ({pct} interval above 0); use {rival}'s forecasts.")
+    else:
+        reason = (f"{model} is not shown to forecast worse than the best baseline, {rival}: NLL {est:+.4f} "
+                  f"[{lo:+.4f}, {hi:+.4f}] ({pct} interval{' below 0' if hi < 0 else ' covers 0'}).")
+    return ForecastChoice(chosen=rival if worse else model, model=model, best_baseline=rival, group=group,
+                          nll_difference=est, nll_low=lo, nll_high=hi,
+                          accuracy_difference=float(d.loc["accuracy", "estimate"]),
+                          accuracy_low=float(d.loc["accuracy", "low"]), accuracy_high=float(d.loc["accuracy", "high"]),
+                          confidence_level=float(confidence_level), n_labels=int(d.loc["nll", "n_labels"]),
+                          reason=reason)

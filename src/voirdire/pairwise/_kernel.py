@@ -15,6 +15,8 @@ solves all ``B * M`` two-dimensional problems at once. Judge labels are aggregat
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -273,7 +275,8 @@ def warm_start(shift: np.ndarray, w: np.ndarray, n: np.ndarray, d: np.ndarray, n
     tbar = None if tshift is None else (w[:, None] * tshift).sum(0, keepdims=True)
     # with reliabilities: solved at the mean reliability; the first-order move covers the shifts only
     abar = None if slope is None else (w[:, None] * slope).sum(0, keepdims=True)
-    th, ta, *_ = local_map(np.zeros((B, 1)), np.zeros((B, 1)), cbar, n, d, nt, logL, tol=tol, tshift=tbar,
+    # from the prior's mean (the MAP of a pair without labels)
+    th, ta, *_ = local_map(np.full((B, 1), prior[0]), np.full((B, 1), prior[2]), cbar, n, d, nt, logL, tol=tol, tshift=tbar,
                           prior=prior, slope=abar)
     if K == 0:
         return np.repeat(th, M, axis=1), np.repeat(ta, M, axis=1)
@@ -385,8 +388,8 @@ _GH_G = (np.repeat(_GH5_W, 5) * np.tile(_GH5_W, 5))[:, None] * np.column_stack(
 
 def judge_expectations(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n: np.ndarray, d: np.ndarray,
                        nt: np.ndarray, *, tshift: np.ndarray | None = None, prior: Prior = STANDARD_PRIOR,
-                       slope: np.ndarray | None = None, hessian: tuple[np.ndarray, ...] | None = None
-                       ) -> tuple[np.ndarray, np.ndarray]:
+                       slope: np.ndarray | None = None, hessian: tuple[np.ndarray, ...] | None = None,
+                       fmap: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The judges-only half of :func:`human_mixture`, for any humans' evidence afterwards.
 
     Under the Laplace approximation of ``(theta, tau) | judges`` (``theta, tau``: the MAP of the
@@ -399,10 +402,18 @@ def judge_expectations(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n:
     ``hessian``: the judges-only Hessian at ``(theta, tau)`` when the caller has it (from
     :func:`local_map`), else it is evaluated here.
 
+    ``fmap`` (the judges-only objective at the MAP) switches to *adaptive* Gauss-Hermite quadrature:
+    each node ``x_n`` of the Laplace approximation is weighted by ``exp(r_n)``, ``r_n = f(x_n) -
+    fmap + |z_n|^2 / 2`` (the true log density over the Gaussian's, ``z_n`` the node in standard
+    coordinates), so the expectations are under the judges-only posterior itself and
+    ``corr = log sum_n w_n exp(r_n)`` corrects the Laplace log marginal likelihood ``fmap - log
+    det(-H) / 2``. Without ``fmap``, ``r = 0`` (the Laplace approximation) and ``corr = 0``.
+
     Returns
     -------
     Epi : (B, M, 3)
     Emom : (B, M, 3, 4)
+    corr : (B, M)
     """
     if hessian is None:
         _, _, _, h_tt, h_ta, h_aa, *_ = objective(theta, tau, shift, n, d, nt, None, tshift=tshift, prior=prior,
@@ -416,28 +427,45 @@ def judge_expectations(theta: np.ndarray, tau: np.ndarray, shift: np.ndarray, n:
     l22 = np.sqrt(np.maximum(v_aa - l21 * l21, 0.0))
     # the node arrays are 25 times the problem's size: rows in slices of about _NODE_BLOCK values
     step = max(1, _NODE_BLOCK // max(1, int(np.prod(theta.shape[1:]))))
-    if theta.ndim and theta.shape[0] > step:
-        parts = [_gh_sums(theta[i:i + step], tau[i:i + step], l11[i:i + step], l21[i:i + step], l22[i:i + step])
-                 for i in range(0, theta.shape[0], step)]
-        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
-    return _gh_sums(theta, tau, l11, l21, l22)
+    parts = []
+    for i in range(0, max(1, theta.shape[0]), step):
+        sl = slice(i, i + step)
+        node_f = None if fmap is None else functools.partial(
+            _node_objective, shift=shift, n=n[sl], d=d[sl], nt=nt[sl], tshift=tshift, prior=prior, slope=slope)
+        parts.append(_gh_sums(theta[sl], tau[sl], l11[sl], l21[sl], l22[sl], node_f,
+                              None if fmap is None else fmap[sl]))
+    if len(parts) == 1:
+        return parts[0]
+    return tuple(np.concatenate([p[k] for p in parts]) for k in range(3))  # type: ignore[return-value]
+
+
+def _node_objective(th: np.ndarray, ta: np.ndarray, *, shift: np.ndarray, n: np.ndarray, d: np.ndarray,
+                    nt: np.ndarray, tshift: np.ndarray | None, prior: Prior, slope: np.ndarray | None) -> np.ndarray:
+    """The judges-only objective at node arrays ``(n_nodes, B, M)`` (rows tiled per node)."""
+    tile = (th.shape[0], 1)
+    f, _ = objective(th.reshape(-1, th.shape[2]), ta.reshape(-1, th.shape[2]), shift, np.tile(n, tile),
+                     np.tile(d, tile), np.tile(nt, tile), None, derivatives=False, tshift=tshift, prior=prior,
+                     slope=slope)
+    return np.asarray(f).reshape(th.shape)
 
 
 #: (rows x particles) per slice of :func:`judge_expectations` (its node arrays hold 25 times as many)
 _NODE_BLOCK = 8192
 
 
-def _gh_sums(theta: np.ndarray, tau: np.ndarray, l11: np.ndarray, l21: np.ndarray, l22: np.ndarray
-             ) -> tuple[np.ndarray, np.ndarray]:
-    """The node sums of :func:`judge_expectations` around ``(theta, tau)`` with Cholesky factor ``l``."""
+def _gh_sums(theta: np.ndarray, tau: np.ndarray, l11: np.ndarray, l21: np.ndarray, l22: np.ndarray,
+             node_f: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+             fmap: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The node sums of :func:`judge_expectations` around ``(theta, tau)`` with Cholesky factor ``l``
+    (``node_f``: the judges-only objective at the nodes, for the adaptive rule)."""
     shp = theta.shape
     nodes = (25,) + (1,) * theta.ndim
     xi, xj = _GH_XI.reshape(nodes), _GH_XJ.reshape(nodes)
-    th = theta + l11 * xi                                           # (25, B, M): long inner loops
-    np.clip(th, -_BOUND, _BOUND, out=th)
+    # (25, B, M): long inner loops. Not clipped: |theta|, |tau| <= 50 and the nodes lie within 2.9 sd
+    # (sd <= 5, the prior's largest), so the exponents below stay far from overflow
+    th = theta + l11 * xi
     ta = tau + l21 * xi
     ta += l22 * xj
-    np.clip(ta, -_BOUND, _BOUND, out=ta)
     c = np.empty((3, 25) + shp)
     np.subtract(th, ta, out=c[0])
     np.exp(c[0], out=c[0])                                          # e^(theta - tau)
@@ -449,6 +477,15 @@ def _gh_sums(theta: np.ndarray, tau: np.ndarray, l11: np.ndarray, l21: np.ndarra
     np.reciprocal(c[1], out=c[1])                                   # pi_T
     c[0] *= c[1]
     c[2] *= c[1]
+    corr = np.zeros(shp)
+    if node_f is not None and fmap is not None:
+        # adaptive rule: each node weighted by the true density over the Laplace Gaussian's
+        r = node_f(th, ta) - fmap + 0.5 * (xi * xi + xj * xj)
+        r = np.minimum(r, 50.0)
+        omega = np.exp(r)                                          # (25, B, M)
+        tot = np.maximum(np.tensordot(_GH_G[:, 0], omega, axes=1), 1e-300)
+        corr = np.log(tot)
+        c *= omega / tot
     E = _GH_G.T @ c.reshape(3, 25, -1)                               # (3, 6, B*M): the node sums
     e0, ex, exx, ey, eyy, exy = (E[:, j].reshape((3,) + shp) for j in range(6))
     mt = theta * e0 + l11 * ex
@@ -456,7 +493,7 @@ def _gh_sums(theta: np.ndarray, tau: np.ndarray, l11: np.ndarray, l21: np.ndarra
     lin = l21 * ex + l22 * ey
     ma = tau * e0 + lin
     maa = tau * tau * e0 + 2.0 * tau * lin + l21 * l21 * exx + 2.0 * l21 * l22 * exy + l22 * l22 * eyy
-    return np.moveaxis(e0, 0, -1), np.stack([np.moveaxis(v, 0, -1) for v in (mt, mtt, ma, maa)], -1)
+    return np.moveaxis(e0, 0, -1), np.stack([np.moveaxis(v, 0, -1) for v in (mt, mtt, ma, maa)], -1), corr
 
 
 def mix_humans(Epi: np.ndarray, Emom: np.ndarray, logL: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -28,7 +28,7 @@ _PARAMS = {"n_particles": int, "ess_threshold": float, "jitter": float, "update"
            "learn_confusion": bool, "judge_ties": bool, "particles": str, "store_items": bool, "tol": float}
 #: parameters added later: optional (older states lack them)
 _OPTIONAL_PARAMS = {"pair_prior": str, "integrate_verdict": bool, "n_refine": int, "judge_reliability": bool,
-                    "batch_move": bool}
+                    "batch_move": bool, "quadrature": str}
 _META = {"format", "params", "humans", "judges", "n_items_seen", "n_resamples", "chunk_len", "judge_counts", "rng"}
 ARRAYS = ("beta", "delta", "logw", "alpha", "ess", "pairs", "out")
 
