@@ -155,3 +155,6 @@ def test_cli_by_is_shared_and_refused_where_not_supported(tmp_path):
     assert [x["group"] for x in doc["groups"]] == list("ABCDE") and doc["pooled"]["groups"]
     r = runner.invoke(app, ["raters", str(p), "--role", "role", "--by", "domain"])
     assert r.exit_code == 1 and "--by is not available for this command yet" in r.output
+    r = runner.invoke(app, ["validate", str(p), "--role", "role", "--by", "domain", "--sequential",
+                            "--round-column", "domain", "--method", "alt-test"])
+    assert r.exit_code == 1 and "--by is not available with --sequential" in r.output

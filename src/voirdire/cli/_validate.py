@@ -129,6 +129,8 @@ def validate_command(
         if sequential or round_column is not None or reader.by:
             fail("--junit writes the JUnit report of a plain validation, not with --sequential or --by.")
         check_not_input(junit, [file])
+    if (sequential or round_column is not None) and reader.by:
+        fail("--by is not available with --sequential yet; watch each group with --where COLUMN=VALUE.")
     if sequential or round_column is not None:
         _validate_sequential(file, judge, method, epsilon, q, seed, round_column, fail_on, output_format, reader)
         return
