@@ -64,9 +64,10 @@ test-slow: $(VENV)/.test chromium
 test-base: $(BASE)/.ok
 	@$(BASE)/bin/python -m pytest -q -n $(JOBS) -m "base_env" tests
 
-# The comparisons against irrCAC, crowd-kit, krippendorff, ppi_py, statsmodels and scikit-learn.
+# The comparisons against irrCAC, crowd-kit, krippendorff, ppi_py and statsmodels, and the fast
+# tests again on pandas 2 and numpy 1 (the oldest majors the ranges allow).
 test-oracle: $(ORACLE)/.ok
-	@$(ORACLE)/bin/python -m pytest -q -n $(JOBS) -m "oracle" tests
+	@$(ORACLE)/bin/python -m pytest -q -n $(JOBS) -m "oracle or ($(PYTEST_FAST))" tests
 
 # What CI runs (.ci/run): all of it, in the three environments (< 25 min on two idle cores).
 test-all: test test-slow test-base test-oracle

@@ -3,12 +3,12 @@
 from typing import TYPE_CHECKING, Any
 
 from . import exceptions
+from ._version import __version__
 from .exceptions import VoirdireError
 
 if TYPE_CHECKING:
     from .data import AnnotationTable, Scale, read_annotations
 
-    __version__: str
 
 # Imported when first used, so that `voirdire --help` and `--version` load neither pandas nor numpy.
 _LAZY = {"AnnotationTable": "data", "Scale": "data", "read_annotations": "data"}
@@ -23,14 +23,4 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value
         return value
-    # the version is looked up when asked for: importlib.metadata costs every command ~0.1 s at start
-    if name != "__version__":
-        raise AttributeError(f"module 'voirdire' has no attribute {name!r}")
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        v = version("voirdire")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        v = "0.0.0"
-    globals()["__version__"] = v
-    return v
+    raise AttributeError(f"module 'voirdire' has no attribute {name!r}")

@@ -82,21 +82,12 @@ def report_exception(exc: BaseException) -> str | None:
 def _control_flow_exceptions() -> tuple[type[BaseException], ...]:
     """The exceptions Typer handles itself (exits, aborts, usage errors: exit code 2).
 
-    Recent Typer releases carry their own copy of click (``typer._click``) and no longer install it;
-    older releases use click itself. Both are covered, and neither is imported unless installed.
+    Typer (>= 0.26, the declared floor) carries its own copy of click and installs no click.
     """
     import typer
+    from typer._click import exceptions as click_exceptions
 
-    kinds: list[type[BaseException]] = [typer.Exit, typer.Abort]
-    try:
-        from typer._click import exceptions as click_exceptions  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:  # older Typer releases depend on click
-        from click import exceptions as click_exceptions  # type: ignore[no-redef,unused-ignore]
-    for name in ("Exit", "Abort", "ClickException"):
-        kind = getattr(click_exceptions, name, None)
-        if isinstance(kind, type) and issubclass(kind, BaseException):
-            kinds.append(kind)
-    return tuple(kinds)
+    return (typer.Exit, typer.Abort, click_exceptions.ClickException)
 
 
 def _print_error(message: str) -> None:

@@ -7,16 +7,47 @@ workflows' results on a terminal, ``render_markdown`` / ``render_junit`` summari
 are rounded and turned into strings. See ``docs/report.md``.
 """
 
-from ._build import ProgressCallback, build_report
-from ._format import fmt_ci, fmt_int, fmt_num, fmt_p, fmt_pct
-from ._gate import render_junit, render_markdown
-from ._groups import (
-    forest_svg, grid_svg, grouped_junit, grouped_markdown, grouped_section, render_grouped_comparison,
-    render_grouped_validation,
-)
-from ._html import ReportPaths, render_html, report_schema, write_report
-from ._model import SCHEMA_VERSION, ChecklistItem, Report, Section
-from ._terminal import agreement_table, render_comparison, render_validation
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._build import ProgressCallback, build_report
+    from ._format import fmt_ci, fmt_int, fmt_num, fmt_p, fmt_pct
+    from ._gate import render_junit, render_markdown
+    from ._groups import (
+        forest_svg, grid_svg, grouped_junit, grouped_markdown, grouped_section, render_grouped_comparison,
+        render_grouped_validation,
+    )
+    from ._html import ReportPaths, render_html, report_schema, write_report
+    from ._model import SCHEMA_VERSION, ChecklistItem, Report, Section
+    from ._terminal import agreement_table, render_comparison, render_validation
+
+# Each name is imported from its module when first used: `voirdire agree` prints a table with
+# `agreement_table` and must not pay for jinja2 and matplotlib, which only the HTML report needs.
+_WHERE = {
+    "build_report": "_build", "ProgressCallback": "_build",
+    "fmt_ci": "_format", "fmt_int": "_format", "fmt_num": "_format", "fmt_p": "_format", "fmt_pct": "_format",
+    "render_junit": "_gate", "render_markdown": "_gate",
+    "forest_svg": "_groups", "grid_svg": "_groups", "grouped_junit": "_groups", "grouped_markdown": "_groups",
+    "grouped_section": "_groups", "render_grouped_comparison": "_groups", "render_grouped_validation": "_groups",
+    "ReportPaths": "_html", "render_html": "_html", "report_schema": "_html", "write_report": "_html",
+    "SCHEMA_VERSION": "_model", "ChecklistItem": "_model", "Report": "_model", "Section": "_model",
+    "agreement_table": "_terminal", "render_comparison": "_terminal", "render_validation": "_terminal",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))
+
 
 __all__ = [
     "build_report",
