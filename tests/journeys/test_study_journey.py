@@ -92,11 +92,12 @@ def test_study_loop_from_first_pass_to_estimate_and_report(tmp_path: Path) -> No
     in_study = pd.concat([first, done, labels]).drop_duplicates(["item", "rater"])
     h = in_study[in_study["role"] == "human"]
     left = h[~h["item"].isin(drawn["item"])]
-    out, err = _voirdire("study", "estimate", "s.vdb", "-j", "ChatGPT", "-f", "json", cwd=tmp_path)
+    out, _ = _voirdire("study", "estimate", "s.vdb", "-j", "ChatGPT", "-f", "json", cwd=tmp_path)
     est = json.loads(out)
+    assert est["study"]["n_human_labels_left_out"] == len(left) and est["study"]["n_items_drawn"] == k
     assert (f"Estimating from the probability sample of draw round(s) 4: {k} item(s) drawn with recorded "
             f"probabilities, {k} of them with human labels ({3 * k} labels). Left out: {len(left)} other human "
-            f"label(s) on {left['item'].nunique()} item(s) no chosen draw drew (round(s) 1, 3)") in err
+            f"label(s) on {left['item'].nunique()} item(s) no chosen draw drew (round(s) 1, 3)") in est["study"]["note"]
     dr = est["estimates"]["doubly_robust"]
     assert est["file"] == "s.vdb" and (dr["n_labeled"], dr["n_total"]) == (k, n_items)
     # the mean human score over all 1,056 items (all three humans scored every story) is in the interval

@@ -493,9 +493,12 @@ def test_study_estimate_uses_the_probability_sample_after_validation_rounds(tmp_
     r = runner.invoke(app, ["study", "estimate", str(p), *args])
     assert r.exit_code == 0, r.output
     got = json.loads(r.stdout)
-    note = r.stderr
+    assert r.stderr == ""                                      # machine-readable: the note is in the JSON
+    note = got["study"]["note"]
     assert f"Left out: {left_out} other human label(s) on {left_out // 2} item(s)" in note
     assert f"{len(drawn)} item(s) drawn" in note and "round(s) 3" in note and "round(s) 2" in note
+    assert got["study"]["n_human_labels_left_out"] == left_out and got["study"]["draw_rounds"] == [3]
+    assert got["study"]["left_out_rounds"] == [2] and got["study"]["n_items_drawn"] == len(drawn)
     assert got["file"] == str(p) and not _TEMP_NAME.search(r.output)
     dr = got["estimates"]["doubly_robust"]
     assert dr["n_labeled"] == len(drawn) and dr["n_total"] == 120
@@ -506,7 +509,7 @@ def test_study_estimate_uses_the_probability_sample_after_validation_rounds(tmp_
     direct = runner.invoke(app, ["estimate", str(tmp_path / "sample.csv"), "--role", "role", "--inclusion-prob",
                                  "inclusion_prob", *args])
     assert direct.exit_code == 0, direct.output
-    assert got["estimates"] == json.loads(direct.stdout)["estimates"]
+    assert got["estimates"] == json.loads(direct.stdout)["estimates"] and "study" not in json.loads(direct.stdout)
     # --rounds: the draw rounds to use; any other round is one line naming the draw rounds
     same = runner.invoke(app, ["study", "estimate", str(p), *args, "--rounds", "3"])
     assert same.exit_code == 0 and json.loads(same.stdout)["estimates"] == got["estimates"]

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import dataclasses
 import functools
 import inspect
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from enum import Enum
 from pathlib import Path
 from typing import Any, NoReturn, Optional, TypeVar
@@ -548,10 +549,28 @@ def numeric_nominal_note(table: Any) -> str | None:
             "--scale interval (distances); the coefficients and the alt-test scoring change with it.")
 
 
+#: Keys a wrapping command adds to the JSON object the command it runs emits (``study estimate`` adds
+#: ``study``: the probability sample it estimated from), set with :func:`json_extra`.
+_JSON_EXTRA: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("voirdire_json_extra", default={})
+
+
+@contextlib.contextmanager
+def json_extra(**keys: Any) -> Iterator[None]:
+    """While the block runs, every JSON object :func:`emit_json` writes also holds ``keys``."""
+    token = _JSON_EXTRA.set({**_JSON_EXTRA.get(), **keys})
+    try:
+        yield
+    finally:
+        _JSON_EXTRA.reset(token)
+
+
 def emit_json(obj: Any) -> None:
     """Write JSON (the ``to_dict()`` of a result, or a plain object) to stdout."""
     from .._results import to_jsonable
 
+    extra = _JSON_EXTRA.get()
+    if extra and isinstance(obj, dict):
+        obj = {**obj, **extra}
     sys.stdout.write(json.dumps(to_jsonable(obj), indent=2) + "\n")
 
 

@@ -10,7 +10,8 @@ from typing import Any, Optional
 import typer
 
 from . import _estimate, _report, _validate  # noqa: F401  (registered first: the study commands take their options)
-from ._app import HelpGroup, ReaderOptions, app, console, emit_json, err_console, fail, handle_errors, reader_options
+from ._app import (HelpGroup, ReaderOptions, app, console, emit_json, fail, handle_errors, json_extra,
+                   reader_options)
 from ._console import styled
 from ._plan import TableOrJson
 from ._watch import SeqMethod
@@ -356,7 +357,7 @@ def _on_study(name: str, help: str, prepare: Any, *, replace: dict[str, inspect.
     parsed as there), less the ones a study fixes (its columns, the file format) and ``hide``,
     with ``replace`` and ``extra``. ``prepare(study, kw)`` gives the long frame the command reads
     (through :func:`voirdire.data._virtual.frame_as_file`: no temporary file, every message names the
-    study) and the fixed options; it may change ``kw``.
+    study), the fixed options and the keys to add to the command's JSON; it may change ``kw``.
     """
     target = _target(name)
     sig = inspect.signature(target)
@@ -374,8 +375,8 @@ def _on_study(name: str, help: str, prepare: Any, *, replace: dict[str, inspect.
         from ..data import frame_as_file
 
         study = _open(path)
-        frame, more = prepare(study, kw)
-        with frame_as_file(path, _string_frame(frame), source=str(path)):
+        frame, more, keys = prepare(study, kw)
+        with frame_as_file(path, _string_frame(frame), source=str(path)), json_extra(**keys):
             return target(file=path, **fixed, **more, **kw)
 
     command.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
@@ -390,38 +391,46 @@ def _is_table(kw: dict[str, Any]) -> bool:
     return str(getattr(fmt, "value", fmt) or "table") == "table"
 
 
-def _prepare_validate(study: Any, kw: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    return study.export_frame(), {}
+def _prepare_validate(study: Any, kw: dict[str, Any]) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    return study.export_frame(), {}, {}
 
 
-def _prepare_estimate(study: Any, kw: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+def _sample_json(ps: Any) -> dict[str, Any]:
+    """The ``study`` key of ``study estimate -f json``: what it estimated from, and what it left out."""
+    return {"draw_rounds": list(ps.draw_rounds), "n_items_drawn": ps.n_items_drawn,
+            "n_items_labelled": ps.n_items_labelled, "n_human_labels": ps.n_human_labels,
+            "n_human_labels_left_out": ps.n_human_labels_left_out, "n_items_left_out": ps.n_items_left_out,
+            "left_out_rounds": list(ps.left_out_rounds), "note": _sample_note(ps)}
+
+
+def _prepare_estimate(study: Any, kw: dict[str, Any]) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     rounds = _round_numbers(kw.pop("rounds", None))
     if kw.get("inclusion_prob") is not None:
         if rounds:
             fail("--rounds chooses the draws whose recorded probabilities are used; --inclusion-prob gives your "
                  "own. Give one or the other.")
-        return study.export_frame(), {}
+        return study.export_frame(), {}, {}
     ps = study.probability_sample(rounds)
     kw["inclusion_prob"] = "inclusion_prob"
-    (console if _is_table(kw) else err_console).print(_sample_note(ps), highlight=False, soft_wrap=True,
-                                                      markup=False)
-    return ps.frame, {}
+    if _is_table(kw):
+        console.print(_sample_note(ps), highlight=False, soft_wrap=True, markup=False)
+    return ps.frame, {}, {"study": _sample_json(ps)}
 
 
-def _prepare_report(study: Any, kw: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+def _prepare_report(study: Any, kw: dict[str, Any]) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     rounds = _round_numbers(kw.pop("rounds", None))
     frame = study.export_frame()
     if kw.get("inclusion_prob") is not None:
         if rounds:
             fail("--rounds chooses the draws whose recorded probabilities are used; --inclusion-prob gives your "
                  "own. Give one or the other.")
-        return frame, {"unsampled": "error"}
+        return frame, {"unsampled": "error"}, {}
     if rounds is None and not study.draw_rounds():
-        return frame, {"unsampled": "error"}  # no draw: the report says why there is no Estimation section
+        return frame, {"unsampled": "error"}, {}  # no draw: the report says why there is no Estimation section
     ps = study.probability_sample(rounds)
     frame["inclusion_prob"] = frame["item"].map(ps.inclusion_prob)
     kw["inclusion_prob"] = "inclusion_prob"
-    return frame, {"unsampled": "omit"}
+    return frame, {"unsampled": "omit"}, {}
 
 
 _on_study("validate", "`voirdire validate` on every label of the study (its options below; the numbers are "
