@@ -94,6 +94,7 @@ def _action_env(tmp_path: Path, **inputs: str) -> dict[str, str]:
     env.update({f"VOIRDIRE_{k.upper()}": v for k, v in inputs.items()})
     env["VOIRDIRE_INSTALL"] = "0"  # the test venv has voirdire already; CI installs it
     env["VOIRDIRE_BIN"] = str(Path(sys.executable).with_name("voirdire"))
+    env["VOIRDIRE_PYTHON"] = sys.executable  # splits the 'args' input (shlex)
     env["GITHUB_STEP_SUMMARY"] = str(tmp_path / "summary.md")
     env["GITHUB_OUTPUT"] = str(tmp_path / "output.txt")
     return env
@@ -123,3 +124,54 @@ def test_action_script_runs_the_gate(tmp_path):
     env = _action_env(tmp_path, file="", judge="Beluga-13B")
     run = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=60)
     assert run.returncode == 1 and "'file' input is required" in run.stderr
+
+
+def _fake_voirdire(tmp_path: Path, rc: int = 0) -> Path:
+    """A stand-in for the voirdire command: it records its arguments (one per line, NUL-safe) and
+    exits with ``rc``, so the script's input handling is tested without running a validation."""
+    log = tmp_path / "calls.txt"
+    fake = tmp_path / "fake-voirdire"
+    fake.write_text(f"""#!{sys.executable}
+import sys
+with open({str(log)!r}, "a") as fh:
+    fh.write(repr(sys.argv[1:]) + "\\n")
+print("| judge | verdict |")
+sys.exit({rc})
+""")
+    fake.chmod(0o755)
+    return fake
+
+
+def _calls(tmp_path: Path) -> list[list[str]]:
+    import ast
+
+    return [ast.literal_eval(ln) for ln in (tmp_path / "calls.txt").read_text().splitlines()]
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_action_inputs_are_taken_literally_and_validate_runs_once(tmp_path):
+    # issue 29 item 14: judges were glob-expanded, args split on every space, and junit: ran validate twice
+    script = ROOT / "ci" / "validate.sh"
+    work = tmp_path / "ws"
+    work.mkdir()
+    (work / "a.csv").write_text("x")  # what an unquoted '*' would have expanded to
+    env = _action_env(tmp_path, file="f.csv", judge=" *, GPT 4o ,Claude", fail_on="reject",
+                      args='--where "criterion=Empathy level" --seed \'0\' $HOME `id` a\\ b', junit="j.xml")
+    env["VOIRDIRE_BIN"] = str(_fake_voirdire(tmp_path, rc=3))
+    run = subprocess.run(["bash", str(script)], env=env, cwd=work, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 3, run.stderr
+    assert (tmp_path / "output.txt").read_text().strip() == "exit-code=3"
+    assert _calls(tmp_path) == [[  # one run: the summary on stdout and the JUnit file together
+        "validate", "f.csv", "--judge", "*", "--judge", "GPT 4o", "--judge", "Claude", "--fail-on", "reject",
+        "--where", "criterion=Empathy level", "--seed", "0", "$HOME", "`id`", "a b", "--junit", "j.xml",
+        "--format", "markdown"]]
+    (tmp_path / "calls.txt").unlink()
+    env.update(VOIRDIRE_JUDGE="j1 *", VOIRDIRE_ARGS="", VOIRDIRE_JUNIT="", VOIRDIRE_FAIL_ON="")
+    env["VOIRDIRE_BIN"] = str(_fake_voirdire(tmp_path, rc=0))
+    run = subprocess.run(["bash", str(script)], env=env, cwd=work, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert _calls(tmp_path) == [["validate", "f.csv", "--judge", "j1", "--judge", "*", "--format", "markdown"]]
+    env["VOIRDIRE_ARGS"] = '--where "criterion=Empathy'  # an unclosed quote: the command line is malformed
+    run = subprocess.run(["bash", str(script)], env=env, cwd=work, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and "close every quote" in run.stderr
+    assert len(_calls(tmp_path)) == 1  # nothing ran
