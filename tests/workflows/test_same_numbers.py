@@ -119,3 +119,20 @@ def test_plan_validate_and_report_give_the_same_planning_number(tmp_path):
             assert e["advice"]["status"] == "settled" and e["advice"]["design"] is None
     # the report shows the same validation entries (and so the same settle line) as validate
     assert doc["sections"]["validation"]["results"]["judges"] == json.loads(val.stdout)["judges"]
+
+
+def test_the_humans_alpha_has_one_interval_in_agree_validate_and_the_api(tmp_path):
+    # issue 28: the humans' alpha at one seed was [0.493, 0.642] in agree and [0.490, 0.639] in validate
+    # (two streams); both now draw it from compare_raters' stream, with the method named alike
+    path = _wax_slice(tmp_path)
+    common = ["--role", "role", "--seed", "3", "--n-resamples", "40"]
+    ag = runner.invoke(app, ["agree", str(path), "-j", "gpt-4o", *common, "--format", "json"])
+    assert ag.exit_code == 0, ag.output
+    humans = json.loads(ag.stdout)["groups"][0]
+    alpha = [r for r in humans["results"] if r["coefficient"] == "krippendorff_alpha"]
+    (a,) = alpha
+    t = read_annotations(path, role="role")
+    ref = validate_judges(t, ["gpt-4o"], seed=3, n_resamples=40, check_raters=False, method="loo").reference
+    assert ref.level == a["level"]
+    assert (ref.estimate, ref.ci.low, ref.ci.high) == (a["estimate"], a["ci"]["low"], a["ci"]["high"])
+    assert ref.ci.method == a["ci"]["method"]

@@ -61,7 +61,8 @@ def demo_agreement(*, seed: int = 0, n_resamples: int = 1000, quiet: bool = Fals
     if not quiet:
         console.print(agreement_table(overall, title="All criteria pooled: the humans, then the humans with each judge"))
         r0 = overall[0].results[0]
-        console.print(f"95% intervals: percentile bootstrap over {r0.n_units} stories ({n_resamples} resamples, seed {seed}).",
+        methods = ", ".join(sorted({str(r.ci.method) for g in overall for r in g.results}))
+        console.print(f"95% intervals: {methods} over {r0.n_units} stories ({n_resamples} resamples, seed {seed}).",
                       highlight=False)
         ct = Table(title="Krippendorff's alpha (interval) per criterion; "
                          "rows: the humans, then the humans with each judge", title_justify="left")

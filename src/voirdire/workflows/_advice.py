@@ -186,10 +186,13 @@ def advise(table: Any, judge: str, verdict: Any, *, plan: Any = None, alt_more: 
         if epsilon is not None and alt_test_epsilon is not None:
             margins = (f" (leave-one-out: pooled agreement within {epsilon:g} of each human; alt-test: item by item "
                        f"within {alt_test_epsilon:g})")
+        weak = any(r.code == "reference_unreliable" for r in verdict.reasons)
         return Advice(status="not_labels", more_comparisons=math.nan, by=None, **base,  # type: ignore[arg-type]
                       sentence="more labels will not settle it: both methods are stable and disagree because their "
                                f"margins differ{margins}; choose the margin that fits how the judge will be used "
-                               "and read that method's decision")
+                               "and read that method's decision"
+                               + ("; the humans' own agreement is below the floor, so only a reject can stand"
+                                  if weak else ""))
     loo_open = any(r.method == "leave_one_out" and r.blocking for r in verdict.reasons) or "method_inconclusive" in codes
     alt_open = any(r.method == "alt_test" and r.blocking for r in verdict.reasons)
     needs: list[tuple[float, str]] = []

@@ -541,18 +541,23 @@ def _attach_sensitivity(table: Any, entries: list[JudgeValidation], d: Any, *, s
 
 def human_reference(table: Any, *, confidence_level: float, n_resamples: int, seed: int, floor: float,
                     notes: list[str]) -> ReferenceReliability:
-    """Krippendorff's alpha over the humans at the table's level, with its interval and status."""
+    """Krippendorff's alpha over the humans at the table's level, with its interval and status.
+
+    Its stream is the one :func:`voirdire.workflows.compare_raters` gives the humans' row (``("agreement",
+    "groups")``, one bootstrap for every coefficient), so ``agree``, ``validate`` and the report show the
+    same interval for the humans' alpha at one seed and resamples."""
     from ..agreement import krippendorff_alpha
 
     res = _run(krippendorff_alpha, notes, table, raters=list(table.humans), confidence_level=confidence_level,
-               n_resamples=n_resamples, rng=stream(seed, "validation", "reference"), on_undefined="nan")
+               n_resamples=n_resamples, rng=stream(seed, "agreement", "groups"), on_undefined="nan")
     est, low, high = float(res.estimate), float(res.ci.low), float(res.ci.high)
     if n_resamples == 0 and (not math.isfinite(low)):
         low = high = float("nan")
     status = reference_status(est, low, floor)
     return ReferenceReliability(coefficient="krippendorff_alpha", level=str(res.level), estimate=est, ci=res.ci,
                                 n_items=int(res.n_items), n_humans=len(table.humans), floor=floor, status=status,
-                                sentence=reference_sentence(status, est, low, high, str(res.level), floor))
+                                sentence=reference_sentence(status, est, low, high, str(res.level), floor,
+                                                            None if n_resamples == 0 else str(res.ci.method)))
 
 
 def _judge_entry(table: Any, name: str, loo: Any, alt: Any, errors: dict[str, str], run_loo: bool, run_alt: bool,

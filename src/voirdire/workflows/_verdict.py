@@ -159,8 +159,9 @@ def reference_status(estimate: float, low: float, floor: float) -> str:
     return "reliable"
 
 
-def reference_sentence(status: str, estimate: float, low: float, high: float, level: str, floor: float) -> str:
-    a = f"alpha ({level}) = {_f(estimate)} [{_f(low)}, {_f(high)}]"
+def reference_sentence(status: str, estimate: float, low: float, high: float, level: str, floor: float,
+                       method: str | None = None) -> str:
+    a = f"alpha ({level}) = {_f(estimate)} [{_f(low)}, {_f(high)}{', ' + method if method else ''}]"
     if status == "undefined":
         return f"The humans' own {a} is undefined: there is no reference to validate against."
     if status == "noise":
