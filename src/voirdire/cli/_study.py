@@ -326,7 +326,7 @@ def _sample_note(ps: Any) -> str:
         text += (f" {ps.n_items_drawn - ps.n_items_labelled:,} drawn item(s) have no human label yet and count as "
                  f"not drawn; add their labels (an estimate is valid for the design only when the drawn items are "
                  f"labelled).")
-    return text + " Choose the draws with --rounds."
+    return text + (" Choose the draws with --rounds." if ps.n_human_labels_left_out else "")
 
 
 #: What a study fixes for the command it hands its labels to: its own columns, and a long table.
