@@ -135,8 +135,10 @@ def raters_command(
     judge: list[str] = typer.Option(None, "--judge", "-j", help="Mark this rater as a judge (left out of the pool)."),
     rater_names: list[str] = typer.Option(None, "--rater-name", help="Pool of annotators (repeat; default: every human)."),
     score: RaterScore = typer.Option(RaterScore.agreement, "--score", help="Leave-one-out score S (as validate's)."),
-    coefficient: PoolCoefficient = typer.Option(PoolCoefficient.krippendorff_alpha, "--coefficient",
-                                                help="Pool coefficient recomputed without each annotator."),
+    coefficient: PoolCoefficient = typer.Option(
+        PoolCoefficient.krippendorff_alpha, "--coefficient", metavar="<name>",  # the choices fit in 80 columns below
+        help="Pool coefficient recomputed without each annotator: krippendorff_alpha, fleiss_kappa, gwet_ac1, "
+             "gwet_ac2, observed_agreement or bennett_s."),
     margin: float = typer.Option(0.05, "--margin", help="Smallest shortfall below the others' median worth flagging (units of S)."),
     significance_level: float = typer.Option(0.05, "--significance-level", help="Family-wise error rate of the flags (Holm)."),
     min_items: int = typer.Option(10, "--min-items", help="Annotators sharing fewer items with the pool are not tested."),
