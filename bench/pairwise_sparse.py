@@ -47,6 +47,8 @@ VARIANTS: dict[str, dict] = {
     "paper judge": {"judge_reliability": False, "judge_ties": False},
     "standard pair prior": {"pair_prior": "standard"},
     "adaptive": {"quadrature": "adaptive"},
+    "calibrated intervals": {"quadrature": "adaptive", "batch_move": True},
+    "no judge": {"_no_judge": True},
 }
 
 
@@ -100,9 +102,27 @@ def simulate_sparse(n_pairs: int = 2400, n_humans: int = 60, n_systems: int = 12
     return PairwiseTable.from_arrays(pair=pair, rater=rater, verdict=verdict, order=order, judges=["llm"])
 
 
+class _NoJudge:
+    """The model fitted on the humans' verdicts only (the judges' rows dropped), scored as the model."""
+
+    def __init__(self, model: PairwiseBayesModel) -> None:
+        self.model = model
+
+    def fit(self, table: PairwiseTable) -> _NoJudge:
+        self.table = table
+        self.model.fit(table.select(raters=list(table.humans), drop_empty=False))
+        return self
+
+    def predict_human_proba(self, like: list[str] | None = None) -> np.ndarray:
+        return self.model.predict_human_proba(self.table.select(raters=list(self.table.humans), drop_empty=False),
+                                              like=like)
+
+
 def evaluate(name: str, table: PairwiseTable, seed: int, particles: int, variants: list[str]) -> None:
     methods = {f"model ({v})": (lambda kw=VARIANTS[v]: PairwiseBayesModel(n_particles=particles, rng=seed, **kw))
-               for v in variants}
+               for v in variants if "_no_judge" not in VARIANTS[v]}
+    if any("_no_judge" in VARIANTS[v] for v in variants):
+        methods["model (no judge)"] = lambda: _NoJudge(PairwiseBayesModel(n_particles=particles, rng=seed))
     methods.update({"majority vote": lambda: MajorityVote(smoothing=0.5),
                     "Bradley-Terry-Davidson": lambda: BradleyTerryDavidson(),
                     "Dawid-Skene": lambda: DawidSkene(smoothing=0.01)})

@@ -167,3 +167,13 @@ def test_honest_summary_sentences():
         "[all] brier: majority vote beats BayesJudge (0.400 vs 0.500).",
         "[all] ece: BayesJudge best (0.050; next majority vote 0.100).",
     ]
+
+
+def test_calibrated_intervals_are_not_marked(sim_csv):
+    r = _run(sim_csv, "-j", "judge_1", "-j", "judge_2", "--particles", "20", "--calibrated-intervals")
+    assert r.exit_code == 0, r.output
+    assert "* optimistic" not in r.output
+    d = json.loads(_run(sim_csv, "-j", "judge_1", "-j", "judge_2", "--particles", "20", "--calibrated-intervals",
+                        "--format", "json").stdout)
+    assert d["model"]["batch_move"] and d["model"]["quadrature"] == "adaptive"
+    assert not any(j["bias_interval_optimistic"] for j in d["judges"])
