@@ -38,6 +38,17 @@ def frame_as_file(path: str | os.PathLike[str], frame: Any, *, source: str) -> I
 
     Row numbers are those of the frame written as a CSV with a header (the first row is row 2),
     i.e. of ``voirdire study export``'s file.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from voirdire.data import frame_as_file, read_annotations
+    >>> df = pd.DataFrame({"item": ["a", "a", "b", "b"], "rater": ["h1", "h2", "h1", "h2"],
+    ...                    "label": ["1", "1", "0", "1"]})
+    >>> with frame_as_file("study.vdb", df, source="study.vdb"):
+    ...     t = read_annotations("study.vdb")
+    >>> t.n_items, t.raters.tolist(), t.source
+    (2, ['h1', 'h2'], 'study.vdb')
     """
     token = _FRAMES.set({**_FRAMES.get(), _key(path): (frame, source)})
     try:
