@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import hashlib
+import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -606,7 +607,7 @@ class Study:
         with self._read() as con:
             pi = pd.read_sql_query(
                 "SELECT item, inclusion_prob FROM assignments WHERE round IN (SELECT value FROM json_each(?)) "
-                "ORDER BY round", con, params=(pd.Series(chosen).to_json(orient="values"),))
+                "ORDER BY round", con, params=(json.dumps(chosen),))
         pi = pi.drop_duplicates("item", keep="last").set_index("item")["inclusion_prob"].astype(float)
         df = self.labels()
         human = (df["role"] == HUMAN).to_numpy()
@@ -655,7 +656,7 @@ class Study:
         with self._read() as con:
             rounds = pd.read_sql_query("SELECT * FROM rounds ORDER BY round", con)
             if "n_replaced" not in rounds.columns:  # schema 1 (not migrated by reading): nothing was replaced
-                rounds.insert(rounds.columns.get_loc("n_imported") + 1, "n_replaced", 0)
+                rounds.insert(list(rounds.columns).index("n_imported") + 1, "n_replaced", 0)
             # one scan of the labels (grouped by rater), then the roles: no join over every label
             counts = pd.read_sql_query("SELECT rater, COUNT(*) AS n_labels, SUM(flagged) AS n_flagged FROM labels "
                                        "GROUP BY rater", con)
