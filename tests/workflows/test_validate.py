@@ -98,3 +98,26 @@ def test_a_warning_outside_any_analysis_reaches_the_caller_after():
             warnings.warn("loose", UserWarning)
             _, caught = _validate._caught(lambda: warnings.warn("held", UserWarning))
     assert [str(w.message) for w in rec] == ["loose"] and [str(w.message) for w in caught] == ["held"]
+
+
+def test_one_order_of_judges_by_p_best_with_ties():
+    # issue 28: validate ranked gpt-4 first (by rho) with P(best) 0.499 below llama-70b's 0.501; the one order
+    # is by P(best), and two judges that neither ranks above the other in 95% of resamples form one tier
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from voirdire.workflows import order_text, ranking_tiers
+
+    r = SimpleNamespace(judges=("gpt-4", "llama-70b"), p_best=np.array([0.499, 0.501]), confidence_level=0.95,
+                        p_order=np.array([[0.0, 0.499], [0.501, 0.0]]))
+    assert ranking_tiers(r) == (("llama-70b", "gpt-4"),)
+    assert order_text(ranking_tiers(r)) == "llama-70b ~ gpt-4 (cannot be told apart)"
+    # separable: a strict order; judges at P(best) = 0 are ordered by how often they rank above the others
+    r = SimpleNamespace(judges=("a", "b", "c", "d"), p_best=np.array([0.0, 0.97, 0.0, 0.03]), confidence_level=0.95,
+                        p_order=np.array([[0, 0.0, 0.2, 0.0], [1, 0, 1, 0.97], [0.8, 0.0, 0, 0.01], [1, 0.03, 0.99, 0]]))
+    assert ranking_tiers(r) == (("b",), ("d",), ("c", "a"))
+    # the dict form (report.json) gives the same tiers
+    d = {"judges": list(r.judges), "p_best": list(r.p_best), "confidence_level": 0.95,
+         "p_order": [list(x) for x in r.p_order]}
+    assert ranking_tiers(d) == ranking_tiers(r)

@@ -428,8 +428,12 @@ def _render_plan(out: dict[str, Any], errors: dict[str, str], ov: Any, notes: li
             + ("" if rk.m_star_paired is None else
                f" From the observed paired differences (covariance included): {_need(rk.m_star_paired, lim)} items; "
                f"mean correlation best vs rivals {fmt_num(rk.correlation, 2)}."), highlight=False, soft_wrap=True)
-        if rk.judges:
-            console.print("Order in the pilot: " + " > ".join(f"{j} ({fmt_num(s)})" for j, s in zip(rk.judges, rk.scores)),
+        if val is not None and val.ranking is not None:  # the one order of judges: validate's P(best) ranking
+            from ..workflows import order_text, ranking_tiers
+
+            console.print("Order (by P(best), as voirdire validate and the report): "
+                          + order_text(ranking_tiers(val.ranking)) + ". m*_rank sizes the separation of the top "
+                          "judge from its rivals; the planning means it uses are in the JSON.",
                           highlight=False, soft_wrap=True)
     sim = out["simulation"]
     if sim is not None:

@@ -412,17 +412,26 @@ def _ranking_block(ctx: Context, w: Writer) -> None:
     w.tick("ranking")
     r = w.results["ranking"]
     names = r["judges"]
+    from ..workflows import order_text, ranking_tiers
+
     w.heading("Ranking the judges")
-    order = [names.index(n) for n in r["order"]]
+    tiers = ranking_tiers(r)  # the one order of judges everywhere: by P(best), ties in one tier without a rank
+    w.put("tiers", [list(t) for t in tiers])
+    order = [names.index(n) for t in tiers for n in t]
+    rank_of = {n: (str(k + 1) if len(t) == 1 else "tie") for k, t in enumerate(tiers) for n in t}
     w.figure("p-best", "Probability that each judge is best",
              plots.bar_chart(f"{w.key}-p-best", [names[k] for k in order], [r["p_best"][k] or 0.0 for k in order],
                              groups=["judge"] * len(names), xlabel="P(best) over bootstrap resamples",
                              title="P(best)"),
              caption=f"Share of {r['n_resamples']} bootstrap resamples ({r['resampling_unit']}s) in which the judge "
                      f"ranks first by ρ (the alt-test's average advantage probability).")
-    rows = [[w.int_(f"ranking/rank/{k}"), names[k], w.num(f"ranking/statistic/{k}"), w.num(f"ranking/p_best/{k}")]
-            for k in order]
-    w.table("ranking", "Judge ranking (best first)", ["rank", "judge", "ρ", "P(best)"], rows)
+    rows = [[Cell(text=rank_of[names[k]], numeric=True), names[k], w.num(f"ranking/p_best/{k}"),
+             w.num(f"ranking/statistic/{k}")] for k in order]
+    w.table("ranking", "Judge ranking (best first by P(best); 'tie': cannot be told apart from the judge above)",
+            ["rank", "judge", "P(best)", "ρ"], rows)
+    w.text(f"Order: {order_text(tiers)}. The same order as voirdire validate and plan; a judge ties with the one "
+           f"above it when that one ranks above it in fewer than {fmt_pct(ctx.confidence_level, 0)} of resamples.",
+           "p")
     if len(names) >= 2:
         w.figure("p-order", "Probability that the row judge ranks above the column judge",
                  plots.heatmap(f"{w.key}-p-order", [[r["p_order"][a][b] if a != b else None for b in order]
@@ -821,7 +830,13 @@ def build_glance(ctx: Context, w: Writer, sections: list[Section]) -> None:
             cols += ["P(best)"]
     rows = []
     sentences = []
-    for jn, judge in enumerate(ctx.judges):
+    judges = list(ctx.judges)
+    if val is not None and "ranking" in val.results:  # the one order of judges: validate's P(best) tiers
+        from ..workflows import ranking_tiers
+
+        ranked = [j for t in ranking_tiers(val.results["ranking"]) for j in t]
+        judges = [j for j in ranked if j in judges] + [j for j in judges if j not in ranked]
+    for jn, judge in enumerate(judges):
         row: list[Any] = [judge]
         if agr is not None:
             for si in (alpha_h, sel_idx.get(judge)):

@@ -296,12 +296,17 @@ def alt_summary(r: Any) -> Text:
 def ranking_table(r: Any) -> Table:
     t = Table(title=f"Ranking by {r.by} ({fmt_int(r.n_resamples)} bootstrap resamples, {r.resampling_unit}s)",
               title_justify="left")
-    for col in ("rank", "judge", r.by, "P(best)", "P(above next)"):
+    from ..workflows import ranking_tiers
+
+    for col in ("rank", "judge", "P(best)", "P(above next)", r.by):
         t.add_column(col, justify="left" if col == "judge" else "right")
-    order = sorted(range(len(r.judges)), key=lambda j: int(r.rank[j]))
+    tiers = ranking_tiers(r)  # the one order of judges: by P(best), ties in one tier without a rank
+    idx = {str(j): k for k, j in enumerate(r.judges)}
+    order = [idx[j] for tier in tiers for j in tier]
+    rank_of = {j: (str(n + 1) if len(tier) == 1 else "tie") for n, tier in enumerate(tiers) for j in tier}
     for pos, j in enumerate(order):
         nxt = fmt_num(r.p_order[j, order[pos + 1]], 3) if pos + 1 < len(order) else "—"
-        t.add_row(str(int(r.rank[j])), r.judges[j], fmt_num(r.statistic[j]), fmt_num(r.p_best[j]), nxt)
+        t.add_row(rank_of[str(r.judges[j])], r.judges[j], fmt_num(r.p_best[j]), nxt, fmt_num(r.statistic[j]))
     return t
 
 
@@ -349,9 +354,11 @@ def render_validation(console: Console, err_console: Console, table: Any, res: A
         console.print()
     r = res.ranking
     if r is not None:
+        from ..workflows import order_text, ranking_tiers
+
         console.print(ranking_table(r))
-        if not r.separable:
-            console.print(f"  The top two ({r.order[0]}, {r.order[1]}) cannot be told apart at "
-                          f"{fmt_num(100 * r.confidence_level, 0)}%.", highlight=False)
+        console.print(f"  Order (by P(best); 'tie': the judge before ranks above it in fewer than "
+                      f"{fmt_num(100 * r.confidence_level, 0)}% of resamples): {order_text(ranking_tiers(r))}.",
+                      highlight=False, soft_wrap=True)
     for n in res.notes:
         err_console.print(_text(("note:", "yellow"), " ", n), highlight=False, soft_wrap=True)

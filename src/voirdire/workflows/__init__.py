@@ -11,7 +11,10 @@ from ._advice import ADVICE_STATUSES, Advice, advise, comparison_capacity, judge
 from ._compare import RaterComparison, compare_raters, compare_raters_stream
 from ._groups import GROUP_ERRORS, GroupCell, GroupedComparison, GroupedValidation, compare_raters_by, validate_judges_by
 from ._seeds import seed_sequence, stream
-from ._validate import DEFAULT_N_RESAMPLES, JudgeValidation, ValidationResult, default_score, default_scoring, validate_judges
+from ._validate import (
+    DEFAULT_N_RESAMPLES, JudgeValidation, ValidationResult, default_score, default_scoring, order_text, ranking_tiers,
+    validate_judges,
+)
 from ._verdict import REASON_CODES, TENTATIVE_LINE, Reason, ReferenceReliability, Verdict
 
 __all__ = [
@@ -20,6 +23,8 @@ __all__ = [
     "advise",
     "comparison_capacity",
     "judge_verdicts",
+    "order_text",
+    "ranking_tiers",
     "need_text",
     "running_text",
     "DEFAULT_N_RESAMPLES",

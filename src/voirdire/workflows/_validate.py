@@ -25,7 +25,7 @@ from ._verdict import (
 )
 
 __all__ = ["validate_judges", "ValidationResult", "JudgeValidation", "DEFAULT_N_RESAMPLES", "default_score",
-           "default_scoring"]
+           "default_scoring", "ranking_tiers", "order_text"]
 
 #: The number of bootstrap resamples of every workflow (and of every command's ``--n-resamples``).
 from .._defaults import DEFAULT_N_RESAMPLES  # noqa: E402 - one default for the CLI and the API
@@ -614,3 +614,49 @@ def _alt_more(table: Any, judge: str, options: dict[str, Any]) -> float | None:
     except VoirdireError:
         return None
     return float(seq.more_items[-1]) if len(seq.more_items) else None
+
+
+def ranking_tiers(ranking: Any) -> tuple[tuple[str, ...], ...]:
+    """The one order of judges every view shows: by P(best) from the validation ranking (best first), with
+    judges that cannot be told apart in one tier.
+
+    Judges with equal P(best) (often several at 0) are ordered by their mean probability of ranking above the
+    others. A judge starts a new tier when the one before it ranks above it in at least ``confidence_level`` of the
+    bootstrap resamples (``p_order``); otherwise it joins that judge's tier. A tier of several judges has
+    no rank: they "cannot be told apart". Accepts a :class:`~voirdire.validation.RankingResult` or its
+    ``to_dict()``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from types import SimpleNamespace
+    >>> r = SimpleNamespace(judges=("a", "b", "c"), p_best=np.array([0.2, 0.5, 0.3]), confidence_level=0.95,
+    ...                     p_order=np.array([[0, 0.4, 0.45], [0.6, 0, 0.99], [0.55, 0.01, 0]]))
+    >>> ranking_tiers(r)
+    (('b',), ('c', 'a'))
+    """
+    import numpy as np
+
+    get = (lambda k: ranking[k]) if isinstance(ranking, dict) else (lambda k: getattr(ranking, k))
+    names = [str(j) for j in get("judges")]
+    pb = np.asarray([np.nan if x is None else x for x in get("p_best")], dtype=float)
+    po = np.asarray([[np.nan if x is None else x for x in row] for row in get("p_order")], dtype=float)
+    cl = float(get("confidence_level"))
+    # P(best) first; among judges it cannot separate (often several at 0), the mean probability of ranking
+    # above the others
+    above = np.nanmean(np.where(np.eye(len(names), dtype=bool), np.nan, po), axis=1) if len(names) > 1 \
+        else np.zeros(len(names))
+    order = sorted(range(len(names)), key=lambda k: (-(pb[k] if np.isfinite(pb[k]) else -1.0),
+                                                     -(above[k] if np.isfinite(above[k]) else -1.0), k))
+    tiers: list[list[int]] = []
+    for k in order:
+        if tiers and not (po[tiers[-1][-1], k] >= cl):
+            tiers[-1].append(k)
+        else:
+            tiers.append([k])
+    return tuple(tuple(names[k] for k in t) for t in tiers)
+
+
+def order_text(tiers: Sequence[Sequence[str]]) -> str:
+    """``"A > B ~ C (cannot be told apart)"``: the tiers of :func:`ranking_tiers` in one line."""
+    return " > ".join(t[0] if len(t) == 1 else " ~ ".join(t) + " (cannot be told apart)" for t in tiers)
