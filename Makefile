@@ -60,9 +60,11 @@ test-fast: test
 test-slow: $(VENV)/.test chromium
 	@$(PY) -m pytest -q -n $(JOBS) -m "(slow or statistical or browser) and not oracle" -p no:randomly
 
-# The bad-input and missing-extra tests where no extra is installed (no click, no pyarrow, no dask).
+# The bad-input, start-up, declared-import and missing-extra tests where no extra is installed
+# (no pyarrow, dask, openpyxl, inspect_ai, scikit-learn; and no click, which nothing declares).
+BASE_TESTS := tests/test_optional_extras.py tests/test_dependencies.py tests/cli/test_startup.py tests/cli/test_bad_input.py
 test-base: $(BASE)/.ok
-	@$(BASE)/bin/python -m pytest -q -n $(JOBS) -m "base_env" tests
+	@$(BASE)/bin/python -m pytest -q -n $(JOBS) -m "not slow and not statistical" $(BASE_TESTS)
 
 # The comparisons against irrCAC, crowd-kit, krippendorff, ppi_py and statsmodels, and the fast
 # tests again on pandas 2 and numpy 1 (the oldest majors the ranges allow).

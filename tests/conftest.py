@@ -30,23 +30,13 @@ def alttest_dir():
 # --- test groups ------------------------------------------------------------------------------------
 # `make test` runs the tests with none of the markers below, in the user environment, on two
 # processes; `make test-all` adds the slow, statistical and browser groups, the oracle group in the
-# oracle environment, and the base_env group where no extra is installed (see the Makefile).
+# oracle environment, and a few modules where no extra is installed (see the Makefile's test-base).
 
 #: Unmarked tests must stay cheap: more CPU-seconds than this in the call (the test's own process and
 #: the subprocesses it waited for; shared fixtures' setup is not counted) fails the test. Mark it
 #: ``slow`` or ``statistical`` instead, or share its heavy work through a session fixture.
 CPU_LIMIT_S = float(os.environ.get("VOIRDIRE_TEST_CPU_LIMIT", "2.0"))
 _HEAVY_MARKERS = ("slow", "statistical", "browser", "oracle")
-
-#: Test modules that also run where no extra is installed (``make test-base``): bad input and the
-#: one-line errors for a missing extra must hold in the environment ``pip install voirdire`` gives.
-BASE_ENV_MODULES = (
-    "tests/test_optional_extras.py",
-    "tests/test_dependencies.py",
-    "tests/cli/test_startup.py",
-    "tests/cli/test_bad_input.py",
-)
-
 
 @functools.lru_cache(maxsize=None)
 def _oracle_functions(path: str) -> frozenset[str]:
@@ -103,8 +93,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             rel = path.relative_to(root).as_posix()
         except ValueError:
             rel = path.as_posix()
-        if rel in BASE_ENV_MODULES:
-            item.add_marker(pytest.mark.base_env)
         fn = getattr(item, "function", None)
         if fn is None or not rel.startswith("tests/"):
             continue

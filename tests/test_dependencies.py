@@ -10,6 +10,7 @@ error of the command line became a traceback for users while the test environmen
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 from pathlib import Path
@@ -34,6 +35,7 @@ def _requirement_names(spec: str) -> set[str]:
     return names
 
 
+@functools.lru_cache(maxsize=None)
 def _declared() -> tuple[set[str], dict[str, set[str]]]:
     tomllib = pytest.importorskip("tomllib")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
@@ -53,6 +55,7 @@ def _declared() -> tuple[set[str], dict[str, set[str]]]:
     return base, extras
 
 
+@functools.lru_cache(maxsize=None)
 def _third_party_imports() -> list[tuple[str, int, str, bool]]:
     """(file, line, top-level module, at module level) for every absolute non-stdlib import."""
     out = []
