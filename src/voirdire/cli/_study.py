@@ -356,7 +356,7 @@ def _on_study(name: str, help: str, prepare: Any, *, replace: dict[str, inspect.
     The options are read from ``voirdire NAME``'s signature (so ``--help`` lists them and they are
     parsed as there), less the ones a study fixes (its columns, the file format) and ``hide``,
     with ``replace`` and ``extra``. ``prepare(study, kw)`` gives the long frame the command reads
-    (through :func:`voirdire.data._virtual.frame_as_file`: no temporary file, every message names the
+    (through :func:`voirdire.data.frame_as_file`: no temporary file, every message names the
     study), the fixed options and the keys to add to the command's JSON; it may change ``kw``.
     """
     target = _target(name)
