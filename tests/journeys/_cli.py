@@ -60,6 +60,9 @@ class Table:
         i = self.header.index(name)
         return [r[i] for r in self.rows]
 
+    def dicts(self) -> list[dict[str, str]]:
+        return [dict(zip(self.header, r)) for r in self.rows]
+
     def by(self, key: str) -> dict[str, dict[str, str]]:
         """Rows keyed by the cell of column ``key`` (continuation rows, whose key cell is empty, skipped)."""
         i = self.header.index(key)
