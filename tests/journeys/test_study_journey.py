@@ -12,31 +12,21 @@ and its Estimation section. Runs in the user environment (pandas 3: the loop cra
 from __future__ import annotations
 
 import json
-import os
-import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "hanna_complexity.csv"
-VOIRDIRE = shutil.which("voirdire", path=os.path.dirname(sys.executable))
+from ._cli import EXAMPLE, needs_console_script, number, table, voirdire
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(VOIRDIRE is None, reason="the voirdire console script is not installed here")]
+pytestmark = [pytest.mark.slow, needs_console_script]
 
 
 def _voirdire(*args: str, cwd: Path) -> tuple[str, str]:
-    """Run the console script; return stdout and stderr, each with its whitespace (line wraps) made single."""
-    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
-    r = subprocess.run([VOIRDIRE, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=300)
-    assert r.returncode == 0, f"voirdire {' '.join(args)} exited {r.returncode}:\n{r.stdout}\n{r.stderr}"
-    assert "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr
-    return " ".join(r.stdout.split()), " ".join(r.stderr.split())
+    """Run the console script (exit 0, no traceback); stdout and stderr with every line wrap made one space."""
+    r = voirdire(*args, cwd=cwd)
+    return " ".join(r.out.split()), " ".join(r.err.split())
 
 
 def test_study_loop_from_first_pass_to_estimate_and_report(tmp_path: Path) -> None:
@@ -103,10 +93,11 @@ def test_study_loop_from_first_pass_to_estimate_and_report(tmp_path: Path) -> No
     # the mean human score over all 1,056 items (all three humans scored every story) is in the interval
     truth = humans.assign(label=humans["label"].astype(float)).groupby("item")["label"].mean().mean()
     assert dr["ci"]["low"] < truth < dr["ci"]["high"] and dr["ci"]["high"] - dr["ci"]["low"] < 0.5
-    table, _ = _voirdire("study", "estimate", "s.vdb", "-j", "ChatGPT", cwd=tmp_path)
-    assert f"Left out: {len(left)} other human label(s)" in table
-    assert re.search(rf"DR\W+{dr['estimate']:.3f}\W+{dr['se']:.4f}\W+\[{dr['ci']['low']:.3f}, {dr['ci']['high']:.3f}\]"
-                     rf"\W+{k}\W+1,056", table), table
+    shown = voirdire("study", "estimate", "s.vdb", "-j", "ChatGPT", cwd=tmp_path)
+    assert f"Left out: {len(left)} other human label(s)" in shown.flat
+    row = table(shown.out, header_has="estimator", title_has="Mean human score").by("estimator")["DR"]
+    assert (number(row["estimate"]), number(row["n"]), number(row["N"])) == (round(dr["estimate"], 3), k, n_items)
+    assert row["interval"] == f"[{dr['ci']['low']:.3f}, {dr['ci']['high']:.3f}]"
 
     # report: titled after the study, its Estimation section from the recorded probabilities
     out, err = _voirdire("study", "report", "s.vdb", "-j", "ChatGPT", "--scale", "interval", "--n-resamples", "100",
