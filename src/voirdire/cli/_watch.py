@@ -62,10 +62,17 @@ def run_sequential(file: Path, *, judges: list[str], round_column: str, method: 
                    q: float, seed: int, reader: ReaderOptions) -> list[Any]:
     """Read the file and its rounds, and run the sequential rule for every judge (``watch``, ``validate
     --sequential``)."""
+    return read_sequential(file, judges=judges, round_column=round_column, method=method, epsilon=epsilon, q=q,
+                           seed=seed, reader=reader)[0]
+
+
+def read_sequential(file: Path, *, judges: list[str], round_column: str, method: str, epsilon: float | None,
+                    q: float, seed: int, reader: ReaderOptions) -> tuple[list[Any], Any]:
+    """:func:`run_sequential`'s results and the table they were computed on (one read of the file)."""
     rounds = load_rounds(file, round_column=round_column, item=reader.item, rater=reader.rater,
                          duplicates=reader.duplicates)
     table = reader.load(file, judges=judges)
-    return sequential_results(table, rounds, judges, method=method, epsilon=epsilon, q=q, seed=seed)
+    return sequential_results(table, rounds, judges, method=method, epsilon=epsilon, q=q, seed=seed), table
 
 
 def render_sequential(results: list[Any], *, since: int = 0, n_items: int | None = None) -> None:
@@ -180,9 +187,12 @@ def watch_command(
             render_sequential(results, n_items=table.n_items)
             render_verdicts(table, results, seed)
         return
-    results = _follow(file, kw, every=follow, max_wait=max_wait, table=output == TableOrJson.table)
-    if output == TableOrJson.json:
-        emit_json({"file": str(file), "judges": [r.to_dict() for r in results]})
+    results, table = _follow(file, kw, every=follow, max_wait=max_wait, table=output == TableOrJson.table)
+    if output == TableOrJson.json:   # as without --follow, on the last complete version read
+        emit_json({"file": str(file), "judges": [r.to_dict() for r in results],
+                   "verdicts": _verdicts_json(table, results, seed)})
+    else:
+        render_verdicts(table, results, seed)
 
 
 def _signature(file: Path) -> tuple[int, int, int] | None:
@@ -225,26 +235,29 @@ def not_ready(file: Path) -> str | None:
     return None
 
 
-def _follow(file: Path, kw: dict[str, Any], *, every: float, max_wait: float | None, table: bool) -> list[Any]:
+def _follow(file: Path, kw: dict[str, Any], *, every: float, max_wait: float | None,
+            table: bool) -> tuple[list[Any], Any]:
     """``watch --follow``: re-read ``file`` by its path whenever it changes, until every judge is decided.
 
     A change is read only when it is complete: a missing file (rotated, or not created yet), an empty
     or header-only file, and a last row without its line end are waited for, not errors. A read that
     fails while the file changed under it is retried at the next poll; a failure on a file that did
-    not change is the file's own error (one line, exit 1).
+    not change is the file's own error (one line, exit 1). Returns the last results and the table
+    they were computed on.
     """
     from ..exceptions import SchemaError
 
     start = time.monotonic()
     stamp: tuple[int, int, int] | None = None
     results: list[Any] = []
+    last: Any = None
     said: str | None = None
     while True:
         sig = _signature(file)
         why = not_ready(file) if sig is not None else "the file is not there (rotated or not created yet)"
         if why is None and sig != stamp:
             try:
-                new = run_sequential(file, **kw)  # type: ignore[arg-type]
+                new, tab = read_sequential(file, **kw)  # type: ignore[arg-type]
             except SchemaError:
                 if _signature(file) == sig:
                     raise
@@ -252,10 +265,11 @@ def _follow(file: Path, kw: dict[str, Any], *, every: float, max_wait: float | N
             else:
                 stamp = sig
                 if table:
-                    render_sequential(new, since=0 if not results else max(0, len(new[0].looks) - 1))
-                results = new
+                    render_sequential(new, since=0 if not results else max(0, len(new[0].looks) - 1),
+                                      n_items=tab.n_items)
+                results, last = new, tab
                 if all(r.decision in ("accept", "reject") for r in results):
-                    return results
+                    return results, last
         if why is not None and why != said:
             err_console.print(f"waiting: {file}: {why}.", highlight=False, soft_wrap=True)
         said = why
@@ -264,5 +278,5 @@ def _follow(file: Path, kw: dict[str, Any], *, every: float, max_wait: float | N
                 fail(f"{file}: no labels to read after {max_wait:g} s ({why or 'no complete version'}).")
             err_console.print(f"no decision after {max_wait:g} s; stopping (the file can be watched again).",
                               highlight=False)
-            return results
+            return results, last
         time.sleep(every)
