@@ -7,9 +7,12 @@ fast Arrow CSV path must fall back to pandas); code that cannot calls ``require`
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "hanna_complexity.csv"
 
@@ -44,3 +47,43 @@ def test_scheduler_without_dask_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)
     with pytest.raises(MissingExtraError, match=r"pip install 'voirdire\[dask\]'$"):
         _dask_client("tcp://127.0.0.1:8786")
+
+
+def _extra_cases(tmp_path):
+    """(extra, modules to hide, argv) for every extra: each reaches its missing package from the CLI."""
+    import zipfile
+
+    xlsx = tmp_path / "x.xlsx"
+    with zipfile.ZipFile(xlsx, "w") as z:   # enough of an .xlsx to be recognised as one
+        z.writestr("[Content_Types].xml", "<Types/>")
+        z.writestr("xl/workbook.xml", "<workbook/>")
+    parquet = tmp_path / "x.parquet"
+    parquet.write_bytes(b"PAR1")
+    log = tmp_path / "x.eval"
+    with zipfile.ZipFile(log, "w") as z:
+        z.writestr("header.json", "{}")
+    est = tmp_path / "est.csv"
+    est.write_text("item,rater,label,pi\n" + "".join(
+        f"i{k},llm,{k % 5},0.5\n" + (f"i{k},h,{(k + 1) % 5},0.5\n" if k % 2 else "") for k in range(40)))
+    return [
+        ("parquet", ("pyarrow",), ["agree", str(parquet)]),
+        ("excel", ("openpyxl",), ["agree", str(xlsx)]),
+        ("inspect", ("inspect_ai",), ["agree", str(log), "--format-in", "inspect"]),
+        ("dask", ("dask", "distributed"), ["simulate", "--preset", "sparse-overlap", "--scheduler", "tcp://127.0.0.1:1",
+                                           "-o", str(tmp_path / "sim")]),
+        ("ml", ("sklearn",), ["estimate", str(est), "--judge", "llm", "--inclusion-prob", "pi", "--model", "gbm"]),
+    ]
+
+
+@pytest.mark.parametrize("extra", ["parquet", "excel", "inspect", "dask", "ml"])
+def test_every_extra_missing_is_one_line_naming_the_install(extra, tmp_path):
+    # in .venv-base the packages are really absent; elsewhere they are hidden from the child process
+    case = {e: (mods, argv) for e, mods, argv in _extra_cases(tmp_path)}[extra]
+    mods, argv = case
+    code = ("import sys\n" + "".join(f"sys.modules[{m!r}] = None\n" for m in mods)
+            + f"sys.argv = ['voirdire', *{argv!r}]\nfrom voirdire.cli import main\nmain()\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "COLUMNS": "200"})
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert res.returncode == 1, res.stderr[-2000:]
+    assert len(lines) == 1 and lines[0].startswith("error:") and f"pip install 'voirdire[{extra}]'" in lines[0], lines
