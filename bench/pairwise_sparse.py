@@ -48,6 +48,7 @@ VARIANTS: dict[str, dict] = {
     "standard pair prior": {"pair_prior": "standard"},
     "adaptive": {"quadrature": "adaptive"},
     "calibrated intervals": {"quadrature": "adaptive", "batch_move": True},
+    "fixed confusion prior": {"confusion_prior": "fixed"},
     "no judge": {"_no_judge": True},
 }
 

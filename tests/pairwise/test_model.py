@@ -149,9 +149,11 @@ def test_shapes_and_posterior_contract():
         post.most_uncertain(-1)  # was DataFrame.head(-1): every pair but one
     d = post.to_dict()
     assert d["judges"] == ["judge_1", "judge_2"] and len(d["verdict_proba"]) == 120
-    # dirichlet counts: prior + one unit of mass per human label (soft update)
-    prior_mass = 3 * (1.0 + 2 * 0.05)
-    np.testing.assert_allclose(post.dirichlet_counts.sum((1, 2)), prior_mass + 120)
+    # dirichlet counts: prior + one unit of mass per human label (soft update); the prior is the
+    # empirical-Bayes pooled one after the refine sweeps, the fixed one with confusion_prior="fixed"
+    np.testing.assert_allclose(post.dirichlet_counts.sum((1, 2)), m.confusion_prior_.sum() + 120)
+    fixed = PairwiseBayesModel(n_particles=20, confusion_prior="fixed", rng=0).fit(table)
+    np.testing.assert_allclose(fixed.dirichlet_counts_.sum((1, 2)), 3 * (1.0 + 2 * 0.05) + 120)
     with pytest.raises(InvalidParameterError, match="'kind' parameter"):
         post.to_frame("pairs")
 
@@ -159,7 +161,7 @@ def test_shapes_and_posterior_contract():
 def test_hard_update_adds_whole_counts():
     table, _ = simulate_pairwise(60, rng=2)
     m = PairwiseBayesModel(n_particles=30, update="hard", rng=0).fit(table)
-    extra = m.dirichlet_counts_ - (np.full((3, 3), 0.05) + np.eye(3) * 0.95)
+    extra = m.dirichlet_counts_ - m.confusion_prior_
     np.testing.assert_allclose(extra, np.round(extra))
     assert extra.sum() == 180
 
@@ -441,6 +443,7 @@ def test_per_judge_agrees_with_joint_for_two_judges(tmp_path):
     np.testing.assert_array_equal(s1, s2)
 
 
+@pytest.mark.statistical
 def test_judge_reliability_recovers_an_uninformative_judge():
     """A judge whose verdicts say nothing about the pair (a = 0) gets a reliability whose interval
     reaches 0; a paper's judge (a = 1) stays near 1."""

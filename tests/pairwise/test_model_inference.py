@@ -230,3 +230,31 @@ def test_batch_move_samples_the_batch_posterior():
     gsd = np.sqrt(w @ (X - gm) ** 2)
     assert np.all(np.abs(mean - gm) < 0.2 * gsd), (mean, gm, gsd)
     assert np.all((sd / gsd > 0.8) & (sd / gsd < 1.25)), (sd, gsd)
+
+
+def test_pooled_confusion_prior_empirical_bayes(tmp_path):
+    """Row k of the prior is kappa_k p_k: p_k the pooled row (counts + the fixed prior), kappa_k by the
+    Dirichlet-multinomial marginal likelihood. Humans who agree exactly with the pool: the largest
+    strength of the grid (nothing to learn per human); humans who contradict each other (one says
+    only A, one only B on true A): a weak prior (each keeps their own row)."""
+    from voirdire.pairwise._model import _KAPPA_GRID, _pooled_prior
+
+    base = np.full((3, 3), 1e-9)
+    same = np.tile(np.array([[8.0, 1.0, 1.0], [1.0, 8.0, 1.0], [1.0, 1.0, 8.0]]), (4, 1, 1))
+    pr = _pooled_prior(same, base)
+    np.testing.assert_allclose(pr / pr.sum(1, keepdims=True), same[0] / 10, atol=1e-8)
+    np.testing.assert_allclose(pr.sum(1), _KAPPA_GRID[-1])
+    split = same.copy()
+    split[:2, 0] = [20.0, 0.0, 0.0]
+    split[2:, 0] = [0.0, 0.0, 20.0]
+    pr2 = _pooled_prior(split, base)
+    assert pr2[0].sum() < 2.0 and pr2[1].sum() == pytest.approx(_KAPPA_GRID[-1])
+    np.testing.assert_allclose(pr2[0] / pr2[0].sum(), [0.5, 0.0, 0.5], atol=1e-8)
+    # the model keeps the prior in use (saved and loaded with the state)
+    table, _ = simulate_pairwise(80, rng=1)
+    m = PairwiseBayesModel(n_particles=20, n_refine=1, rng=0).fit(table)
+    fixed = np.full((3, 3), 0.05) + 0.95 * np.eye(3)
+    assert not np.allclose(m.confusion_prior_, fixed)
+    m.save(tmp_path / "s.npz")
+    np.testing.assert_array_equal(PairwiseBayesModel.load(tmp_path / "s.npz").confusion_prior_, m.confusion_prior_)
+    assert np.allclose(PairwiseBayesModel(n_particles=20, n_refine=0, rng=0).fit(table).confusion_prior_, fixed)

@@ -251,7 +251,7 @@ def pairwise_command(
         for s in ("said A", "said T", "said B"):
             ht.add_column(s, justify="right")
         ht.add_column("labels", justify="right")
-        prior_mass = 3 * (model.lambda_diag + 2 * model.lambda_off)
+        prior_mass = float(model.confusion_prior_.sum())
         for k, h in enumerate(shown):
             n = post.dirichlet_counts[k].sum() - prior_mass
             for r, tv in enumerate("ATB"):

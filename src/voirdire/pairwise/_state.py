@@ -28,7 +28,7 @@ _PARAMS = {"n_particles": int, "ess_threshold": float, "jitter": float, "update"
            "learn_confusion": bool, "judge_ties": bool, "particles": str, "store_items": bool, "tol": float}
 #: parameters added later: optional (older states lack them)
 _OPTIONAL_PARAMS = {"pair_prior": str, "integrate_verdict": bool, "n_refine": int, "judge_reliability": bool,
-                    "batch_move": bool, "quadrature": str}
+                    "batch_move": bool, "quadrature": str, "confusion_prior": str}
 _META = {"format", "params", "humans", "judges", "n_items_seen", "n_resamples", "chunk_len", "judge_counts", "rng"}
 ARRAYS = ("beta", "delta", "logw", "alpha", "ess", "pairs", "out")
 
@@ -54,7 +54,12 @@ def validate_state(meta: Any, arrays: dict[str, np.ndarray], src: str) -> np.ran
     """Check a loaded state completely; return the restored random generator. Raises :class:`SchemaError`."""
     if not isinstance(meta, dict):
         raise _bad(src, "the metadata is not an object")
-    keys = set(meta) - {"hyper"}  # 'hyper' (8 hyperparameters) is absent from older states
+    keys = set(meta) - {"hyper", "confusion_prior"}  # both absent from older states
+    if "confusion_prior" in meta:
+        c = meta["confusion_prior"]
+        if not isinstance(c, list) or len(c) != 9 or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0 for v in c):
+            raise _bad(src, "'confusion_prior' must be a list of 9 positive finite numbers")
     if "hyper" in meta:
         h = meta["hyper"]
         if not isinstance(h, list) or len(h) != 8 or not all(
