@@ -33,3 +33,25 @@ class SphinxRoles(griffe.Extension):
     def on_instance(self, *, obj: griffe.Object, **kwargs: object) -> None:
         if obj.docstring is not None and ":" in obj.docstring.value:
             obj.docstring.value = _ROLE.sub(lambda m: f"`{m.group(1)}`", obj.docstring.value)
+
+
+class ImportedOverSubmodule(griffe.Extension):
+    """``from .._simulation import subsample`` imports the *function* ``subsample``, which its package
+    re-exports from a submodule of the same name; griffe reads the name as the submodule. Where a
+    module's ``__all__`` re-exports such a name, point it at the object inside the submodule."""
+
+    def on_package(self, *, pkg: griffe.Module, **kwargs: object) -> None:
+        def walk(mod: griffe.Module) -> None:
+            for name, member in list(mod.members.items()):
+                if member.is_alias:
+                    try:
+                        target = member.final_target
+                    except Exception:  # noqa: BLE001 - unresolvable aliases are left to mkdocstrings
+                        continue
+                    if (target.is_module and name in (mod.exports or ())
+                            and name in target.members and not target.members[name].is_module):
+                        mod.set_member(name, griffe.Alias(name, f"{target.path}.{name}", parent=mod))
+                elif member.is_module:
+                    walk(member)
+
+        walk(pkg)
