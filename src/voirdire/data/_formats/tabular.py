@@ -64,23 +64,24 @@ def read_excel(p: Path, src: str, *, sheet: str | int = 0) -> tuple[pd.DataFrame
                           "than True), so the workbook's XML could expand entities; unset it to read the file.",
                           source=src)
     check_zip(p, src)
-    try:
-        wb = openpyxl.load_workbook(p, read_only=True, data_only=True, keep_links=False)
-    except Exception as exc:  # openpyxl/zipfile/defusedxml raise several unrelated types
-        raise _excel_error(exc, src) from None
-    try:
-        ws = wb.worksheets[sheet] if isinstance(sheet, int) else wb[sheet]
-        part = getattr(ws, "_worksheet_path", None)
-        if part is not None:
-            with wb._archive.open(part) as fh:
-                _check_span(fh, src)
-        df = pd.read_excel(wb, sheet_name=sheet, dtype=str, engine="openpyxl", keep_default_na=False)
-    except SchemaError:
-        raise
-    except Exception as exc:  # openpyxl/zipfile/defusedxml raise several unrelated types
-        raise _excel_error(exc, src) from None
-    finally:
-        wb.close()
+    with open(p, "rb") as raw:  # ours to close, whatever openpyxl does when a part fails to parse
+        try:
+            wb = openpyxl.load_workbook(raw, read_only=True, data_only=True, keep_links=False)
+        except Exception as exc:  # openpyxl/zipfile/defusedxml raise several unrelated types
+            raise _excel_error(exc, src) from None
+        try:
+            ws = wb.worksheets[sheet] if isinstance(sheet, int) else wb[sheet]
+            part = getattr(ws, "_worksheet_path", None)
+            if part is not None:
+                with wb._archive.open(part) as fh:
+                    _check_span(fh, src)
+            df = pd.read_excel(wb, sheet_name=sheet, dtype=str, engine="openpyxl", keep_default_na=False)
+        except SchemaError:
+            raise
+        except Exception as exc:  # openpyxl/zipfile/defusedxml raise several unrelated types
+            raise _excel_error(exc, src) from None
+        finally:
+            wb.close()
     return df, np.arange(2, len(df) + 2)
 
 
