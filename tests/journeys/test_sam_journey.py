@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,20 @@ def test_sam_pairwise_resume_bias_and_report(tmp_path: Path) -> None:
     assert len(unsure.rows) == 5 and set(unsure.column("pair")) <= set(pairs), "pair ids did not survive"
     ent = [number(x) for x in unsure.column("entropy")]
     assert ent == sorted(ent, reverse=True) and max(ent) <= 1.099
+
+    # does the model earn its place? each human held out and predicted, next to the baselines
+    e = voirdire("pairwise", "votes.csv", "--role", "role", "--particles", "100", "--top", "0", "--evaluate",
+                 cwd=tmp_path)
+    ev = table(e.out, header_has="accuracy", title_has="Leave-one-human-out").by("method")
+    assert {"BayesJudge", "majority vote", "Dawid-Skene"} <= set(ev)
+    assert {r["labels"] for r in ev.values()} == {"480"}          # 3 held-out humans x 160 pairs
+    said = re.findall(r"\[all\] (accuracy|nll|brier|ece): (.+?) beats (.+?) \(([\d.]+) vs ([\d.]+)\)", e.flat)
+    assert said, e
+    column = {"accuracy": "accuracy", "nll": "NLL", "brier": "Brier", "ece": "ECE"}
+    for metric, winner, loser, a, b in said:           # the sentences under the table quote the table
+        scale, tol = (100, 0.1) if metric == "accuracy" else (1, 0.0011)   # '67.3%' beside '0.673'
+        assert number(ev[winner][column[metric]]) == pytest.approx(float(a) * scale, abs=tol)
+        assert number(ev[loser][column[metric]]) == pytest.approx(float(b) * scale, abs=tol)
 
     # day by day: day 2 resumes from day 1's state; day 1's pairs keep their numbers
     d1 = json.loads(voirdire("pairwise", "day1.csv", "--role", "role", "--particles", "100", "--save-state", "s1.npz",
