@@ -124,6 +124,7 @@ def test_pairwise_only_report(tmp_path):
     doc = json.loads((out / "report.json").read_text())
     status = {k: v["status"] for k, v in doc["sections"].items()}
     assert status.pop("pairwise") == "ok" and status.pop("biases") == "ok"
+    assert status.pop("glance") == "ok"  # a pairwise-only report opens with its own At a glance
     assert set(status.values()) == {"not available"} and "data" in status  # the graded sections say why
     effects = {e["effect"] for e in doc["sections"]["biases"]["results"]["bias"]["effects"]}
     assert {"position (swap)", "position (humans tie)", "self-preference"} <= effects

@@ -207,3 +207,28 @@ def test_judge_biases_flag_the_swap_effect_untested_effects_aside():
     assert sec.status == "ok", sec.reason
     html = render_html(rep)
     assert "Flagged: g (position (swap))" in html and "No bias flagged" not in html
+
+
+def test_pairwise_only_report_opens_with_its_own_glance_and_lists_the_rest_once():
+    # issue 28: a pairwise-only report opened with six 'Not available' sections and repeated them at the end;
+    # it now opens with its own At a glance (beta beside the swap test) and lists the rest once, at the end
+    import re
+
+    from tests.pairwise.test_bias import _swap_only_table
+    from voirdire.report import build_report, render_html
+
+    rep = build_report(None, pairwise=_swap_only_table(), seed=0, n_resamples=50)
+    glance = rep.section("glance")
+    assert glance.status == "ok", glance.reason
+    html = render_html(rep)
+    assert html.index('id="sec-glance"') < html.index('id="not-available"')
+    na = [s for s in rep.sections if s.status == "not available"]
+    assert na
+    for s in na:  # one line each, at the end; no empty section for it in the page
+        assert html.count(f'id="sec-{s.key}"') == 1
+        assert html.index(f'id="sec-{s.key}"') > html.index('id="not-available"')
+    assert not re.search(r"<p class=\"note\">Not available:", html)
+    # the model's beta and the swap test are shown together, with why they can differ
+    for key in ("glance", "biases"):
+        assert "Why the two can differ" in " ".join(b.text for b in rep.section(key).blocks
+                                                   if getattr(b, "kind", "") == "note")

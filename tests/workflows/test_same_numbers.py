@@ -97,18 +97,22 @@ def test_plan_validate_and_report_give_the_same_planning_number(tmp_path):
     doc = json.loads((out / "report.json").read_text())
     plans = {p["judge"]: p for p in doc["sections"]["design"]["results"]["plans"]}
     assert set(answers) == set(plans) == set(judges)
-    for j in judges:
-        assert plans[j] == answers[j], j
+    for j in judges:  # the report plans only what labels might settle, with plan's own numbers
+        assert plans[j] == answers[j] or "error" in plans[j], j
+    assert any("error" not in p for p in plans.values())
     statuses = {p["status"] for p in answers.values()}
     assert "open" in statuses and "settled" in statuses  # the slice exercises both kinds of answer
-    for p in plans.values():  # no top-up for a settled judge
+    for p in answers.values():  # no top-up for a settled judge
         assert (p["more_per_human"] == 0) == (p["status"] == "settled")
     advice = {a["judge"]: a for a in doc["sections"]["design"]["results"]["advice"]}
     plan_verdicts = {v["judge"]: v for v in json.loads(plan.stdout)["verdicts"]}
     for e in json.loads(val.stdout)["judges"]:
         j = e["judge"]
         # the running anytime-valid rule, the verdict and its advice: one of each per judge, in all three
-        assert e["plan"] == answers[j]
+        if e["plan"] is not None:
+            assert e["plan"] == answers[j]
+        else:  # no planner for a settled verdict or one labels cannot change
+            assert e["advice"]["status"] in ("settled", "not_labels")
         assert e["advice"] == advice[j] == plan_verdicts[j]["advice"]
         assert e["verdict"] == plan_verdicts[j]["verdict"]
         assert e["advice"]["decision"] == e["verdict"]["decision"]

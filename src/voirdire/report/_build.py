@@ -412,7 +412,10 @@ def _pairwise_only_report(pairwise: Any, *, pairwise_covariates: Any, seed: Any,
     built = {key: _run_section(key, name, builder, ctx, _Ticker(progress, name, k, 1, total))
              for k, (key, name, builder) in enumerate(PAIRWISE_SECTIONS)}
     why = "no annotation file: a pairwise-only report (give FILE for the graded analyses)."
-    sections = [Section(key="glance", title="At a glance", status="not available", reason=why)]
+    from ._sections import build_pairwise_glance
+
+    sections = [_run_section("glance", "At a glance",
+                             lambda c, w: build_pairwise_glance(c, w, list(built.values())), ctx)]
     sections += [built.get(key) or Section(key=key, title=name, status="not available", reason=why)
                  for key, name, _ in SECTIONS]
     if progress is not None:

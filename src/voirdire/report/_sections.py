@@ -22,7 +22,7 @@ from ..exceptions import VoirdireError
 from ..pairwise import PairwiseBayesModel, bias_report
 from ..workflows import compare_raters, stream, validate_judges
 from ._build import Context, NotAvailable, Writer
-from ._format import DASH, fmt_int, fmt_num, fmt_pct, is_missing
+from ._format import DASH, fmt_ci, fmt_int, fmt_num, fmt_pct, is_missing
 from ._model import Cell, ChecklistItem, Section
 
 __all__ = ["SECTIONS", "build_checklist"]
@@ -600,8 +600,8 @@ def _plan_block(ctx: Context, w: Writer) -> None:
         a = e.advice
         advice.append(to_jsonable(a))
         p = e.plan
-        if p is None:
-            plans.append({"judge": e.judge, "error": e.errors.get("leave_one_out", "the leave-one-out rule did not run")})
+        if p is None:  # a settled verdict, or one labels cannot change: the planner was not needed
+            plans.append({"judge": e.judge, "error": e.errors.get("leave_one_out", "not planned: " + a.sentence)})
             running = DASH
         else:
             plans.append(to_jsonable(p))
@@ -636,6 +636,7 @@ def pairwise_section(ctx: Context, w: Writer) -> None:
     model = w.call(PairwiseBayesModel(rng=ctx.seed).fit, pt)
     post = model.posterior(credible_level=ctx.confidence_level)
     d = w.put("posterior", post)
+    ctx.cache["pairwise_posterior"] = d  # the Judge biases section and the pairwise glance show beta beside the swap test
     verdicts = ["A", "tie", "B"]
     w.text("BayesJudge model (METHODS §3): each pair has a latent verdict (A better, tie, B better); humans are "
            "noisy raters with their own confusion matrices; each LLM judge, asked in both orders, has a position "
@@ -735,6 +736,82 @@ def judge_bias_section(ctx: Context, w: Writer) -> None:
     flagged = [f"{e['judge']} ({e['effect']})" for e in eff if e["flagged"]]
     w.text(("Flagged: " + "; ".join(flagged) + ".") if flagged else "No bias flagged at this false discovery rate.",
            "warning" if flagged else "p")
+    post = ctx.cache.get("pairwise_posterior")
+    if post is not None and post.get("judges"):
+        w.heading("Position bias: the model's β beside the swap test")
+        rows = _position_rows(ctx, w, post, eff)
+        w.table("position_views", "Position bias per judge, two ways", ["judge", "β (model)",
+                f"β {ctx.cl_pct} credible interval", "swap effect", f"{ctx.cl_pct} interval", "q", "flagged"], rows)
+        w.text(POSITION_VIEWS, "note")
+
+
+#: why the model's beta and the swap test can disagree, and which to read (shown wherever both are)
+POSITION_VIEWS = (
+    "Why the two can differ: β is model-based (the pairwise model's log-odds shift toward the response shown "
+    "first, estimated jointly with every pair's latent verdict and the humans' confusion, and shrunk toward 0 by "
+    "its prior), while the swap effect is swap-based (the judge's own verdicts on the same pair in both orders, "
+    "no model, one interval per effect with Benjamini-Hochberg across effects). Read the swap effect and its flag "
+    "for whether the judge favours a position: it needs no model and its error rate is controlled; read β for how "
+    "large the bias is once the pairs' quality is accounted for. An interval of one that reaches 0 while the other "
+    "does not is a small bias near the detection limit, not a contradiction.")
+
+
+def _position_rows(ctx: Context, w: Writer, post: dict[str, Any], eff: list[dict[str, Any]]) -> list[list[Any]]:
+    """Per judge: the model's beta (pairwise section) and the swap effect (this section), from their results."""
+    rows = []
+    swap = {str(e["judge"]): (k, e) for k, e in enumerate(eff) if e["effect"] == "position (swap)"}
+    for k, j in enumerate(post["judges"]):
+        beta = [Cell(text=fmt_num(post["bias_mean"][k]), pointer="/sections/pairwise/results/posterior/bias_mean/"
+                     f"{k}", numeric=True),
+                Cell(text=fmt_ci(post["bias_low"][k], post["bias_high"][k]), numeric=True)]
+        if str(j) in swap:
+            i, e = swap[str(j)]
+            rest = [w.num(f"bias/effects/{i}/estimate"), w.ci(f"bias/effects/{i}/low", f"bias/effects/{i}/high"),
+                    w.num(f"bias/effects/{i}/q_value"), "yes" if e["flagged"] else "no"]
+        else:
+            rest = [Cell(text=DASH)] * 4
+        rows.append([str(j), *beta, *rest])
+    return rows
+
+
+def build_pairwise_glance(ctx: Context, w: Writer, sections: list[Section]) -> None:
+    """At a glance for a pairwise-only report: per judge, position bias two ways (model and swap test) and the
+    model's reliability, read from the pairwise and Judge biases sections' results."""
+    sec = {s.key: s for s in sections if s.status == "ok"}
+    pw, bias = sec.get("pairwise"), sec.get("biases")
+    if pw is None and bias is None:
+        raise NotAvailable("neither the pairwise model nor the bias diagnostics ran.")
+    post = None if pw is None else pw.results.get("posterior")
+    eff = [] if bias is None else bias.results.get("bias", {}).get("effects", [])
+    judges = list(ctx.judges)
+    if not judges:
+        raise NotAvailable("the pairwise file has no LLM judge.")
+    rows = []
+    swap = {str(e["judge"]): e for e in eff if e["effect"] == "position (swap)"}
+    flagged = {str(e["judge"]): [x["effect"] for x in eff if x["judge"] == e["judge"] and x["flagged"]] for e in eff}
+    pj = [] if post is None else [str(j) for j in post["judges"]]
+    for j in judges:
+        row: list[Any] = [j]
+        if j in pj:
+            k = pj.index(j)
+            row += [w.ref(pw, f"posterior/bias_mean/{k}"),  # type: ignore[arg-type]
+                    Cell(text=fmt_ci(post["bias_low"][k], post["bias_high"][k]), numeric=True),
+                    w.ref(pw, f"posterior/reliability_mean/{k}", 2)]  # type: ignore[arg-type]
+        else:
+            row += [Cell(text=DASH)] * 3
+        e = swap.get(j)
+        i = next((n for n, x in enumerate(eff) if x is e), None)
+        row += ([w.ref(bias, f"bias/effects/{i}/estimate"),  # type: ignore[arg-type]
+                 Cell(text=fmt_ci(e["low"], e["high"]), numeric=True)] if e is not None
+                else [Cell(text=DASH)] * 2)
+        row.append(", ".join(flagged.get(j, [])) or "none")
+        rows.append(row)
+    w.put("judges", judges)
+    w.text("A pairwise-only report: the judges' position bias two ways and the biases flagged; the details are in "
+           "the Pairwise and Judge biases sections below.", "p")
+    w.table("judges", "Headline numbers per judge (pairwise)", ["judge", "β (model)", f"β {ctx.cl_pct} interval",
+            "reliability", "swap effect", f"{ctx.cl_pct} interval", "flagged biases"], rows)
+    w.text(POSITION_VIEWS, "note")
 
 
 # ----------------------------------------------------------------------------------------- checklist

@@ -57,8 +57,8 @@ class JudgeValidation(Result):
     ``leave_one_out`` / ``alt_test`` are the tests' results (``None`` when not run or when they
     could not run; ``errors`` then says why), ``verdicts`` the per-method verdicts and ``verdict``
     the combined one. ``plan`` is the planner's answer (:class:`voirdire.design.JudgePlan`: the running
-    anytime-valid leave-one-out rule, what every view shows beside the verdict) whenever the
-    leave-one-out test ran (``None`` otherwise);
+    anytime-valid leave-one-out rule, shown beside the verdict) when the combined verdict is inconclusive
+    for a reason labels might change (``None`` otherwise);
     ``advice`` (:class:`voirdire.workflows.Advice`) what to do next, for every judge: settled, not a
     matter of labels, a checked next batch, or "cannot be settled with the N items you have". Every
     view of the judge (``plan``, ``watch``, ``study status``, the report) shows this verdict and advice.
@@ -573,7 +573,9 @@ def _judge_entry(table: Any, name: str, loo: Any, alt: Any, errors: dict[str, st
         fo, fr = apply_reference(out, list(reasons), reference)
         verdicts.append(make_verdict(name, method, None if res is None else res.decision, fo, fr))
     combined = combine(name, outcomes, reference)
-    plan = _plan(table, name, options, notes) if loo is not None else None  # the running anytime-valid rule
+    # the running anytime-valid rule, for a verdict labels might settle (0.1-0.3 s a judge: not for a settled one)
+    plan = _plan(table, name, options, notes) if loo is not None and combined.decision == "inconclusive" and not any(
+        r.blocking and r.method == "reference" for r in combined.reasons) else None
     alt_more = None
     if combined.decision == "inconclusive" and run_alt and any(
             r.blocking and r.method == "alt_test" for r in combined.reasons) and not any(
