@@ -108,11 +108,14 @@ def test_watch_follow_a_growing_file_until_every_judge_is_decided(tmp_path: Path
     # one block per look: the first two rounds, then each appended round, until both judges were decided
     assert len(blocks) == written, (len(blocks), written)
     assert 2 <= len(blocks) < last, "the judges are decided before the last round (see the one-shot run)"
-    for b in blocks:
-        assert set(b) == set(JUDGES)
-        assert b["gpt-4o"][0] == "ACCEPT" and b["gpt-4o"][1].endswith("(look 1)"), b
-    assert [b["mistral-v03"][0] for b in blocks] == ["CONTINUE"] * (len(blocks) - 1) + ["ACCEPT"]
-    assert "wins against 5 of 10 humans" in blocks[-1]["mistral-v03"][1]
+    assert all(set(b) == set(JUDGES) for b in blocks)
+    for judge in JUDGES:      # continue, continue, ..., then a decision that stands, with the look it was made at
+        said = [b[judge] for b in blocks]
+        first = next(i for i, (d, _) in enumerate(said) if d != "CONTINUE")
+        assert all(d == "CONTINUE" for d, _ in said[:first]) and len(set(said[first:])) == 1, said
+        assert re.search(r"\(look \d+\)$", said[first][1]), said[first]
+    assert blocks[0]["gpt-4o"][0] == "ACCEPT" and blocks[0]["mistral-v03"][0] == "CONTINUE"
+    assert blocks[-1]["mistral-v03"][0] == "ACCEPT" and "wins against 5 of 10 humans" in blocks[-1]["mistral-v03"][1]
 
     # watch stopped on its own after the decision: the last block is the one-shot run of the file it read
     once = voirdire("watch", "labels.csv", *WATCH, cwd=tmp_path)
