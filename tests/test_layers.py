@@ -84,6 +84,49 @@ def test_no_package_imports_another_packages_private_module_or_name():
     assert _all_violations() == []
 
 
+#: The layers by direction (ARCHITECTURE.md, "Third wave"): an import may go down or sideways, never up.
+#: Top-level modules (``voirdire._checks``, ``_results``, ``exceptions``, ``_designs``...) are shared and below
+#: every package.
+LAYERS: dict[str, int] = {
+    "data": 0, "_stats": 0,
+    "agreement": 1, "validation": 1, "estimation": 1, "pairwise": 1, "diagnostics": 1, "datasets": 1,
+    "design": 2, "_simulation": 2, "simulate": 2,
+    "workflows": 3,
+    "cli": 4, "report": 4, "study": 4,
+}
+
+
+def upward_imports(path: Path, source: str) -> list[str]:
+    """Imports from ``path`` (a file of a package) of a package in a higher layer."""
+    here = path.relative_to(SRC).parts
+    if len(here) < 2:
+        return []
+    own = here[0]
+    out = []
+    for line, target in _imports(path, ast.parse(source)):
+        if len(target) >= 2 and target[1] in LAYERS and LAYERS[target[1]] > LAYERS.get(own, 99):
+            out.append(f"{path.relative_to(SRC.parent)}:{line}: {own} -> {target[1]}")
+    return sorted(set(out))
+
+
+def test_every_package_has_a_layer():
+    packages = {p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert packages <= set(LAYERS), sorted(packages - set(LAYERS))
+
+
+def test_the_checker_sees_upward_imports():
+    f = SRC / "diagnostics" / "_x.py"
+    bad = "from ..design import AssignmentResult\ndef g():\n    from voirdire.workflows import validate_judges\n"
+    assert len(upward_imports(f, bad)) == 2
+    ok = "from ..data import AnnotationTable\nfrom .._designs import AssignmentResult\nfrom ..agreement import agreement\n"
+    assert upward_imports(f, ok) == []
+
+
+def test_no_import_goes_up_a_layer():
+    found = [v for f in sorted(SRC.rglob("*.py")) for v in upward_imports(f, f.read_text(encoding="utf-8"))]
+    assert found == []
+
+
 def test_design_and_simulate_do_not_import_each_other():
     assert "simulate" not in _packages_imported("design")
     assert "design" not in _packages_imported("simulate")

@@ -6,14 +6,17 @@ simulation engine can call it in its hot loop without building tables.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
+from ._results import Result
 from .exceptions import InfeasiblePlanError
 
 __all__ = ["DESIGNS", "LABEL_DEPENDENT", "proportional_quota", "stratified_draw", "item_modes",
-           "draw_design"]
+           "draw_design", "AssignmentResult"]
 
 DESIGNS: tuple[str, ...] = ("random", "strat", "panel", "seq-refined", "seq-coverage")
 #: Designs whose selection depends on observed labels (they break the label-independent-mask
@@ -220,3 +223,68 @@ def draw_design(
                 counts[chosen] += 1
         return out
     raise ValueError(design)  # unreachable: callers check the design name
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class AssignmentResult(Result):
+    """Which rater labels which item in the next round (see :func:`voirdire.design.allocate`; here, in
+    the bottom layer, because ``diagnostics`` builds one too).
+
+    Attributes
+    ----------
+    design : str
+        The allocation design.
+    seed : int or None
+        The integer seed the draw can be reproduced from (None when a Generator was passed).
+    raters : tuple of str
+        Raters given work, in the order they work (sequential designs).
+    n_per_rater : tuple of int
+        Items assigned to each rater.
+    rater, item : numpy.ndarray
+        One entry per assignment (object arrays of names and item ids).
+    stratum : numpy.ndarray
+        The stratum label (the category's display value, or ``"none"`` for items without a
+        label) the item was drawn from.
+    primary : str or None
+        The human whose labels define the strata (None: the per-item mode of all human labels).
+    strata : dict
+        Items per stratum among all items, ``{stratum: count}``.
+    label_dependent : bool
+        True for designs whose selection depends on labels (``strat``, ``panel``, ``seq-*``):
+        the masks are then not independent of the labels, which the variance results assume.
+    source_fingerprint : str
+        :meth:`AnnotationTable.fingerprint` of the table the design was drawn from.
+    n_items : int
+        Items in the source table.
+    """
+
+    design: str
+    seed: int | None
+    raters: tuple[str, ...]
+    n_per_rater: tuple[int, ...]
+    rater: np.ndarray
+    item: np.ndarray
+    stratum: np.ndarray
+    primary: str | None
+    strata: dict[str, int]
+    label_dependent: bool
+    source_fingerprint: str
+    n_items: int
+
+    def to_frame(self) -> Any:
+        """The assignment table (a pandas DataFrame): columns rater, item, stratum."""
+        import pandas as pd
+
+        return pd.DataFrame({"rater": self.rater, "item": self.item, "stratum": self.stratum})
+
+    def manifest(self) -> dict[str, Any]:
+        """What a reader of the assignment file needs to reproduce and audit it."""
+        from . import __version__
+
+        return {
+            "design": self.design, "seed": self.seed, "source_fingerprint": self.source_fingerprint,
+            "voirdire_version": __version__, "n_items_in_source": self.n_items,
+            "raters": list(self.raters), "n_per_rater": list(self.n_per_rater),
+            "n_assignments": int(self.rater.size), "primary": self.primary,
+            "strata": dict(self.strata), "label_dependent": self.label_dependent,
+        }

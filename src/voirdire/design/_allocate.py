@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 import hashlib
 import json
@@ -12,82 +11,19 @@ from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
-import pandas as pd
 
 from .._checks import check_choice, check_positive_int
 from .._io import atomic_outputs
-from .._results import Result
 from .._safe import csv_cell, csv_frame, shown
 from ..data import AnnotationTable, argilla_records, label_studio_tasks
 from ..exceptions import InvalidParameterError
+from .._designs import AssignmentResult  # one layer down: diagnostics builds it too (adjudication rounds)
 from ._core import DESIGNS, LABEL_DEPENDENT, draw_design, item_modes
 from ._overlap import find_primary
 
 __all__ = ["AssignmentResult", "allocate", "write_assignments", "escape_formula"]
 
 _FUNC = "allocate"
-
-
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True, eq=False)
-class AssignmentResult(Result):
-    """Which rater labels which item in the next round (see :func:`allocate`).
-
-    Attributes
-    ----------
-    design : str
-        The allocation design.
-    seed : int or None
-        The integer seed the draw can be reproduced from (None when a Generator was passed).
-    raters : tuple of str
-        Raters given work, in the order they work (sequential designs).
-    n_per_rater : tuple of int
-        Items assigned to each rater.
-    rater, item : numpy.ndarray
-        One entry per assignment (object arrays of names and item ids).
-    stratum : numpy.ndarray
-        The stratum label (the category's display value, or ``"none"`` for items without a
-        label) the item was drawn from.
-    primary : str or None
-        The human whose labels define the strata (None: the per-item mode of all human labels).
-    strata : dict
-        Items per stratum among all items, ``{stratum: count}``.
-    label_dependent : bool
-        True for designs whose selection depends on labels (``strat``, ``panel``, ``seq-*``):
-        the masks are then not independent of the labels, which the variance results assume.
-    source_fingerprint : str
-        :meth:`AnnotationTable.fingerprint` of the table the design was drawn from.
-    n_items : int
-        Items in the source table.
-    """
-
-    design: str
-    seed: int | None
-    raters: tuple[str, ...]
-    n_per_rater: tuple[int, ...]
-    rater: np.ndarray
-    item: np.ndarray
-    stratum: np.ndarray
-    primary: str | None
-    strata: dict[str, int]
-    label_dependent: bool
-    source_fingerprint: str
-    n_items: int
-
-    def to_frame(self) -> pd.DataFrame:
-        """The assignment table: columns rater, item, stratum."""
-        return pd.DataFrame({"rater": self.rater, "item": self.item, "stratum": self.stratum})
-
-    def manifest(self) -> dict[str, Any]:
-        """What a reader of the assignment file needs to reproduce and audit it."""
-        from .. import __version__
-
-        return {
-            "design": self.design, "seed": self.seed, "source_fingerprint": self.source_fingerprint,
-            "voirdire_version": __version__, "n_items_in_source": self.n_items,
-            "raters": list(self.raters), "n_per_rater": list(self.n_per_rater),
-            "n_assignments": int(self.rater.size), "primary": self.primary,
-            "strata": dict(self.strata), "label_dependent": self.label_dependent,
-        }
 
 
 def _seed_from(rng: int | np.random.Generator | None) -> tuple[np.random.Generator, int | None]:

@@ -15,7 +15,7 @@ from .._results import Result
 from .._stats.distances import delta, ordinal_delta
 from ..agreement.engine import prepare, resolve_level
 from ..data import AnnotationTable
-from ..design import AssignmentResult
+from .._designs import AssignmentResult
 from ..exceptions import InvalidParameterError
 
 __all__ = ["ItemDiagnosticsResult", "item_diagnostics"]
