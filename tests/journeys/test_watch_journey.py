@@ -65,7 +65,7 @@ def test_watch_follow_a_growing_file_until_every_judge_is_decided(tmp_path: Path
     written = 1
 
     with open(tmp_path / "stderr.txt", "w") as err, subprocess.Popen(
-            [str(VOIRDIRE), "watch", "labels.csv", *WATCH, "--follow", "0.1", "--max-wait", "60"],
+            [str(VOIRDIRE), "watch", "labels.csv", *WATCH, "--follow", "0.1", "--max-wait", "150"],
             cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=err, text=True) as p:
         lines: queue.Queue[str | None] = queue.Queue()
 
@@ -79,7 +79,7 @@ def test_watch_follow_a_growing_file_until_every_judge_is_decided(tmp_path: Path
         out: list[str] = []
         blocks: list[dict[str, tuple[str, str]]] = []      # after each look: judge -> (decision, sentence)
         current: dict[str, tuple[str, str]] = {}
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + 240
         try:
             while True:
                 line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
@@ -98,7 +98,7 @@ def test_watch_follow_a_growing_file_until_every_judge_is_decided(tmp_path: Path
                         _write(grow, by_round[written], "a")
         except queue.Empty:
             p.kill()
-            pytest.fail(f"watch --follow printed nothing for 180 s; so far:\n{''.join(out)}")
+            pytest.fail(f"watch --follow printed nothing for 240 s; so far:\n{''.join(out)}")
         rc = p.wait(timeout=30)
         reader.join(timeout=10)
     stderr = (tmp_path / "stderr.txt").read_text()
