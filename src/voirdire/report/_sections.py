@@ -19,8 +19,7 @@ from ..agreement import binary_agreement, pairwise_matrix
 from ..design import overlap
 from ..estimation import compare_estimators, item_scores
 from ..exceptions import VoirdireError
-from ..pairwise import PairwiseBayesModel, bias_report
-from ..workflows import compare_raters, stream, validate_judges
+from ..workflows import compare_raters, stream, summarise_pairwise, validate_judges
 from ._build import Context, NotAvailable, Writer
 from ._format import DASH, fmt_ci, fmt_int, fmt_num, fmt_pct, is_missing
 from ._model import Cell, ChecklistItem, Section
@@ -633,9 +632,8 @@ def pairwise_section(ctx: Context, w: Writer) -> None:
         raise NotAvailable("no pairwise file given (pass pairwise= or --pairwise FILE).")
     pt = ctx.pairwise
     w.put("summary", pt.summary())
-    model = w.call(PairwiseBayesModel(rng=ctx.seed).fit, pt)
-    post = model.posterior(credible_level=ctx.confidence_level)
-    d = w.put("posterior", post)
+    summary = shared_pairwise(ctx, w)
+    d = w.put("posterior", summary.posterior)
     ctx.cache["pairwise_posterior"] = d  # the Judge biases section and the pairwise glance show beta beside the swap test
     verdicts = ["A", "tie", "B"]
     w.text("BayesJudge model (METHODS §3): each pair has a latent verdict (A better, tie, B better); humans are "
@@ -653,10 +651,7 @@ def pairwise_section(ctx: Context, w: Writer) -> None:
                  caption="An interval clear of 0 is evidence of position bias; β is identified only for judges "
                          "asked in both orders.")
         # which judges were asked in both orders (only there is beta identified by the swap)
-        both = []
-        for j in judges:
-            o = pt.orders[pt.rater_idx == pt.rater_index(j)]
-            both.append(bool(np.isin(0, o) and np.isin(1, o)))
+        both = [summary.both_orders[str(j)] for j in judges]
         w.put("judge_both_orders", both)
         rows = [[j, w.num(f"posterior/bias_mean/{k}"), w.num(f"posterior/bias_sd/{k}"),
                  w.ci(f"posterior/bias_low/{k}", f"posterior/bias_high/{k}"), "yes" if both[k] else "no",
@@ -702,13 +697,32 @@ def pairwise_section(ctx: Context, w: Writer) -> None:
             ["pair", "P(A better)", "P(tie)", "P(B better)", "entropy"], rows)
 
 
+def shared_pairwise(ctx: Context, w: Writer) -> Any:
+    """The report's one call of :func:`voirdire.workflows.summarise_pairwise` (model and bias diagnostics),
+    kept in ``ctx.cache`` for the Pairwise and Judge biases sections; its warnings go to every section that
+    uses it."""
+    if "pairwise_summary" not in ctx.cache:
+        sink = Writer("pairwise", "")
+        res = sink.call(summarise_pairwise, ctx.pairwise, covariates=ctx.pairwise_covariates,
+                        confidence_level=ctx.confidence_level, seed=ctx.seed)
+        ctx.cache["pairwise_summary"] = (res, sink.warnings)
+    res, caught = ctx.cache["pairwise_summary"]
+    for msg in caught:
+        if msg not in w.warnings:
+            w.warnings.append(msg)
+    return res
+
+
 def judge_bias_section(ctx: Context, w: Writer) -> None:
     """Position, length and self-preference biases of the pairwise judges (pairwise.bias_report)."""
     if ctx.pairwise is None:
         raise NotAvailable("no pairwise file given (pass pairwise= or --pairwise FILE).")
     if not ctx.pairwise.judges:
         raise NotAvailable("the pairwise file has no LLM judge.")
-    rep = w.call(bias_report, ctx.pairwise, covariates=ctx.pairwise_covariates, level=ctx.confidence_level)
+    summary = shared_pairwise(ctx, w)
+    if summary.bias is None:
+        raise VoirdireError(summary.bias_error or "the bias diagnostics did not run")
+    rep = summary.bias
     d = w.put("bias", rep)
     eff = d["effects"]
     w.text("Each effect is estimated from per-pair scores (a judge asked in both orders counts once per pair), with "

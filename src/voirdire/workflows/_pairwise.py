@@ -1,0 +1,101 @@
+"""``summarise_pairwise``: the pairwise model and the judges' bias diagnostics in one result (private).
+
+The one call behind the report's "Pairwise" and "Judge biases" sections and its pairwise-only "At a
+glance": the Bayesian pairwise model (:class:`voirdire.pairwise.PairwiseBayesModel`, seeded as
+``voirdire pairwise --seed``) with its posterior, which judges were asked in both orders, and
+:func:`voirdire.pairwise.bias_report` (as ``voirdire bias``). Nothing is computed where it is shown.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from .._checks import check_probability
+from .._results import Result, to_jsonable
+from ..exceptions import VoirdireError
+from ._seeds import check_seed
+
+__all__ = ["PairwiseSummary", "summarise_pairwise"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class PairwiseSummary(Result):
+    """The composite result of :func:`summarise_pairwise`.
+
+    Attributes
+    ----------
+    source : str
+    options : dict
+        ``seed``, ``confidence_level``.
+    posterior : PairwisePosterior or None
+        The model's posterior at ``confidence_level`` (``None`` when the model was not asked for).
+    both_orders : dict of str to bool
+        Per judge of the posterior: asked in both orders (only then is its position bias identified).
+    bias : BiasReport or None
+        The bias diagnostics (``None`` when not asked for, or when the table has no judge: ``bias_error``).
+    bias_error : str or None
+    """
+
+    source: str
+    options: dict[str, Any]
+    posterior: Any
+    both_orders: dict[str, bool]
+    bias: Any
+    bias_error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "options": to_jsonable(self.options),
+                "posterior": None if self.posterior is None else self.posterior.to_dict(),
+                "both_orders": dict(self.both_orders),
+                "bias": None if self.bias is None else self.bias.to_dict(), "bias_error": self.bias_error}
+
+
+def summarise_pairwise(table: Any, *, covariates: Any = None, confidence_level: float = 0.95, seed: int = 0,
+                       model: bool = True, bias: bool = True) -> PairwiseSummary:
+    """The pairwise model's posterior and the judges' bias diagnostics for one pairwise table.
+
+    Parameters
+    ----------
+    table : PairwiseTable
+    covariates : DataFrame, optional
+        Per-pair covariates for the length and self-preference effects
+        (:func:`voirdire.pairwise.pair_covariates`).
+    confidence_level : float, default 0.95
+        Of the credible intervals and the bias intervals.
+    seed : int, default 0
+        The model's seed (``voirdire pairwise --seed``).
+    model, bias : bool, default True
+        Which of the two to compute.
+
+    Returns
+    -------
+    PairwiseSummary
+    """
+    import numpy as np
+
+    from ..pairwise import PairwiseBayesModel, bias_report
+
+    func = "summarise_pairwise"
+    confidence_level = check_probability(confidence_level, "confidence_level", func)
+    seed = check_seed(seed, func)
+    post = None
+    both: dict[str, bool] = {}
+    if model:
+        post = PairwiseBayesModel(rng=seed).fit(table).posterior(credible_level=confidence_level)
+        for j in post.judges:
+            o = table.orders[table.rater_idx == table.rater_index(j)]
+            both[str(j)] = bool(np.isin(0, o) and np.isin(1, o))
+    rep = None
+    err = None
+    if bias:
+        if not table.judges:
+            err = "the pairwise file has no LLM judge."
+        else:
+            try:
+                rep = bias_report(table, covariates=covariates, level=confidence_level)
+            except VoirdireError as exc:
+                err = str(exc)
+    return PairwiseSummary(source=str(getattr(table, "source", "") or ""),
+                           options={"seed": seed, "confidence_level": confidence_level}, posterior=post,
+                           both_orders=both, bias=rep, bias_error=err)
