@@ -43,8 +43,9 @@ def test_raters_flag_adjudicate_and_validate_without_the_outlier(tmp_path: Path)
         for item in v:
             per_item[item] = per_item.get(item, 0) + 1
 
-    # raters: who drags agreement down, which items are contested
-    r = voirdire("raters", str(folder), "--top", "5", "--adjudicate", "adj.csv", "--resamples", "400", cwd=tmp_path)
+    # raters: who drags agreement down, which items are contested (--n-resamples: the name every other
+    # bootstrapping command takes; raters had only --resamples)
+    r = voirdire("raters", str(folder), "--top", "5", "--adjudicate", "adj.csv", "--n-resamples", "400", cwd=tmp_path)
     assert "711 items, 10 annotators in the pool, pool krippendorff_alpha (nominal) = 0.357" in r.flat, r
     rows = table(r.out, header_has="flag", title_has="Annotators").by("rater")
     assert {k: int(x["items"]) for k, x in rows.items()} == n_labels

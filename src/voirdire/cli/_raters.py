@@ -164,7 +164,8 @@ def raters_command(
     missing: Missing = missing_option(),
     output_format: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="table, json or csv."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap (same seed, same numbers)."),
-    resamples: int = typer.Option(2000, "--resamples", help="Bootstrap resamples (0 = no intervals, no flags)."),
+    resamples: int = typer.Option(2000, "--n-resamples", "--resamples",
+                                  help="Bootstrap resamples (0 = no intervals, no flags)."),
     confidence_level: float = typer.Option(0.95, "--confidence-level", help="Level of the intervals."),
 ) -> None:
     """Which annotators drag agreement down, and which items are contested? Per-annotator diagnostics,
