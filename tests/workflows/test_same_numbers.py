@@ -183,3 +183,25 @@ def test_pairwise_family_bias_report_and_api_agree(tmp_path):
         for k in ("judge", "effect", "estimate", "low", "high", "q_value", "flagged", "n_pairs"):
             a, b = e_cli[k], e_api[k]
             assert same(a, b) or (a is None and b is None) or (a is None and b != b) or (b is None and a != a), k
+
+
+@pytest.mark.slow
+def test_agreement_family_matrix_and_binary_in_agree_report_and_api(tmp_path):
+    # the rater-by-rater matrix and the binary family come from compare_raters in voirdire agree, the
+    # report's Agreement section and the API (the report no longer calls pairwise_matrix or binary_agreement)
+    path = _wax_slice(tmp_path)
+    common = ["--role", "role", "--seed", "3", "--n-resamples", "40"]
+    ag = runner.invoke(app, ["agree", str(path), "-j", "gpt-4o", *common, "--matrix", "--format", "json"])
+    assert ag.exit_code == 0, ag.output
+    doc = json.loads(ag.stdout)
+    out = tmp_path / "rep"
+    rep = runner.invoke(app, ["report", str(path), "-j", "gpt-4o", *common, "-o", str(out), "-q"])
+    assert rep.exit_code == 0, rep.output
+    sec = json.loads((out / "report.json").read_text())["sections"]["agreement"]["results"]
+    t = read_annotations(path, role="role", judges=["gpt-4o"])
+    api = json.loads(json.dumps(compare_raters(t, ["gpt-4o"], seed=3, n_resamples=40, matrix=True).to_dict()))
+    assert t.scale.level == "nominal"  # the report's matrix is Cohen's kappa here, as agree's
+    assert doc["matrix"] == api["matrix"] == sec["pairwise_matrix"]
+    assert doc["binary"] == api["binary"]
+    if api["binary"]:
+        assert sec["confusion"] == api["binary"]

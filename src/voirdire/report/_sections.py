@@ -15,11 +15,10 @@ from . import _plots as plots
 from .._results import to_jsonable
 from .._scores import HTML_NAMES
 from ._annotators import annotators_section
-from ..agreement import binary_agreement, pairwise_matrix
 from ..design import overlap
 from ..estimation import compare_estimators, item_scores
 from ..exceptions import VoirdireError
-from ..workflows import compare_raters, stream, summarise_pairwise, validate_judges
+from ..workflows import compare_raters, summarise_pairwise, validate_judges
 from ._build import Context, NotAvailable, Writer
 from ._format import DASH, fmt_ci, fmt_int, fmt_num, fmt_pct, is_missing
 from ._model import Cell, ChecklistItem, Section
@@ -104,8 +103,10 @@ def agreement_section(ctx: Context, w: Writer) -> None:
             done[0] = k
             w.tick(step)
 
+    coef = "cohen_kappa" if t.scale.level == "nominal" else "krippendorff_alpha"  # the rater-by-rater matrix
     comp = w.call(compare_raters, t, judges or None, confidence_level=ctx.confidence_level,
-                  n_resamples=ctx.n_resamples, seed=ctx.seed, progress=tick)
+                  n_resamples=ctx.n_resamples, seed=ctx.seed, progress=tick, matrix=True, matrix_coefficient=coef,
+                  confusion=2 < t.n_categories <= MAX_CATEGORIES_SHOWN)
     for n in comp.notes:
         if n not in w.warnings:
             w.warnings.append(n)
@@ -172,9 +173,8 @@ def agreement_section(ctx: Context, w: Writer) -> None:
         f"{s_['label']}: {fmt_int(s_['results'][0]['n_items'])} items, {fmt_int(s_['results'][0]['n_pairs'])} pairs"
         for s_ in sel_out if s_["results"]))
     # ---- rater-by-rater heatmap
-    if True:  # the rater-by-rater matrix
-        coef = "cohen_kappa" if t.scale.level == "nominal" else "krippendorff_alpha"
-        pm = w.put("pairwise_matrix", w.call(pairwise_matrix, t, coefficient=coef, on_undefined="nan"))
+    if comp.matrix is not None:  # the rater-by-rater matrix (the workflow's)
+        pm = w.put("pairwise_matrix", comp.matrix)
         names = pm["raters"]
         w.figure("heatmap", f"{_coef_name(coef)} for every pair of raters",
                  plots.heatmap(f"{w.key}-heatmap", pm["estimate"], names, names, vmin=-1.0,
@@ -185,7 +185,7 @@ def agreement_section(ctx: Context, w: Writer) -> None:
     # ---- confusion matrices and the binary family
     L = t.n_categories
     if judges and humans and 2 <= L <= MAX_CATEGORIES_SHOWN:
-        _confusion_block(ctx, w, judges, L, comp.binary)
+        _confusion_block(ctx, w, judges, L, comp.binary if L == 2 else comp.confusion)
     elif L > MAX_CATEGORIES_SHOWN:
         w.text(f"No confusion matrix: the scale has {L} distinct values.", "note")
 
@@ -201,14 +201,12 @@ def _confusion_block(ctx: Context, w: Writer, judges: list[str], L: int, compute
     cats = _cats(t)
     out: list[dict[str, Any]] = []
     w.put("confusion", out)
-    done = {b.judge: b for b in computed}
+    done = {b.judge: b for b in computed}  # the workflow's binary family or confusion matrices (compare_raters)
+    judges = [j for j in judges if j in done]
+    if not judges:
+        return
     for judge in judges:
-        if L == 2 and judge in done:  # the workflow's binary family (same stream as `voirdire agree`)
-            res = done[judge]
-        else:  # L > 2: only the full L x L matrix is kept: no warning about the one-vs-rest phi
-            res = w.call(binary_agreement, t, judge, positive=t.scale.categories[-1], on_undefined="nan",
-                         confidence_level=ctx.confidence_level, n_resamples=ctx.n_resamples,
-                         rng=stream(ctx.seed, "agreement", "binary", judge))
+        res = done[judge]
         d = res.to_dict()
         if L > 2:  # one-vs-rest numbers would mislead: keep the full L x L matrix only
             d = {k: d[k] for k in ("judge", "reference", "labels", "confusion_matrix", "n_ties", "abstention")}

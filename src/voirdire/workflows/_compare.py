@@ -42,8 +42,11 @@ class RaterComparison(Result):
     binary : tuple of BinaryAgreementResult
         The binary family per judge (binary labels, or a ``positive`` category given).
     matrix : PairwiseMatrixResult or None
-        The rater-by-rater Cohen's kappa matrix, when asked for.
+        The rater-by-rater matrix (Cohen's kappa, or ``matrix_coefficient``), when asked for.
     notes : tuple of str
+    confusion : tuple of BinaryAgreementResult
+        With ``confusion=True`` on a scale of three or more categories: each judge's L x L confusion matrix
+        against the human majority (one-vs-rest numbers on the last category; only the matrix is for reading).
     """
 
     source: str
@@ -54,6 +57,7 @@ class RaterComparison(Result):
     binary: tuple[Any, ...]
     matrix: Any
     notes: tuple[str, ...]
+    confusion: tuple[Any, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         from .._results import to_jsonable
@@ -142,6 +146,8 @@ def compare_raters(
     abstain_policy: str = "exclude",
     positive: Any = None,
     matrix: bool = False,
+    matrix_coefficient: str = "cohen_kappa",
+    confusion: bool = False,
     judge_only_items: Literal["drop", "keep"] = "drop",
     confidence_level: float = 0.95,
     n_resamples: int = DEFAULT_N_RESAMPLES,
@@ -173,7 +179,11 @@ def compare_raters(
     positive : optional
         Positive category of the binary family (computed for binary labels, or when given).
     matrix : bool, default False
-        Also the rater-by-rater Cohen's kappa matrix.
+        Also the rater-by-rater matrix of ``matrix_coefficient`` (default Cohen's kappa; the report asks
+        for Krippendorff's alpha on ordered scales), on each pair's shared items.
+    confusion : bool, default False
+        Also each judge's confusion matrix against the human majority on scales of 3 to any number of
+        categories (the binary family gives it on two), each on its own named stream.
     judge_only_items : {"drop", "keep"}, default "drop"
     confidence_level : float, default 0.95
     n_resamples : int, default 2000
@@ -266,13 +276,23 @@ def compare_raters(
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             shown = humans + [j for j in bjudges if j not in humans]
-            mat = pairwise_matrix(table, coefficient="cohen_kappa", raters=shown or None, weights=weights,
+            mat = pairwise_matrix(table, coefficient=matrix_coefficient, raters=shown or None, weights=weights,
                                   abstain_policy=abstain_policy)
         notes += [str(w.message) for w in caught]
+    conf: list[Any] = []
+    if confusion and bjudges and humans and table.n_categories > 2:
+        for j in bjudges:  # one-vs-rest on the last category; the L x L matrix is what is read
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                conf.append(binary_agreement(table, j, positive=table.scale.categories[-1], on_undefined="nan",
+                                             confidence_level=confidence_level, n_resamples=n_resamples,
+                                             rng=stream(seed, "agreement", "binary", j),
+                                             abstain_policy=abstain_policy))
     if progress is not None:
         progress("done", len(groups), len(groups))
     return RaterComparison(source=str(table.source), options=options, groups=tuple(out), group_kinds=tuple(kinds),
-                           n_judge_only_items=tuple(n_only), binary=tuple(binary), matrix=mat, notes=tuple(notes))
+                           n_judge_only_items=tuple(n_only), binary=tuple(binary), matrix=mat, notes=tuple(notes),
+                           confusion=tuple(conf))
 
 
 def compare_raters_stream(
