@@ -144,4 +144,18 @@ def test_priya_label_studio_gate_write_back_and_read_again(tmp_path: Path) -> No
     assert labelled2 == {**{u: c + 20 for u, c in per_user.items()}, "judge-v6": 120, "judge-v7": 120}
 
     # and the gate again, on the new export
-    _gate(tmp_path, "export_round2.json")
+    _, cases = _gate(tmp_path, "export_round2.json")
+
+    # the same decisions in the report she sends and in a notebook, for the same seed
+    voirdire("report", "export_round2.json", "--scale", "interval", "--judge", "judge-v6", "--judge", "judge-v7",
+             "--n-resamples", "200", "-o", "report", "-q", cwd=tmp_path)
+    rep = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert rep["meta"]["humans"] == ["1", "2", "3"]
+    judged = rep["sections"]["validation"]["results"]["judges"]
+    assert {j["judge"]: j["verdict"]["decision"] for j in judged} == {k: v[0] for k, v in cases.items()}
+    from voirdire import read_annotations
+    from voirdire.workflows import validate_judges
+
+    nb = validate_judges(read_annotations(tmp_path / "export_round2.json", scale="interval"), ["judge-v6", "judge-v7"],
+                         n_resamples=200, seed=0).to_dict()
+    assert {j["judge"]: j["verdict"]["decision"] for j in nb["judges"]} == {k: v[0] for k, v in cases.items()}
