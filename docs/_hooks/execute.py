@@ -7,7 +7,7 @@ scratch folder of their own (``examples/`` is linked into it), through the ``voi
 The block is replaced by the commands followed by their real output; a command that exits with a
 code other than the block's ``exit=N`` (default 0) fails the build.
 
-``publish=PATH`` on a block copies that file or folder of the scratch folder into the site, beside
+``width=N`` runs a block's commands at N columns (default 100). ``publish=PATH`` on a block copies that file or folder of the scratch folder into the site, beside
 the page, under ``<page>-output/PATH`` (a report the tutorial links to).
 
 Cache: a page's outputs are kept in ``.docs-cache/exec/`` under a key hashing the page's blocks, the
@@ -108,6 +108,7 @@ def _run_page(src_uri: str, blocks: list[re.Match[str]], work: Path) -> list[dic
     for i, m in enumerate(blocks):
         opts = _opts(m["opts"])
         expect = int(opts.get("exit", "0"))
+        env = dict(env, COLUMNS=opts.get("width", WIDTH))
         runs = []
         if m["lang"] == "console":
             for cmd in _commands(m["body"]):
