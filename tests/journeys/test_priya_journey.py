@@ -58,6 +58,33 @@ def _export_round1(tmp: Path) -> pd.Series:
     return score
 
 
+def _labelled_in_label_studio(tasks1: list[dict], round2: list[dict], score: pd.Series) -> list[dict]:
+    """The project's JSON export after round 2: Label Studio imported the tasks as new tasks (new ids, their
+    ``data`` as imported), each annotator labelled the tasks naming them (their HANNA score)."""
+    name = {str(uid): h for h, uid in USERS.items()}
+    tasks2 = list(tasks1)
+    for n, new in enumerate(round2):
+        tid = 9000 + n
+        story = int(new["data"]["item"]) - 5000
+        anns = [{"id": 10 * tid + int(u), "completed_by": int(u), "was_cancelled": False, "ground_truth": False,
+                 "task": tid, "lead_time": 2.0, "result": _region(score[story, name[u]], f"r{tid}-{u}")}
+                for u in new["data"]["assigned_to"]]
+        tasks2.append({"id": tid, "data": new["data"], "annotations": anns, "predictions": [], "drafts": [],
+                       "meta": {}, "inner_id": 121 + n, "project": 7, "total_annotations": len(anns),
+                       "cancelled_annotations": 0, "total_predictions": 0})
+    return tasks2
+
+
+def _json_min(tasks: list[dict]) -> list[dict]:
+    """The project's JSON-MIN export (label-studio-sdk's convert_to_json_min): one record per annotation, the
+    task's data keys, ``id``, ``annotator`` (the user id), ``annotation_id``, times; a number control as
+    ``[{"number": x}]``. Tasks without annotations (and every prediction) are not exported."""
+    return [{**t["data"], "id": t["id"], "complexity": [{"number": a["result"][0]["value"]["number"]}],
+             "annotator": a["completed_by"], "annotation_id": a["id"], "created_at": "2024-06-03T10:00:00.000000Z",
+             "updated_at": "2024-06-03T10:00:00.000000Z", "lead_time": a.get("lead_time", 2.0)}
+            for t in tasks for a in t["annotations"]]
+
+
 def _gate(tmp: Path, export: str) -> tuple[int, dict[str, tuple[str, str]]]:
     """The CI step: its exit code and, per JUnit test case (judge), (failure type or 'accept', text)."""
     r = voirdire("validate", export, "--scale", "interval", "--judge", "judge-v6", "--judge", "judge-v7",
@@ -89,8 +116,8 @@ def _gate(tmp: Path, export: str) -> tuple[int, dict[str, tuple[str, str]]]:
     return r.rc, cases
 
 
-def _coverage(tmp: Path, export: str) -> tuple[int, dict[str, int]]:
-    o = voirdire("overlap", export, "--scale", "interval", "--judge", "judge-v6", "--judge", "judge-v7", cwd=tmp)
+def _coverage(tmp: Path, export: str, *extra: str) -> tuple[int, dict[str, int]]:
+    o = voirdire("overlap", export, "--scale", "interval", *extra, cwd=tmp)
     t = table(o.out, header_has="labelled")
     n_items = int(t.title.split("(")[1].split()[0])
     return n_items, {k: int(r["labelled"]) for k, r in t.by("rater").items()}
@@ -102,7 +129,7 @@ def test_priya_label_studio_gate_write_back_and_read_again(tmp_path: Path) -> No
     per_user = {str(u): sum(a["completed_by"] == u for t in tasks1 for a in t["annotations"]) for u in USERS.values()}
 
     # read: the annotators by user id, the judges by model version, one item per task
-    n_items, labelled = _coverage(tmp_path, "export_round1.json")
+    n_items, labelled = _coverage(tmp_path, "export_round1.json", "--judge", "judge-v6", "--judge", "judge-v7")
     assert n_items == 120
     assert labelled == {**per_user, "judge-v6": 120, "judge-v7": 120}
 
@@ -125,23 +152,19 @@ def test_priya_label_studio_gate_write_back_and_read_again(tmp_path: Path) -> No
     assert manifest["n_assignments"] == 60 and manifest["format"] == "label-studio"
 
     # Label Studio imports the tasks (new ids), the annotators label them, the project is exported again
-    name = {str(uid): h for h, uid in USERS.items()}
-    tasks2 = list(tasks1)
-    for n, new in enumerate(round2):
-        tid = 9000 + n
-        story = int(new["data"]["item"]) - 5000
-        anns = [{"id": 10 * tid + int(u), "completed_by": int(u), "was_cancelled": False, "ground_truth": False,
-                 "task": tid, "lead_time": 2.0, "result": _region(score[story, name[u]], f"r{tid}-{u}")}
-                for u in new["data"]["assigned_to"]]
-        tasks2.append({"id": tid, "data": new["data"], "annotations": anns, "predictions": [], "drafts": [],
-                       "meta": {}, "inner_id": 121 + n, "project": 7, "total_annotations": len(anns),
-                       "cancelled_annotations": 0, "total_predictions": 0})
+    tasks2 = _labelled_in_label_studio(tasks1, round2, score)
     (tmp_path / "export_round2.json").write_text(json.dumps(tasks2))
 
     # read again: the same items and annotators, each with the 20 assigned labels added
-    n_items2, labelled2 = _coverage(tmp_path, "export_round2.json")
+    n_items2, labelled2 = _coverage(tmp_path, "export_round2.json", "--judge", "judge-v6", "--judge", "judge-v7")
     assert n_items2 == 120, "the imported tasks' items were not read as the items they were assigned for"
     assert labelled2 == {**{u: c + 20 for u, c in per_user.items()}, "judge-v6": 120, "judge-v7": 120}
+
+    # the same project exported as JSON-MIN (no predictions, no unannotated tasks): the same annotators and counts
+    (tmp_path / "min_round2.json").write_text(json.dumps(_json_min(tasks2)))
+    annotated = {str(t["data"].get("item", t["id"])) for t in tasks2 if t["annotations"]}
+    assert _coverage(tmp_path, "min_round2.json", "--control", "complexity") == (
+        len(annotated), {u: c + 20 for u, c in per_user.items()})
 
     # and the gate again, on the new export
     _, cases = _gate(tmp_path, "export_round2.json")
@@ -159,3 +182,25 @@ def test_priya_label_studio_gate_write_back_and_read_again(tmp_path: Path) -> No
     nb = validate_judges(read_annotations(tmp_path / "export_round2.json", scale="interval"), ["judge-v6", "judge-v7"],
                          n_resamples=200, seed=0).to_dict()
     assert {j["judge"]: j["verdict"]["decision"] for j in nb["judges"]} == {k: v[0] for k, v in cases.items()}
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "bug: a JSON-MIN export of a project that imported a round written by 'assign --to label-studio' is not "
+    "read without --control: label_studio_min_frame takes the write-back's own task fields 'assigned_to' (a "
+    "list) and 'stratum' for controls, and the task text for one too (the imported task repeats its item's "
+    "text, so the text is no longer distinct per task): 'the export has several controls ['complexity', "
+    "'assigned_to', 'text', 'stratum']'. Round 1's JSON-MIN export reads without --control"))
+def test_priya_json_min_export_after_a_write_back_round_reads_without_control(tmp_path: Path) -> None:
+    score = _export_round1(tmp_path)
+    tasks1 = json.loads((tmp_path / "export_round1.json").read_text())
+    (tmp_path / "min_round1.json").write_text(json.dumps(_json_min(tasks1)))
+    n1, labelled1 = _coverage(tmp_path, "min_round1.json")          # round 1: the control is found
+    voirdire("assign", "export_round1.json", "--scale", "interval", "--judge", "judge-v7", "-n", "20", "--seed", "0",
+             "-o", "round2.json", "--to", "label-studio", cwd=tmp_path)
+    round2 = json.loads((tmp_path / "round2.json").read_text())
+    tasks2 = _labelled_in_label_studio(tasks1, round2, score)
+    (tmp_path / "min_round2.json").write_text(json.dumps(_json_min(tasks2)))
+    o = voirdire("overlap", "min_round2.json", "--scale", "interval", cwd=tmp_path, rc=(0, 1))
+    assert o.rc == 0, o.err
+    n2, labelled2 = _coverage(tmp_path, "min_round2.json")
+    assert n2 >= n1 and labelled2 == {u: c + 20 for u, c in labelled1.items()}
