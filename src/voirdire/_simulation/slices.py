@@ -21,23 +21,32 @@ import itertools
 import numpy as np
 import pandas as pd
 
-__all__ = ["slice_failure_frame", "margin_frame", "advantage_gap", "MARGIN_P_HUMAN", "MARGIN_P_JUDGE"]
+__all__ = ["slice_failure_frame", "margin_frame", "advantage_gap", "margin_judge", "MARGIN_P_HUMAN", "MARGIN_P_JUDGE"]
 
 #: humans' and judge's accuracies that put the judge exactly on the alt-test's default margin 0.2
 MARGIN_P_HUMAN, MARGIN_P_JUDGE = 0.9, 0.65
 
 
-def advantage_gap(p_human: float, p_judge: float) -> float:
-    """``E[W^h - W^f]`` for one held-out human among three, binary labels, independent errors."""
+def advantage_gap(p_human: float, p_judge: float, n_humans: int = 3) -> float:
+    """``E[W^h - W^f]`` for one held-out human among ``n_humans``, binary labels, independent errors
+    (enumerated over the right/wrong patterns of the held-out human, the others and the judge)."""
     tot = 0.0
-    for hk, r1, r2, j in itertools.product((0, 1), repeat=4):  # 1 = right
-        pr = 1.0
-        for right, p in ((hk, p_human), (r1, p_human), (r2, p_human), (j, p_judge)):
-            pr *= p if right else 1 - p
-        hc = (hk == r1) + (hk == r2)
-        jc = (j == r1) + (j == r2)
+    for pattern in itertools.product((0, 1), repeat=n_humans + 1):  # 1 = right
+        hk, j, others = pattern[0], pattern[1], pattern[2:]
+        pr = (p_human if hk else 1 - p_human) * (p_judge if j else 1 - p_judge)
+        for r in others:
+            pr *= p_human if r else 1 - p_human
+        hc = sum(hk == r for r in others)
+        jc = sum(j == r for r in others)
         tot += pr * ((hc > jc) - (jc > hc))
     return tot
+
+
+def margin_judge(p_human: float = MARGIN_P_HUMAN, n_humans: int = 3, epsilon: float = 0.2) -> float:
+    """The judge's accuracy that puts it exactly on the margin ``epsilon`` (``advantage_gap = epsilon``)."""
+    from scipy.optimize import brentq
+
+    return float(brentq(lambda p: advantage_gap(p_human, p, n_humans) - epsilon, 0.5, p_human, xtol=1e-12))
 
 
 def _frame(truth: np.ndarray, p_rater: dict[str, np.ndarray], group: np.ndarray, column: str,
@@ -63,13 +72,15 @@ def slice_failure_frame(n_items: int, rng: np.random.Generator, *, fail: bool = 
                           "h3": np.full(n_items, p_human), "judge": pj}, group, column, rng)
 
 
-def margin_frame(n_items: int, n_groups: int, rng: np.random.Generator, *, column: str = "criterion") -> pd.DataFrame:
+def margin_frame(n_items: int, n_groups: int, rng: np.random.Generator, *, column: str = "criterion",
+                 n_humans: int = 3) -> pd.DataFrame:
     """``n_groups`` groups (criteria) of ``n_items`` items each, the judge exactly on the margin in every one;
     the groups share item ids (a rubric: every item rated on every criterion)."""
+    pj = MARGIN_P_JUDGE if n_humans == 3 else margin_judge(MARGIN_P_HUMAN, n_humans)
     frames = []
     for g in range(n_groups):
         truth = rng.integers(0, 2, n_items)
-        p = {"h1": MARGIN_P_HUMAN, "h2": MARGIN_P_HUMAN, "h3": MARGIN_P_HUMAN, "judge": MARGIN_P_JUDGE}
+        p = {**{f"h{k + 1}": MARGIN_P_HUMAN for k in range(n_humans)}, "judge": pj}
         frames.append(_frame(truth, {k: np.full(n_items, v) for k, v in p.items()},
                              np.full(n_items, f"c{g}", dtype=object), column, rng))
     return pd.concat(frames, ignore_index=True)
