@@ -18,7 +18,7 @@ variable                           default         bounds
                                                    the empty ones in the span included)
 ``VOIRDIRE_MAX_PIPE_BYTES``        ``2G``          bytes read from standard input, a FIFO or a
                                                    character device
-``VOIRDIRE_PIPE_TIMEOUT``          ``600``         seconds a pipe may stay silent (no writer,
+``VOIRDIRE_PIPE_TIMEOUT``          ``60``          seconds a pipe may stay silent (no writer,
                                                    no data); ``0`` waits for ever
 =================================  ==============  ==============================================
 
@@ -47,7 +47,7 @@ LIMITS: dict[str, tuple[int, str, bool, str]] = {
     "VOIRDIRE_MAX_CELLS": (20_000_000, "cells of an Excel sheet, empty ones in its span included", False,
                            "a cell far out at the sheet's edge?"),
     "VOIRDIRE_MAX_PIPE_BYTES": (2 << 30, "bytes read from a pipe or device", True, "an endless stream?"),
-    "VOIRDIRE_PIPE_TIMEOUT": (600, "seconds a pipe may stay silent", False, "nothing writes to it?"),
+    "VOIRDIRE_PIPE_TIMEOUT": (60, "seconds a pipe may stay silent", False, "nothing writes to it?"),
 }
 #: a ZIP member inflating to at most this many bytes may have any ratio (tiny members compress oddly)
 RATIO_FLOOR = 1 << 20
