@@ -114,6 +114,12 @@ def test_estimation_matches_direct_calls(built, hostile_table):
         _eq(res["judges"][k]["human_only"], comp.human_only.to_dict())
         assert ("ppi" in res["judges"][k]) == (comp.ppi is not None)
         assert res["judges"][k]["ppi_note"] == comp.ppi_note
+    # the section renders one workflow call (estimate_judges), nothing else
+    from voirdire.workflows import estimate_judges
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _eq(res["judges"], estimate_judges(hostile_table, JUDGES, 0.8, seed=7).to_dict()["judges"])
 
 
 def test_estimation_equals_the_estimate_command(tmp_path):

@@ -16,9 +16,8 @@ from .._results import to_jsonable
 from .._scores import HTML_NAMES
 from ._annotators import annotators_section
 from ..design import overlap
-from ..estimation import compare_estimators, item_scores
 from ..exceptions import VoirdireError
-from ..workflows import compare_raters, summarise_pairwise, validate_judges
+from ..workflows import compare_raters, estimate_judges, summarise_pairwise, validate_judges
 from ._build import Context, NotAvailable, Writer
 from ._format import DASH, fmt_ci, fmt_int, fmt_num, fmt_pct, is_missing
 from ._model import Cell, ChecklistItem, Section
@@ -451,7 +450,6 @@ def estimation_section(ctx: Context, w: Writer) -> None:
     t = ctx.table
     if not t.scale.is_numeric:
         raise NotAvailable("the labels are not numbers, so there is no mean score to estimate.")
-    pi_all = np.broadcast_to(np.asarray(ctx.inclusion_prob, dtype=float), (t.n_items,))
     w.text("Three estimates of the mean human score over all items: doubly robust (the judge's score on every "
            "item, corrected by the humans' residuals weighted by 1/π; valid whatever the judge's quality because "
            "π is known by design), human-only (design-weighted mean of the human-scored items) and PPI++ "
@@ -463,50 +461,28 @@ def estimation_section(ctx: Context, w: Writer) -> None:
            "`estimation.compare_estimators`, the function `voirdire estimate` calls, with its defaults, over the "
            "items the judge scored: the same numbers as `voirdire estimate --drop-unscored --seed` with this seed.",
            "note")
+    summary = w.call(estimate_judges, t, list(ctx.judges), ctx.inclusion_prob, unsampled=ctx.unsampled,
+                     confidence_level=ctx.confidence_level, seed=ctx.seed,
+                     progress=lambda judge, k, n: w.tick(judge) if k else None)
     out: list[dict[str, Any]] = []
     w.put("judges", out)
-    items_all = np.asarray(t.items)
-    left_out = 0
-    if ctx.unsampled == "omit":  # items with no probability are outside the probability sample
-        is_h = (t.roles[t.rater_idx] == "human") & ~t.is_abstention
-        outside = np.isnan(pi_all)[t.label_item] & is_h
-        left_out = int(outside.sum())
+    left_out = summary.n_human_labels_left_out
+    if ctx.unsampled == "omit":
         w.put("n_human_labels_left_out", left_out)
-        w.put("n_items_left_out", int(np.unique(t.label_item[outside]).size))
+        w.put("n_items_left_out", summary.n_items_left_out)
         if left_out:
-            w.text(f"{fmt_int(left_out)} human label(s) on {fmt_int(w.results['n_items_left_out'])} item(s) with no "
+            w.text(f"{fmt_int(left_out)} human label(s) on {fmt_int(summary.n_items_left_out)} item(s) with no "
                    "inclusion probability (outside the probability sample) are left out of these estimates; the "
                    "other sections use them.", "note")
-    for jn, judge in enumerate(ctx.judges):
-        if jn:
-            w.tick(judge)
-        x, y, _ = item_scores(t, judge)
-        if left_out:
-            y = np.where(np.isnan(pi_all), np.nan, y)
-        keep = np.isfinite(x)
-        entry: dict[str, Any] = {"judge": judge, "n_items_scored": int(keep.sum())}
-        cl = None if t.clusters is None else t.clusters[keep]
-        same = dict(judges=[judge], items=items_all[keep], clusters=cl, confidence_level=ctx.confidence_level,
-                    rng=ctx.seed)
-        try:
-            comp = w.call(compare_estimators, x[keep], y[keep], pi_all[keep].copy(), **same)
-            paper = w.call(compare_estimators, x[keep], y[keep], pi_all[keep].copy(), model="identity", compare=False,
-                           **same)
-        except VoirdireError as exc:
-            entry["error"] = str(exc)
+    for jn, est in enumerate(summary.judges):
+        judge = est.judge
+        entry = est.to_dict()
+        if est.error is not None:
             out.append(entry)
             w.results["judges"] = out
-            w.text(f"{judge}: no estimate ({exc})", "warning")
+            w.text(f"{judge}: no estimate ({est.error})", "warning")
             continue
-        entry["dr"] = paper.dr.to_dict()
-        entry["dr_calibrated"] = comp.dr.to_dict()
-        if comp.human_only is not None:
-            entry["human_only"] = comp.human_only.to_dict()
-        if comp.ppi is not None:
-            entry["ppi"] = comp.ppi.to_dict()
-        entry["ppi_note"] = comp.ppi_note
-        entry["hints"] = comp.hints
-        for msg in ([comp.ppi_note] if comp.ppi_note else []) + [h["message"] for h in comp.hints]:
+        for msg in ([est.ppi_note] if est.ppi_note else []) + [h["message"] for h in est.hints]:
             w.text(f"{judge}: {msg}", "note")
         out.append(entry)
         w.results["judges"] = out

@@ -8,6 +8,7 @@ so the same file, options and seed print the same numbers everywhere. See ``docs
 """
 
 from ._advice import ADVICE_STATUSES, Advice, advise, comparison_capacity, judge_verdicts, need_text, running_text
+from ._estimate import EstimationSummary, JudgeEstimate, estimate_judges
 from ._pairwise import PairwiseSummary, summarise_pairwise
 from ._compare import RaterComparison, compare_raters, compare_raters_stream
 from ._groups import GROUP_ERRORS, GroupCell, GroupedComparison, GroupedValidation, compare_raters_by, validate_judges_by
@@ -29,6 +30,9 @@ __all__ = [
     "need_text",
     "running_text",
     "PairwiseSummary",
+    "EstimationSummary",
+    "JudgeEstimate",
+    "estimate_judges",
     "summarise_pairwise",
     "DEFAULT_N_RESAMPLES",
     "GROUP_ERRORS",
