@@ -17,8 +17,9 @@ model the confusion matrices only approximate). ``--sets``: the real sets of ROO
 
 Every method is fitted with the humans of one fold held out (10 folds of humans at random, or one
 human a fold when there are at most 10) and scored on the held-out verdicts (``leave_one_human_out``,
-target "human"). Prints accuracy and NLL per method, and the paired difference of the default model
-minus the best baseline (by NLL) with its 95% bootstrap interval over pairs.
+target "human"). Prints accuracy and NLL per method, and the paired differences of each model
+variant minus the best baseline by NLL (in NLL) and minus the best baseline by accuracy (in
+accuracy), each with its 95% bootstrap interval over pairs (``LOHOResult.difference``).
 """
 
 from __future__ import annotations
@@ -136,14 +137,16 @@ def evaluate(name: str, table: PairwiseTable, seed: int, particles: int, variant
     print(f"\n### {name} (seed {seed}): {table.n_pairs:,} pairs, {len(table.humans)} humans, "
           f"{len(table.judges)} judges, {res.n_folds} folds, {int(t['n_labels'].iloc[0]):,} held-out labels, "
           f"{cpu:.0f} CPU-s\n")
-    print("| method | accuracy | NLL | model - best baseline by NLL: accuracy | NLL |")
+    print("| method | accuracy | NLL | NLL minus the best baseline's (by NLL) | accuracy minus the best "
+          "baseline's (by accuracy) |")
     print("|---|---:|---:|---:|---:|")
     for m in t.index:
         cells = ["", ""]
         if m.startswith("model"):
             d = res.difference(m, best, rng=0).set_index("metric")
-            cells = [f"{d.loc[k, 'estimate']:+.4f} [{d.loc[k, 'low']:+.4f}, {d.loc[k, 'high']:+.4f}]"
-                     for k in ("accuracy", "nll")]
+            a = res.difference(m, best_acc, rng=0).set_index("metric")
+            cells = [f"{x.loc[k, 'estimate']:+.4f} [{x.loc[k, 'low']:+.4f}, {x.loc[k, 'high']:+.4f}]"
+                     for x, k in ((d, "nll"), (a, "accuracy"))]
         print(f"| {m} | {t.loc[m, 'accuracy']:.4f} | {t.loc[m, 'nll']:.4f} | {cells[0]} | {cells[1]} |")
     print(f"\n(best baseline by NLL: {best}; by accuracy: {best_acc}, {t.loc[best_acc, 'accuracy']:.4f})", flush=True)
 

@@ -731,8 +731,7 @@ class PairwiseBayesModel:
         proba = np.zeros((n_pairs, 3))
         logpred = np.zeros(n_pairs)
         # a read-only pass under the Laplace weights needs no (pair, particle) array: see below
-        fast_read = (not commit and self.integrate_verdict and self.laplace and particle_loglik is None
-                     and not self._reference)
+        fast_read = not commit and self.integrate_verdict and self.laplace and not self._reference
         n_cols = self._beta.shape[0] * (max(1, len(self.judges_)) if self.particles == "per_judge" else 1)
         read_chunk = max(self.batch_size, _READ_VALUES // n_cols)
         s = 0
@@ -804,6 +803,9 @@ class PairwiseBayesModel:
                         logger.warning("local MAP did not reach tol=%g in 30 Newton steps for some pairs", self.tol)
                     self._read_only(s, e, inv, lw0, (fu - 0.5 * logdetu).reshape(-1, G, M), Epi, Emom, logL,
                                     proba, logpred, moments)
+                    if particle_loglik is not None:
+                        self._add_particle_loglik(particle_loglik, blocks, inv,
+                                                  (fu - 0.5 * logdetu).reshape(-1, G, M), Epi, logL)
                     s = e
                     continue
                 q, log_mix, mom = mix_humans(Epi[inv], Emom[inv], logL)
@@ -911,6 +913,27 @@ class PairwiseBayesModel:
         if moments is not None and self.pair_prior == "empirical":
             Bm = np.einsum("ugm,ugmkj->ugkj", P, Emom.reshape(U, G, M, 3, 4))
             moments[s:e] = np.einsum("bgkj,bk,bg->bj", Bm[inv], L, iZ) / G
+
+    def _add_particle_loglik(self, acc: np.ndarray, blocks: list[int | None], inv: np.ndarray, lapu: np.ndarray,
+                             Epi: np.ndarray, logL: np.ndarray) -> None:
+        """Add ``sum_b F_bm`` (each pair's log marginal likelihood under column ``m``, as the particle
+        weights use it: ``lap_um + log sum_k L_bk Epi_umk``) to ``acc`` (the batch move's log posterior),
+        in slices of pairs that bound the (pairs x columns) arrays."""
+        U, G, M = lapu.shape
+        top = logL.max(1)
+        L = np.exp(np.clip(logL - top[:, None], -300.0, 0.0))
+        cnt = np.bincount(inv, minlength=U).astype(float)
+        Fs = np.einsum("u,ugm->gm", cnt, lapu) + top.sum()
+        step = max(1, _READ_VALUES // max(1, G * M))
+        for i in range(0, len(inv), step):
+            S = np.einsum("bmk,bk->bm", Epi[inv[i:i + step]], L[i:i + step])
+            Fs = Fs + np.log(np.maximum(S, 1e-300)).sum(0).reshape(G, M)
+        if self.particles == "joint":
+            acc[0] += Fs[0]
+        else:
+            for gi, blk in enumerate(blocks):
+                if blk is not None:
+                    acc[blk] += Fs[gi]
 
     def _update_counts(self, rho: np.ndarray, hp: np.ndarray, hr: np.ndarray, hy: np.ndarray, acc: int) -> None:
         keep = (hp < acc) & (hr >= 0)
