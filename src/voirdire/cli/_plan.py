@@ -58,13 +58,11 @@ def _unique(names: list[str] | None) -> list[str] | None:
 
 
 def _overlap_quiet(table: Any, **kw: Any) -> tuple[Any, list[str]]:
-    from ..design import overlap
-    from ..exceptions import SmallSampleWarning
+    """The overlap and its small-sample warnings (``workflows.design_overview``, as the report's Design section)."""
+    from ..workflows import design_overview
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", SmallSampleWarning)
-        res = overlap(table, **kw)
-    return res, sorted({str(w.message) for w in caught if issubclass(w.category, SmallSampleWarning)})
+    res = design_overview(table, **kw)
+    return res.overlap, list(res.notes)
 
 
 def _render_overlap(res: Any, notes: list[str], *, matrix: bool = True) -> None:

@@ -15,9 +15,8 @@ from . import _plots as plots
 from .._results import to_jsonable
 from .._scores import HTML_NAMES
 from ._annotators import annotators_section
-from ..design import overlap
 from ..exceptions import VoirdireError
-from ..workflows import compare_raters, estimate_judges, summarise_pairwise, validate_judges
+from ..workflows import compare_raters, design_overview, estimate_judges, summarise_pairwise, validate_judges
 from ._build import Context, NotAvailable, Writer
 from ._format import DASH, fmt_ci, fmt_int, fmt_num, fmt_pct, is_missing
 from ._model import Cell, ChecklistItem, Section
@@ -511,7 +510,11 @@ def estimation_section(ctx: Context, w: Writer) -> None:
 def design_section(ctx: Context, w: Writer) -> None:
     """Overlap heatmap, eligible items per held-out human, and the planner's recommendation."""
     t = ctx.table
-    ov = w.put("overlap", w.call(overlap, t, judges=list(ctx.judges) or None))
+    design = w.call(design_overview, t, list(ctx.judges) or None)
+    for n in design.notes:
+        if n not in w.warnings:
+            w.warnings.append(n)
+    ov = w.put("overlap", design.overlap)
     names = ov["raters"]
     w.text("Validation compares a judge with each human on the items they share with the other humans, so what "
            "matters is overlap, not volume. Expected overlap under independent random masks is n_a·n_b/n: a "

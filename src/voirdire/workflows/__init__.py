@@ -8,6 +8,7 @@ so the same file, options and seed print the same numbers everywhere. See ``docs
 """
 
 from ._advice import ADVICE_STATUSES, Advice, advise, comparison_capacity, judge_verdicts, need_text, running_text
+from ._design import DesignOverview, design_overview
 from ._estimate import EstimationSummary, JudgeEstimate, estimate_judges
 from ._pairwise import PairwiseSummary, summarise_pairwise
 from ._compare import RaterComparison, compare_raters, compare_raters_stream
@@ -31,6 +32,8 @@ __all__ = [
     "running_text",
     "PairwiseSummary",
     "EstimationSummary",
+    "DesignOverview",
+    "design_overview",
     "JudgeEstimate",
     "estimate_judges",
     "summarise_pairwise",
