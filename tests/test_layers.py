@@ -127,6 +127,18 @@ def test_no_import_goes_up_a_layer():
     assert found == []
 
 
+def test_the_report_reads_workflows_only():
+    """The report renders workflow results and computes nothing (issue 28): of the packages it imports only
+    ``workflows`` and ``data`` (the table types it is given); shared bottom modules (``_results``, ``_safe``,
+    ``_scores``, ``exceptions``...) are fine."""
+    found = set()
+    for f in (SRC / "report").rglob("*.py"):
+        for line, target in _imports(f, ast.parse(f.read_text(encoding="utf-8"))):
+            if len(target) >= 2 and target[1] in LAYERS and target[1] not in ("report", "workflows", "data"):
+                found.add(f"{f.relative_to(SRC.parent)}:{line}: {'.'.join(target[:2])}")
+    assert sorted(found) == []
+
+
 def test_design_and_simulate_do_not_import_each_other():
     assert "simulate" not in _packages_imported("design")
     assert "design" not in _packages_imported("simulate")

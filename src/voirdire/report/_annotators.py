@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..diagnostics import item_diagnostics, loo_sensitivity, rater_diagnostics
+from ..workflows import diagnose_annotators
 from ._build import Context, NotAvailable, Writer
 
 __all__ = ["annotators_section", "TOP_ITEMS"]
@@ -21,9 +21,6 @@ def annotators_section(ctx: Context, w: Writer) -> None:
     humans = list(ctx.humans)
     if len(humans) < 2:
         raise NotAvailable("annotator diagnostics need at least two human annotators.")
-    from ..workflows import default_score  # the validation workflow's score, so both read the same S
-
-    score = default_score(ctx.table)
     # the validation workflow's own annotator check (one computation for both sections) when it ran:
     # judges named, three or more humans
     shared = None
@@ -35,10 +32,10 @@ def annotators_section(ctx: Context, w: Writer) -> None:
             shared = shared_validation(ctx, w)
         except VoirdireError:
             shared = None  # the validation section reports why; the annotators are checked here
-    d = shared.annotators if shared is not None and shared.annotators is not None else None
-    if d is None:
-        d = w.call(rater_diagnostics, t, raters=humans, score=score, confidence_level=ctx.confidence_level,
-                   n_resamples=ctx.n_resamples, rng=ctx.seed)
+    summary = w.call(diagnose_annotators, t, list(ctx.judges), validation=shared,
+                     confidence_level=ctx.confidence_level, n_resamples=ctx.n_resamples, seed=ctx.seed,
+                     epsilon=ctx.epsilon)
+    d = summary.raters
     r = w.put("raters", d)
     w.text("Each annotator against the rest of the pool. S(k;pool) is the annotator's agreement with the other "
            f"annotators' labels on the same items ({d.score}), the bar a judge must clear against this annotator in "
@@ -81,25 +78,20 @@ def annotators_section(ctx: Context, w: Writer) -> None:
     # ---- each judge's leave-one-out decision without the flagged annotators (a sensitivity line)
     sens: list[dict[str, Any]] = []
     if flagged and ctx.judges:
-        from ..exceptions import VoirdireError
-
-        computed = {e.judge: e.sensitivity for e in shared.judges} if shared is not None else {}
         for j in ctx.judges:
-            s = computed.get(j)
+            s = summary.sensitivity.get(j)
             if s is None:
-                try:
-                    s = w.call(loo_sensitivity, t, j, diagnostics=d, score=score, epsilon=ctx.epsilon,
-                               n_resamples=ctx.n_resamples, rng=ctx.seed)
-                except VoirdireError as exc:
-                    w.text(f"{j}: the leave-one-out sensitivity could not run ({exc}).", "note")
-                    continue
+                if j in summary.sensitivity_errors:
+                    w.text(f"{j}: the leave-one-out sensitivity could not run ({summary.sensitivity_errors[j]}).",
+                           "note")
+                continue
             sens.append({"judge": j, "excluded": list(s.excluded), "won_mainly_against_excluded":
                          s.won_mainly_against_excluded, "reasons": list(s.reasons), "sentence": s.sentence,
                          "variants": s.to_frame().to_dict(orient="records")})
             w.text(s.sentence, "warning" if s.won_mainly_against_excluded else "p")
     w.put("sensitivity", sens)
     # ---- contested items
-    items = w.call(item_diagnostics, t, raters=humans)
+    items = summary.items
     top = items.to_frame().head(TOP_ITEMS) if items.n_ranked else None
     w.put("items", {"unit": items.unit, "level": items.level, "chance_disagreement": items.chance_disagreement,
                     "n_ranked": items.n_ranked, "top": [] if top is None else top.to_dict(orient="records")})

@@ -334,10 +334,9 @@ def build_report(
         inclusion_prob = _check_inclusion(inclusion_prob, table, func, unsampled=unsampled)
 
     # refuse a table too large for memory before any section allocates (the same line as `validate`)
-    from ..validation import check_memory
-    from ..workflows import default_score
+    from ..workflows import check_table_fits
 
-    check_memory(table, default_score(table) if len(table.humans) >= 2 and len(table.judges) else None)
+    check_table_fits(table)
     ctx = Context(table=table, judges=analysed or tuple(table.judges), humans=tuple(table.humans), pairwise=pairwise,
                   pairwise_covariates=pairwise_covariates,
                   inclusion_prob=inclusion_prob, seed=int(seed), confidence_level=confidence_level,

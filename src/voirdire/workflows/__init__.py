@@ -9,14 +9,15 @@ so the same file, options and seed print the same numbers everywhere. See ``docs
 
 from ._advice import ADVICE_STATUSES, Advice, advise, comparison_capacity, judge_verdicts, need_text, running_text
 from ._design import DesignOverview, design_overview
+from ._raters import AnnotatorSummary, diagnose_annotators
 from ._estimate import EstimationSummary, JudgeEstimate, estimate_judges
 from ._pairwise import PairwiseSummary, summarise_pairwise
 from ._compare import RaterComparison, compare_raters, compare_raters_stream
 from ._groups import GROUP_ERRORS, GroupCell, GroupedComparison, GroupedValidation, compare_raters_by, validate_judges_by
 from ._seeds import seed_sequence, stream
 from ._validate import (
-    DEFAULT_N_RESAMPLES, JudgeValidation, ValidationResult, default_score, default_scoring, order_text, ranking_tiers,
-    validate_judges,
+    DEFAULT_N_RESAMPLES, JudgeValidation, ValidationResult, check_table_fits, default_score, default_scoring,
+    order_text, ranking_tiers, validate_judges,
 )
 from ._verdict import REASON_CODES, TENTATIVE_LINE, Reason, ReferenceReliability, Verdict
 
@@ -27,12 +28,15 @@ __all__ = [
     "comparison_capacity",
     "judge_verdicts",
     "order_text",
+    "check_table_fits",
     "ranking_tiers",
     "need_text",
     "running_text",
     "PairwiseSummary",
     "EstimationSummary",
     "DesignOverview",
+    "AnnotatorSummary",
+    "diagnose_annotators",
     "design_overview",
     "JudgeEstimate",
     "estimate_judges",

@@ -25,7 +25,7 @@ from ._verdict import (
 )
 
 __all__ = ["validate_judges", "ValidationResult", "JudgeValidation", "DEFAULT_N_RESAMPLES", "default_score",
-           "default_scoring", "ranking_tiers", "order_text"]
+           "default_scoring", "ranking_tiers", "order_text", "check_table_fits"]
 
 #: The number of bootstrap resamples of every workflow (and of every command's ``--n-resamples``).
 from .._defaults import DEFAULT_N_RESAMPLES  # noqa: E402 - one default for the CLI and the API
@@ -662,3 +662,11 @@ def ranking_tiers(ranking: Any) -> tuple[tuple[str, ...], ...]:
 def order_text(tiers: Sequence[Sequence[str]]) -> str:
     """``"A > B ~ C (cannot be told apart)"``: the tiers of :func:`ranking_tiers` in one line."""
     return " > ".join(t[0] if len(t) == 1 else " ~ ".join(t) + " (cannot be told apart)" for t in tiers)
+
+
+def check_table_fits(table: Any) -> None:
+    """Refuse a table too large for memory before any analysis allocates (the line ``validate`` prints), for a
+    caller that runs several families on it (the report)."""
+    from ..validation import check_memory
+
+    check_memory(table, default_score(table) if len(table.humans) >= 2 and len(table.judges) else None)
