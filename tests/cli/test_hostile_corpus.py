@@ -78,6 +78,8 @@ def test_validate_junit_refuses_to_overwrite_its_input(tmp_path: Path) -> None:
     res = runner.invoke(app, ["validate", str(f), "-j", "j", "--junit", str(f)])
     assert res.exit_code == 1 and "Refusing to write" in res.output
     assert f.read_text().startswith('{"item"')
+    res = runner.invoke(app, ["validate", str(f), "-j", "j", "--junit", str(tmp_path / "no" / "j.xml")])
+    assert res.exit_code == 1 and "the folder" in res.output and "does not exist" in res.output
 
 
 @pytest.mark.parametrize("command", [["validate", "--judge", "j"], ["raters"]])

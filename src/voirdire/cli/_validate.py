@@ -129,6 +129,9 @@ def validate_command(
         if sequential or round_column is not None or reader.by:
             fail("--junit writes the JUnit report of a plain validation, not with --sequential or --by.")
         check_not_input(junit, [file])
+        if junit.is_dir() or not junit.parent.is_dir():  # said before the work, not after it
+            fail(f"Cannot write --junit {str(junit)!r}: " + ("it is a folder." if junit.is_dir() else
+                 f"the folder {str(junit.parent)!r} does not exist. Create it first."))
     if (sequential or round_column is not None) and reader.by:
         fail("--by is not available with --sequential yet; watch each group with --where COLUMN=VALUE.")
     if sequential or round_column is not None:
