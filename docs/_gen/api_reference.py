@@ -108,3 +108,23 @@ lines += [f"| {code} | {text} |" for code, text in sorted(meaning.items())]
 lines += ["", "See [Gate CI on a verdict](../how-to/gate-ci.md) for a pipeline that reads them."]
 with mkdocs_gen_files.open("reference/exit-codes.md", "w") as fh:
     fh.write("\n".join(lines) + "\n")
+
+# The JSON schema of the report (report.json), from the file the package ships and the tests validate against.
+import json  # noqa: E402
+
+schema_path = SRC / "report" / "templates" / "report.schema.json"
+schema = json.loads(schema_path.read_text(encoding="utf-8"))
+lines = ["# Report JSON schema", "",
+         f"`voirdire report` writes `report.json` beside `report.html`: {schema.get('description', '')}",
+         "The schema below is the file the package ships (`voirdire/report/templates/report.schema.json`);",
+         "`voirdire.report.report_schema()` returns it, and the test suite validates the reports it builds against it.",
+         "`--format json` of the other commands",
+         "writes the `to_dict()` of the result objects documented in the [Python API](api/index.md).", "",
+         "| property | type | required |", "|---|---|---|"]
+required = set(schema.get("required", []))
+for name, prop in schema.get("properties", {}).items():
+    kind = prop.get("type") or ("const" if "const" in prop else prop.get("$ref", "").rsplit("/", 1)[-1])
+    lines.append(f"| `{name}` | {kind if isinstance(kind, str) else ' or '.join(kind)} | {'yes' if name in required else ''} |")
+lines += ["", "```json", json.dumps(schema, indent=2), "```"]
+with mkdocs_gen_files.open("reference/report-schema.md", "w") as fh:
+    fh.write("\n".join(lines) + "\n")
