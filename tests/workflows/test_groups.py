@@ -94,6 +94,16 @@ def test_too_small_group_gets_its_reason_not_a_number():
     assert res.results[res.groups.index("tiny")] is None
 
 
+def test_excluded_human_absent_from_a_group_is_not_an_error_there():
+    df = slice_failure_frame(200, np.random.default_rng(6), column="domain", fail=False)
+    df = df[~((df["rater"] == "h3") & (df["domain"] == "A"))]          # h3 labelled nothing in A
+    g = split_groups(df.reset_index(drop=True), np.arange(len(df)) + 2, ["domain"], src="sim", item="item",
+                     rater="rater", label="label", role="role")
+    res = validate_judges_by(g, ["judge"], n_resamples=20, check_raters=False, exclude_raters=["h3"])
+    assert all(e is None for e in res.errors)
+    assert res.results[1].excluded_raters == ("h3",) and res.results[0].excluded_raters == ()
+
+
 def test_simpson_sentence_both_ways():
     def cells(*ds):
         return [SimpleNamespace(group=f"g{k}", group_verdict=SimpleNamespace(decision=d)) for k, d in enumerate(ds)]

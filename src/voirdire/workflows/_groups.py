@@ -214,8 +214,12 @@ def validate_judges_by(
             results.append(None)
             errors.append("no judge labelled this group")
             continue
+        own = dict(options)
+        if options.get("exclude_raters"):  # a human excluded by the user but absent from this group
+            here = set(map(str, table.humans))
+            own["exclude_raters"] = [h for h in options["exclude_raters"] if str(h) in here] or None
         try:
-            results.append(validate_judges(table, present, **options))
+            results.append(validate_judges(table, present, **own))
             errors.append(None)
         except VoirdireError as exc:
             results.append(None)
