@@ -250,7 +250,8 @@ def _validate_by(file: Path, judge: list[str] | None, method: Any, epsilon: floa
     loo_eps = 0.05 if epsilon is None or not run_loo else epsilon
     alt_eps = alt_epsilon if alt_epsilon is not None else (epsilon if epsilon is not None and not run_loo else 0.2)
     res = validate_judges_by(
-        grouped, judges, group_error=group_error, method=method.value, score=None if score is None else score.value,
+        grouped, judges, group_error=group_error,  # type: ignore[arg-type]
+        method=method.value, score=None if score is None else score.value,
         scoring=None if scoring is None else scoring.value, epsilon=loo_eps, alt_test_epsilon=alt_eps,
         threshold=threshold, min_items=min_items, correction=correction.value, test=test.value, q=q,
         min_items_per_human=min_items_per_human, min_humans_per_item=min_humans_per_item,

@@ -175,7 +175,9 @@ def _label_studio_controls(p: Path, src: str, *, format: str, item: str, where: 
     names = sorted(_controls(obj))
     if not names:
         raise SchemaError("no choices, rating or number control holds a label.", source=src)
-    frames, rows, skipped = [], [], {}
+    frames: list[pd.DataFrame] = []
+    rows: list[np.ndarray] = []
+    skipped: dict[str, int] = {}
     for name in names:
         tf = label_studio_frame(obj, src, control=name, item=item)
         frames.append(tf.frame.assign(**{CONTROL: name}))
