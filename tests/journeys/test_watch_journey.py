@@ -123,11 +123,6 @@ def test_watch_follow_a_growing_file_until_every_judge_is_decided(tmp_path: Path
     assert final == blocks[-1]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: watch's numbers at a look change when later rounds are added to the file, so --follow prints "
-    "'continue' at look 7 and then 'accept ... (look 7)' at look 8. validation/_sequential.py orders each "
-    "round's new comparisons by gen.permutation(table.n_items) over every item of the file: the order of "
-    "round r's items, hence every e-value from round r on, depends on how many items later rounds bring"))
 def test_watch_a_look_does_not_change_when_later_rounds_arrive(tmp_path: Path) -> None:
     header, by_round = _rounds()
     _write(tmp_path / "upto7.csv", [header, *(r for k in range(8) for r in by_round[k])], "w")

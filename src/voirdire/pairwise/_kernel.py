@@ -167,28 +167,42 @@ def _judges_with_slope(f: np.ndarray, theta: np.ndarray, tau: np.ndarray, shift:
     (``c``: the position shift, ``e``: the tie offset); the derivatives are the slope-free ones
     times ``a_k`` (first order) and ``a_k**2`` (second order)."""
     c = slope.T[:, None, :]                                             # (K, 1, M)
-    a = c * theta[None] + shift.T[:, None, :]                           # (K, B, M)
+    a = c * theta[None]
+    a += shift.T[:, None, :]                                            # (K, B, M): a theta + c
     tt = c * tau[None]
     if tshift is not None:
-        tt = tt + tshift.T[:, None, :]
-    nT, dT = n.T, d.T
+        tt += tshift.T[:, None, :]                                      # a tau + e
+    nT = n.T
     E = np.exp(a)
     iE = np.reciprocal(E)
-    G = np.exp(-tt)
-    z = 1.0 + G * (E + iE)
-    f = f + np.einsum("kb,kbm->bm", dT, a) - np.einsum("kb,kbm->bm", nT, np.log(z)) \
-        + np.einsum("kb,kbm->bm", (nt - n).T, tt)
+    G = np.exp(np.negative(tt, out=tt))
+    z = E + iE
+    z *= G
+    z += 1.0
+    # the linear terms need no (K, B, M) pass: sum_k d_k (a_k theta + c_k) = theta (d a') + d c'
+    dS, xS = d @ slope.T, (nt - n) @ slope.T                            # (B, M)
+    f = f + theta * dS + d @ shift.T + tau * xS - np.einsum("kb,kbm->bm", nT, np.log(z))
+    if tshift is not None:
+        f = f + (nt - n) @ tshift.T
     if not derivatives:
         return f, ()
-    p2 = 1.0 / z                                                        # p_T
-    pd_ = (E - iE) * G * p2                                             # p_A - p_B
-    nc = nT[:, :, None] * c                                             # (K, B, M)
-    nc2 = nc * c
-    gj_t = d @ slope.T - (nc * pd_).sum(0)
-    gj_a = nt @ slope.T - (nc * p2).sum(0)
-    hj_tt = -(nc2 * (1.0 - p2 - pd_ * pd_)).sum(0)
-    hj_ta = (nc2 * pd_ * p2).sum(0)
-    hj_aa = -(nc2 * p2 * (1.0 - p2)).sum(0)
+    p2 = np.reciprocal(z, out=z)                                        # p_T
+    pd_ = np.subtract(E, iE, out=E)
+    pd_ *= G
+    pd_ *= p2                                                           # p_A - p_B
+    nc = nT[:, :, None] * c                                             # (K, B, M): n a
+    gj_t = dS - np.einsum("kbm,kbm->bm", nc, pd_)
+    gj_a = nt @ slope.T - np.einsum("kbm,kbm->bm", nc, p2)
+    nc *= c                                                             # n a^2
+    s2 = n @ (slope * slope).T                                          # sum_k n a^2
+    s_p2 = np.einsum("kbm,kbm->bm", nc, p2)
+    t = np.multiply(nc, pd_, out=iE)
+    s_pd2 = np.einsum("kbm,kbm->bm", t, pd_)
+    hj_ta = np.einsum("kbm,kbm->bm", t, p2)
+    np.multiply(nc, p2, out=t)
+    s_p22 = np.einsum("kbm,kbm->bm", t, p2)
+    hj_tt = -(s2 - s_p2 - s_pd2)                                        # -sum n a^2 (1 - p_T - pd^2)
+    hj_aa = -(s_p2 - s_p22)                                             # -sum n a^2 p_T (1 - p_T)
     return f, (gj_t, gj_a, hj_tt, hj_ta, hj_aa)
 
 

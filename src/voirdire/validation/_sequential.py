@@ -288,7 +288,7 @@ def validate_sequential(table: Any, judge: str, *, rounds: Any, method: Literal[
     humans = tuple(str(table.raters[h]) for h in hidx)
 
     # Streams: at each look, the newly possible comparisons (frozen), in a shuffled order. The shuffle permutes
-    # the items in id order, so that the same labels in another row order (a study, an export, a re-sorted
+    # the look's new items in id order, so that the same labels in another row order (a study, an export, a re-sorted
     # file) give the same numbers at one seed.
     by_id = np.argsort(np.asarray([str(x) for x in table.items], dtype=object), kind="stable")
     entered = np.zeros((table.n_items, K), dtype=bool)
@@ -300,7 +300,10 @@ def validate_sequential(table: Any, judge: str, *, rounds: Any, method: Literal[
         elig, num, den = _comparisons(sub, jidx, hidx, method, scoring)
         new = elig & ~entered
         entered |= elig
-        order = by_id[gen.permutation(table.n_items)]
+        # only the items with a new comparison are shuffled, so a look's order (and every e-value from it
+        # on) depends on the labels read so far, never on rounds still to come (`watch --follow`)
+        cand = by_id[new.any(axis=1)[by_id]]
+        order = cand[gen.permutation(cand.size)]
         for k in range(K):
             rows = order[new[order, k]]
             nums[k].append(num[rows, k])
