@@ -77,6 +77,8 @@ def report_command(
         fail("give an annotation file, or --pairwise VOTES for a pairwise-only report.")
     table = None
     grouped = None
+    if file is not None and reader.by and inclusion_prob is not None:
+        fail("--inclusion-prob with --by is not available yet: report each group with --where COLUMN=VALUE.")
     if file is not None and reader.by:  # --by: the page is the pool's, with a "By group" section
         grouped = reader.load_groups(file, judges=judge)
         table = grouped.pooled
