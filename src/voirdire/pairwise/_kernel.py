@@ -287,15 +287,20 @@ def warm_start(shift: np.ndarray, w: np.ndarray, n: np.ndarray, d: np.ndarray, n
     M, K = shift.shape
     cbar = (w[:, None] * shift).sum(0, keepdims=True)                   # (1, K)
     tbar = None if tshift is None else (w[:, None] * tshift).sum(0, keepdims=True)
-    # with reliabilities: solved at the mean reliability; the first-order move covers the shifts only
+    # with reliabilities: solved at the mean reliability, the first-order move covers them too
     abar = None if slope is None else (w[:, None] * slope).sum(0, keepdims=True)
     # from the prior's mean (the MAP of a pair without labels)
-    th, ta, *_ = local_map(np.full((B, 1), prior[0]), np.full((B, 1), prior[2]), cbar, n, d, nt, logL, tol=tol, tshift=tbar,
-                          prior=prior, slope=abar)
+    hess: list[Any] = []
+    th, ta, *_ = local_map(np.full((B, 1), prior[0]), np.full((B, 1), prior[2]), cbar, n, d, nt, logL, tol=tol,
+                           tshift=tbar, prior=prior, slope=abar, hessian=hess)
     if K == 0:
         return np.repeat(th, M, axis=1), np.repeat(ta, M, axis=1)
-    _, _, _, h_tt, h_ta, h_aa, s_tt, s_ta, s_aa, _ = objective(th, ta, cbar, n, d, nt, logL, tshift=tbar,
-                                                                  prior=prior, slope=abar)
+    if hess and logL is None:       # judges only: the Hessian is negative definite, the surrogate is itself
+        h_tt, h_ta, h_aa = hess[0]
+        s_tt, s_ta, s_aa = h_tt, h_ta, h_aa
+    else:
+        _, _, _, h_tt, h_ta, h_aa, s_tt, s_ta, s_aa, _ = objective(th, ta, cbar, n, d, nt, logL, tshift=tbar,
+                                                                      prior=prior, slope=abar)
     nd = (h_tt < 0) & (h_tt * h_aa - h_ta * h_ta > 0)
     a_tt, a_ta, a_aa = (np.where(nd, h_tt, s_tt), np.where(nd, h_ta, s_ta), np.where(nd, h_aa, s_aa))
     # per-channel d g / d c at the solution: (K, B)
