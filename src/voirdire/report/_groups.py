@@ -101,7 +101,9 @@ def render_grouped_validation(console: Console, err_console: Console, res: Any) 
     for j in res.judges:
         pv = p.verdicts.get(j)
         if pv is not None:
-            console.print(_text("  ", f"{j} / {POOLED}: ", _decision(pv.decision)), highlight=False, soft_wrap=True)
+            why = "; ".join(w.rstrip(".") for w in pv.shown[:2])
+            console.print(_text("  ", f"{j} / {POOLED}: ", _decision(pv.decision), f" - {why}" if why else ""),
+                          highlight=False, soft_wrap=True)
     for s in res.simpson.values():
         console.print(_text("  ", (s, "bold")), highlight=False, soft_wrap=True)
     flags = [c for c in res.cells if c.slice_flag]
