@@ -149,6 +149,10 @@ def _format_parameters() -> list[inspect.Parameter]:
     ]
 
 
+#: the commands that group by ``--by`` (the others say they do not, before any work)
+BY_COMMANDS = frozenset({"validate_command", "agree_command", "report_command"})
+
+
 def format_options(func: F) -> F:
     """Give a command the options that say what its FILE holds, declared once here.
 
@@ -165,6 +169,8 @@ def format_options(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         opts = {k: kwargs.pop(k) for k in _FORMAT_PARAMS if k in kwargs}
+        if opts.get("by") and func.__name__ not in BY_COMMANDS:
+            fail("--by is not available for this command yet; run it once per group with --where COLUMN=VALUE.")
         token = _FORMAT_OPTS.set(opts)
         try:
             return func(*args, **kwargs)
