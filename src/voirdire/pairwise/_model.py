@@ -1454,18 +1454,31 @@ def _class_prior(m_t: float, v_t: float, m_a: float, v_a: float) -> np.ndarray:
 
 
 def _match_class_prior(rbar: np.ndarray, v_t: float, v_a: float) -> tuple[float, float]:
-    """Means ``(m_theta, m_tau)`` with ``E[pi] = rbar`` at the given variances (fixed-point steps
-    on the logits: exact when the variances are 0, a contraction otherwise)."""
+    """Means ``(m_theta, m_tau)`` with ``E[pi] = rbar`` at the given variances (steps on the logits,
+    each scaled by a secant estimate of the logits' slope in the means: exact in one step when the
+    variances are 0; to 1e-8)."""
     r0, r1, r2 = (float(x) for x in np.clip(rbar / rbar.sum(), 1e-6, 1.0))
     lt, la = 0.5 * math.log(r0 / r2), math.log(r1) - 0.5 * math.log(r0 * r2)
     m_t, m_a = 0.0, 0.0
+    prev: tuple[float, float, float, float] | None = None
     for _ in range(50):
         p0, p1, p2 = (min(max(float(x), 1e-12), 1.0) for x in _class_prior(m_t, v_t, m_a, v_a))
         d_t = lt - 0.5 * math.log(p0 / p2)
         d_a = la - (math.log(p1) - 0.5 * math.log(p0 * p2))
-        m_t, m_a = min(max(float(m_t + d_t), -_BOUND), _BOUND), min(max(float(m_a + d_a), -_BOUND), _BOUND)
         if abs(d_t) + abs(d_a) < 1e-8:
             break
+        # the logit of E[pi] moves by a factor s in (0, 1] of the mean's move (1 without variance):
+        # a secant estimate of s per coordinate turns the contraction into a (much) faster iteration
+        s_t = s_a = 1.0
+        if prev is not None:
+            pm_t, pm_a, pd_t, pd_a = prev
+            if abs(m_t - pm_t) > 1e-12:
+                s_t = min(max((pd_t - d_t) / (m_t - pm_t), 0.05), 1.0)
+            if abs(m_a - pm_a) > 1e-12:
+                s_a = min(max((pd_a - d_a) / (m_a - pm_a), 0.05), 1.0)
+        prev = (m_t, m_a, d_t, d_a)
+        m_t = min(max(m_t + d_t / s_t, -_BOUND), _BOUND)
+        m_a = min(max(m_a + d_a / s_a, -_BOUND), _BOUND)
     return m_t, m_a
 
 
