@@ -107,42 +107,69 @@ def _column_number(ref: str) -> int:
     return n
 
 
+class _Span:
+    """expat handlers counting a sheet's span (see :func:`_check_span`); no tree is built."""
+
+    def __init__(self, cap: int, src: str) -> None:
+        self.cap, self.src = cap, src
+        self.work = self.row = self.col = self.last_value_row = self.widest = 0
+        self.valued = False
+
+    def end_row(self) -> None:
+        self.work += self.col + 1  # openpyxl pads a row to its last cell
+        if self.valued:
+            self.last_value_row = self.row
+        self.check()
+
+    def check(self) -> None:
+        used, filled = self.work + self.col + self.row, self.last_value_row * self.widest
+        if used > self.cap or filled > self.cap:
+            raise over_limit("VOIRDIRE_MAX_CELLS", f"the sheet spans more than {self.cap:,} cells (row {self.row:,}, "
+                             f"column {max(self.col, self.widest):,})", self.src, needed=max(used, filled))
+
+    def start(self, name: str, attrs: dict[str, str]) -> None:
+        tag = name.rpartition(":")[2]
+        if tag == "c":
+            ref = attrs.get("r")
+            self.col = (_column_number(ref) or self.col + 1) if ref else self.col + 1
+            if self.col > 16_384:  # Excel's last column; cells without references can run on
+                self.check()
+        elif tag in ("v", "is", "f"):  # the cell holds a value, an inline string or a formula
+            self.valued = True
+            self.widest = max(self.widest, self.col)
+        elif tag == "row":
+            if self.row or self.col:
+                self.end_row()
+            r = attrs.get("r")
+            self.row = int(r) if r and r.isdigit() else self.row + 1
+            self.col, self.valued = 0, False
+
+    @staticmethod
+    def refuse(*args: Any) -> None:
+        from defusedxml import DTDForbidden
+
+        raise DTDForbidden(None, None, None)
+
+
 def _check_span(fh: Any, src: str) -> None:
     """Count what openpyxl (read-only) and pandas would build from a sheet's XML, streaming, and stop
     past ``VOIRDIRE_MAX_CELLS``: every row up to the last (empty ones too), each padded to its
-    last cell, and the table padded to the widest row that holds a value."""
-    from defusedxml.ElementTree import iterparse
+    last cell, and the table padded to the widest row that holds a value.
 
-    cap = limit("VOIRDIRE_MAX_CELLS")
-    work = row = col = last_value_row = widest = 0
-    sheet_data = row_elem = None
-    for event, elem in iterparse(fh, events=("start", "end")):
-        tag = elem.tag.rpartition("}")[2]
-        if event == "start":
-            if tag == "sheetData":
-                sheet_data = elem
-            elif tag == "row":
-                r = elem.get("r")
-                row = int(r) if r and r.isdigit() else row + 1
-                col, row_elem = 0, elem
-            continue
-        if tag == "c":
-            ref = elem.get("r")
-            col = (_column_number(ref) or col + 1) if ref else col + 1
-            if len(elem):  # a value, an inline string or a formula
-                last_value_row, widest = row, max(widest, col)
-            if row_elem is not None:
-                row_elem.remove(elem)  # the tree keeps nothing of the cells seen
-        elif tag == "row":
-            work += col + 1
-            if sheet_data is not None:
-                sheet_data.remove(elem)
-            row_elem = None
-        else:
-            continue
-        if work + col + row > cap or last_value_row * widest > cap:
-            raise over_limit("VOIRDIRE_MAX_CELLS", f"the sheet spans more than {cap:,} cells (row {row:,}, column "
-                             f"{max(col, widest):,})", src, needed=max(work + col + row, last_value_row * widest))
+    A bare expat parser with one handler (no tree: about a third of a pass of openpyxl); a DTD,
+    hence any entity, is refused as defusedxml would.
+    """
+    from xml.parsers import expat
+
+    span = _Span(limit("VOIRDIRE_MAX_CELLS"), src)
+    parser = expat.ParserCreate()
+    parser.StartElementHandler = span.start
+    parser.StartDoctypeDeclHandler = span.refuse
+    parser.EntityDeclHandler = span.refuse
+    parser.ExternalEntityRefHandler = span.refuse
+    parser.ParseFile(fh)
+    if span.row or span.col:
+        span.end_row()
 
 
 def crowdkit_names(df: pd.DataFrame, item: str, rater: str) -> tuple[str, str]:
