@@ -8,7 +8,7 @@ import gzip
 import lzma
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import pandas as pd
@@ -145,7 +145,7 @@ class _Span:
             self.col, self.valued = 0, False
 
     @staticmethod
-    def refuse(*args: Any) -> None:
+    def refuse(*args: Any) -> NoReturn:
         from defusedxml import DTDForbidden
 
         raise DTDForbidden(None, None, None)
