@@ -163,8 +163,20 @@ def test_cli_by_is_shared_and_refused_where_not_supported(tmp_path):
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     assert [x["group"] for x in doc["groups"]] == list("ABCDE") and doc["pooled"]["groups"]
-    r = runner.invoke(app, ["raters", str(p), "--role", "role", "--by", "domain"])
+    r = runner.invoke(app, ["overlap", str(p), "--role", "role", "--by", "domain"])
     assert r.exit_code == 1 and "--by is not available for this command yet" in r.output
     r = runner.invoke(app, ["validate", str(p), "--role", "role", "--by", "domain", "--sequential",
                             "--round-column", "domain", "--method", "alt-test"])
     assert r.exit_code == 1 and "--by is not available with --sequential" in r.output
+
+
+def test_raters_by_group_equals_where_runs(tmp_path):
+    p = _file(tmp_path, fail=False)
+    base = ["raters", str(p), "--role", "role", "--n-resamples", "40", "--no-competence", "-f", "json"]
+    r = runner.invoke(app, [*base, "--by", "domain"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    alone = runner.invoke(app, [*base, "--where", "domain=C"])
+    assert alone.exit_code == 0, alone.output
+    assert doc["groups"][2]["group"] == "C" and doc["groups"][2]["raters"] == json.loads(alone.stdout)["raters"]
+    assert doc["pooled"] and len(doc["groups"]) == 5

@@ -178,6 +178,14 @@ def raters_command(
         raise InvalidParameterError(f"--top must be >= 0. Got {top}.")
     if adjudicate is not None and top == 0:
         raise InvalidParameterError("--adjudicate writes the --top most contested items: give --top >= 1.")
+    from ._app import _FORMAT_OPTS
+
+    if _FORMAT_OPTS.get().get("by"):
+        _raters_by(file, judge, rater_names, score, coefficient, margin, significance_level, min_items, competence,
+                   adjudicate, output_format, seed, resamples, confidence_level,
+                   dict(scale=scale, categories=categories, abstain=abstain, item=item, rater=rater, label=label,
+                        role=role, cluster=cluster, cluster_sep=cluster_sep, duplicates=duplicates, missing=missing))
+        return
     t = load_table(file, judges=judge, scale=scale, categories=categories, abstain=abstain, item=item, rater=rater,
                    label=label, role=role, cluster=cluster, cluster_sep=cluster_sep, duplicates=duplicates,
                    missing=missing)
@@ -214,3 +222,44 @@ def raters_command(
     sensitivity_lines(d, sens)
     if written is not None and items is not None:
         console.print(f"Adjudication: {written[0]} ({min(top, items.n_ranked)} {items.unit}s) and {written[1]}.")
+
+
+def _raters_by(file: Path, judge: list[str] | None, rater_names: list[str] | None, score: Any, coefficient: Any,
+               margin: float, significance_level: float, min_items: int, competence: bool, adjudicate: Path | None,
+               output_format: OutputFormat, seed: int, resamples: int, confidence_level: float,
+               read: dict[str, Any]) -> None:
+    """``raters --by COLUMN``: :func:`voirdire.workflows.diagnose_raters_by`, one annotator table per group
+    and the pool's (flags Holm-controlled within each group)."""
+    from enum import Enum as _Enum
+
+    from ._app import fail, load_groups
+    from ..workflows import diagnose_raters_by
+
+    POOLED = "(pooled)"
+    if adjudicate is not None:
+        fail("--adjudicate with --by is not available yet: write each group's file with --where COLUMN=VALUE.")
+    read = {k: (v.value if isinstance(v, _Enum) else v) for k, v in read.items()}
+    read["abstain"] = tuple(read.get("abstain") or ())
+    grouped = load_groups(file, judges=judge, **read)
+    res = diagnose_raters_by(grouped, raters=list(rater_names) if rater_names else None, score=score.value,
+                             coefficient=coefficient.value, margin=margin, significance_level=significance_level,
+                             min_items=min_items, confidence_level=confidence_level, n_resamples=resamples,
+                             competence=competence, rng=seed)
+    if output_format == OutputFormat.json:
+        emit_json(res.to_dict())
+        return
+    if output_format == OutputFormat.csv:
+        from ._console import echo_csv
+
+        echo_csv(res.to_frame())
+        return
+    for g, n, d, e in [*zip(res.groups, res.n_items, res.results, res.errors), (POOLED, grouped.pooled.n_items,
+                                                                               res.pooled, None)]:
+        console.print(styled((f"{', '.join(res.by)} = {g}" if g != POOLED else POOLED, "bold"), f" ({n} items)"),
+                      highlight=False, soft_wrap=True)
+        if d is None:
+            console.print(styled("  ", ("not computed", "bold yellow"), f": {e}"), highlight=False, soft_wrap=True)
+        else:
+            console.print(raters_table(d))
+        console.print()
+    console.print("Outlier flags are Holm-controlled within each group (not across groups).", highlight=False)

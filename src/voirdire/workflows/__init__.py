@@ -13,7 +13,10 @@ from ._raters import AnnotatorSummary, diagnose_annotators
 from ._estimate import EstimationSummary, JudgeEstimate, estimate_judges
 from ._pairwise import PairwiseSummary, summarise_pairwise
 from ._compare import RaterComparison, compare_raters, compare_raters_stream
-from ._groups import GROUP_ERRORS, GroupCell, GroupedComparison, GroupedValidation, compare_raters_by, validate_judges_by
+from ._groups import (
+    GROUP_ERRORS, GroupCell, GroupedComparison, GroupedRaters, GroupedValidation, compare_raters_by, diagnose_raters_by,
+    validate_judges_by,
+)
 from ._seeds import seed_sequence, stream
 from ._validate import (
     DEFAULT_N_RESAMPLES, JudgeValidation, ValidationResult, check_table_fits, default_score, default_scoring,
@@ -45,6 +48,8 @@ __all__ = [
     "GROUP_ERRORS",
     "GroupCell",
     "GroupedComparison",
+    "GroupedRaters",
+    "diagnose_raters_by",
     "GroupedValidation",
     "compare_raters_by",
     "validate_judges_by",

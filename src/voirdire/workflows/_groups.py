@@ -34,7 +34,7 @@ from ..exceptions import VoirdireError
 from ._verdict import Reason, Verdict, make_verdict
 
 __all__ = ["GROUP_ERRORS", "GroupCell", "GroupedValidation", "validate_judges_by", "GroupedComparison",
-           "compare_raters_by"]
+           "compare_raters_by", "GroupedRaters", "diagnose_raters_by"]
 
 #: ``group_error`` / ``--group-error``: the error rate controlled across groups.
 GROUP_ERRORS = ("fwer", "fdr", "none")
@@ -446,3 +446,58 @@ def compare_raters_by(grouped: Any, judges: Sequence[str] | None = None, *, min_
     return GroupedComparison(by=tuple(grouped.by), groups=tuple(grouped.names),
                              n_items=tuple(int(t.n_items) for t in grouped.tables), results=tuple(results),
                              errors=tuple(errors), pooled=pooled)
+
+
+# ------------------------------------------------------------------------------------------------ annotators
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class GroupedRaters(Result):
+    """The result of :func:`diagnose_raters_by`: one
+    :class:`~voirdire.diagnostics.RaterDiagnosticsResult` per group and the pooled one (``None`` and an
+    error for a group where it could not run). The outlier flags are Holm-controlled within each
+    group, not across groups."""
+
+    by: tuple[str, ...]
+    groups: tuple[str, ...]
+    n_items: tuple[int, ...]
+    results: tuple[Any, ...]
+    errors: tuple[str | None, ...]
+    pooled: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"by": list(self.by),
+                "groups": [{"group": g, "n_items": n, "error": e, "raters": None if r is None else r.to_dict()}
+                           for g, n, e, r in zip(self.groups, self.n_items, self.errors, self.results)],
+                "pooled": self.pooled.to_dict()}
+
+    def to_frame(self) -> Any:
+        import pandas as pd
+
+        frames = [r.to_frame().assign(group=g) for g, r in zip(self.groups, self.results) if r is not None]
+        frames.append(self.pooled.to_frame().assign(group="(pooled)"))
+        return pd.concat(frames, ignore_index=True)
+
+
+def diagnose_raters_by(grouped: Any, *, min_group_items: int = 2, **options: Any) -> GroupedRaters:
+    """:func:`voirdire.diagnostics.rater_diagnostics` per group and on the pool, same options and ``rng``
+    (a group's numbers are those of ``--where`` on it); a group too small, or without two raters
+    sharing items, gets its reason, not a number."""
+    from ..diagnostics import rater_diagnostics
+
+    min_group_items = check_positive_int(min_group_items, "min_group_items", "diagnose_raters_by")
+    pooled = rater_diagnostics(grouped.pooled, **options)
+    results: list[Any] = []
+    errors: list[str | None] = []
+    for table in grouped.tables:
+        if table.n_items < min_group_items:
+            results.append(None)
+            errors.append(f"too small: {table.n_items} items < min_group_items={min_group_items}")
+            continue
+        try:
+            results.append(rater_diagnostics(table, **options))
+            errors.append(None)
+        except VoirdireError as exc:
+            results.append(None)
+            errors.append(str(exc))
+    return GroupedRaters(by=tuple(grouped.by), groups=tuple(grouped.names),
+                         n_items=tuple(int(t.n_items) for t in grouped.tables), results=tuple(results),
+                         errors=tuple(errors), pooled=pooled)
