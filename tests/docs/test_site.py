@@ -192,9 +192,12 @@ def browser_page(site):
     browser.close()
     pw.stop()
     server.shutdown()
+    server.server_close()
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"  # one request per connection: nothing left open when the server stops
+
     def log_message(self, *args):  # noqa: D401 - keep pytest's output clean
         pass
 
