@@ -5,7 +5,11 @@ The command line reads them to build its options; ``voirdire --help`` must not l
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_N_RESAMPLES"]
+__all__ = ["DEFAULT_N_RESAMPLES", "GATES"]
 
 #: Bootstrap resamples behind every interval and decision-stability figure, in every command.
 DEFAULT_N_RESAMPLES = 2000
+
+#: The gate rule (``--fail-on``): which verdicts fail a judge, read by ``validate`` (its exit code), the
+#: Markdown and JUnit summaries and the grouped grid; declared once.
+GATES: dict[str, tuple[str, ...]] = {"reject": ("reject",), "inconclusive": ("reject", "inconclusive")}

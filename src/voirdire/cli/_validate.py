@@ -60,7 +60,7 @@ class RankBy(str, Enum):
 #: ``--format`` of ``validate``: the shared table/json/csv plus the CI summaries.
 FORMATS = ("table", "json", "csv", "markdown", "junit")
 #: ``--fail-on``: which combined verdicts fail the gate.
-FAIL_ON = {"reject": ("reject",), "inconclusive": ("reject", "inconclusive")}
+from .._defaults import GATES as FAIL_ON  # noqa: E402 - the one gate rule (the CI summaries read it too)
 
 
 @app.command("validate")

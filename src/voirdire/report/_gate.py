@@ -11,12 +11,13 @@ from typing import Any
 from xml.sax.saxutils import escape as xml_escape
 from xml.sax.saxutils import quoteattr
 
+from .._defaults import GATES
 from .._safe import escape_control
 from ._format import fmt_ci, fmt_num
 
 __all__ = ["render_markdown", "render_junit"]
 
-_FAILS = {None: (), "reject": ("reject",), "inconclusive": ("reject", "inconclusive")}
+_FAILS: dict[str | None, tuple[str, ...]] = {None: (), **GATES}  # the one gate rule (voirdire._defaults)
 _ICON = {"accept": "accept", "reject": "**reject**", "inconclusive": "*inconclusive*"}
 
 
