@@ -163,6 +163,10 @@ def test_pairwise_matches_direct_call(built):
     _eq(res["posterior"], post.to_dict())
     ent = np.asarray(post.entropy)
     assert res["most_uncertain"][0] == int(np.argmax(ent))
+    # the default judge model's beta intervals are marked optimistic where the report shows them
+    assert all(res["posterior"]["bias_interval_optimistic"])
+    texts = [b.text for b in rep.section("pairwise").blocks if hasattr(b, "text")]
+    assert any("intervals of" in t and "are optimistic" in t for t in texts)
 
 
 def test_judge_biases_match_direct_call(built):
