@@ -205,3 +205,41 @@ def test_agreement_family_matrix_and_binary_in_agree_report_and_api(tmp_path):
     assert doc["binary"] == api["binary"]
     if api["binary"]:
         assert sec["confusion"] == api["binary"]
+
+
+@pytest.mark.slow
+def test_sequential_family_watch_study_status_and_api_agree(tmp_path):
+    # the running anytime-valid decision through one workflow (watch_judges): voirdire watch on the study's
+    # export, study status and the API give the same looks and decisions, and the same verdicts beside them
+    from voirdire.study import Study
+    from voirdire.workflows import judge_verdicts, watch_judges
+
+    path = _wax_slice(tmp_path)
+    import pandas as pd
+
+    df = pd.read_csv(path)
+    items = sorted(df["item"].astype(str).unique())
+    s = Study.init(tmp_path / "s.vdb")
+    for k in range(2):
+        b = tmp_path / f"b{k}.csv"
+        df[df["item"].astype(str).isin(set(items[k::2]))].to_csv(b, index=False)
+        s.add(b, role="role")
+    exported = tmp_path / "all.csv"
+    assert runner.invoke(app, ["study", "export", str(tmp_path / "s.vdb"), "-o", str(exported)]).exit_code == 0
+    w = runner.invoke(app, ["watch", str(exported), "--round-column", "round", "--role", "role", "--method", "loo",
+                            "-f", "json"])
+    assert w.exit_code == 0, w.output
+    st = runner.invoke(app, ["study", "status", str(tmp_path / "s.vdb"), "--method", "loo", "-f", "json"])
+    assert st.exit_code == 0, st.output
+    t = s.to_table()
+    lab = s.labels()
+    api = watch_judges(t, lab[["item", "rater", "round"]], method="loo")
+    wdoc, sdoc = json.loads(w.stdout), json.loads(st.stdout)
+    assert [r["judge"] for r in wdoc["judges"]] == [r.judge for r in api]
+    for got, lib in zip(wdoc["judges"], api):
+        assert got == json.loads(json.dumps(lib.to_dict()))
+    for got, lib in zip(sdoc["sequential"], api):
+        assert got["decision"] == lib.decision
+    val = judge_verdicts(t, [r.judge for r in api], seed=0)
+    want = [json.loads(json.dumps(j.verdict.to_dict())) for j in val.judges]
+    assert [v["verdict"] for v in wdoc["verdicts"]] == [v["verdict"] for v in sdoc["verdicts"]] == want

@@ -48,14 +48,12 @@ def load_rounds(file: Path, *, round_column: str, item: str, rater: str, duplica
 
 def sequential_results(table: Any, rounds: Any, judges: list[str], *, method: str, epsilon: float | None, q: float,
                        seed: int) -> list[Any]:
-    """The sequential rule for every judge (shared by ``watch`` and ``validate --sequential``)."""
-    from ..validation import validate_sequential
+    """The sequential rule for every judge (``workflows.watch_judges``, as ``study status``)."""
+    from ..workflows import watch_judges
 
-    names = list(dict.fromkeys(judges)) if judges else list(table.judges)
-    if not names:
+    if not (judges or list(table.judges)):
         fail(f"{table.source}: no judge to validate; name it with --judge.")
-    return [validate_sequential(table, j, rounds=rounds, method=method, epsilon=epsilon, q=q,  # type: ignore[arg-type]
-                                rng=seed) for j in names]
+    return watch_judges(table, rounds, judges, method=method, epsilon=epsilon, q=q, seed=seed)
 
 
 def run_sequential(file: Path, *, judges: list[str], round_column: str, method: str, epsilon: float | None,

@@ -685,7 +685,7 @@ class Study:
         :class:`~voirdire.exceptions.InvalidParameterError` when the study has no judge or fewer
         than two humans.
         """
-        from ..validation import validate_sequential
+        from ..workflows import watch_judges
 
         table = self.to_table()
         names = list(dict.fromkeys(judges)) if judges else list(table.judges)
@@ -693,8 +693,7 @@ class Study:
             raise InvalidParameterError(f"{shown(str(self.path))} has no judge to validate.")
         df = self.labels()
         rounds = pd.DataFrame({"item": df["item"], "rater": df["rater"], "round": df["round"]})
-        return [validate_sequential(table, j, rounds=rounds, method=method, epsilon=epsilon, q=q,  # type: ignore[arg-type]
-                                    rng=rng) for j in names]
+        return watch_judges(table, rounds, names, method=method, epsilon=epsilon, q=q, seed=rng)  # as voirdire watch
 
     def integrity_check(self) -> bool:
         """SQLite's own integrity check (True when the file is sound)."""

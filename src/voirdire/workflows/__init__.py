@@ -9,6 +9,7 @@ so the same file, options and seed print the same numbers everywhere. See ``docs
 
 from ._advice import ADVICE_STATUSES, Advice, advise, comparison_capacity, judge_verdicts, need_text, running_text
 from ._design import DesignOverview, design_overview
+from ._sequential import watch_judges
 from ._raters import AnnotatorSummary, diagnose_annotators
 from ._estimate import EstimationSummary, JudgeEstimate, estimate_judges
 from ._pairwise import PairwiseSummary, summarise_pairwise
@@ -38,6 +39,7 @@ __all__ = [
     "PairwiseSummary",
     "EstimationSummary",
     "DesignOverview",
+    "watch_judges",
     "AnnotatorSummary",
     "diagnose_annotators",
     "design_overview",
