@@ -211,10 +211,18 @@ def test_site_navigation_and_offline_search(browser_page):
     links = page.eval_on_selector_all("nav.md-nav--primary a.md-nav__link[href]", "els => els.map(e => e.href)")
     pages = sorted({u.split("#")[0] for u in links if u.startswith(base)})
     assert len(pages) >= 30, pages
+    reports = set()
     for url in pages:
         resp = page.goto(url)
         assert resp is not None and resp.status == 200, url
         page.wait_for_load_state("load")
+        reports |= set(page.eval_on_selector_all("article a[href$='report.html']", "els => els.map(e => e.href)"))
+    assert len(reports) >= 4, reports            # the reports the tutorials wrote open from the site
+    for url in sorted(reports):
+        resp = page.goto(url)
+        assert resp is not None and resp.status == 200, url
+        page.wait_for_load_state("load")
+        assert page.locator("svg").count() > 0 or "Pairwise" in page.content(), url
     page.goto(base)
     page.wait_for_load_state("load")
     page.click("label.md-search__icon, .md-search__input")
