@@ -219,13 +219,12 @@ def plan_command(
     comparison's false-reject probability below a/2; m*_rank adds Bonferroni over the rivals.
     Asymptotic planning aids: --budget checks them by simulating the whole decision.
     """
-    from ..design import plan_by_simulation, plan_certification, plan_judges, plan_ranking
+    from ..design import plan_certification, plan_ranking
 
     budgets = _budget_list(budget)
     out: dict[str, Any] = {"answers": None, "certification": {}, "ranking": None, "simulation": None}
     notes: list[str] = []
     errors: dict[str, str] = {}
-    from ..exceptions import InfeasiblePlanError
 
     if file is None:
         if mu_d is None and sigma0 is None and delta_min is None:
@@ -251,35 +250,22 @@ def plan_command(
             fail(f"{file}: no judge. Name it with --judge.")
         if len(table.humans) < 2:
             fail(f"{file}: planning needs at least two human raters; found {len(table.humans)}.")
-        ov, notes = _overlap_quiet(table, judges=judges)
-        out["validation"] = _verdicts(table, judges, epsilon=epsilon, seed=seed, n_resamples=n_resamples)
-        if score == ScoreName.agreement:
-            out["answers"] = plan_judges(table, judges, epsilon=epsilon, significance_level=significance_level,
-                                         rng=seed)
-        for j in judges:
-            try:
-                out["certification"][j] = plan_certification(table, judge=j, epsilon=epsilon,
-                                                              significance_level=significance_level,
-                                                              score=score.value, rng=seed)
-            except InfeasiblePlanError as exc:
-                errors[j] = str(exc)
-        if len(judges) >= 2:
-            try:
-                out["ranking"] = plan_ranking(table, judges=judges, significance_level=significance_level)
-            except InfeasiblePlanError as exc:
-                errors["ranking"] = str(exc)
+        from ..workflows import plan_validation
+
+        kw = dict(epsilon=epsilon, significance_level=significance_level, score=score.value, seed=seed,
+                  n_resamples=n_resamples, budgets=budgets, design=design.value, fr_target=fr_target,
+                  fa_target=fa_target, n_repetitions=repetitions, n_jobs=n_jobs)
         if budgets:
-            prog = progress_bar(output == TableOrJson.table)
-            with prog as p:
+            with progress_bar(output == TableOrJson.table) as p:
                 task = p.add_task("simulating budgets", total=None)
-
-                def cb(done: int, total: int) -> None:
-                    p.update(task, completed=done, total=total)
-
-                out["simulation"] = plan_by_simulation(
-                    table, budgets=budgets, judges=judges, epsilon=epsilon, design=design.value,
-                    fr_target=fr_target, fa_target=fa_target, n_repetitions=repetitions, rng=seed, n_jobs=n_jobs,
-                    progress=cb)
+                res = plan_validation(table, judges, progress=lambda done, total: p.update(
+                    task, completed=done, total=total), **kw)  # type: ignore[arg-type]
+        else:
+            res = plan_validation(table, judges, **kw)  # type: ignore[arg-type]
+        ov, notes = res.overview.overlap, list(res.overview.notes)
+        out.update(validation=res.validation, answers=res.answers, certification=dict(res.certification),
+                   ranking=res.ranking, simulation=res.simulation)
+        errors.update(res.infeasible)
     val = out.get("validation")
     if output == TableOrJson.json:
         emit_json({"file": None if file is None else str(file),
@@ -296,14 +282,6 @@ def plan_command(
                    "warnings": notes})
         return
     _render_plan(out, errors, ov, notes, file=None if file is None else str(file))
-
-
-def _verdicts(table: Any, judges: list[str], *, epsilon: float, seed: int, n_resamples: int) -> Any:
-    """The verdicts of ``voirdire validate`` with its defaults at this seed (the one decision per judge that
-    ``plan`` shows beside its planning numbers); ``None`` when validation cannot run on this table."""
-    from ..workflows import judge_verdicts
-
-    return judge_verdicts(table, judges, seed=seed, epsilon=epsilon, n_resamples=n_resamples)
 
 
 def _need(x: float, limit: float) -> str:

@@ -10,6 +10,7 @@ so the same file, options and seed print the same numbers everywhere. See ``docs
 from ._advice import ADVICE_STATUSES, Advice, advise, comparison_capacity, judge_verdicts, need_text, running_text
 from ._design import DesignOverview, design_overview
 from ._sequential import watch_judges
+from ._planning import PlanningResult, plan_validation
 from ._raters import AnnotatorSummary, diagnose_annotators
 from ._estimate import EstimationSummary, JudgeEstimate, estimate_judges
 from ._pairwise import PairwiseSummary, summarise_pairwise
@@ -40,6 +41,8 @@ __all__ = [
     "EstimationSummary",
     "DesignOverview",
     "watch_judges",
+    "PlanningResult",
+    "plan_validation",
     "AnnotatorSummary",
     "diagnose_annotators",
     "design_overview",
