@@ -58,6 +58,43 @@ def test_label_studio_json_min_gives_the_same_human_labels_as_json():
         read_annotations(FIX / "label_studio_min.json")  # 'text' is task data: not offered
 
 
+def _min_after_write_back() -> list[dict]:
+    """JSON-MIN of a project after one write-back round: tasks 101-103 as first imported, then tasks 201 and 202,
+    the round that `assign --to label-studio` wrote for items 101 and 102 (their text carried over, with the
+    write-back's own fields item, assigned_to, stratum), each labelled by the annotators it names."""
+    text = {101: "Refund in two days.", 102: "Still waiting.", 103: "Works, I guess."}
+    first = [(101, 1, "Positive"), (101, 2, "Positive"), (102, 1, "Negative"), (103, 2, "Neutral")]
+    again = [(201, 101, 3, "Positive"), (202, 102, 2, "Negative"), (202, 102, 3, "Neutral")]
+    recs = [{"text": text[t], "id": t, "sentiment": lab, "annotator": u, "annotation_id": 10 * t + u}
+            for t, u, lab in first]
+    recs += [{"text": text[it], "item": str(it), "assigned_to": ["2", "3"] if it == 102 else ["3"], "stratum": "all",
+              "id": t, "sentiment": lab, "annotator": u, "annotation_id": 10 * t + u} for t, it, u, lab in again]
+    return recs
+
+
+def test_label_studio_json_min_after_a_write_back_round_reads_without_control(tmp_path):
+    # issue 29: 'item', 'assigned_to', 'stratum' are the write-back's task data, and 'text' is constant per item
+    # (tasks 101 and 201 hold the same text) though no longer distinct per task: 'sentiment' is the one control
+    from voirdire.data import read_item_data
+
+    p = tmp_path / "min.json"
+    p.write_text(json.dumps(_min_after_write_back()))
+    lab = _labels(read_annotations(p))
+    assert lab == {("101", "1"): "Positive", ("101", "2"): "Positive", ("102", "1"): "Negative",
+                   ("103", "2"): "Neutral", ("101", "3"): "Positive", ("102", "2"): "Negative",
+                   ("102", "3"): "Neutral"}
+    assert read_item_data(p)["101"]["text"] == "Refund in two days."   # the next round carries the text again
+
+
+def test_label_studio_json_min_stratum_is_a_control_without_a_write_back(tmp_path):
+    # a project's own control named 'stratum' (no 'item' on its records): still a control
+    recs = [{k if k != "sentiment" else "stratum": v for k, v in r.items()} for r in _min_after_write_back()[:4]]
+    recs[1]["stratum"] = "Negative"   # the annotators of task 101 disagree: not task data
+    p = tmp_path / "min.json"
+    p.write_text(json.dumps(recs))
+    assert _labels(read_annotations(p))[("103", "2")] == "Neutral"
+
+
 def test_label_studio_multi_choice_is_a_clear_error(tmp_path):
     tasks = json.loads((FIX / "label_studio_export.json").read_text())
     tasks[0]["annotations"][1]["result"][0]["value"]["choices"] = ["Positive", "Neutral"]

@@ -184,12 +184,8 @@ def test_priya_label_studio_gate_write_back_and_read_again(tmp_path: Path) -> No
     assert {j["judge"]: j["verdict"]["decision"] for j in nb["judges"]} == {k: v[0] for k, v in cases.items()}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: a JSON-MIN export of a project that imported a round written by 'assign --to label-studio' is not "
-    "read without --control: label_studio_min_frame takes the write-back's own task fields 'assigned_to' (a "
-    "list) and 'stratum' for controls, and the task text for one too (the imported task repeats its item's "
-    "text, so the text is no longer distinct per task): 'the export has several controls ['complexity', "
-    "'assigned_to', 'text', 'stratum']'. Round 1's JSON-MIN export reads without --control"))
+# issue 29: the write-back's own task fields ('item', 'assigned_to', 'stratum') and the task text (repeated
+# by the imported task, so constant per item rather than distinct per task) are task data, not controls
 def test_priya_json_min_export_after_a_write_back_round_reads_without_control(tmp_path: Path) -> None:
     score = _export_round1(tmp_path)
     tasks1 = json.loads((tmp_path / "export_round1.json").read_text())

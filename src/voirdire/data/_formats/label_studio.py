@@ -22,6 +22,7 @@ __all__ = ["is_label_studio", "is_label_studio_min", "label_studio_frame", "labe
 
 _VALUE_KEYS = {"choices": "choices", "rating": "rating", "number": "number"}
 _MIN_META = {"id", "annotator", "annotation_id", "created_at", "updated_at", "lead_time", "agreement"}
+_WRITE_BACK = ("assigned_to", "stratum")  # label_studio_tasks' own task fields, beside ``item``
 
 
 def is_label_studio(obj: Any) -> bool:
@@ -137,27 +138,60 @@ def _min_value(v: Any, where: str, key: str, src: str) -> Any:
     return v
 
 
+def _min_item(r: dict[str, Any], item: str) -> str:
+    """The item id :func:`label_studio_min_frame` gives a record (``item`` when the record has it, else the task id)."""
+    from .._columns import id_str
+
+    return id_str(r[item] if item in r else r.get("id"))
+
+
+def _min_data_keys(records: list[dict[str, Any]], keys: list[str], item: str) -> set[str]:
+    """The keys of a JSON-MIN export that are task data, not a control.
+
+    A task's data keys hold one value in every annotation of the task and of the item (an item
+    written back by :func:`label_studio_tasks` and imported again is a new task with its item's
+    text), and differ between items; a control's values vary, or repeat across items as
+    categories do, and a structured value (a list: rating, number) is always a control's.
+    ``item`` and the write-back's own fields (``assigned_to``, ``stratum``: task data in every
+    record that names an ``item``) are task data too. With two items or fewer, nothing tells a
+    constant control from data: only ``item`` and the write-back fields.
+    """
+    rs = [r for r in records if isinstance(r, dict)]
+    by_task: dict[Any, list[dict[str, Any]]] = {}
+    by_item: dict[str, list[dict[str, Any]]] = {}
+    for r in rs:
+        by_task.setdefault(repr(r.get("id")), []).append(r)
+        by_item.setdefault(_min_item(r, item), []).append(r)
+
+    def constant(k: str, groups: dict[Any, list[dict[str, Any]]]) -> bool:
+        return all(len({repr(r.get(k)) for r in g}) == 1 for g in groups.values())
+
+    def distinct(k: str, groups: dict[Any, list[dict[str, Any]]]) -> bool:
+        return len(groups) > 2 and len({repr(g[0].get(k)) for g in groups.values()}) == len(groups)
+
+    data = {item}
+    for k in keys:
+        holders = [r for r in rs if k in r]
+        if k in _WRITE_BACK and holders and all(item in r for r in holders) and constant(k, by_task):
+            data.add(k)
+        elif (not any(isinstance(r[k], (list, dict)) for r in holders)  # a structured value is a control's
+              and any(constant(k, g) and distinct(k, g) for g in (by_task, by_item))):
+            data.add(k)
+    return data
+
+
 def label_studio_min_frame(records: list[dict[str, Any]], src: str, *, control: str | None = None,
                            item: str = "item") -> ToolFrame:
-    """Flatten a Label Studio JSON-MIN export (one record per annotation; every rater is human)."""
+    """Flatten a Label Studio JSON-MIN export (one record per annotation; every rater is human).
+
+    Without ``control``, the one key that is neither annotation metadata nor task data
+    (:func:`_min_data_keys`) is the control; several are an error that names them.
+    """
     keys = [k for k in dict.fromkeys(k for r in records for k in r) if k not in _MIN_META]
     if control is None:
-        # a task's data keys hold the same value in every annotation of that task and differ
-        # between tasks; a control's values vary (or repeat across tasks, as categories do)
-        by_task: dict[Any, list[dict[str, Any]]] = {}
-        for r in records:
-            by_task.setdefault(r.get("id"), []).append(r)
-        structured = [k for k in keys if any(isinstance(r.get(k), list) for r in records)]
-        candidates = []
-        for k in keys:
-            if k in structured or k == item:
-                continue
-            per_task = [len({repr(r.get(k)) for r in rs}) for rs in by_task.values()]
-            n_distinct = len({repr(r.get(k)) for r in records})
-            if max(per_task) == 1 and n_distinct == len(by_task) and len(by_task) > 2:
-                continue  # task data
-            candidates.append(k)
-        found = structured + candidates
+        data = _min_data_keys(records, keys, item)
+        structured = [k for k in keys if k not in data and any(isinstance(r.get(k), list) for r in records)]
+        found = structured + [k for k in keys if k not in data and k not in structured]
     else:
         found = keys
     name = _pick(found, control, src)
@@ -182,8 +216,9 @@ def label_studio_item_data(obj: Any, *, item: str = "item", control: str | None 
     What the next round's tasks carry over, so that the labelling config shows annotators the same
     text. In JSON-MIN a task's data are the keys of its records that are not annotation metadata,
     not a structured control (a list) and hold one value across the task's records, less
-    ``control``; without ``control``, only the keys whose value also differs between every two
-    tasks (as the reader tells task data from a control). ``{}`` for anything else.
+    ``control``; without ``control``, only the keys the reader takes for task data (constant per
+    task and item, differing between every two tasks or items, and ``item``, ``assigned_to``,
+    ``stratum`` of a round written back by :func:`label_studio_tasks`). ``{}`` for anything else.
     """
     from .._columns import id_str
 
@@ -207,7 +242,8 @@ def label_studio_item_data(obj: Any, *, item: str = "item", control: str | None 
         keys = [k for k in keys if not any(isinstance(r.get(k), (list, dict)) for r in obj if isinstance(r, dict))
                 and all(len({repr(r.get(k)) for r in rs}) == 1 for rs in by_task.values())]
         if control is None:  # a control several annotators agree on is constant within its task too
-            keys = [k for k in keys if k == item or len({repr(rs[0].get(k)) for rs in by_task.values()}) == len(by_task)]
+            data = _min_data_keys(obj, keys, item)
+            keys = [k for k in keys if k in data]
         for tid, rs in by_task.items():
             data = {k: rs[0].get(k) for k in keys if k in rs[0]}
             it = rs[0].get(item) if item in rs[0] else tid
