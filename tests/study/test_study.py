@@ -597,3 +597,49 @@ def test_ids_that_look_like_formulas_survive_export_and_draw(tmp_path) -> None:
                                  "inclusion_prob", "-f", "json"])
     assert direct.exit_code == 0, direct.output
     assert json.loads(direct.stdout)["estimates"] == json.loads(e.stdout)["estimates"]
+
+
+needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+
+
+def _through_fifo(tmp_path: Path, name: str, data: bytes) -> tuple[Path, object]:
+    """A FIFO ``name`` and a started thread writing ``data`` into it (join it after the read)."""
+    import threading
+
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    w = threading.Thread(target=fifo.write_bytes, args=(data,), daemon=True)
+    w.start()
+    return fifo, w
+
+
+@needs_fifo
+def test_add_reads_a_fifo_once_as_every_reader_does(tmp_path) -> None:
+    # issue 29: `study add <(...)` said "file not found"; now the pipe is copied once (within the pipe limits),
+    # hashed and read, and the round is the same as the file's: 20 items x (3 humans + 1 judge) = 80 labels
+    f = _labels(tmp_path / "a.csv", 20)
+    fifo, w = _through_fifo(tmp_path, "round.csv", f.read_bytes())
+    s = Study.init(tmp_path / "s.vdb")
+    r = runner.invoke(app, ["study", "add", str(s.path), str(fifo), "--role", "role"])
+    w.join(5)
+    assert r.exit_code == 0, r.output
+    st = s.status()
+    assert st.n_labels == 80 and st.rounds.iloc[0].source == str(fifo)
+    with pytest.raises(StudyError, match="imported before"):    # the FIFO's bytes were hashed: the file is the same
+        s.add(f, role="role")
+    one, w = _through_fifo(tmp_path, "h4.csv", b"item,rater,role,label\nit0,h4,human,1\nit1,h4,human,0\n")
+    assert s.add(one, role="role").n_imported == 2               # one annotator's batch: the reader's second pass
+    w.join(5)
+
+
+def test_add_names_what_it_cannot_read(tmp_path) -> None:
+    s = Study.init(tmp_path / "s.vdb")
+    before = _snapshot(s.path)
+    if Path("/dev/null").exists():
+        r = runner.invoke(app, ["study", "add", str(s.path), "/dev/null"])
+        assert r.exit_code == 1 and r.output.strip() == "error: /dev/null: the file is empty.", r.output
+    r = runner.invoke(app, ["study", "add", str(s.path), str(tmp_path)])
+    assert r.exit_code == 1 and r.output.strip().endswith("is a folder; a round is one file of labels."), r.output
+    r = runner.invoke(app, ["study", "add", str(s.path), str(tmp_path / "nope.csv")])
+    assert r.exit_code == 1 and "nope.csv': file not found." in r.output, r.output
+    assert _snapshot(s.path) == before

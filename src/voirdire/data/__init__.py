@@ -10,10 +10,11 @@ from ._readers import read_annotations, read_long_frame
 from ._rounds import read_rounds
 from ._scale import LEVELS, Scale
 from ._table import HUMAN, JUDGE, AnnotationTable, DuplicatePolicy, MissingPolicy, TableSummary
-from ._virtual import frame_as_file
+from ._virtual import frame_as_file, pipe_as_file
 
 __all__ = ["AnnotationTable", "Scale", "TableSummary", "read_annotations", "read_long_frame",
            "LEVELS", "HUMAN", "JUDGE", "PairwiseTable", "read_pairwise",
            "PAIRWISE_SETS", "pairwise_set_frame", "pairwise_set_of", "read_pairwise_set", "read_rounds",
            "FORMATS", "label_studio_tasks", "argilla_records", "read_item_data", "VERDICTS", "ORDERS", "join_pair_key", "id_str",
-           "DuplicatePolicy", "MissingPolicy", "GroupedTables", "read_annotation_groups", "frame_as_file"]
+           "DuplicatePolicy", "MissingPolicy", "GroupedTables", "read_annotation_groups", "frame_as_file",
+           "pipe_as_file"]

@@ -22,7 +22,7 @@ from ._source import (
     undecodable_row,
 )
 from ._table import AnnotationTable, DuplicatePolicy, MissingPolicy, RowNumbers
-from ._virtual import virtual_frame
+from ._virtual import pipe_copy, virtual_frame
 
 __all__ = ["read_annotations", "read_long_frame"]
 
@@ -43,6 +43,10 @@ def read_long_frame(path: str | os.PathLike[str], *, kind: str | None = None,
     virtual = virtual_frame(path)
     if virtual is not None:  # a study handed to a command (data/_virtual.py)
         return virtual
+    copy = pipe_copy(path)
+    if copy is not None:  # a pipe already copied once (data/_virtual.py)
+        df, rows, _ = _read_long_frame(copy, str(path), kind=kind, sep=sep)
+        return df, rows, str(path)
     if is_pipe(path):
         fmt = "jsonl" if kind == "jsonl" else ("tsv" if sep == "\t" else "csv") if kind == "delimited" else "auto"
         with _formats.stdin_file(fmt, pipe=str(path)) as tmp:
@@ -412,6 +416,9 @@ def read_annotations(
     if str(path) == "-":
         with _formats.stdin_file(format) as tmp:
             return _read(tmp, "<stdin>", **opts)
+    copy = pipe_copy(path)
+    if copy is not None:  # a pipe already copied once (data/_virtual.py)
+        return _read(copy, str(path), **opts)
     if is_pipe(path):  # a FIFO or <(...) can be read once: every reader below reads twice
         with _formats.stdin_file(format, pipe=str(path)) as tmp:
             return _read(tmp, str(path), **opts)

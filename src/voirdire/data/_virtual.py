@@ -1,5 +1,10 @@
 """A frame read as if it were a file (private): how ``study validate|estimate|report`` hand a study to a command.
 
+And a pipe read more than once: inside ``with pipe_as_file(path)``, a FIFO or character device
+``path`` is copied once (within the limits of :mod:`voirdire.data._limits`) and every reader of
+``path`` reads the copy, naming ``path`` in its messages (``study add`` hashes the round's bytes,
+then reads them).
+
 Inside ``with frame_as_file(path, frame, source=...)``, reading ``path`` with
 :func:`~voirdire.data.read_annotations`, :func:`~voirdire.data.read_long_frame` or
 :func:`~voirdire.data.read_rounds` gives ``frame`` (a long table of strings, as a CSV export of it
@@ -19,10 +24,11 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["frame_as_file", "virtual_frame"]
+__all__ = ["frame_as_file", "virtual_frame", "pipe_as_file", "pipe_copy"]
 
 _FRAMES: contextvars.ContextVar[dict[str, tuple[Any, str]]] = contextvars.ContextVar("voirdire_virtual_files",
                                                                                        default={})
+_PIPES: contextvars.ContextVar[dict[str, Path]] = contextvars.ContextVar("voirdire_pipe_copies", default={})
 
 
 def _key(path: str | os.PathLike[str]) -> str:
@@ -67,3 +73,33 @@ def virtual_frame(path: str | os.PathLike[str]) -> tuple[Any, np.ndarray, str] |
         return None
     frame, source = hit
     return frame.copy(), np.arange(2, len(frame) + 2), source
+
+
+@contextlib.contextmanager
+def pipe_as_file(path: str | os.PathLike[str], *, format: str = "auto") -> Iterator[Path]:
+    """While the block runs, reading the FIFO or character device ``path`` reads one copy of it.
+
+    A pipe can be read once, and a reader that needs its bytes twice (a hash, then the table)
+    would find it drained. The copy is bounded as every pipe read is (``VOIRDIRE_MAX_PIPE_BYTES``,
+    ``VOIRDIRE_PIPE_TIMEOUT``); an empty pipe (``/dev/null``) is a one-line
+    :class:`~voirdire.exceptions.SchemaError` ("the file is empty"). Yields the copy's path (to
+    hash it); messages of the readers name ``path``. Any other ``path`` is yielded as it is.
+    """
+    from ._formats import stdin_file
+    from ._readers import is_pipe
+
+    if not is_pipe(path):
+        yield Path(path)
+        return
+    with stdin_file(format, pipe=str(path)) as copy:
+        token = _PIPES.set({**_PIPES.get(), _key(path): copy})
+        try:
+            yield copy
+        finally:
+            _PIPES.reset(token)
+
+
+def pipe_copy(path: str | os.PathLike[str]) -> Path | None:
+    """The copy of the pipe ``path`` made by an enclosing :func:`pipe_as_file`, else None."""
+    pipes = _PIPES.get()
+    return pipes.get(_key(path)) if pipes and str(path) != "-" else None

@@ -18,7 +18,7 @@ import pandas as pd
 
 from .._results import Result
 from .._safe import shown
-from ..data import HUMAN, JUDGE, AnnotationTable, read_annotations, read_long_frame
+from ..data import HUMAN, JUDGE, AnnotationTable, pipe_as_file, read_annotations, read_long_frame
 from ..exceptions import InvalidParameterError, SchemaError, VoirdireError
 
 __all__ = ["SCHEMA_VERSION", "Study", "StudyError", "StudyStatus", "AddResult", "ProbabilitySample"]
@@ -308,15 +308,23 @@ class Study:
         when a label differs, ``first`` keeps the study's, ``last`` takes the file's (the same
         label again is always counted as a duplicate and kept once). When the study has
         assignments, a label nobody was assigned is imported and flagged (``strict=True``
-        refuses the round). The same file (by content) twice is refused.
+        refuses the round). The same file (by content) twice is refused. A FIFO or character device
+        (``<(...)``) is read once, within the limits every reader keeps (``VOIRDIRE_MAX_PIPE_BYTES``,
+        ``VOIRDIRE_PIPE_TIMEOUT``); an empty one (``/dev/null``) is refused as an empty file.
         """
         if duplicates not in ("error", "first", "last"):
             raise InvalidParameterError(f"duplicates must be error, first or last. Got {duplicates!r}.")
         src = Path(file)
-        if not src.is_file():
+        if not src.exists():
             raise StudyError(f"{shown(str(file))}: file not found.")
-        digest = _file_hash(src)
-        table, phantom = _read_round(src, duplicates, read)
+        if src.is_dir():
+            raise StudyError(f"{shown(str(file))} is a folder; a round is one file of labels.")
+        if not (src.is_file() or src.is_fifo() or src.is_char_device()):
+            raise StudyError(f"{shown(str(file))} is neither a file nor a pipe (a socket or a block device?); a round "
+                             "is one file of labels.")
+        with pipe_as_file(src, format=str(read.get("format", "auto"))) as data:  # a FIFO or device: copied once
+            digest = _file_hash(data)
+            table, phantom = _read_round(src, duplicates, read)
         frame = table.to_frame()
         if phantom is not None:  # a one-rater file: drop the stand-in rater that let the reader accept it
             frame = frame[frame["rater"].astype(str) != phantom]

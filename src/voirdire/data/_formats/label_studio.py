@@ -242,8 +242,8 @@ def label_studio_item_data(obj: Any, *, item: str = "item", control: str | None 
         keys = [k for k in keys if not any(isinstance(r.get(k), (list, dict)) for r in obj if isinstance(r, dict))
                 and all(len({repr(r.get(k)) for r in rs}) == 1 for rs in by_task.values())]
         if control is None:  # a control several annotators agree on is constant within its task too
-            data = _min_data_keys(obj, keys, item)
-            keys = [k for k in keys if k in data]
+            task_data = _min_data_keys(obj, keys, item)
+            keys = [k for k in keys if k in task_data]
         for tid, rs in by_task.items():
             data = {k: rs[0].get(k) for k in keys if k in rs[0]}
             it = rs[0].get(item) if item in rs[0] else tid
