@@ -205,7 +205,7 @@ def test_choose_forecaster_rule():
     assert c.nll_low == pytest.approx(c.nll_difference) and "worse" in c.reason
     assert c.accuracy_difference == 0.0   # both pick A (the uniform one by argmax of a tie: the first)
     kept = choose_forecaster(res, model="confident")
-    assert kept.chosen == "confident" and kept.nll_high < 0 and "not shown" in kept.reason
+    assert kept.chosen == "confident" and kept.nll_high < 0 and "better than the best baseline" in kept.reason
     assert set(kept.to_dict()) >= {"chosen", "nll_low", "nll_high", "reason"}
     with pytest.raises(InvalidParameterError, match="no forecasts of method 'x'"):
         choose_forecaster(res, model="x")

@@ -441,9 +441,12 @@ def choose_forecaster(result: LOHOResult, *, model: str = "BayesJudge", group: s
     if worse:
         reason = (f"{model} forecasts the held-out humans worse than {rival}: NLL {est:+.4f} "
                   f"[{lo:+.4f}, {hi:+.4f}] ({pct} interval above 0); use {rival}'s forecasts.")
+    elif hi < 0:
+        reason = (f"{model} forecasts the held-out humans better than the best baseline, {rival}: NLL "
+                  f"{est:+.4f} [{lo:+.4f}, {hi:+.4f}] ({pct} interval below 0).")
     else:
         reason = (f"{model} is not shown to forecast worse than the best baseline, {rival}: NLL {est:+.4f} "
-                  f"[{lo:+.4f}, {hi:+.4f}] ({pct} interval{' below 0' if hi < 0 else ' covers 0'}).")
+                  f"[{lo:+.4f}, {hi:+.4f}] ({pct} interval covers 0); keep {model}.")
     return ForecastChoice(chosen=rival if worse else model, model=model, best_baseline=rival, group=group,
                           nll_difference=est, nll_low=lo, nll_high=hi,
                           accuracy_difference=float(d.loc["accuracy", "estimate"]),
