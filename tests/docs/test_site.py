@@ -34,16 +34,24 @@ def _mkdocs() -> str | None:
     return None
 
 
+_BUILD_FAILED: list[str] = []   # a failed build is reported once, not rebuilt for every test
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     exe = _mkdocs()
     if exe is None:
         pytest.skip("mkdocs is not installed (pip install -e '.[docs]', or `make docs` to create .venv-docs)")
+    if _BUILD_FAILED:
+        pytest.fail("the site did not build (see the first error)", pytrace=False)
     out = tmp_path_factory.mktemp("site")
     env = dict(os.environ, DISABLE_MKDOCS_2_WARNING="true", NO_MKDOCS_2_WARNING="1")
     p = subprocess.run([exe, "build", "--strict", "--site-dir", str(out)], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=900)
-    assert p.returncode == 0, f"mkdocs build --strict failed:\n{p.stdout[-3000:]}\n{p.stderr[-6000:]}"
+    if p.returncode != 0:
+        _BUILD_FAILED.append("failed")
+        errors = [line for line in p.stderr.splitlines() if line.startswith(("ERROR", "WARNING", "Aborted"))]
+        pytest.fail("mkdocs build --strict failed:\n" + "\n".join(errors) + f"\n\n{p.stderr[-4000:]}", pytrace=False)
     return out
 
 
