@@ -150,7 +150,8 @@ def _format_parameters() -> list[inspect.Parameter]:
 
 
 #: the commands that group by ``--by`` (the others say they do not, before any work)
-BY_COMMANDS = frozenset({"validate_command", "agree_command", "report_command", "raters_command"})
+BY_COMMANDS = frozenset({"validate_command", "agree_command", "report_command", "raters_command",
+                         "estimate_command"})
 
 
 def format_options(func: F) -> F:

@@ -19,8 +19,8 @@ if TYPE_CHECKING:  # annotations only: numpy is imported where a command runs
     import numpy as np
 
 from ._app import (
-    Duplicates, Level, Missing, app, console, duplicates_option, emit_json, err_console, fail, handle_errors,
-    load_table, missing_option, role_option, format_options,
+    Duplicates, Level, Missing, ReaderOptions, app, console, duplicates_option, emit_json, err_console, fail,
+    handle_errors, load_groups, load_table, missing_option, role_option, format_options,
 )
 from ._console import styled
 
@@ -37,9 +37,6 @@ class Model(str, Enum):
 class Target(str, Enum):
     superpopulation = "superpopulation"
     finite = "finite"
-
-
-_JSON_KEYS = {"DR": "doubly_robust", "human-only": "human_only", "PPI++": "ppi"}
 
 
 class Design(str, Enum):
@@ -152,19 +149,6 @@ def _inclusion_from_file(spec: str, file: Path, table: Any, item_col: str, rater
     return out
 
 
-def _strata_from_file(column: str, file: Path, table: Any, item_col: str) -> np.ndarray:
-    import numpy as np
-    from ..exceptions import SchemaError
-
-    per_item, src = _per_item_column(file, column, table, item_col, "rater", numeric=False, option="--strata")
-    out = np.array([per_item.get(str(i)) for i in table.items], dtype=object)
-    miss = [str(table.items[k]) for k in range(out.size) if out[k] is None]
-    if miss:
-        raise SchemaError(f"item {miss[0]!r} has no stratum in column {column!r}; every item needs one.",
-                          source=src, column=column)
-    return out.astype(str)
-
-
 def _unnamed_humans(table: Any, judges: list[str], role: str | None) -> list[str]:
     """The raters counted as humans only because --judge did not name them (no --role column, and
     no role the file's format gave): what the warning lists. Empty when the roles were given."""
@@ -188,30 +172,6 @@ def _unnamed_text(file: Path, table: Any, unnamed: list[str]) -> str:
             "every item, as a judge does)") if full else ""
     return (f"{file}: {len(names):,} rater(s) not named by --judge are counted as humans: {shown}{also}. "
             "If any is an LLM judge, name it with --judge (or mark every row's role with --role COLUMN).")
-
-
-def _check_labelled_count(file: Path, spec: str, labelled: Any, pi: Any, clusters: Any, unnamed: list[str]) -> None:
-    """Fail (naming the file and the probability column) when the human-scored count is one the
-    inclusion probabilities make impossible (:func:`voirdire.estimation.labelled_count`)."""
-    from ..estimation import labelled_count
-
-    count = labelled_count(labelled, pi, clusters)
-    if count is None or not count.impossible:
-        return
-    try:
-        float(spec)
-        where = f"--inclusion-prob {spec}"
-    except ValueError:
-        where = f"column '{spec}'"
-    from .._safe import escape_control
-
-    who = (" Raters not named by --judge were counted as humans: "
-           + ", ".join(repr(escape_control(r)) for r in unnamed[:8]) + (" ..." if len(unnamed) > 8 else "")
-           + "; name every LLM judge with --judge (or give a --role column).") if unnamed else (
-        " Are LLM judges marked as humans in the role column?")
-    fail(f"{file}, {where}: {count.sentence()}: these are not the designed human sample.{who} "
-         "Otherwise the probabilities are not the ones the sample was drawn with, or whole groups of items were "
-         "sent to humans together (declare them with --cluster or --cluster-sep).")
 
 
 # ------------------------------------------------------------------------------------ rendering
@@ -274,63 +234,66 @@ def estimate_command(
     Doubly robust: the judge's score, corrected by the humans' residuals weighted by 1/inclusion
     probability. Valid whatever the judge's quality, because the probabilities are known by design.
     """
-    import numpy as np
-    from ..estimation import compare_estimators, judge_matrix
+    from ..workflows import estimate_mean
 
     if scale == Level.nominal:
         fail("--scale nominal has no mean; use interval (default), ratio or ordinal with numeric scores.")
     judges = list(dict.fromkeys(judges))  # a judge named twice is one predictor
-    judge = judges[0]
+    same: dict[str, Any] = dict(model=model.value, cross_fit=cross_fit or "auto", target=target.value,
+                confidence_level=confidence_level, compare=compare, drop_unscored=drop_unscored, seed=seed,
+                source=str(file), strata_column=strata)
+    if ReaderOptions().by:
+        _estimate_by(file, judges, inclusion_prob, strata, output, same, scale=scale.value,
+                     abstain=tuple(abstain or ()), item=item, rater=rater, label=label, role=role, cluster=cluster,
+                     cluster_sep=cluster_sep, duplicates=duplicates.value, missing=missing.value)
+        return
     table = load_table(file, judges=judges, scale=scale, abstain=abstain, item=item, rater=rater, label=label,
                        role=role, cluster=cluster, cluster_sep=cluster_sep, duplicates=duplicates, missing=missing)
     if not table.humans:
         fail(f"{file}: no human rater (every rater is a judge).")
-    X, y, _ = judge_matrix(table, judges)
-    pi = _inclusion_from_file(inclusion_prob, file, table, item, rater, y)
-    st = None if strata is None else _strata_from_file(strata, file, table, item)
-    cl = table.clusters
-    items = np.asarray(table.items)
-    keep = np.isfinite(X).all(axis=1)
-    if not keep.all():
-        if not drop_unscored:
-            k = int(np.flatnonzero(~np.isfinite(X).all(axis=0))[0])
-            bad = table.items[~np.isfinite(X[:, k])]
-            fail(f"{file}: judge {judges[k]!r} has no score for {bad.size} of {table.n_items} item(s) "
-                 f"(e.g. {', '.join(repr(str(b)) for b in bad[:3])}). The estimator needs every judge's score on every "
-                 "item; pass --drop-unscored to estimate over the items they all scored.")
-        X, y, pi, items = X[keep], y[keep], pi[keep], items[keep]
-        st = None if st is None else st[keep]
-        cl = None if cl is None else cl[keep]
-    n_lab = int(np.isfinite(y).sum())
-    if n_lab == 0:
-        fail(f"{file}: no item has a human score, so there is nothing to estimate the human mean from. "
-             "Check the judge name and the role of the raters.")
     unnamed = _unnamed_humans(table, judges, role)
-    _check_labelled_count(file, inclusion_prob, np.isfinite(y), pi, cl, unnamed)
-    comp = compare_estimators(X if X.shape[1] > 1 else X[:, 0], y, pi, judges=judges, items=items,
-                              model=model.value, cross_fit=cross_fit or "auto", strata=st, clusters=cl,
-                              confidence_level=confidence_level, target=target.value, compare=compare, rng=seed)
+    prob, column = _probabilities(inclusion_prob, file, table, item, rater)
+    st = None if strata is None else _per_item_column(file, strata, table, item, "rater", numeric=False,
+                                                       option="--strata")[0]
+    res = estimate_mean(table, judges, prob, strata=st, prob_column=column, unnamed=unnamed, **same)
     roles_note = _unnamed_text(file, table, unnamed) if unnamed else None
     if roles_note:  # once the estimate exists (an error keeps its one line)
         err_console.print(styled(("warning:", "yellow"), " ", roles_note), highlight=False, soft_wrap=True)
-    dr = comp.dr
-    results: dict[str, Any] = {"DR": dr}
-    if comp.human_only is not None:
-        results["human-only"] = comp.human_only
-    if comp.ppi is not None:
-        results["PPI++"] = comp.ppi
-    known = pi[np.isfinite(pi)]
-    design = {"inclusion_prob": inclusion_prob, "min": float(known.min()), "max": float(known.max()),
-              "n_distinct": int(np.unique(known).size), "n_items_with_prob": int(known.size),
-              "expected_n_labeled": float(known.sum()) if known.size == pi.size else None}
     if output == TableOrJson.json:
-        emit_json({"file": str(file), "judge": judge, "judges": judges, "model": dr.model, "design": design,
-                   "estimates": {_JSON_KEYS[k]: v.to_dict() for k, v in results.items()},
-                   "hints": comp.hints, "warnings": comp.warnings + ([roles_note] if roles_note else []),
+        d = _json_of(res, inclusion_prob)
+        emit_json({"file": str(file), **{k: d[k] for k in ("judge", "judges", "model", "design", "estimates", "hints")},
+                   "warnings": d["warnings"] + ([roles_note] if roles_note else []),
                    "raters_counted_as_humans": unnamed})
         return
+    _render_mean(res, confidence_level=confidence_level, compare=compare)
+
+
+def _probabilities(spec: str, file: Path, table: Any, item: str, rater: str) -> tuple[Any, str | None]:
+    """``--inclusion-prob``: a number for every item, or the column's value per item (and the column's name)."""
+    try:
+        p = float(spec)
+    except ValueError:
+        per_item, _ = _per_item_column(file, spec, table, item, rater, numeric=True, option="--inclusion-prob")
+        return per_item, spec
+    if not (0 < p <= 1):
+        fail(f"--inclusion-prob must be a probability in (0, 1] or a column name. Got {spec}."
+             + (" Did you mean a fraction, e.g. 0.1?" if 1 < p <= 100 else ""))
+    return p, None
+
+
+def _json_of(res: Any, spec: str) -> dict[str, Any]:
+    """One estimate's JSON, its design naming ``--inclusion-prob`` as given."""
+    d = res.to_dict()
+    d["design"]["inclusion_prob"] = spec
+    return d
+
+
+def _render_mean(res: Any, *, confidence_level: float, compare: bool, title: str | None = None) -> None:
+    """One estimate as ``voirdire estimate`` prints it: the estimators' table and the notes under it."""
     from ..report import fmt_num
 
+    comp, design = res.comparison, res.design
+    dr = comp.dr
     tuned = "" if dr.lam is None else f", power tuning lambda {fmt_num(dr.lam)} (0 = human-only)"
     interval_kind = (f"t interval with {fmt_num(dr.df, 1)} effective df" if dr.ci.method == "t"
                      else "normal interval")
@@ -351,9 +314,51 @@ def estimate_command(
         notes.append(comp.ppi_note)
     notes += [styled(("warning:", "yellow"), f" {m}") for m in comp.warnings]
     cl_pct = f"{confidence_level * 100:g}%"
-    who = judge if len(judges) == 1 else f"{len(judges)} judges"
-    _render_estimates(list(results.items()),
-                      title=f"Mean human score, {who} as the predictor ({cl_pct} intervals)", notes=notes)
+    judges = list(res.judges)
+    who = judges[0] if len(judges) == 1 else f"{len(judges)} judges"
+    _render_estimates(list(res.estimates.items()),
+                      title=title or f"Mean human score, {who} as the predictor ({cl_pct} intervals)", notes=notes)
+
+
+def _estimate_by(file: Path, judges: list[str], spec: str, strata: str | None, output: TableOrJson,
+                 same: dict[str, Any], **read: Any) -> None:
+    """``estimate --by COLUMN``: one estimate per group and the pooled one (:func:`voirdire.workflows.estimate_mean_by`)."""
+    from ..workflows import estimate_mean_by
+
+    grouped = load_groups(file, judges=judges, **read)
+    pooled = grouped.pooled
+    if not pooled.humans:
+        fail(f"{file}: no human rater (every rater is a judge).")
+    unnamed = _unnamed_humans(pooled, judges, read.get("role"))
+    prob, column = _probabilities(spec, file, pooled, read["item"], read["rater"])
+    st = None if strata is None else _per_item_column(file, strata, pooled, read["item"], "rater", numeric=False,
+                                                       option="--strata")[0]
+    res = estimate_mean_by(grouped, judges, prob, strata=st, prob_column=column, unnamed=unnamed, **same)
+    roles_note = _unnamed_text(file, pooled, unnamed) if unnamed else None
+    if roles_note:
+        err_console.print(styled(("warning:", "yellow"), " ", roles_note), highlight=False, soft_wrap=True)
+    if output == TableOrJson.json:
+        d = res.to_dict()
+        for g in [*d["groups"], {"result": d["pooled"]}]:  # the design names --inclusion-prob as given
+            if g["result"] is not None:
+                g["result"]["design"]["inclusion_prob"] = spec
+        emit_json({"file": str(file), "judges": judges, **d,
+                   "warnings": [roles_note] if roles_note else [], "raters_counted_as_humans": unnamed})
+        return
+    pooled_name = "(pooled)"
+    cl_pct = f"{same['confidence_level'] * 100:g}%"
+    for g, n, r, e in [*zip(res.groups, res.n_items, res.results, res.errors),
+                       (pooled_name, pooled.n_items, res.pooled, res.pooled_error)]:
+        head = f"{', '.join(res.by)} = {g}" if g != pooled_name else pooled_name
+        if r is None:
+            console.print(styled((head, "bold"), f" ({n} items): ", ("no estimate", "bold yellow"), f": {e}"),
+                          highlight=False, soft_wrap=True)
+        else:
+            _render_mean(r, confidence_level=same["confidence_level"], compare=same["compare"],
+                         title=f"{head} ({n} items): mean human score ({cl_pct} intervals)")
+        console.print()
+    console.print("Each interval is for its own group; nothing is corrected across groups. A group's numbers are "
+                  "those of --where on it at the same seed.", highlight=False, soft_wrap=True)
 
 
 # ------------------------------------------------------------------------------------ planning

@@ -72,6 +72,16 @@ class GroupedTables:
         """Each group's name: its key's values joined by ``/``."""
         return tuple(group_name(k) for k in self.keys)
 
+    @property
+    def source_items(self) -> list[str]:
+        """For every item of ``pooled``, its id in the file (``item`` of a pooled ``item | group``)."""
+        ids = [str(i) for i in self.pooled.items]
+        if not self.shared_items:
+            return ids
+        names = self.names
+        return [i[: len(i) - len(POOLED_SEP + names[g])] if g >= 0 and i.endswith(POOLED_SEP + names[g]) else i
+                for i, g in zip(ids, self.item_group.tolist())]
+
 
 def group_name(key: Sequence[str]) -> str:
     """``("Coherence",)`` -> ``"Coherence"``; ``("Coherence", "en")`` -> ``"Coherence/en"``."""

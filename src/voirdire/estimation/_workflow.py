@@ -166,7 +166,7 @@ def compare_estimators(judge_scores: Any, human_scores: Any, inclusion_prob: Any
             msg = (f"R\u00b2 {dr.r2:.3g} < 0 (cross-fitted): the {model} model of the judges' scores predicts the "
                    "human scores worse than a constant: the judges are not helping here." + h)
         hints.append({"code": "judges_not_helping", "message": msg})
-    if model == "identity" and human is not None and np.isfinite(human.se) and dr.se > human.se:
+    if model == "identity" and human is not None and np.isfinite(human.se) and 0 < human.se < dr.se:
         hints.append({"code": "identity_wider",
                       "message": f"the identity model's interval is {dr.se / human.se:.2f}x as wide as human-only; "
                                  "--model calibrated would not be wider."})

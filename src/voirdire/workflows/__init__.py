@@ -12,12 +12,12 @@ from ._design import DesignOverview, design_overview
 from ._sequential import watch_judges
 from ._planning import PlanningResult, plan_validation
 from ._raters import AnnotatorSummary, diagnose_annotators
-from ._estimate import EstimationSummary, JudgeEstimate, estimate_judges
+from ._estimate import EstimationSummary, JudgeEstimate, MeanEstimate, estimate_judges, estimate_mean
 from ._pairwise import PairwiseSummary, summarise_pairwise
 from ._compare import RaterComparison, compare_raters, compare_raters_stream
 from ._groups import (
-    GROUP_ERRORS, GroupCell, GroupedComparison, GroupedRaters, GroupedValidation, compare_raters_by, diagnose_raters_by,
-    validate_judges_by,
+    GROUP_ERRORS, GroupCell, GroupedComparison, GroupedEstimate, GroupedRaters, GroupedValidation, compare_raters_by,
+    diagnose_raters_by, estimate_mean_by, validate_judges_by,
 )
 from ._seeds import seed_sequence, stream
 from ._validate import (
@@ -48,6 +48,10 @@ __all__ = [
     "design_overview",
     "JudgeEstimate",
     "estimate_judges",
+    "MeanEstimate",
+    "estimate_mean",
+    "GroupedEstimate",
+    "estimate_mean_by",
     "summarise_pairwise",
     "DEFAULT_N_RESAMPLES",
     "GROUP_ERRORS",

@@ -30,11 +30,11 @@ import numpy as np
 
 from .._checks import check_choice, check_positive_int
 from .._results import Result, to_jsonable
-from ..exceptions import VoirdireError
+from ..exceptions import InvalidParameterError, VoirdireError
 from ._verdict import Reason, Verdict, make_verdict
 
 __all__ = ["GROUP_ERRORS", "GroupCell", "GroupedValidation", "validate_judges_by", "GroupedComparison",
-           "compare_raters_by", "GroupedRaters", "diagnose_raters_by"]
+           "compare_raters_by", "GroupedRaters", "diagnose_raters_by", "GroupedEstimate", "estimate_mean_by"]
 
 #: ``group_error`` / ``--group-error``: the error rate controlled across groups.
 GROUP_ERRORS = ("fwer", "fdr", "none")
@@ -501,3 +501,82 @@ def diagnose_raters_by(grouped: Any, *, min_group_items: int = 2, **options: Any
     return GroupedRaters(by=tuple(grouped.by), groups=tuple(grouped.names),
                          n_items=tuple(int(t.n_items) for t in grouped.tables), results=tuple(results),
                          errors=tuple(errors), pooled=pooled)
+
+
+# ------------------------------------------------------------------------------------------------ estimation
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class GroupedEstimate(Result):
+    """The result of :func:`estimate_mean_by`: one :class:`~voirdire.workflows.MeanEstimate` per group and
+    the pooled one (``None`` and an error for a group, or the pool, where it could not run: too few
+    items, no human score, an unscored item, a probability missing). Each interval is for its own
+    group; nothing is corrected across groups (an estimate is not a test)."""
+
+    by: tuple[str, ...]
+    groups: tuple[str, ...]
+    keys: tuple[tuple[str, ...], ...]
+    n_items: tuple[int, ...]
+    results: tuple[Any, ...]
+    errors: tuple[str | None, ...]
+    pooled: Any
+    pooled_error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"by": list(self.by),
+                "groups": [{"group": g, "key": list(k), "n_items": n, "error": e,
+                            "result": None if r is None else r.to_dict()}
+                           for g, k, n, e, r in zip(self.groups, self.keys, self.n_items, self.errors, self.results)],
+                "pooled": None if self.pooled is None else self.pooled.to_dict(), "pooled_error": self.pooled_error}
+
+    def to_frame(self) -> Any:
+        """One row per (group, estimator), the pool last (``group`` ``(pooled)``)."""
+        import pandas as pd
+
+        rows = []
+        for g, r, e in [*zip(self.groups, self.results, self.errors), ("(pooled)", self.pooled, self.pooled_error)]:
+            if r is None:
+                rows.append({"group": g, "estimator": None, "estimate": np.nan, "se": np.nan, "ci_low": np.nan,
+                             "ci_high": np.nan, "n_labeled": np.nan, "n_total": np.nan, "error": e})
+                continue
+            for name, est in r.estimates.items():
+                rows.append({"group": g, "estimator": name, "estimate": est.estimate, "se": est.se,
+                             "ci_low": est.ci.low, "ci_high": est.ci.high, "n_labeled": est.n_labeled,
+                             "n_total": est.n_total, "error": None})
+        return pd.DataFrame(rows)
+
+
+def estimate_mean_by(grouped: Any, judges: Sequence[str], inclusion_prob: Any, *, strata: Any = None,
+                     min_group_items: int = 2, **options: Any) -> GroupedEstimate:
+    """:func:`estimate_mean` per group and on the pool, with the same options and seed (a group's numbers
+    are those of ``--where`` on it); a group too small, or where the estimate cannot run, gets its
+    reason, not a number.
+
+    ``inclusion_prob`` and ``strata`` are as in :func:`estimate_mean` (a float, or item id -> value);
+    the pool of groups that share items (a rubric) looks each pooled item up by its own item id.
+    """
+    from ._estimate import estimate_mean
+
+    min_group_items = check_positive_int(min_group_items, "min_group_items", "estimate_mean_by")
+    pooled, pooled_error = None, None
+    try:
+        pooled = estimate_mean(grouped.pooled, judges, inclusion_prob, item_ids=grouped.source_items, strata=strata,
+                               **options)
+    except InvalidParameterError:  # a bad option is the caller's error, not the pool's
+        raise
+    except VoirdireError as exc:
+        pooled_error = str(exc)
+    results: list[Any] = []
+    errors: list[str | None] = []
+    for table in grouped.tables:
+        if table.n_items < min_group_items:
+            results.append(None)
+            errors.append(f"too small: {table.n_items} items < min_group_items={min_group_items}")
+            continue
+        try:
+            results.append(estimate_mean(table, judges, inclusion_prob, strata=strata, **options))
+            errors.append(None)
+        except VoirdireError as exc:
+            results.append(None)
+            errors.append(str(exc))
+    return GroupedEstimate(by=tuple(grouped.by), groups=tuple(grouped.names), keys=tuple(grouped.keys),
+                           n_items=tuple(int(t.n_items) for t in grouped.tables), results=tuple(results),
+                           errors=tuple(errors), pooled=pooled, pooled_error=pooled_error)
