@@ -61,12 +61,17 @@ def _third_party_imports() -> list[tuple[str, int, str, bool]]:
     out = []
     for path in sorted(SRC.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        nested: set[int] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                nested |= {id(n) for n in ast.walk(node) if n is not node}
-            elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                nested |= {id(n) for n in ast.walk(node) if n is not node}
+        nested: set[int] = set()    # nodes inside a function body or an `if TYPE_CHECKING:` block
+
+        def visit(node: ast.AST, inside: bool) -> None:
+            if inside:
+                nested.add(id(node))
+            deeper = inside or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or (
+                isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test))
+            for child in ast.iter_child_nodes(node):
+                visit(child, deeper)
+
+        visit(tree, False)
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 mods = [a.name for a in node.names]

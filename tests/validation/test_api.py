@@ -15,7 +15,8 @@ def test_public_names() -> None:
     expected = {"AltTestResult", "alt_test", "check_test_options", "LeaveOneOutResult", "LooArrays", "leave_one_out",
                 "loo_core", "RankingResult", "rank_judges", "rank_error", "top1_error", "SequentialResult",
                 "validate_sequential", "SequentialOCResult", "sequential_operating_characteristics",
-                "multiplicity_rejections", "rejected_flags", "pair_scores", "check_memory"}
+                "multiplicity_rejections", "rejected_flags", "pair_scores", "check_memory", "SliceAdvantage",
+                "slice_advantage"}
     assert set(v.__all__) == expected
     for name in v.__all__:
         obj = getattr(v, name)

@@ -4,6 +4,7 @@ from ._formats import FORMATS, argilla_records, label_studio_tasks
 from ._columns import id_str
 from ._groups import GroupedTables, read_annotation_groups
 from ._item_data import read_item_data
+from ._limits import check_zip  # for pairwise's resume files; an internal helper, not in __all__
 from ._pairwise import ORDERS, VERDICTS, PairwiseTable, join_pair_key, pairwise_set_of, read_pairwise
 from ._pairwise_sets import PAIRWISE_SETS, pairwise_set_frame, read_pairwise_set
 from ._readers import read_annotations, read_long_frame

@@ -1294,7 +1294,7 @@ class PairwiseBayesModel:
         import zipfile
         import zlib
 
-        from ..data._limits import check_zip
+        from ..data import check_zip
         from ._state import ARRAYS, validate_state
 
         src = str(path)
