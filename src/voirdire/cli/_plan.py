@@ -15,8 +15,7 @@ from typing import Any
 import typer
 
 from ._app import (
-    Duplicates, Level, Missing, app, console, duplicates_option, emit_json, err_console, fail, handle_errors,
-    load_table, missing_option, role_option, format_options,
+    ReaderOptions, app, console, emit_json, err_console, fail, format_options, handle_errors, reader_options,
 )
 from ._console import progress_bar, styled
 from ._app import n_resamples_option
@@ -40,16 +39,6 @@ class DesignName(str, Enum):
     panel = "panel"
     seq_refined = "seq-refined"
     seq_coverage = "seq-coverage"
-
-
-def _read(file: Path, judge: list[str] | None, scale: Level | None, categories: list[str] | None,
-          abstain: list[str] | None, item: str, rater: str, label: str, cluster: str | None,
-          cluster_sep: str | None, judge_file: Path | None, duplicates: Duplicates = Duplicates.error,
-          missing: Missing = Missing.error, role: str | None = None) -> Any:
-    judge = _unique(judge)
-    return load_table(file, judges=judge, scale=scale, categories=categories, abstain=abstain, item=item,
-                      rater=rater, label=label, cluster=cluster, cluster_sep=cluster_sep, judge_file=judge_file,
-                      duplicates=duplicates, missing=missing, role=role)
 
 
 def _unique(names: list[str] | None) -> list[str] | None:
@@ -120,32 +109,23 @@ def _render_overlap(res: Any, notes: list[str], *, matrix: bool = True) -> None:
 @app.command("overlap")
 @handle_errors
 @format_options
+@reader_options
 def overlap_command(
     file: Path = typer.Argument(..., readable=False, help="Annotation file (long CSV/TSV/JSONL/Parquet, or an AltTest directory)."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeatable)."),
     primary: str | None = typer.Option(None, "--primary", help="The first-pass human (default: who labelled every item)."),
     min_eligible: int = typer.Option(30, "--min-eligible", help="Warn below this many eligible items per comparison."),
     output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json."),
-    scale: Level = typer.Option(None, "--scale", help="Level of measurement of the labels."),
-    categories: list[str] = typer.Option(None, "--categories", help="Categories in order (comma-separated)."),
-    abstain: list[str] = typer.Option(None, "--abstain", help="A label meaning 'cannot assess' (repeatable)."),
-    item: str = typer.Option("item", "--item", help="Item id column."),
-    rater: str = typer.Option("rater", "--rater", help="Rater column."),
-    label: str = typer.Option("label", "--label", help="Label column."),
-    role: str | None = role_option(),
-    cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters."),
-    cluster_sep: str | None = typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator."),
     judge_file: Path | None = typer.Option(None, "--judge-file", readable=False, help="Nested JSON of judge labels."),
-    duplicates: Duplicates = duplicates_option(),
-    missing: Missing = missing_option(),
+    *,
+    reader: ReaderOptions,
 ) -> None:
     """Who labelled what: per-rater coverage, shared items, and what the leave-one-out rule can use.
 
     Expected overlap assumes each partial rater's items were an independent random subset: with
     coverage rho that is rho*n items with the primary but only rho^2*n between two secondaries.
     """
-    table = _read(file, judge, scale, categories, abstain, item, rater, label, cluster, cluster_sep, judge_file,
-                  duplicates, missing, role)
+    table = reader.load(file, judges=_unique(judge), judge_file=judge_file)
     if min_eligible < 0:
         fail(f"--min-eligible must be >= 0. Got {min_eligible}.")
     res, notes = _overlap_quiet(table, primary=primary, min_eligible=min_eligible)
@@ -178,6 +158,7 @@ def _budget_list(values: list[str] | None) -> list[int]:
 @app.command("plan")
 @handle_errors
 @format_options
+@reader_options
 def plan_command(
     file: Path | None = typer.Argument(None, readable=False, help="Pilot annotation file (omit to plan from --mu-d/--sigma0)."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge to plan for (repeatable)."),
@@ -200,18 +181,9 @@ def plan_command(
     seed: int = typer.Option(0, "--seed", help="Seed of the simulation and of the verdicts (as validate --seed)."),
     n_resamples: int = n_resamples_option(),
     output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json."),
-    scale: Level = typer.Option(None, "--scale", help="Level of measurement of the labels."),
-    categories: list[str] = typer.Option(None, "--categories", help="Categories in order (comma-separated)."),
-    abstain: list[str] = typer.Option(None, "--abstain", help="A label meaning 'cannot assess' (repeatable)."),
-    item: str = typer.Option("item", "--item", help="Item id column."),
-    rater: str = typer.Option("rater", "--rater", help="Rater column."),
-    label: str = typer.Option("label", "--label", help="Label column."),
-    role: str | None = role_option(),
-    cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters."),
-    cluster_sep: str | None = typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator."),
     judge_file: Path | None = typer.Option(None, "--judge-file", readable=False, help="Nested JSON of judge labels."),
-    duplicates: Duplicates = duplicates_option(),
-    missing: Missing = missing_option(),
+    *,
+    reader: ReaderOptions,
 ) -> None:
     """How many overlapping human labels you need to certify a judge, or to rank several.
 
@@ -243,8 +215,7 @@ def plan_command(
             fail("--budget simulates from a pilot: give the pilot FILE.")
         ov = None
     else:
-        table = _read(file, judge, scale, categories, abstain, item, rater, label, cluster, cluster_sep, judge_file,
-                  duplicates, missing, role)
+        table = reader.load(file, judges=_unique(judge), judge_file=judge_file)
         judges = _unique(list(judge)) if judge else list(table.judges)
         if not judges:
             fail(f"{file}: no judge. Name it with --judge.")
