@@ -151,7 +151,7 @@ def _format_parameters() -> list[inspect.Parameter]:
 
 #: the commands that group by ``--by`` (the others say they do not, before any work)
 BY_COMMANDS = frozenset({"validate_command", "agree_command", "report_command", "raters_command",
-                         "estimate_command"})
+                         "estimate_command", "watch_command"})
 
 
 def format_options(func: F) -> F:

@@ -175,6 +175,12 @@ def watch_command(
         fail(f"--follow must be a positive number of seconds. Got {follow:g}.")
     kw = dict(judges=list(judge or []), round_column=round_column, method=method.value, epsilon=epsilon, q=q,
               seed=seed, reader=reader)
+    if reader.by:
+        if follow is not None:
+            fail("--by with --follow is not available yet: watch each group with --where COLUMN=VALUE, or drop "
+                 "--follow for one look at every group.")
+        _watch_by(file, kw, output)
+        return
     if follow is None:
         results = run_sequential(file, **kw)  # type: ignore[arg-type]
         table = reader.load(file, judges=[r.judge for r in results])
@@ -191,6 +197,44 @@ def watch_command(
                    "verdicts": _verdicts_json(table, results, seed)})
     else:
         render_verdicts(table, results, seed)
+
+
+def _watch_by(file: Path, kw: dict[str, Any], output: TableOrJson) -> None:
+    """``watch --by COLUMN``: one running decision per (judge, group) and per judge on the pool
+    (:func:`voirdire.workflows.watch_judges_by`), each beside its group's verdicts, as ``--where`` gives them."""
+    from ..workflows import watch_judges_by
+
+    reader: ReaderOptions = kw["reader"]
+    rounds = load_rounds(file, round_column=kw["round_column"], item=reader.item, rater=reader.rater,
+                         duplicates=reader.duplicates)
+    grouped = reader.load_groups(file, judges=kw["judges"])
+    if not (kw["judges"] or list(grouped.pooled.judges)):
+        fail(f"{file}: no judge to validate; name it with --judge.")
+    res = watch_judges_by(grouped, rounds, kw["judges"] or None, method=kw["method"], epsilon=kw["epsilon"],
+                          q=kw["q"], seed=kw["seed"])
+    seed = kw["seed"]
+    parts = [*zip(res.groups, res.n_items, grouped.tables, res.results, res.errors),
+             ("(pooled)", grouped.pooled.n_items, grouped.pooled, res.pooled, res.pooled_error)]
+    if output == TableOrJson.json:
+        d = res.to_dict()
+        for g, (_, _, table, r, _) in zip([*d["groups"], None], parts):
+            if r is not None and g is not None:
+                g["verdicts"] = _verdicts_json(table, r, seed)
+        pooled_verdicts = None if res.pooled is None else _verdicts_json(grouped.pooled, res.pooled, seed)
+        emit_json({"file": str(file), **d, "pooled_verdicts": pooled_verdicts})
+        return
+    for g, n, table, r, e in parts:
+        head = f"{', '.join(res.by)} = {g}" if g != "(pooled)" else g
+        if r is None:
+            console.print(styled((head, "bold"), f" ({n} items): ", ("no decision", "bold yellow"), f": {e}"),
+                          highlight=False, soft_wrap=True)
+        else:
+            console.print(styled((head, "bold"), f" ({n} items)"), highlight=False, soft_wrap=True)
+            render_sequential(r, n_items=table.n_items)
+            render_verdicts(table, r, seed)
+        console.print()
+    console.print("The e-BH level q holds within each group; nothing is corrected across groups. A group's "
+                  "decisions are those of --where on it at the same seed.", highlight=False, soft_wrap=True)
 
 
 def _signature(file: Path) -> tuple[int, int, int] | None:

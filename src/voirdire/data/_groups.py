@@ -72,6 +72,10 @@ class GroupedTables:
         """Each group's name: its key's values joined by ``/``."""
         return tuple(group_name(k) for k in self.keys)
 
+    def pooled_suffix(self, group: str) -> str:
+        """What the pool appends to an item id of ``group`` (``" | group"`` when the groups share items, else nothing)."""
+        return POOLED_SEP + group if self.shared_items else ""
+
     @property
     def source_items(self) -> list[str]:
         """For every item of ``pooled``, its id in the file (``item`` of a pooled ``item | group``)."""

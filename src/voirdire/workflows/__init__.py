@@ -17,7 +17,7 @@ from ._pairwise import PairwiseSummary, summarise_pairwise
 from ._compare import RaterComparison, compare_raters, compare_raters_stream
 from ._groups import (
     GROUP_ERRORS, GroupCell, GroupedComparison, GroupedEstimate, GroupedRaters, GroupedValidation, compare_raters_by,
-    diagnose_raters_by, estimate_mean_by, validate_judges_by,
+    GroupedWatch, diagnose_raters_by, estimate_mean_by, validate_judges_by, watch_judges_by,
 )
 from ._seeds import seed_sequence, stream
 from ._validate import (
@@ -52,6 +52,8 @@ __all__ = [
     "estimate_mean",
     "GroupedEstimate",
     "estimate_mean_by",
+    "GroupedWatch",
+    "watch_judges_by",
     "summarise_pairwise",
     "DEFAULT_N_RESAMPLES",
     "GROUP_ERRORS",

@@ -34,7 +34,8 @@ from ..exceptions import InvalidParameterError, VoirdireError
 from ._verdict import Reason, Verdict, make_verdict
 
 __all__ = ["GROUP_ERRORS", "GroupCell", "GroupedValidation", "validate_judges_by", "GroupedComparison",
-           "compare_raters_by", "GroupedRaters", "diagnose_raters_by", "GroupedEstimate", "estimate_mean_by"]
+           "compare_raters_by", "GroupedRaters", "diagnose_raters_by", "GroupedEstimate", "estimate_mean_by",
+           "GroupedWatch", "watch_judges_by"]
 
 #: ``group_error`` / ``--group-error``: the error rate controlled across groups.
 GROUP_ERRORS = ("fwer", "fdr", "none")
@@ -580,3 +581,92 @@ def estimate_mean_by(grouped: Any, judges: Sequence[str], inclusion_prob: Any, *
     return GroupedEstimate(by=tuple(grouped.by), groups=tuple(grouped.names), keys=tuple(grouped.keys),
                            n_items=tuple(int(t.n_items) for t in grouped.tables), results=tuple(results),
                            errors=tuple(errors), pooled=pooled, pooled_error=pooled_error)
+
+
+# ------------------------------------------------------------------------------------------------ sequential
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class GroupedWatch(Result):
+    """The result of :func:`watch_judges_by`: one running anytime-valid decision per (judge, group), and per
+    judge on the pool (``None`` and an error for a group, or the pool, where the rule could not run). The
+    e-BH level ``q`` holds within each group; nothing is corrected across groups."""
+
+    by: tuple[str, ...]
+    groups: tuple[str, ...]
+    keys: tuple[tuple[str, ...], ...]
+    n_items: tuple[int, ...]
+    results: tuple[Any, ...]
+    errors: tuple[str | None, ...]
+    pooled: Any
+    pooled_error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"by": list(self.by),
+                "groups": [{"group": g, "key": list(k), "n_items": n, "error": e,
+                            "judges": None if r is None else [x.to_dict() for x in r]}
+                           for g, k, n, e, r in zip(self.groups, self.keys, self.n_items, self.errors, self.results)],
+                "pooled": None if self.pooled is None else [x.to_dict() for x in self.pooled],
+                "pooled_error": self.pooled_error}
+
+    def to_frame(self) -> Any:
+        """One row per (judge, group), the pool last: the running decision and the look it was reached at."""
+        import pandas as pd
+
+        rows = []
+        for g, r, e in [*zip(self.groups, self.results, self.errors), ("(pooled)", self.pooled, self.pooled_error)]:
+            for x in r or []:
+                rows.append({"group": g, "judge": x.judge, "decision": x.decision, "decided_at": x.decided_at,
+                             "n_looks": len(x.looks), "error": None})
+            if r is None:
+                rows.append({"group": g, "judge": None, "decision": None, "decided_at": None, "n_looks": 0,
+                             "error": e})
+        return pd.DataFrame(rows)
+
+
+def watch_judges_by(grouped: Any, rounds: Any, judges: Sequence[str] | None = None, *, min_group_items: int = 2,
+                    **options: Any) -> GroupedWatch:
+    """:func:`watch_judges` per group and on the pool, same options and seed (a group's decisions are
+    those of ``--where`` on it); a group too small, without the judge, or where the rule cannot run
+    gets its reason, not a decision.
+
+    ``rounds`` is the round of every label of the file (``item``, ``rater``, ``round``); the pool of
+    groups that share items (a rubric) gives each pooled ``item | group`` its item's round.
+    """
+    import pandas as pd
+
+    from ..data import id_str
+    from ._sequential import watch_judges
+
+    min_group_items = check_positive_int(min_group_items, "min_group_items", "watch_judges_by")
+    names = [str(j) for j in (dict.fromkeys(judges) if judges else grouped.pooled.judges)]
+    pooled_rounds = rounds
+    if grouped.shared_items:
+        ids = rounds["item"].map(id_str)
+        pooled_rounds = pd.concat([rounds.assign(item=ids + grouped.pooled_suffix(g)) for g in grouped.names],
+                                  ignore_index=True)
+    pooled, pooled_error = None, None
+    try:
+        pooled = watch_judges(grouped.pooled, pooled_rounds, names, **options)
+    except InvalidParameterError:  # a bad option (or no judge at all) is the caller's error
+        raise
+    except VoirdireError as exc:
+        pooled_error = str(exc)
+    results: list[Any] = []
+    errors: list[str | None] = []
+    for table in grouped.tables:
+        present = [j for j in names if j in set(map(str, table.raters))]
+        if table.n_items < min_group_items:
+            results.append(None)
+            errors.append(f"too small: {table.n_items} items < min_group_items={min_group_items}")
+        elif not present:
+            results.append(None)
+            errors.append("no judge labelled this group")
+        else:
+            try:
+                results.append(watch_judges(table, rounds, present, **options))
+                errors.append(None)
+            except VoirdireError as exc:
+                results.append(None)
+                errors.append(str(exc))
+    return GroupedWatch(by=tuple(grouped.by), groups=tuple(grouped.names), keys=tuple(grouped.keys),
+                        n_items=tuple(int(t.n_items) for t in grouped.tables), results=tuple(results),
+                        errors=tuple(errors), pooled=pooled, pooled_error=pooled_error)
