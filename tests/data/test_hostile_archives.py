@@ -243,3 +243,30 @@ def test_standard_input_is_bounded_too(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VOIRDIRE_MAX_PIPE_BYTES", "100K")
     with pytest.raises(SchemaError, match=r"^<stdin>: more than 100 KB arrived"):
         read_annotations("-")
+
+
+def _parquet_bomb(path: Path, n_rows: int) -> None:
+    """A long Parquet table of ``n_rows`` equal rows: run-length and dictionary encoded, a few KB on disk."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    tab = pa.table({"item": pa.array(["i1"] * 2 + ["i2"] * (n_rows - 2)),
+                    "rater": pa.array(["a", "b"] * (n_rows // 2)), "label": pa.array([1] * n_rows)})
+    pq.write_table(tab, path, compression="zstd")
+
+
+def test_a_parquet_file_is_refused_from_its_footer_before_decoding(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 29: 200,000 rows x 3 columns decode to at least 200,000 x 3 x 8 bytes = 4.58 MB, over a 1M limit
+    p = tmp_path / "bomb.parquet"
+    _parquet_bomb(p, 200_000)
+    assert p.stat().st_size < 50_000
+    monkeypatch.setenv("VOIRDIRE_MAX_INFLATED_BYTES", "1M")
+    want = (r"bomb\.parquet: the Parquet file's 200,000 rows \(1 row groups\) decode to 4\.58 MB or more, over the "
+            r"limit of 1 MB \(bytes an archive, compressed or Parquet file may inflate to; a decompression bomb\?\)\. If the "
+            r"input is genuine, raise the limit: VOIRDIRE_MAX_INFLATED_BYTES=1G\.$")
+    with pytest.raises(SchemaError, match=want):
+        read_annotations(p)          # the Arrow reader (three columns)
+    with pytest.raises(SchemaError, match=want):
+        read_long_frame(p)           # the general reader (every column)
+    monkeypatch.setenv("VOIRDIRE_MAX_INFLATED_BYTES", "5M")
+    assert read_long_frame(p)[0].shape == (200_000, 3)  # raised: read

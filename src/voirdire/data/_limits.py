@@ -9,8 +9,9 @@ limit and the environment variable that raises it:
 =================================  ==============  ==============================================
 variable                           default         bounds
 =================================  ==============  ==============================================
-``VOIRDIRE_MAX_INFLATED_BYTES``    ``2G``          bytes a ZIP archive (all members) or a
-                                                   ``.gz``/``.bz2``/``.xz`` file inflates to
+``VOIRDIRE_MAX_INFLATED_BYTES``    ``2G``          bytes a ZIP archive (all members), a
+                                                   ``.gz``/``.bz2``/``.xz`` file or a Parquet
+                                                   file's row groups inflate to
 ``VOIRDIRE_MAX_COMPRESSION_RATIO`` ``100``         inflated / compressed size of a ZIP member
                                                    (members inflating to over 1 MiB)
 ``VOIRDIRE_MAX_ARCHIVE_MEMBERS``   ``100000``      members of a ZIP archive
@@ -32,16 +33,18 @@ import re
 import select
 import sys
 import zipfile
-from typing import IO
+from collections.abc import Sequence
+from typing import IO, Any
 
 from ..exceptions import InvalidParameterError, SchemaError
 
-__all__ = ["LIMITS", "limit", "over_limit", "check_zip", "is_zip", "fmt_bytes", "read_capped", "copy_pipe"]
+__all__ = ["LIMITS", "limit", "over_limit", "check_zip", "check_parquet", "is_zip", "fmt_bytes", "read_capped",
+           "copy_pipe"]
 
 #: environment variable -> (default, what it bounds, whether it is a size in bytes, what exceeding it suggests)
 LIMITS: dict[str, tuple[int, str, bool, str]] = {
-    "VOIRDIRE_MAX_INFLATED_BYTES": (2 << 30, "bytes an archive or compressed file may inflate to", True,
-                                    "a zip bomb?"),
+    "VOIRDIRE_MAX_INFLATED_BYTES": (2 << 30, "bytes an archive, compressed or Parquet file may inflate to", True,
+                                    "a decompression bomb?"),
     "VOIRDIRE_MAX_COMPRESSION_RATIO": (100, "inflated / compressed size of a ZIP member", False, "a zip bomb?"),
     "VOIRDIRE_MAX_ARCHIVE_MEMBERS": (100_000, "members of a ZIP archive", False, "a zip bomb?"),
     "VOIRDIRE_MAX_CELLS": (20_000_000, "cells of an Excel sheet, empty ones in its span included", False,
@@ -127,6 +130,47 @@ def check_zip(path: str | os.PathLike[str], src: str) -> None:
             raise over_limit("VOIRDIRE_MAX_COMPRESSION_RATIO",
                              f"member {i.filename[:60]!r} inflates {ratio:,.0f} times ({fmt_bytes(i.compress_size)} "
                              f"to {fmt_bytes(i.file_size)})", src, needed=ratio)
+
+
+#: a Parquet value decodes to at least this many bytes (a number; a string's offset), whatever its encoding
+PARQUET_CELL_BYTES = 8
+
+
+def parquet_inflated_bytes(meta: object, columns: Sequence[str] | None = None) -> int:
+    """What the row groups of a Parquet file (its footer ``meta``, a ``pyarrow.parquet.FileMetaData``) decode
+    to, at least: per column chunk read, its uncompressed size or :data:`PARQUET_CELL_BYTES` per row, the larger
+    (run-length and dictionary encoding make a million equal values a few bytes before decoding)."""
+    m: Any = meta
+    total = 0
+    for g in range(m.num_row_groups):
+        rg = m.row_group(g)
+        for c in range(rg.num_columns):
+            col = rg.column(c)
+            name = col.path_in_schema.split(".")[0]
+            if columns is not None and name not in columns:
+                continue
+            total += max(int(col.total_uncompressed_size), PARQUET_CELL_BYTES * int(rg.num_rows))
+    return total
+
+
+def check_parquet(path: str | os.PathLike[str], src: str, columns: Sequence[str] | None = None) -> None:
+    """Refuse a Parquet file whose row groups would decode past ``VOIRDIRE_MAX_INFLATED_BYTES``.
+
+    Only the footer is read (nothing is decompressed); ``columns``: only those are counted (``None``:
+    every column, as ``pandas.read_parquet`` reads them). A file too damaged to have a footer is left
+    to its reader, which words the error.
+    """
+    try:
+        import pyarrow.parquet as pq
+
+        meta = pq.read_metadata(path)
+    except Exception:  # noqa: BLE001 - pyarrow raises several unrelated types; no footer, nothing inflated yet
+        return
+    need = parquet_inflated_bytes(meta, columns)
+    if need > limit("VOIRDIRE_MAX_INFLATED_BYTES"):
+        raise over_limit("VOIRDIRE_MAX_INFLATED_BYTES",
+                         f"the Parquet file's {meta.num_rows:,} rows ({meta.num_row_groups:,} row groups) decode to "
+                         f"{fmt_bytes(need)} or more", src, needed=need)
 
 
 def is_zip(path: str | os.PathLike[str]) -> bool:

@@ -22,6 +22,7 @@ from ._source import (
     undecodable_row,
 )
 from ._table import AnnotationTable, DuplicatePolicy, MissingPolicy, RowNumbers
+from ._limits import check_parquet
 from ._virtual import pipe_copy, virtual_frame
 
 __all__ = ["read_annotations", "read_long_frame"]
@@ -115,6 +116,7 @@ def _read_long_frame(p: Path, src: str, *, kind: str | None, sep: str | None) ->
         from .._optional import require
 
         require("pyarrow", "Reading Parquet")
+        check_parquet(p, src)  # the footer's sizes, before any row group is decompressed
         try:
             df = pd.read_parquet(p)
         except Exception as exc:  # pyarrow raises several unrelated types
@@ -214,7 +216,10 @@ def _fast_long_table(p: Path, format: str, item: str, rater: str, label: str,
                 return None  # the general reader names the missing column or converts the export
             strings = [c for c in wanted if pa.types.is_string(schema.field(c).type)
                        or pa.types.is_large_string(schema.field(c).type)]
+            check_parquet(p, str(p) if src is None else src, wanted)  # before any row group is decompressed
             tab = _read_parquet_row_groups(p, wanted, strings)
+        except SchemaError:
+            raise
         except Exception:  # pyarrow raises several unrelated types; the general reader words the error
             return None
         first = 1
