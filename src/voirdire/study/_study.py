@@ -316,9 +316,9 @@ class Study:
             raise InvalidParameterError(f"duplicates must be error, first or last. Got {duplicates!r}.")
         src = Path(file)
         if not src.exists():
-            raise StudyError(f"{shown(str(file))}: file not found.")
+            raise StudyError(f"{shown(str(file), 4096)}: file not found.")  # the path whole (up to PATH_MAX)
         if src.is_dir():
-            raise StudyError(f"{shown(str(file))} is a folder; a round is one file of labels.")
+            raise StudyError(f"{shown(str(file), 4096)} is a folder; a round is one file of labels.")
         if not (src.is_file() or src.is_fifo() or src.is_char_device()):
             raise StudyError(f"{shown(str(file))} is neither a file nor a pipe (a socket or a block device?); a round "
                              "is one file of labels.")
