@@ -180,3 +180,35 @@ def test_raters_by_group_equals_where_runs(tmp_path):
     assert alone.exit_code == 0, alone.output
     assert doc["groups"][2]["group"] == "C" and doc["groups"][2]["raters"] == json.loads(alone.stdout)["raters"]
     assert doc["pooled"] and len(doc["groups"]) == 5
+
+
+def test_estimate_and_watch_by_group_in_python(tmp_path):
+    # issue 31: the workflows behind `estimate --by` and `watch --by`; a rubric of 2 criteria over 6 items, the judge
+    # j on every (item, criterion), humans h1, h2 on items 1, 3, 5 (probability 0.5), rounds: items 1-3, then 4-6
+    import pandas as pd
+
+    from voirdire.data import read_rounds
+    from voirdire.workflows import estimate_mean, estimate_mean_by, watch_judges, watch_judges_by
+
+    rows = []
+    for k in range(1, 7):
+        for crit, shift in (("clarity", 0), ("depth", 1)):
+            rows.append((f"s{k}", "j", k + shift, crit, int(k > 3)))
+            if k % 2:
+                rows += [(f"s{k}", h, k + shift + d, crit, int(k > 3)) for h, d in (("h1", 1), ("h2", 0))]
+    p = tmp_path / "rubric.csv"
+    pd.DataFrame(rows, columns=["item", "rater", "label", "criterion", "round"]).to_csv(p, index=False)
+    g = read_annotation_groups(p, by="criterion", judges=["j"], scale="interval")
+    assert g.source_items[:2] == ["s1", "s1"] and g.pooled_suffix("depth") == " | depth"
+    est = estimate_mean_by(g, ["j"], {f"s{k}": 0.5 for k in range(1, 7)}, model="identity")
+    one = estimate_mean(read_annotations(p, judges=["j"], scale="interval", where=["criterion=depth"]), ["j"],
+                        {f"s{k}": 0.5 for k in range(1, 7)}, model="identity")
+    assert est.results[1].to_dict() == one.to_dict() and est.pooled.n_items == 12 and est.pooled.n_labeled == 6
+    frame = est.to_frame()
+    assert list(frame["group"].unique()) == ["clarity", "depth", "(pooled)"]
+    rounds = read_rounds(p, column="round").drop_duplicates()   # one row per criterion: one arrival
+    w = watch_judges_by(g, rounds, ["j"], method="loo")
+    direct = watch_judges(read_annotations(p, judges=["j"], scale="interval", where=["criterion=clarity"]), rounds,
+                          ["j"], method="loo")
+    assert w.results[0][0].to_dict() == direct[0].to_dict()
+    assert list(w.pooled[0].looks) == ["0", "1"] and len(w.to_frame()) == 3

@@ -628,8 +628,9 @@ def watch_judges_by(grouped: Any, rounds: Any, judges: Sequence[str] | None = No
     those of ``--where`` on it); a group too small, without the judge, or where the rule cannot run
     gets its reason, not a decision.
 
-    ``rounds`` is the round of every label of the file (``item``, ``rater``, ``round``); the pool of
-    groups that share items (a rubric) gives each pooled ``item | group`` its item's round.
+    ``rounds`` is the round of every label of the file (``item``, ``rater``, ``round``; a row repeated
+    whole is one arrival); the pool of groups that share items (a rubric) gives each pooled
+    ``item | group`` its item's round.
     """
     import pandas as pd
 
@@ -638,9 +639,13 @@ def watch_judges_by(grouped: Any, rounds: Any, judges: Sequence[str] | None = No
 
     min_group_items = check_positive_int(min_group_items, "min_group_items", "watch_judges_by")
     names = [str(j) for j in (dict.fromkeys(judges) if judges else grouped.pooled.judges)]
+    # one row per (item, rater, round): a rubric repeats an item's row once per criterion, in the same round
+    rounds = pd.DataFrame({"item": pd.Series(rounds["item"]).map(id_str).to_numpy(),
+                           "rater": pd.Series(rounds["rater"]).map(id_str).to_numpy(),
+                           "round": pd.Series(rounds["round"]).to_numpy()}).drop_duplicates(ignore_index=True)
     pooled_rounds = rounds
     if grouped.shared_items:
-        ids = rounds["item"].map(id_str)
+        ids = rounds["item"]
         pooled_rounds = pd.concat([rounds.assign(item=ids + grouped.pooled_suffix(g)) for g in grouped.names],
                                   ignore_index=True)
     pooled, pooled_error = None, None
