@@ -28,6 +28,7 @@ def labels_csv(tmp_path_factory):
     return f
 
 
+@pytest.mark.slow
 def test_report_writes_html_and_json(labels_csv, tmp_path):
     out = tmp_path / "rep"
     res = runner.invoke(app, ["report", str(labels_csv), "--judge", "gpt-x", "--judge", "judge <b>2</b>",
