@@ -347,6 +347,7 @@ def _estimate_by(file: Path, judges: list[str], spec: str, strata: str | None, o
         return
     pooled_name = "(pooled)"
     cl_pct = f"{same['confidence_level'] * 100:g}%"
+    who = judges[0] if len(judges) == 1 else f"{len(judges)} judges"
     for g, n, r, e in [*zip(res.groups, res.n_items, res.results, res.errors),
                        (pooled_name, pooled.n_items, res.pooled, res.pooled_error)]:
         head = f"{', '.join(res.by)} = {g}" if g != pooled_name else pooled_name
@@ -355,7 +356,7 @@ def _estimate_by(file: Path, judges: list[str], spec: str, strata: str | None, o
                           highlight=False, soft_wrap=True)
         else:
             _render_mean(r, confidence_level=same["confidence_level"], compare=same["compare"],
-                         title=f"{head} ({n} items): mean human score ({cl_pct} intervals)")
+                         title=f"{head} ({n} items): mean human score, {who} as the predictor ({cl_pct} intervals)")
         console.print()
     console.print("Each interval is for its own group; nothing is corrected across groups. A group's numbers are "
                   "those of --where on it at the same seed.", highlight=False, soft_wrap=True)
