@@ -54,13 +54,24 @@ def test_watch_by_gives_each_group_the_where_runs_decisions(slices):
     assert by["pooled"] == whole["judges"] and by["pooled_verdicts"] == whole["verdicts"]
 
 
-def test_watch_by_table_and_follow(slices):
+def test_watch_by_table(slices):
     r = runner.invoke(app, ["watch", str(slices), "--role", "role", "--round-column", "round", "--method", "loo",
                             "--by", "lang"])
     assert r.exit_code == 0, r.output
     out = " ".join(r.stdout.split())
     assert "lang = en (30 items)" in out and "lang = de (1 items): no decision: too small" in out
     assert "(pooled) (61 items)" in out and "running anytime-valid decision" in out
-    r = runner.invoke(app, ["watch", str(slices), "--role", "role", "--round-column", "round", "--by", "lang",
-                            "--follow", "1"])
-    assert r.exit_code == 1 and "--by with --follow is not available yet" in r.output
+
+
+def test_watch_by_follow_ends_on_the_same_json_as_one_look(slices):
+    # --follow reads the complete file once, shows each (judge, group)'s running decision, and, with a group that
+    # never decides (de: too small), stops at --max-wait with the same JSON as watch --by without --follow
+    once = _json(slices, "--by", "lang")
+    followed = _json(slices, "--by", "lang", "--follow", "0.05", "--max-wait", "0.5")
+    assert followed == once
+    r = runner.invoke(app, ["watch", str(slices), "--role", "role", "--round-column", "round", "--method", "loo",
+                            "--by", "lang", "--follow", "0.05", "--max-wait", "0.5"])
+    assert r.exit_code == 0, r.output
+    out = " ".join(r.stdout.split())
+    assert "running anytime-valid decisions: j / en:" in out and "de: no decision (too small" in out
+    assert "lang = en (30 items)" in out and "no decision after 0.5 s" in " ".join(r.output.split())

@@ -6,6 +6,7 @@ import math
 import time
 from enum import Enum
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import typer
@@ -176,10 +177,12 @@ def watch_command(
     kw = dict(judges=list(judge or []), round_column=round_column, method=method.value, epsilon=epsilon, q=q,
               seed=seed, reader=reader)
     if reader.by:
-        if follow is not None:
-            fail("--by with --follow is not available yet: watch each group with --where COLUMN=VALUE, or drop "
-                 "--follow for one look at every group.")
-        _watch_by(file, kw, output)
+        if follow is None:
+            res, grouped = read_sequential_by(file, kw)
+        else:
+            res, grouped = _follow(file, kw, every=follow, max_wait=max_wait, table=output == TableOrJson.table,
+                                   step=lambda: read_sequential_by(file, kw), show=_show_by, decided=_decided_by)
+        _render_by(file, res, grouped, seed, output)
         return
     if follow is None:
         results = run_sequential(file, **kw)  # type: ignore[arg-type]
@@ -199,9 +202,9 @@ def watch_command(
         render_verdicts(table, results, seed)
 
 
-def _watch_by(file: Path, kw: dict[str, Any], output: TableOrJson) -> None:
+def read_sequential_by(file: Path, kw: dict[str, Any]) -> tuple[Any, Any]:
     """``watch --by COLUMN``: one running decision per (judge, group) and per judge on the pool
-    (:func:`voirdire.workflows.watch_judges_by`), each beside its group's verdicts, as ``--where`` gives them."""
+    (:func:`voirdire.workflows.watch_judges_by`), and the grouped tables they came from (one read)."""
     from ..workflows import watch_judges_by
 
     reader: ReaderOptions = kw["reader"]
@@ -212,7 +215,30 @@ def _watch_by(file: Path, kw: dict[str, Any], output: TableOrJson) -> None:
         fail(f"{file}: no judge to validate; name it with --judge.")
     res = watch_judges_by(grouped, rounds, kw["judges"] or None, method=kw["method"], epsilon=kw["epsilon"],
                           q=kw["q"], seed=kw["seed"])
-    seed = kw["seed"]
+    return res, grouped
+
+
+def _decided_by(res: Any) -> bool:
+    """Whether ``watch --by --follow`` may stop: every judge decided in every group that runs, and on the pool."""
+    runs = [r for r in [*res.results, res.pooled] if r is not None]
+    return bool(runs) and all(x.decision in ("accept", "reject") for r in runs for x in r)
+
+
+def _show_by(res: Any, grouped: Any, previous: Any) -> None:
+    """``watch --by --follow``'s line per new version: each (judge, group)'s running decision and its last look."""
+    cells = []
+    for g, r, e in [*zip(res.groups, res.results, res.errors), ("(pooled)", res.pooled, res.pooled_error)]:
+        for x in r or []:
+            cells.append(f"{x.judge} / {g}: {x.decision} (look {x.looks[-1] if x.looks else '-'})")
+        if r is None:
+            cells.append(f"{g}: no decision ({e})")
+    console.print(styled(("running anytime-valid decisions: ", "dim"), "; ".join(cells)), highlight=False,
+                  soft_wrap=True)
+
+
+def _render_by(file: Path, res: Any, grouped: Any, seed: int, output: TableOrJson) -> None:
+    """The grouped view: each group's looks and decision beside its verdicts, then the pool's (JSON: one record
+    per group, as ``--where`` gives it)."""
     parts = [*zip(res.groups, res.n_items, grouped.tables, res.results, res.errors),
              ("(pooled)", grouped.pooled.n_items, grouped.pooled, res.pooled, res.pooled_error)]
     if output == TableOrJson.json:
@@ -277,21 +303,23 @@ def not_ready(file: Path) -> str | None:
     return None
 
 
-def _follow(file: Path, kw: dict[str, Any], *, every: float, max_wait: float | None,
-            table: bool) -> tuple[list[Any], Any]:
+def _follow(file: Path, kw: dict[str, Any], *, every: float, max_wait: float | None, table: bool,
+            step: Callable[[], tuple[Any, Any]] | None = None, show: Callable[[Any, Any, Any], None] | None = None,
+            decided: Callable[[Any], bool] | None = None) -> tuple[Any, Any]:
     """``watch --follow``: re-read ``file`` by its path whenever it changes, until every judge is decided.
 
     A change is read only when it is complete: a missing file (rotated, or not created yet), an empty
     or header-only file, and a last row without its line end are waited for, not errors. A read that
     fails while the file changed under it is retried at the next poll; a failure on a file that did
     not change is the file's own error (one line, exit 1). Returns the last results and the table
-    they were computed on.
+    they were computed on. ``step`` reads a version (default: :func:`read_sequential`), ``show`` prints
+    it (with the previous results) and ``decided`` says when to stop (``--by`` passes its own three).
     """
     from ..exceptions import SchemaError
 
     start = time.monotonic()
     stamp: tuple[int, int, int] | None = None
-    results: list[Any] = []
+    results: Any = []
     last: Any = None
     said: str | None = None
     while True:
@@ -299,18 +327,21 @@ def _follow(file: Path, kw: dict[str, Any], *, every: float, max_wait: float | N
         why = not_ready(file) if sig is not None else "the file is not there (rotated or not created yet)"
         if why is None and sig != stamp:
             try:
-                new, tab = read_sequential(file, **kw)  # type: ignore[arg-type]
+                new, tab = step() if step is not None else read_sequential(file, **kw)  # type: ignore[arg-type]
             except SchemaError:
                 if _signature(file) == sig:
                     raise
                 why = "it changed while being read"
             else:
                 stamp = sig
-                if table:
+                if table and show is not None:
+                    show(new, tab, results)
+                elif table:
                     render_sequential(new, since=0 if not results else max(0, len(new[0].looks) - 1),
                                       n_items=tab.n_items)
                 results, last = new, tab
-                if all(r.decision in ("accept", "reject") for r in results):
+                if decided(results) if decided is not None else all(r.decision in ("accept", "reject")
+                                                                    for r in results):
                     return results, last
         if why is not None and why != said:
             err_console.print(f"waiting: {file}: {why}.", highlight=False, soft_wrap=True)
