@@ -87,3 +87,18 @@ def test_every_extra_missing_is_one_line_naming_the_install(extra, tmp_path):
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert res.returncode == 1, res.stderr[-2000:]
     assert len(lines) == 1 and lines[0].startswith("error:") and f"pip install 'voirdire[{extra}]'" in lines[0], lines
+
+
+def test_an_installed_extra_that_does_not_import_says_why(tmp_path, monkeypatch):
+    # pyarrow 26 beside numpy 1 raises "pyarrow requires NumPy 2.0 or newer" on import: the user must read
+    # that, not the advice to install what is already installed
+    from voirdire._optional import MissingExtraError, require
+
+    (tmp_path / "brokenpkg_vd").mkdir()
+    (tmp_path / "brokenpkg_vd" / "__init__.py").write_text(
+        "raise ImportError('brokenpkg_vd requires NumPy 2.0 or newer, found 1.26.4')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(MissingExtraError, match=r"installed but does not import: brokenpkg_vd requires NumPy 2\.0"):
+        require("brokenpkg_vd", "Reading Parquet", "parquet")
+    with pytest.raises(MissingExtraError, match=r"Install it with: pip install 'voirdire\[parquet\]'$"):
+        require("absentpkg_vd", "Reading Parquet", "parquet")

@@ -34,6 +34,23 @@ def optional_import(module: str) -> ModuleType | None:
         return None
 
 
+def _import_failure(module: str) -> str | None:
+    """Why an installed ``module`` fails to import, or ``None`` when it is simply not installed."""
+    import importlib.util
+
+    try:
+        if importlib.util.find_spec(module.split(".")[0]) is None:
+            return None
+        importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        return None if exc.name == module.split(".")[0] else str(exc).splitlines()[0]
+    except ImportError as exc:
+        return (str(exc).splitlines() or [type(exc).__name__])[0]
+    except ValueError:  # sys.modules[name] = None (a blocked import) makes find_spec raise
+        return None
+    return None
+
+
 def require(module: str, what: str, extra: str | None = None) -> ModuleType:
     """Import ``module`` or raise :class:`MissingExtraError` with the ``pip install`` line.
 
@@ -45,6 +62,11 @@ def require(module: str, what: str, extra: str | None = None) -> ModuleType:
     mod = optional_import(module)
     if mod is None:
         extra = extra or EXTRAS.get(module.split(".")[0], "all")
+        broken = _import_failure(module)
+        if broken is not None:  # installed, but it does not import (e.g. pyarrow >= 26 beside numpy 1)
+            raise MissingExtraError(
+                f"{what} needs the optional package '{module.split('.')[0]}', which is installed but does not import: "
+                f"{broken}. Reinstall it to match: pip install --force-reinstall 'voirdire[{extra}]'")
         raise MissingExtraError(
             f"{what} needs the optional package '{module.split('.')[0]}'. "
             f"Install it with: pip install 'voirdire[{extra}]'")
