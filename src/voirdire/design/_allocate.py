@@ -162,7 +162,7 @@ def allocate(
             exclude[t] = col >= 0
     overlap_first = design == "strat" and primary is None  # without a primary, overlap must be created
     jcols = [table.rater_index(j) for j in table.judges]
-    judged = ((present[:, jcols] >= 0) & (present[:, jcols] < L)).any(axis=1) if jcols else None
+    judged = np.asarray(((present[:, jcols] >= 0) & (present[:, jcols] < L)).any(axis=1)) if jcols else None
     chosen = draw_design(design, n_items=table.n_items, sizes=sizes, strata=strata, known=hcodes,
                          n_categories=L, exclude=exclude if exclude.any() else None, rng=gen, names=raters,
                          overlap=((hcodes >= 0) & (hcodes < L)).sum(axis=1) if overlap_first else None,

@@ -38,20 +38,32 @@ _WHERE = {
 def _submodule(name: str) -> Any:
     # plain imports, one per module, so that the layer test reads what the report imports
     if name == "_build":
-        from . import _build as mod
-    elif name == "_format":
-        from . import _format as mod
-    elif name == "_gate":
-        from . import _gate as mod
-    elif name == "_groups":
-        from . import _groups as mod
-    elif name == "_html":
-        from . import _html as mod
-    elif name == "_model":
-        from . import _model as mod
-    else:
-        from . import _terminal as mod
-    return mod
+        from . import _build
+
+        return _build
+    if name == "_format":
+        from . import _format
+
+        return _format
+    if name == "_gate":
+        from . import _gate
+
+        return _gate
+    if name == "_groups":
+        from . import _groups
+
+        return _groups
+    if name == "_html":
+        from . import _html
+
+        return _html
+    if name == "_model":
+        from . import _model
+
+        return _model
+    from . import _terminal
+
+    return _terminal
 
 
 def __getattr__(name: str) -> Any:

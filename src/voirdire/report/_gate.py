@@ -17,7 +17,8 @@ from ._format import fmt_ci, fmt_num
 
 __all__ = ["render_markdown", "render_junit"]
 
-_FAILS: dict[str | None, tuple[str, ...]] = {None: (), **GATES}  # the one gate rule (voirdire._defaults)
+_FAILS: dict[str | None, tuple[str, ...]] = {None: ()}
+_FAILS.update(GATES)  # the one gate rule (voirdire._defaults)
 _ICON = {"accept": "accept", "reject": "**reject**", "inconclusive": "*inconclusive*"}
 
 

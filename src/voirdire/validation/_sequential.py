@@ -302,7 +302,7 @@ def validate_sequential(table: Any, judge: str, *, rounds: Any, method: Literal[
         entered |= elig
         # only the items with a new comparison are shuffled, so a look's order (and every e-value from it
         # on) depends on the labels read so far, never on rounds still to come (`watch --follow`)
-        cand = by_id[new.any(axis=1)[by_id]]
+        cand = by_id[np.asarray(new.any(axis=1))[by_id]]
         order = cand[gen.permutation(cand.size)]
         for k in range(K):
             rows = order[new[order, k]]
