@@ -23,7 +23,7 @@ numbers are those of ``--where`` on it), then adds what only the groups together
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -151,6 +151,30 @@ class GroupedValidation(Result):
                               "advantage_high": c.advantage_high} for c in self.cells])
 
 
+def _each_group(grouped: Any, run: Callable[[Any, list[str] | None], Any], min_group_items: int,
+                judges: Sequence[str] | None = None) -> tuple[list[Any], list[str | None]]:
+    """``run(table, judges present in it)`` on every group: a result, or ``None`` and the reason (too
+    small, no judge labelled the group, or the analysis's own error) — the one loop every ``*_by`` shares."""
+    results: list[Any] = []
+    errors: list[str | None] = []
+    for table in grouped.tables:
+        present = None if not judges else [j for j in judges if j in set(map(str, table.raters))]
+        if table.n_items < min_group_items:
+            results.append(None)
+            errors.append(f"too small: {table.n_items} items < min_group_items={min_group_items}")
+        elif judges and not present:
+            results.append(None)
+            errors.append("no judge labelled this group")
+        else:
+            try:
+                results.append(run(table, present))
+                errors.append(None)
+            except VoirdireError as exc:
+                results.append(None)
+                errors.append(str(exc))
+    return results, errors
+
+
 def validate_judges_by(
     grouped: Any,
     judges: Sequence[str] | None = None,
@@ -203,28 +227,14 @@ def validate_judges_by(
     # the pool first: it checks every option (a bad option is the user's error, not a group's)
     pooled = validate_judges(pooled_table, names, **options)
     opts = pooled.options
-    results: list[Any] = []
-    errors: list[str | None] = []
-    for key, table in zip(grouped.keys, grouped.tables):
-        if table.n_items < min_group_items:
-            results.append(None)
-            errors.append(f"too small: {table.n_items} items < min_group_items={min_group_items}")
-            continue
-        present = [j for j in names if j in set(map(str, table.raters))]
-        if not present:
-            results.append(None)
-            errors.append("no judge labelled this group")
-            continue
+    def run(table: Any, present: list[str] | None) -> Any:
         own = dict(options)
         if options.get("exclude_raters"):  # a human excluded by the user but absent from this group
             here = set(map(str, table.humans))
             own["exclude_raters"] = [h for h in options["exclude_raters"] if str(h) in here] or None
-        try:
-            results.append(validate_judges(table, present, **own))
-            errors.append(None)
-        except VoirdireError as exc:
-            results.append(None)
-            errors.append(str(exc))
+        return validate_judges(table, present, **own)
+
+    results, errors = _each_group(grouped, run, min_group_items, names)
     gnames = tuple(grouped.names)
     family = _family_omegas(names, results, group_error, opts)
     slices: dict[str, Any] = {}
@@ -430,20 +440,12 @@ def compare_raters_by(grouped: Any, judges: Sequence[str] | None = None, *, min_
 
     min_group_items = check_positive_int(min_group_items, "min_group_items", "compare_raters_by")
     pooled = compare_raters(grouped.pooled, judges, **options)
-    results: list[Any] = []
-    errors: list[str | None] = []
-    for table in grouped.tables:
-        if table.n_items < min_group_items:
-            results.append(None)
-            errors.append(f"too small: {table.n_items} items < min_group_items={min_group_items}")
-            continue
+    def run(table: Any, _: Any) -> Any:
+        # a group's judges are those of the call present in it (none: the humans alone, or the table's own)
         present = None if not judges else [j for j in judges if j in set(map(str, table.raters))]
-        try:
-            results.append(compare_raters(table, present, **options))
-            errors.append(None)
-        except VoirdireError as exc:
-            results.append(None)
-            errors.append(str(exc))
+        return compare_raters(table, present, **options)
+
+    results, errors = _each_group(grouped, run, min_group_items)
     return GroupedComparison(by=tuple(grouped.by), groups=tuple(grouped.names),
                              n_items=tuple(int(t.n_items) for t in grouped.tables), results=tuple(results),
                              errors=tuple(errors), pooled=pooled)
@@ -486,19 +488,7 @@ def diagnose_raters_by(grouped: Any, *, min_group_items: int = 2, **options: Any
 
     min_group_items = check_positive_int(min_group_items, "min_group_items", "diagnose_raters_by")
     pooled = rater_diagnostics(grouped.pooled, **options)
-    results: list[Any] = []
-    errors: list[str | None] = []
-    for table in grouped.tables:
-        if table.n_items < min_group_items:
-            results.append(None)
-            errors.append(f"too small: {table.n_items} items < min_group_items={min_group_items}")
-            continue
-        try:
-            results.append(rater_diagnostics(table, **options))
-            errors.append(None)
-        except VoirdireError as exc:
-            results.append(None)
-            errors.append(str(exc))
+    results, errors = _each_group(grouped, lambda table, _: rater_diagnostics(table, **options), min_group_items)
     return GroupedRaters(by=tuple(grouped.by), groups=tuple(grouped.names),
                          n_items=tuple(int(t.n_items) for t in grouped.tables), results=tuple(results),
                          errors=tuple(errors), pooled=pooled)
@@ -565,19 +555,9 @@ def estimate_mean_by(grouped: Any, judges: Sequence[str], inclusion_prob: Any, *
         raise
     except VoirdireError as exc:
         pooled_error = str(exc)
-    results: list[Any] = []
-    errors: list[str | None] = []
-    for table in grouped.tables:
-        if table.n_items < min_group_items:
-            results.append(None)
-            errors.append(f"too small: {table.n_items} items < min_group_items={min_group_items}")
-            continue
-        try:
-            results.append(estimate_mean(table, judges, inclusion_prob, strata=strata, **options))
-            errors.append(None)
-        except VoirdireError as exc:
-            results.append(None)
-            errors.append(str(exc))
+    results, errors = _each_group(
+        grouped, lambda table, _: estimate_mean(table, judges, inclusion_prob, strata=strata, **options),
+        min_group_items)
     return GroupedEstimate(by=tuple(grouped.by), groups=tuple(grouped.names), keys=tuple(grouped.keys),
                            n_items=tuple(int(t.n_items) for t in grouped.tables), results=tuple(results),
                            errors=tuple(errors), pooled=pooled, pooled_error=pooled_error)
@@ -655,23 +635,8 @@ def watch_judges_by(grouped: Any, rounds: Any, judges: Sequence[str] | None = No
         raise
     except VoirdireError as exc:
         pooled_error = str(exc)
-    results: list[Any] = []
-    errors: list[str | None] = []
-    for table in grouped.tables:
-        present = [j for j in names if j in set(map(str, table.raters))]
-        if table.n_items < min_group_items:
-            results.append(None)
-            errors.append(f"too small: {table.n_items} items < min_group_items={min_group_items}")
-        elif not present:
-            results.append(None)
-            errors.append("no judge labelled this group")
-        else:
-            try:
-                results.append(watch_judges(table, rounds, present, **options))
-                errors.append(None)
-            except VoirdireError as exc:
-                results.append(None)
-                errors.append(str(exc))
+    results, errors = _each_group(grouped, lambda table, present: watch_judges(table, rounds, present, **options),
+                                  min_group_items, names)
     return GroupedWatch(by=tuple(grouped.by), groups=tuple(grouped.names), keys=tuple(grouped.keys),
                         n_items=tuple(int(t.n_items) for t in grouped.tables), results=tuple(results),
                         errors=tuple(errors), pooled=pooled, pooled_error=pooled_error)
