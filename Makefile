@@ -5,6 +5,7 @@
 #                 (pandas 3, numpy 2, typer without click) plus the test runner, no pins (make test)
 #   .venv-base    `pip install -e .` with no extra at all: bad input and the missing-extra errors
 #   .venv-oracle  the peer libraries the oracle tests compare against, with the pins they need
+#   .venv-docs    the documentation site's tooling (make docs; its tests run in make test-slow)
 # Bytecode is compiled at install (this machine sets PYTHONDONTWRITEBYTECODE=1, so nothing would be
 # cached later and every process would recompile pandas, scipy and matplotlib).
 PYTHON ?= python3
@@ -12,6 +13,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 BASE   := .venv-base
 ORACLE := .venv-oracle
+DOCS   := .venv-docs
 UVX    = $(VENV)/bin/uv pip install --compile-bytecode -q --python
 JOBS   ?= 2
 PYTEST_FAST := not slow and not statistical and not browser and not oracle
@@ -56,8 +58,10 @@ test: $(VENV)/.test
 
 test-fast: test
 
-# The slow, statistical and browser groups, in the user environment.
-test-slow: $(VENV)/.test chromium
+# The slow, statistical and browser groups, in the user environment; .venv-docs first, so that the
+# site's tests (tests/docs: a strict build with every tutorial executed, the references complete, the
+# built site in headless Chromium) run instead of skipping.
+test-slow: $(VENV)/.test $(DOCS)/.ok chromium
 	@$(PY) -m pytest -q -n $(JOBS) -m "(slow or statistical or browser) and not oracle" -p no:randomly
 
 # The bad-input, start-up, declared-import and missing-extra tests where no extra is installed
@@ -84,7 +88,6 @@ bench: $(VENV)/.test
 # [all,docs]), so the user environment keeps no documentation tooling. `make docs` builds site/ offline
 # with --strict (a warning fails it) and runs the tutorials' commands (cached in .docs-cache/ by input
 # hash); `make docs-serve` serves it on http://localhost:8000.
-DOCS := .venv-docs
 MKDOCS = DISABLE_MKDOCS_2_WARNING=true NO_MKDOCS_2_WARNING=1 $(DOCS)/bin/mkdocs
 .PHONY: docs docs-serve
 
