@@ -644,3 +644,12 @@ def test_add_names_what_it_cannot_read(tmp_path) -> None:
     r = runner.invoke(app, ["study", "add", str(s.path), str(tmp_path / "nope.csv")])
     assert r.exit_code == 1 and "nope.csv': file not found." in r.output, r.output
     assert _snapshot(s.path) == before
+
+
+def test_status_names_a_draw_round_by_its_design_and_seed(tmp_path) -> None:
+    # a draw round has no source file; under pandas 3 the missing name was NaN and printed as 'nan'
+    p, _, _ = _validation_then_draw(tmp_path)
+    r = runner.invoke(app, ["study", "status", str(p)], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    rounds = r.output.split("Coverage")[0]
+    assert "seed 1" in rounds and " nan" not in rounds, rounds

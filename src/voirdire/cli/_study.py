@@ -124,7 +124,8 @@ def status_command(path: Path = typer.Argument(..., readable=False, help="The st
     for r in st.rounds.itertuples():
         t.add_row(str(r.round), r.kind, f"{r.n_rows:,}", f"{r.n_imported:,}", f"{r.n_replaced:,}",
                   f"{r.n_duplicate:,}", f"{r.n_rejected:,}", f"{r.n_flagged:,}",
-                  Path(str(r.source)).name if r.source else f"{r.design} seed {r.seed}")
+                  # a draw round has no source file: missing is None under pandas 2, NaN under pandas 3
+                  Path(r.source).name if isinstance(r.source, str) and r.source else f"{r.design} seed {r.seed}")
     console.print(t)
     cov = Table(title="Coverage", title_justify="left", box=box.SIMPLE_HEAD)
     for col in ("rater", "role", "labels", "coverage"):
