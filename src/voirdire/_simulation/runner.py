@@ -613,8 +613,14 @@ def run_experiment(
             from distributed import as_completed as dask_completed
 
             assert client is not None
-            pf = client.scatter(payload, broadcast=True)
-            dfuts = [client.submit(_run_chunk, pf, lo, hi, pure=False) for lo, hi in chunks]
+            # one copy of the payload per worker, sent to it directly: scatter(broadcast=True) replicates by
+            # worker-to-worker transfers, which hung a local cluster in CI (a worker stuck in get_data_from_worker)
+            workers = sorted(client.scheduler_info().get("workers", {}))
+            copies = ([client.scatter(payload, workers=[w], hash=False) for w in workers] if workers
+                      else [client.scatter(payload, hash=False)])
+            dfuts = [client.submit(_run_chunk, copies[i % len(copies)], lo, hi, pure=False,
+                                   workers=[workers[i % len(workers)]] if workers else None, allow_other_workers=True)
+                     for i, (lo, hi) in enumerate(chunks)]
             index = {df.key: i for i, df in enumerate(dfuts)}
             for df in dask_completed(dfuts):
                 i = index[df.key]
