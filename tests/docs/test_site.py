@@ -234,8 +234,12 @@ def test_site_navigation_and_offline_search(browser_page):
     page.goto(base)
     page.wait_for_load_state("load")
     page.click("label.md-search__icon, .md-search__input")
-    page.fill("input.md-search__input", "krippendorff")
-    page.wait_for_selector(".md-search-result__item", timeout=15000)
+    # the search index is built in a web worker when the page loads (slow on a busy machine: wait for it),
+    # then the query is typed key by key, as a user does (the search listens to keyboard events)
+    page.wait_for_function("() => { const m = document.querySelector('.md-search-result__meta');"
+                           " return m && !/Initializing/i.test(m.textContent); }", timeout=120000)
+    page.locator("input.md-search__input").press_sequentially("krippendorff", delay=20)
+    page.wait_for_selector(".md-search-result__item", timeout=60000)
     hits = page.eval_on_selector_all(".md-search-result__item a", "els => els.map(e => e.href)")
     assert any("agreement" in h for h in hits), hits
     assert problems == []
