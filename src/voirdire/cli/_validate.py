@@ -137,28 +137,27 @@ def validate_command(
     if sequential or round_column is not None:
         _validate_sequential(file, judge, method, epsilon, q, seed, round_column, fail_on, output_format, reader)
         return
+    run_loo = method in (Method.loo, Method.both)
+    opts: dict[str, Any] = dict(
+        method=method.value, score=None if score is None else score.value,
+        scoring=None if scoring is None else scoring.value,
+        epsilon=0.05 if epsilon is None or not run_loo else epsilon,
+        alt_test_epsilon=alt_epsilon if alt_epsilon is not None else (
+            epsilon if epsilon is not None and not run_loo else 0.2),
+        threshold=threshold, min_items=min_items, correction=correction.value, test=test.value, q=q,
+        min_items_per_human=min_items_per_human, min_humans_per_item=min_humans_per_item,
+        rank_by=None if rank_by is None else rank_by.value, confidence_level=confidence_level,
+        n_resamples=n_resamples, seed=seed, stability_threshold=stability_threshold,
+        reference_floor=reference_floor, exclude_raters=exclude_rater or None, check_raters=check_raters)
     if reader.by:
-        _validate_by(file, judge, method, epsilon, alt_epsilon, score, scoring, threshold, min_items, correction,
-                     test, q, min_items_per_human, min_humans_per_item, rank_by, stability_threshold,
-                     reference_floor, fail_on, output_format, seed, n_resamples, confidence_level, exclude_rater,
-                     check_raters, group_error, reader)
+        _validate_by(file, judge, opts, fail_on, output_format, group_error, reader)
         return
     table = reader.load(file, judges=judge)
     require_overlap(table)
     judges = list(dict.fromkeys(judge)) if judge else list(table.judges)
     if not judges:
         fail(f"{table.source} marks no rater as a judge. Name the judge with --judge NAME.")
-    run_loo = method in (Method.loo, Method.both)
-    loo_eps = 0.05 if epsilon is None or not run_loo else epsilon
-    alt_eps = alt_epsilon if alt_epsilon is not None else (epsilon if epsilon is not None and not run_loo else 0.2)
-    res = validate_judges(
-        table, judges, method=method.value, score=None if score is None else score.value,
-        scoring=None if scoring is None else scoring.value, epsilon=loo_eps, alt_test_epsilon=alt_eps,
-        threshold=threshold, min_items=min_items, correction=correction.value, test=test.value, q=q,
-        min_items_per_human=min_items_per_human, min_humans_per_item=min_humans_per_item,
-        rank_by=None if rank_by is None else rank_by.value, confidence_level=confidence_level,
-        n_resamples=n_resamples, seed=seed, stability_threshold=stability_threshold,
-        reference_floor=reference_floor, exclude_raters=exclude_rater or None, check_raters=check_raters)
+    res = validate_judges(table, judges, **opts)
     if res.excluded_raters:
         table = table.select(raters=[str(r) for r in table.raters if str(r) not in res.excluded_raters])
     sens = [j.sensitivity for j in res.judges if j.sensitivity is not None]
@@ -229,12 +228,8 @@ def _validate_sequential(file: Path, judge: list[str] | None, method: Any, epsil
 
 
 
-def _validate_by(file: Path, judge: list[str] | None, method: Any, epsilon: float | None, alt_epsilon: float | None,
-                 score: Any, scoring: Any, threshold: float, min_items: int, correction: Any, test: Any, q: float,
-                 min_items_per_human: int, min_humans_per_item: int, rank_by: Any, stability_threshold: float,
-                 reference_floor: float, fail_on: str | None, output_format: str, seed: int, n_resamples: int,
-                 confidence_level: float, exclude_rater: list[str] | None, check_raters: bool, group_error: str,
-                 reader: ReaderOptions) -> None:
+def _validate_by(file: Path, judge: list[str] | None, opts: dict[str, Any], fail_on: str | None,
+                 output_format: str, group_error: str, reader: ReaderOptions) -> None:
     """``validate --by COLUMN``: one verdict per (judge, group), the pooled one, the rules across groups;
     the gate fails when any (judge, group) verdict fails, naming them."""
     from ..report import grouped_junit, grouped_markdown, render_grouped_validation
@@ -246,18 +241,7 @@ def _validate_by(file: Path, judge: list[str] | None, method: Any, epsilon: floa
     judges = list(dict.fromkeys(judge)) if judge else list(grouped.pooled.judges)
     if not judges:
         fail(f"{grouped.pooled.source} marks no rater as a judge. Name the judge with --judge NAME.")
-    run_loo = method in (Method.loo, Method.both)
-    loo_eps = 0.05 if epsilon is None or not run_loo else epsilon
-    alt_eps = alt_epsilon if alt_epsilon is not None else (epsilon if epsilon is not None and not run_loo else 0.2)
-    res = validate_judges_by(
-        grouped, judges, group_error=group_error,  # type: ignore[arg-type]
-        method=method.value, score=None if score is None else score.value,
-        scoring=None if scoring is None else scoring.value, epsilon=loo_eps, alt_test_epsilon=alt_eps,
-        threshold=threshold, min_items=min_items, correction=correction.value, test=test.value, q=q,
-        min_items_per_human=min_items_per_human, min_humans_per_item=min_humans_per_item,
-        rank_by=None if rank_by is None else rank_by.value, confidence_level=confidence_level,
-        n_resamples=n_resamples, seed=seed, stability_threshold=stability_threshold,
-        reference_floor=reference_floor, exclude_raters=exclude_rater or None, check_raters=check_raters)
+    res = validate_judges_by(grouped, judges, group_error=group_error, **opts)  # type: ignore[arg-type]
     if output_format == "json":
         doc = {"table": grouped.pooled.summary(), **res.to_dict()}
         doc["records"] = [c.to_dict() for c in res.cells]

@@ -151,6 +151,14 @@ class GroupedValidation(Result):
                               "advantage_high": c.advantage_high} for c in self.cells])
 
 
+def _present(judges: Sequence[str] | None, table: Any) -> list[str] | None:
+    """The judges (in their order) that rate in ``table``; ``None`` when no judge was named."""
+    if not judges:
+        return None
+    raters = set(map(str, table.raters))
+    return [j for j in judges if j in raters]
+
+
 def _each_group(grouped: Any, run: Callable[[Any, list[str] | None], Any], min_group_items: int,
                 judges: Sequence[str] | None = None) -> tuple[list[Any], list[str | None]]:
     """``run(table, judges present in it)`` on every group: a result, or ``None`` and the reason (too
@@ -158,7 +166,7 @@ def _each_group(grouped: Any, run: Callable[[Any, list[str] | None], Any], min_g
     results: list[Any] = []
     errors: list[str | None] = []
     for table in grouped.tables:
-        present = None if not judges else [j for j in judges if j in set(map(str, table.raters))]
+        present = _present(judges, table)
         if table.n_items < min_group_items:
             results.append(None)
             errors.append(f"too small: {table.n_items} items < min_group_items={min_group_items}")
@@ -406,6 +414,21 @@ def _rule_sentence(group_error: str, opts: dict[str, Any], slice_check: bool) ->
 
 
 # ------------------------------------------------------------------------------------------------ agreement
+def _group_records(groups: Any, n_items: Any, errors: Any, results: Any, key: str) -> list[dict[str, Any]]:
+    """One JSON record per group: its name, size, error and ``key`` -> its result (``None`` when it failed)."""
+    return [{"group": g, "n_items": n, "error": e, key: None if r is None else r.to_dict()}
+            for g, n, e, r in zip(groups, n_items, errors, results)]
+
+
+def _groups_frame(groups: Any, results: Any, pooled: Any) -> Any:
+    """The groups' ``to_frame()`` stacked with a ``group`` column, the pool last as ``(pooled)``."""
+    import pandas as pd
+
+    frames = [r.to_frame().assign(group=g) for g, r in zip(groups, results) if r is not None]
+    frames.append(pooled.to_frame().assign(group="(pooled)"))
+    return pd.concat(frames, ignore_index=True)
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class GroupedComparison(Result):
     """The result of :func:`compare_raters_by`: one :class:`RaterComparison` per group and the pooled one
@@ -420,16 +443,11 @@ class GroupedComparison(Result):
 
     def to_dict(self) -> dict[str, Any]:
         return {"by": list(self.by),
-                "groups": [{"group": g, "n_items": n, "error": e, "result": None if r is None else r.to_dict()}
-                           for g, n, e, r in zip(self.groups, self.n_items, self.errors, self.results)],
+                "groups": _group_records(self.groups, self.n_items, self.errors, self.results, "result"),
                 "pooled": self.pooled.to_dict()}
 
     def to_frame(self) -> Any:
-        import pandas as pd
-
-        frames = [r.to_frame().assign(group=g) for g, r in zip(self.groups, self.results) if r is not None]
-        frames.append(self.pooled.to_frame().assign(group="(pooled)"))
-        return pd.concat(frames, ignore_index=True)
+        return _groups_frame(self.groups, self.results, self.pooled)
 
 
 def compare_raters_by(grouped: Any, judges: Sequence[str] | None = None, *, min_group_items: int = 2,
@@ -440,10 +458,10 @@ def compare_raters_by(grouped: Any, judges: Sequence[str] | None = None, *, min_
 
     min_group_items = check_positive_int(min_group_items, "min_group_items", "compare_raters_by")
     pooled = compare_raters(grouped.pooled, judges, **options)
+
     def run(table: Any, _: Any) -> Any:
         # a group's judges are those of the call present in it (none: the humans alone, or the table's own)
-        present = None if not judges else [j for j in judges if j in set(map(str, table.raters))]
-        return compare_raters(table, present, **options)
+        return compare_raters(table, _present(judges, table), **options)
 
     results, errors = _each_group(grouped, run, min_group_items)
     return GroupedComparison(by=tuple(grouped.by), groups=tuple(grouped.names),
@@ -468,16 +486,11 @@ class GroupedRaters(Result):
 
     def to_dict(self) -> dict[str, Any]:
         return {"by": list(self.by),
-                "groups": [{"group": g, "n_items": n, "error": e, "raters": None if r is None else r.to_dict()}
-                           for g, n, e, r in zip(self.groups, self.n_items, self.errors, self.results)],
+                "groups": _group_records(self.groups, self.n_items, self.errors, self.results, "raters"),
                 "pooled": self.pooled.to_dict()}
 
     def to_frame(self) -> Any:
-        import pandas as pd
-
-        frames = [r.to_frame().assign(group=g) for g, r in zip(self.groups, self.results) if r is not None]
-        frames.append(self.pooled.to_frame().assign(group="(pooled)"))
-        return pd.concat(frames, ignore_index=True)
+        return _groups_frame(self.groups, self.results, self.pooled)
 
 
 def diagnose_raters_by(grouped: Any, *, min_group_items: int = 2, **options: Any) -> GroupedRaters:
