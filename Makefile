@@ -62,7 +62,7 @@ test-fast: test
 # site's tests (tests/docs: a strict build with every tutorial executed, the references complete, the
 # built site in headless Chromium) run instead of skipping.
 test-slow: $(VENV)/.test $(DOCS)/.ok chromium
-	@$(PY) -m pytest -q -n $(JOBS) -m "(slow or statistical or browser) and not oracle" -p no:randomly
+	@$(PY) -m pytest -q -n $(JOBS) --dist loadgroup -m "(slow or statistical or browser) and not oracle" -p no:randomly
 
 # The bad-input, start-up, declared-import and missing-extra tests where no extra is installed
 # (no pyarrow, dask, openpyxl, inspect_ai, scikit-learn; and no click, which nothing declares).

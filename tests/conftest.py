@@ -22,6 +22,24 @@ def shared_data(*parts: str) -> Path:
     return p
 
 
+#: how the browser tests start Debian's Chromium: headless, and without the background connections this
+#: machine's closed network refuses
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def chromium_or_skip() -> str:
+    """The Chromium binary for the browser tests; skips the test, naming where it looked, when there is none."""
+    import shutil
+
+    for c in (os.environ.get("VOIRDIRE_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
+              shutil.which("chromium-browser")):
+        if c and Path(c).exists():
+            return c
+    pytest.skip("chromium not found (looked for $VOIRDIRE_CHROMIUM, /usr/bin/chromium, chromium on PATH); "
+                "install it with `make chromium` (apt-get install chromium)")
+
+
 @pytest.fixture
 def alttest_dir():
     return lambda name: shared_data("alttest", name)

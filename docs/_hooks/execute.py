@@ -159,10 +159,17 @@ def _execute(src_uri: str, slug: str, blocks: list[re.Match[str]], entry: Path) 
     shutil.rmtree(tmp, ignore_errors=True)
     results = _run_page(src_uri, blocks, tmp / "work")
     (tmp / "results.json").write_text(json.dumps(results), encoding="utf-8")
-    for old in (CACHE / slug).iterdir():       # one cached run per page: the current one
-        if old.name != tmp.name:
+    # one cached run per page, the current one; another build's run in progress (its .tmp-PID) is left alone,
+    # and when a concurrent build stored this key first, its entry stands (same key, same results)
+    for old in (CACHE / slug).iterdir():
+        if old.name != entry.name and not old.name.startswith(".tmp-"):
             shutil.rmtree(old, ignore_errors=True)
-    tmp.rename(entry)
+    try:
+        tmp.rename(entry)
+    except OSError:
+        if not (entry / "results.json").is_file():
+            raise
+        shutil.rmtree(tmp, ignore_errors=True)
     log.info("%s: executed %d blocks in %.1f s", src_uri, len(blocks), time.perf_counter() - t0)
 
 

@@ -23,7 +23,11 @@ from pathlib import Path
 
 import pytest
 
+from ..conftest import CHROMIUM_ARGS, chromium_or_skip
+
 ROOT = Path(__file__).resolve().parents[2]
+# one xdist worker builds the site for every test here (`--dist loadgroup`), not one build per worker
+pytestmark = pytest.mark.xdist_group("docs_site")
 
 
 def _mkdocs() -> str | None:
@@ -165,24 +169,9 @@ def test_generated_pages_and_executed_output(site):
 
 # --- the site in headless Chromium ------------------------------------------------------------------
 
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-def _chromium() -> str | None:
-    for c in (os.environ.get("VOIRDIRE_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-              shutil.which("chromium-browser")):
-        if c and Path(c).exists():
-            return c
-    return None
-
-
 @pytest.fixture(scope="module")
 def browser_page(site):
-    exe = _chromium()
-    if exe is None:
-        pytest.skip("chromium not found (looked for $VOIRDIRE_CHROMIUM, /usr/bin/chromium, chromium on PATH); "
-                    "install it with `make chromium` (apt-get install chromium)")
+    exe = chromium_or_skip()
     sync_api = pytest.importorskip("playwright.sync_api")
     # served over http (search runs in a web worker, which file:// URLs do not allow); localhost only
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietHandler, directory=str(site)))

@@ -5,35 +5,17 @@ Skipped, with the reason, only when no Chromium binary can be found (``make chro
 
 from __future__ import annotations
 
-import os
-import shutil
-from pathlib import Path
-
 import pytest
 
+from ..conftest import CHROMIUM_ARGS, chromium_or_skip
 from .conftest import SCRIPT_RATER, artifacts_dir
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-def _chromium() -> str | None:
-    for c in (os.environ.get("VOIRDIRE_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-              shutil.which("chromium-browser")):
-        if c and Path(c).exists():
-            return c
-    return None
-
-
 @pytest.fixture(scope="module")
 def page_session(written):
     """Open report.html once: (page, console messages, dialogs, failed requests, report)."""
-    exe = _chromium()
-    if exe is None:
-        pytest.skip("chromium not found (looked for $VOIRDIRE_CHROMIUM, /usr/bin/chromium, chromium on PATH); "
-                    "install it with `make chromium` (apt-get install chromium)")
+    exe = chromium_or_skip()
     sync_api = pytest.importorskip("playwright.sync_api")
     rep, _, _, paths = written
     pw = sync_api.sync_playwright().start()
