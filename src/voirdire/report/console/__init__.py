@@ -1,0 +1,6 @@
+"""Terminal renderers, one module per command family (``estimate``, ``plan``, ``pairwise``, ...).
+
+Each module turns one workflow result into Rich tables and lines on a console; the CLI parses,
+calls one workflow and hands its result to the renderer here. Modules import numpy/pandas only
+inside functions, so that ``voirdire --help`` stays cheap. No statistics are computed here.
+"""
