@@ -98,3 +98,34 @@ def test_label_studio_several_controls_give_one_group_per_control():
         assert sorted(map(str, t.items)) == sorted(map(str, one.items)) and t.n_labels == one.n_labels
         assert t.judges == one.judges == ("gpt-4o-judge",)
     assert g.shared_items and g.pooled.n_items == g.tables[0].n_items + g.tables[1].n_items
+
+
+def test_a_group_with_one_rater_gets_its_reason_and_the_others_are_read(tmp_path):
+    # criterion 'tone' is rated by h1 alone: its --where read fails ('only 1 rater'); the --by read keeps
+    # the other groups (equal to their --where tables) and gives 'tone' that reason, not an abort
+    p = _rubric(tmp_path)
+    df = pd.read_csv(p)
+    df = pd.concat([df, pd.DataFrame({"item": ["a", "b"], "criterion": "tone", "rater": "h1", "label": "1",
+                                      "role": "human"})], ignore_index=True)
+    df.to_csv(p, index=False)
+    with pytest.raises(SchemaError, match="only 1 rater"):
+        read_annotations(p, role="role", where=["criterion=tone"])
+    g = read_annotation_groups(p, by="criterion", role="role")
+    assert g.names == ("clarity", "safety", "tone")
+    assert g.tables[2] is None and "only 1 rater" in g.error(2) and g.error(0) is None
+    assert g.n_items == (3, 3, 2)
+    for name, t in zip(g.names[:2], g.tables[:2]):
+        _same(t, read_annotations(p, role="role", where=[f"criterion={name}"]))
+    assert g.pooled.n_items == 8
+
+
+def test_a_judge_absent_from_a_group_is_not_an_error_of_the_read(tmp_path):
+    p = _rubric(tmp_path)
+    df = pd.read_csv(p)
+    df = df[~((df["rater"] == "j") & (df["criterion"] == "safety"))].drop(columns="role")
+    df.to_csv(p, index=False)
+    g = read_annotation_groups(p, by="criterion", judges=["j"])
+    assert g.tables[0].judges == ("j",) and g.tables[1].judges == () and not g.errors
+    # an error of the file (a judge no group has) is still the file's
+    with pytest.raises(SchemaError, match="not raters in this file"):
+        read_annotation_groups(p, by="criterion", judges=["nobody"])

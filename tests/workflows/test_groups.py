@@ -7,6 +7,7 @@ import json
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -212,3 +213,24 @@ def test_estimate_and_watch_by_group_in_python(tmp_path):
                           ["j"], method="loo")
     assert w.results[0][0].to_dict() == direct[0].to_dict()
     assert list(w.pooled[0].looks) == ["0", "1"] and len(w.to_frame()) == 3
+
+
+def test_a_group_with_one_rater_gets_its_reason_while_the_others_run(tmp_path):
+    # domain 'solo' is labelled by h1 alone: it gets 'only 1 rater' (group_too_small), the others their verdicts
+    df = slice_failure_frame(200, np.random.default_rng(8), column="domain", fail=False)
+    solo = df[(df["item"] == "0") & (df["rater"] == "h1")].assign(item="solo-1", domain="solo")
+    df = pd.concat([df, solo], ignore_index=True)
+    p = tmp_path / "solo.csv"
+    df.to_csv(p, index=False)
+    g = read_annotation_groups(p, by="domain", role="role")
+    res = validate_judges_by(g, ["judge"], n_resamples=20, check_raters=False)
+    c = res.cell("judge", "solo")
+    assert c.group_verdict is None and c.verdict.codes == ("group_too_small",) and "only 1 rater" in c.error
+    assert all(res.cell("judge", d).group_verdict is not None for d in "ABCDE")
+    comp = compare_raters_by(g, ["judge"], n_resamples=20)
+    assert comp.results[-1] is None and "only 1 rater" in comp.errors[-1] and comp.results[0] is not None
+    r = runner.invoke(app, ["validate", str(p), "--role", "role", "--by", "domain", "--n-resamples", "20",
+                            "--no-check-raters", "-f", "json"])
+    assert r.exit_code == 0, r.output
+    rec = [x for x in json.loads(r.stdout)["records"] if x["group"] == "solo"][0]
+    assert rec["verdict"]["decision"] == "inconclusive" and "only 1 rater" in rec["error"]

@@ -50,27 +50,45 @@ class GroupedTables:
         The grouping column(s).
     keys : tuple of tuple of str
         One key per group (its value in each ``by`` column), in order of first appearance.
-    tables : tuple of AnnotationTable
-        The group's table: what ``--where`` on the key would read.
+    tables : tuple of (AnnotationTable or None)
+        The group's table: what ``--where`` on the key would read; ``None`` where that read fails
+        for the group alone (one rater, every label an abstention): ``errors`` says why.
     pooled : AnnotationTable
         Every group together.
     item_group : numpy.ndarray
         For every item of ``pooled``, the index of its group in ``keys``.
     shared_items : bool
         Whether the groups share item ids (then pooled items are ``item | group``, clustered by item).
+    errors : tuple of (str or None)
+        Per group, why its table could not be read (``None``: it was); empty means none failed.
+    group_items : tuple of int
+        Per group, its number of distinct item ids in the file (also for a group that failed).
     """
 
     by: tuple[str, ...]
     keys: tuple[tuple[str, ...], ...]
-    tables: tuple[AnnotationTable, ...]
+    tables: tuple[AnnotationTable | None, ...]
     pooled: AnnotationTable
     item_group: np.ndarray
     shared_items: bool
+    errors: tuple[str | None, ...] = ()
+    group_items: tuple[int, ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
         """Each group's name: its key's values joined by ``/``."""
         return tuple(group_name(k) for k in self.keys)
+
+    @property
+    def n_items(self) -> tuple[int, ...]:
+        """Each group's number of items (its table's, or its distinct item ids when it failed)."""
+        if self.group_items:
+            return tuple(int(n) for n in self.group_items)
+        return tuple(0 if t is None else int(t.n_items) for t in self.tables)
+
+    def error(self, g: int) -> str | None:
+        """Why group ``g``'s table could not be read, or ``None``."""
+        return self.errors[g] if self.errors else None
 
     def pooled_suffix(self, group: str) -> str:
         """What the pool appends to an item id of ``group`` (``" | group"`` when the groups share items, else nothing)."""
@@ -243,17 +261,69 @@ def split_groups(frame: pd.DataFrame, rows: np.ndarray, by: Sequence[str], *, sr
     keys = tuple(order)
     if not keys:
         raise SchemaError("the file holds no labels.", source=src)
-    tables = []
+    item_text = frame[item].astype(str).str.strip()
+    # the pool first: an error of the file (a bad label, a duplicate row, an unknown judge) is the file's,
+    # raised as the plain read raises it; what fails in a group alone is that group's reason
+    pooled = _pooled_table(frame, rows, codes, keys, item_text, src=src, item=item, rater=rater, label=label,
+                           judges=judges, role=role, cluster=cluster, cluster_sep=cluster_sep, common=common,
+                           skipped=skipped)
+    tables: list[AnnotationTable | None] = []
+    errors: list[str | None] = []
     for g in range(len(keys)):
         mask = codes == g
         sub = frame.loc[mask].reset_index(drop=True)
-        t = _finish(sub, rows[mask], src, item, rater, label, judges, role, cluster, cluster_sep, common)
+        try:
+            t = _finish(sub, rows[mask], src, item, rater, label, _judges_in(judges, sub[rater]), role, cluster,
+                        cluster_sep, common)
+        except SchemaError as exc:
+            if len(keys) == 1:
+                raise
+            tables.append(None)
+            errors.append(str(exc))
+            continue
         n_out = int((~mask).sum())
         dropped = dict(skipped)
         if n_out:
             dropped["not matching --where"] = dropped.get("not matching --where", 0) + n_out
         tables.append(dataclasses.replace(t, dropped={**dropped, **t.dropped}))
-    item_text = frame[item].astype(str).str.strip()
+        errors.append(None)
+    group_items = np.asarray(pd.Series(item_text.to_numpy(dtype=object)).groupby(codes).nunique()
+                             .reindex(range(len(keys)), fill_value=0), dtype=np.int64)
+    shared = pooled.shared
+    pooled_table = pooled.table
+    # each pooled item's group: the group of the rows that carry it (one group per pooled item)
+    first = pd.Series(codes).groupby(pooled.items).first()
+    item_group = np.array([int(first.get(str(it), -1)) for it in pooled_table.items], dtype=np.int64)
+    return GroupedTables(by=by, keys=keys, tables=tuple(tables), pooled=pooled_table, item_group=item_group,
+                         shared_items=shared, errors=tuple(errors) if any(e is not None for e in errors) else (),
+                         group_items=tuple(int(n) for n in group_items))
+
+
+def _judges_in(judges: Sequence[str], raters: pd.Series) -> list[str]:
+    """The named judges (in their order) that have a row in a group: a judge absent from a group is no
+    error of the group (the workflows say 'no judge labelled this group')."""
+    if not judges:
+        return []
+    from ._columns import id_str
+
+    here = {id_str(r) for r in pd.unique(raters)}
+    return [j for j in judges if str(j) in here]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Pooled:
+    table: AnnotationTable
+    shared: bool
+    items: np.ndarray  # each row's pooled item id (stripped text)
+
+
+def _pooled_table(frame: pd.DataFrame, rows: np.ndarray, codes: np.ndarray, keys: tuple[tuple[str, ...], ...],
+                  item_text: pd.Series, *, src: str, item: str, rater: str, label: str, judges: Sequence[str],
+                  role: str | None, cluster: str | None, cluster_sep: str | None, common: dict[str, Any],
+                  skipped: dict[str, int]) -> _Pooled:
+    """Every group together: items shared by groups become ``item | group``, clustered by the item."""
+    from ._readers import _finish
+
     owners = pd.Series(codes).groupby(item_text.to_numpy()).nunique()
     shared = bool((owners > 1).any())
     pooled_frame, pooled_cluster = frame, cluster
@@ -269,9 +339,5 @@ def split_groups(frame: pd.DataFrame, rows: np.ndarray, by: Sequence[str], *, sr
                      None if shared else cluster_sep, common)
     if skipped:
         pooled = dataclasses.replace(pooled, dropped={**skipped, **pooled.dropped})
-    # each pooled item's group: the group of the rows that carry it (one group per pooled item)
     pooled_items = pooled_frame[item].astype(str).str.strip().to_numpy(dtype=object)
-    first = pd.Series(codes).groupby(pooled_items).first()
-    item_group = np.array([int(first.get(str(it), -1)) for it in pooled.items], dtype=np.int64)
-    return GroupedTables(by=by, keys=keys, tables=tuple(tables), pooled=pooled, item_group=item_group,
-                         shared_items=shared)
+    return _Pooled(table=pooled, shared=shared, items=pooled_items)

@@ -165,7 +165,11 @@ def _each_group(grouped: Any, run: Callable[[Any, list[str] | None], Any], min_g
     small, no judge labelled the group, or the analysis's own error) — the one loop every ``*_by`` shares."""
     results: list[Any] = []
     errors: list[str | None] = []
-    for table in grouped.tables:
+    for g, table in enumerate(grouped.tables):
+        if table is None:  # its table could not be read (one rater, every label an abstention)
+            results.append(None)
+            errors.append(grouped.error(g) or "the group's table could not be read")
+            continue
         present = _present(judges, table)
         if table.n_items < min_group_items:
             results.append(None)
@@ -250,13 +254,13 @@ def validate_judges_by(
         slices = _slice_checks(grouped, pooled, names, opts, notes)
     cells: list[GroupCell] = []
     for j in names:
-        for g, (key, table, res, err) in enumerate(zip(grouped.keys, grouped.tables, results, errors)):
-            cells.append(_cell(j, gnames[g], key, table.n_items, res, err, family.get((j, g)), group_error, opts,
+        for g, (key, n, res, err) in enumerate(zip(grouped.keys, grouped.n_items, results, errors)):
+            cells.append(_cell(j, gnames[g], key, n, res, err, family.get((j, g)), group_error, opts,
                                slices.get(j), g))
     simpson = {j: s for j in names if (s := _simpson(j, pooled, [c for c in cells if c.judge == j])) is not None}
     rule = _rule_sentence(group_error, opts, slice_check)
     return GroupedValidation(by=tuple(grouped.by), group_error=group_error, rule=rule, groups=gnames,
-                             keys=tuple(grouped.keys), n_items=tuple(int(t.n_items) for t in grouped.tables),
+                             keys=tuple(grouped.keys), n_items=tuple(grouped.n_items),
                              results=tuple(results), errors=tuple(errors), pooled=pooled, cells=tuple(cells),
                              slices=slices, simpson=simpson, notes=tuple(notes))
 
@@ -465,7 +469,7 @@ def compare_raters_by(grouped: Any, judges: Sequence[str] | None = None, *, min_
 
     results, errors = _each_group(grouped, run, min_group_items)
     return GroupedComparison(by=tuple(grouped.by), groups=tuple(grouped.names),
-                             n_items=tuple(int(t.n_items) for t in grouped.tables), results=tuple(results),
+                             n_items=tuple(grouped.n_items), results=tuple(results),
                              errors=tuple(errors), pooled=pooled)
 
 
@@ -494,16 +498,16 @@ class GroupedRaters(Result):
 
 
 def diagnose_raters_by(grouped: Any, *, min_group_items: int = 2, **options: Any) -> GroupedRaters:
-    """:func:`voirdire.diagnostics.rater_diagnostics` per group and on the pool, same options and ``rng``
-    (a group's numbers are those of ``--where`` on it); a group too small, or without two raters
-    sharing items, gets its reason, not a number."""
-    from ..diagnostics import rater_diagnostics
+    """:func:`voirdire.workflows.check_raters` (the annotator check of ``voirdire raters``) per group and on the
+    pool, same options and ``seed`` (a group's numbers are those of ``--where`` on it); a group too small, or
+    without two raters sharing items, gets its reason, not a number."""
+    from ._raters import check_raters as rater_diagnostics
 
     min_group_items = check_positive_int(min_group_items, "min_group_items", "diagnose_raters_by")
     pooled = rater_diagnostics(grouped.pooled, **options)
     results, errors = _each_group(grouped, lambda table, _: rater_diagnostics(table, **options), min_group_items)
     return GroupedRaters(by=tuple(grouped.by), groups=tuple(grouped.names),
-                         n_items=tuple(int(t.n_items) for t in grouped.tables), results=tuple(results),
+                         n_items=tuple(grouped.n_items), results=tuple(results),
                          errors=tuple(errors), pooled=pooled)
 
 
@@ -572,7 +576,7 @@ def estimate_mean_by(grouped: Any, judges: Sequence[str], inclusion_prob: Any, *
         grouped, lambda table, _: estimate_mean(table, judges, inclusion_prob, strata=strata, **options),
         min_group_items)
     return GroupedEstimate(by=tuple(grouped.by), groups=tuple(grouped.names), keys=tuple(grouped.keys),
-                           n_items=tuple(int(t.n_items) for t in grouped.tables), results=tuple(results),
+                           n_items=tuple(grouped.n_items), results=tuple(results),
                            errors=tuple(errors), pooled=pooled, pooled_error=pooled_error)
 
 
@@ -651,5 +655,5 @@ def watch_judges_by(grouped: Any, rounds: Any, judges: Sequence[str] | None = No
     results, errors = _each_group(grouped, lambda table, present: watch_judges(table, rounds, present, **options),
                                   min_group_items, names)
     return GroupedWatch(by=tuple(grouped.by), groups=tuple(grouped.names), keys=tuple(grouped.keys),
-                        n_items=tuple(int(t.n_items) for t in grouped.tables), results=tuple(results),
+                        n_items=tuple(grouped.n_items), results=tuple(results),
                         errors=tuple(errors), pooled=pooled, pooled_error=pooled_error)
