@@ -129,3 +129,60 @@ def test_a_judge_absent_from_a_group_is_not_an_error_of_the_read(tmp_path):
     # an error of the file (a judge no group has) is still the file's
     with pytest.raises(SchemaError, match="not raters in this file"):
         read_annotation_groups(p, by="criterion", judges=["nobody"])
+
+
+# ------------------------------------------------------------------------------------------------ command line
+def _cli(*args):
+    import json
+
+    from typer.testing import CliRunner
+
+    from voirdire.cli import app
+
+    r = CliRunner().invoke(app, [str(a) for a in args])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+def _sans_source(d):
+    if isinstance(d, dict):
+        return {k: _sans_source(v) for k, v in d.items() if k != "source"}
+    return [_sans_source(v) for v in d] if isinstance(d, list) else d
+
+
+def test_cli_wide_rater_criterion_file_equals_the_long_file_by_criterion(tmp_path):
+    # the same labels written wide (RATER:CRITERION columns) and long (a criterion column): validate --by
+    # criterion gives the same per-group results; the long file's --where run gives them too
+    rng = np.random.default_rng(3)
+    n = 40
+    wide = {"item": [f"i{k}" for k in range(n)]}
+    for c in ("fluency", "facts"):
+        truth = rng.integers(1, 6, n)
+        for r in ("h1", "h2", "h3", "gpt"):
+            wide[f"{r}:{c}"] = np.clip(truth + rng.integers(-1, 2, n) * (rng.random(n) < 0.3), 1, 5)
+    pw, pl = tmp_path / "wide.csv", tmp_path / "long.csv"
+    pd.DataFrame(wide).to_csv(pw, index=False)
+    long = pd.DataFrame(wide).melt(id_vars="item", var_name="rc", value_name="label")
+    long[["rater", "criterion"]] = long["rc"].str.split(":", expand=True)
+    long.drop(columns="rc").to_csv(pl, index=False)
+    opts = ["--by", "criterion", "--judge", "gpt", "--n-resamples", "40", "--no-check-raters", "-f", "json"]
+    dw = _cli("validate", pw, "--wide", *opts)
+    dl = _cli("validate", pl, *opts)
+    assert [g["group"] for g in dw["groups"]] == ["fluency", "facts"]
+    for gw, gl in zip(dw["groups"], dl["groups"]):
+        assert _sans_source(gw["result"]) == _sans_source(gl["result"]), gw["group"]
+    assert dw["records"] == dl["records"]
+    alone = _cli("validate", pl, "--where", "criterion=facts", "--judge", "gpt", "--n-resamples", "40",
+                 "--no-check-raters", "-f", "json")
+    assert alone["judges"] == dw["groups"][1]["result"]["judges"]
+
+
+def test_cli_label_studio_several_controls_one_group_per_control():
+    fix = __import__("pathlib").Path(__file__).parent / "fixtures" / "formats" / "label_studio_export.json"
+    d = _cli("agree", fix, "--by", "control", "--n-resamples", "20", "-f", "json")
+    assert [g["group"] for g in d["groups"]] == ["quality", "sentiment"]
+    for g in d["groups"]:
+        one = _cli("agree", fix, "--control", g["group"], "--n-resamples", "20", "-f", "json")
+        # the same numbers (the notes differ: the --by read names its groups, the plain read the file)
+        same = set(one) & set(g["result"]) - {"table", "notes", "source"}
+        assert "groups" in same and {k: g["result"][k] for k in same} == {k: one[k] for k in same}, g["group"]
