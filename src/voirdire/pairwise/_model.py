@@ -19,6 +19,7 @@ from .._results import Result
 from ..data import VERDICTS, PairwiseTable
 from ..exceptions import ConvergenceWarning, InvalidParameterError, SchemaError
 from ._kernel import _BOUND, Prior, human_mixture, judge_expectations, local_map, mix_humans, warm_start
+from ._systems import SystemStrengths, fit_system_strengths, system_log_prior
 
 __all__ = ["PairwiseBayesModel", "PairwisePosterior", "entropy"]
 
@@ -32,6 +33,8 @@ _FORMAT = "voirdire.PairwiseBayesModel/1"
 #: the state is fixed, so the steps only bound the memory (about 120 bytes a value; a larger step
 #: shares more distinct judge rows).
 _READ_VALUES = 2 ** 18
+#: Pairs per chunk of a joint read-only pass at least (its arrays per pair hold no particle axis).
+_READ_PAIRS = 2 ** 14
 
 #: Empirical-Bayes hyperprior: the pairs' prior starts as N(0, I) worth this many pairs.
 _HYPER_PSEUDO_PAIRS = 10.0
@@ -348,6 +351,7 @@ class PairwiseBayesModel:
                  integrate_verdict: bool = True, n_refine: int = 3, judge_reliability: bool = True,
                  batch_move: bool = False, quadrature: Literal["laplace", "adaptive"] = "laplace",
                  confusion_prior: Literal["pooled", "fixed"] = "pooled",
+                 system_prior: Literal["auto", "off"] = "auto",
                  rng: int | np.random.Generator | None = None) -> None:
         name = "PairwiseBayesModel"
         self.n_particles = check_positive_int(n_particles, "n_particles", name)
@@ -377,6 +381,7 @@ class PairwiseBayesModel:
         self.batch_move = bool(batch_move)
         self.quadrature = check_choice(quadrature, "quadrature", name, ("laplace", "adaptive"))
         self.confusion_prior = check_choice(confusion_prior, "confusion_prior", name, ("pooled", "fixed"))
+        self.system_prior = check_choice(system_prior, "system_prior", name, ("auto", "off"))
         as_generator(rng if not isinstance(rng, np.random.Generator) else 0)  # validates the seed
         self.rng = rng
         #: True: every pair's judges-only problem solved on its own and the humans integrated by
@@ -411,7 +416,9 @@ class PairwiseBayesModel:
         self._out_pairs: list[np.ndarray] = []
         self._out: list[np.ndarray] = []          # rows: p_A, p_T, p_B, theta, tau
         self._fixed_means: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._prior_memo: tuple[np.ndarray, Prior] | None = None
         self.move_ess_: float | None = None
+        self.system_strengths_: SystemStrengths | None = None    # the system-strength prior (refine)
         self._moved_at = -1                        # n_items_seen_ at the last batch move (-1: none)
 
     @property
@@ -420,6 +427,9 @@ class PairwiseBayesModel:
         empirical-Bayes estimate from the pairs seen so far (``"empirical"``)."""
         if self.pair_prior == "standard":
             return (0.0, 1.0, 0.0, 1.0)
+        memo = self._prior_memo
+        if memo is not None and np.array_equal(memo[0], self._hyper):
+            return memo[1]        # a read-only pass's chunks and the refine sweeps ask again at the same state
         n, s1, s2, a1, a2 = self._hyper[:5]
         n0 = _HYPER_PSEUDO_PAIRS
         m_t, m_a = s1 / (n + n0), a1 / (n + n0)
@@ -430,7 +440,9 @@ class PairwiseBayesModel:
         # one latent verdict says little about its pair's (theta, tau))
         rbar = (n0 / 3.0 + self._hyper[5:8]) / (n + n0)
         m_t, m_a = _match_class_prior(rbar, float(v_t), float(v_a))
-        return (float(m_t), float(1.0 / v_t), float(m_a), float(1.0 / v_a))
+        out = (float(m_t), float(1.0 / v_t), float(m_a), float(1.0 / v_a))
+        self._prior_memo = (self._hyper.copy(), out)
+        return out
 
     @property
     def pair_prior_(self) -> dict[str, float]:
@@ -531,6 +543,8 @@ class PairwiseBayesModel:
                 self._alpha = np.repeat(self._cprior[None], R, 0) + add
             if self.pair_prior == "empirical":
                 self._hyper = np.concatenate([[table.n_pairs], mom.sum(0), rho.sum(0)])
+            if self.system_prior == "auto" and table.systems is not None:
+                self.system_strengths_ = fit_system_strengths(table.systems, rho)
         if n_sweeps and self.batch_move:
             self._batch_move(table)
         return self
@@ -734,6 +748,12 @@ class PairwiseBayesModel:
         fast_read = not commit and self.integrate_verdict and self.laplace and not self._reference
         n_cols = self._beta.shape[0] * (max(1, len(self.judges_)) if self.particles == "per_judge" else 1)
         read_chunk = max(self.batch_size, _READ_VALUES // n_cols)
+        if fast_read and self.particles == "joint":
+            # the read pass holds no (pair, particle) array and solves each distinct judge row once:
+            # the fewer the chunks, the fewer rows are solved twice (the rows' memory is bounded in
+            # _solve_rows; the chunk boundaries of a joint read pass do not change its results)
+            read_chunk = max(read_chunk, _READ_PAIRS)
+        tilt = self._system_tilt(table)
         s = 0
         while s < n_pairs:
             if commit:
@@ -752,6 +772,8 @@ class PairwiseBayesModel:
             logL = np.zeros((B, 3))
             for k in range(3):
                 logL[:, k] = np.bincount(hp, weights=contrib[:, k], minlength=B)
+            if tilt is not None:                  # the system-strength prior of the pair's verdict
+                logL += tilt[s:e]
             # judge evidence per channel
             js, je = j_start[s], j_start[e]
             ch, jy, jp = j_chan[js:je], j_y[js:je], j_pair[js:je] - s
@@ -788,16 +810,8 @@ class PairwiseBayesModel:
                 # distinct row of (n, d, nt) (pairs with the same judge verdicts share it), then each
                 # pair's humans are mixed in (mix_humans; human_mixture is the per-pair reference)
                 uk, inv = _distinct_rows(np.concatenate([n, d, nt], 1))
-                nu, du, ntu = uk[:, :K], uk[:, K:2 * K], uk[:, 2 * K:]
-                th0, ta0 = warm_start(shift, wcol, nu, du, ntu, None, tol=self.tol * 1e-2, tshift=tshift,
-                                      prior=prior, slope=slope)
-                hess: list[Any] = []
-                thu, tau_u, fu, logdetu, _, _, conv = local_map(th0, ta0, shift, nu, du, ntu, None, tol=self.tol,
-                                                                tshift=tshift, prior=prior, slope=slope, hessian=hess)
-                Epi, Emom, corr = judge_expectations(thu, tau_u, shift, nu, du, ntu, tshift=tshift, prior=prior,
-                                                     slope=slope, hessian=hess[0] if hess else None,
-                                                     fmap=fu if self.quadrature == "adaptive" else None)
-                logdetu = logdetu - 2.0 * corr          # the adaptive rule's correction (0 under Laplace)
+                thu, tau_u, fu, logdetu, Epi, Emom, conv = self._solve_rows(
+                    uk[:, :K], uk[:, K:2 * K], uk[:, 2 * K:], shift, wcol, tshift, slope, prior)
                 if fast_read:
                     if not conv:
                         logger.warning("local MAP did not reach tol=%g in 30 Newton steps for some pairs", self.tol)
@@ -886,6 +900,43 @@ class PairwiseBayesModel:
                 self._chunk_len = min(self.batch_size, 2 * self._chunk_len)
             s += acc
         return proba, logpred
+
+    def _solve_rows(self, nu: np.ndarray, du: np.ndarray, ntu: np.ndarray, shift: np.ndarray, wcol: np.ndarray,
+                    tshift: np.ndarray | None, slope: np.ndarray | None, prior: Prior
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
+        """The judges-only problem of every distinct judge row ``(nu, du, ntu)`` under every particle column:
+        its MAP ``(theta, tau)``, the objective there, ``log det(-H)`` (less twice the adaptive rule's
+        correction) and the verdict's expectations (:func:`judge_expectations`); in blocks of rows that
+        bound the (rows x columns) arrays."""
+        U, N = len(nu), shift.shape[0]
+        step = max(1, _READ_VALUES // max(1, N))
+        parts = []
+        conv = True
+        for r in range(0, max(U, 1), step):
+            sl = slice(r, r + step)
+            th0, ta0 = warm_start(shift, wcol, nu[sl], du[sl], ntu[sl], None, tol=self.tol * 1e-2, tshift=tshift,
+                                  prior=prior, slope=slope)
+            hess: list[Any] = []
+            thu, tau_u, fu, logdetu, _, _, ok = local_map(th0, ta0, shift, nu[sl], du[sl], ntu[sl], None, tol=self.tol,
+                                                          tshift=tshift, prior=prior, slope=slope, hessian=hess)
+            Epi, Emom, corr = judge_expectations(thu, tau_u, shift, nu[sl], du[sl], ntu[sl], tshift=tshift, prior=prior,
+                                                 slope=slope, hessian=hess[0] if hess else None,
+                                                 fmap=fu if self.quadrature == "adaptive" else None)
+            parts.append((thu, tau_u, fu, logdetu - 2.0 * corr, Epi, Emom))   # corr: 0 under Laplace
+            conv = conv and ok
+        if len(parts) == 1:
+            return (*parts[0], conv)
+        cat = tuple(np.concatenate([p[k] for p in parts]) for k in range(6))
+        return (*cat, conv)
+
+    def _system_tilt(self, table: PairwiseTable) -> np.ndarray | None:
+        """``log q_t - log pbar`` per pair (n_pairs, 3), or None: the system-strength prior of each pair's
+        verdict (:mod:`._systems`) over the class prior the pair prior implies, so that a pair with no
+        judge label has ``q_t`` as its prior verdict distribution."""
+        if self.system_prior == "off" or self.system_strengths_ is None or table.systems is None:
+            return None
+        m_t, p_t, m_a, p_a = self._pair_prior
+        return system_log_prior(self.system_strengths_, table.systems, _class_prior(m_t, 1.0 / p_t, m_a, 1.0 / p_a))
 
     def _read_only(self, s: int, e: int, inv: np.ndarray, lw0: np.ndarray, lapu: np.ndarray, Epi: np.ndarray,
                    Emom: np.ndarray, logL: np.ndarray, proba: np.ndarray, logpred: np.ndarray,
@@ -1388,6 +1439,15 @@ def _distinct_rows(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of ``key`` and, for every row, the index of its distinct row."""
     if key.shape[1] == 0 or len(key) <= 1:
         return key[:1], np.zeros(len(key), dtype=np.intp)
+    # the rows are label counts (small integers): one mixed-radix integer code a row, in the rows'
+    # lexicographic order, is much cheaper to sort than the rows (np.unique(axis=0) is the fallback)
+    lo = key.min(0)
+    span = key.max(0) - lo + 1.0
+    if np.all(key == np.round(key)) and float(np.prod(span)) < 2.0 ** 52:
+        radix = np.concatenate([np.cumprod(span[::-1])[::-1][1:], [1.0]])
+        code = ((key - lo) @ radix).astype(np.int64)
+        _, first, inv = np.unique(code, return_index=True, return_inverse=True)
+        return key[first], inv.reshape(-1)
     uk, inv = np.unique(key, axis=0, return_inverse=True)
     return uk, inv.reshape(-1)
 
