@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _scores
 from .._checks import check_choice, check_confidence_level, check_on_undefined
 from ..data import AnnotationTable
 from ..exceptions import InvalidParameterError
@@ -15,10 +16,9 @@ from ._prepare import ABSTAIN_POLICIES, Prepared, prepare
 from ._results import AgreementResult, AgreementTable
 
 LEVEL_NAMES = ("nominal", "ordinal", "interval", "ratio")
-COEFFICIENTS = ("observed_agreement", "cohen_kappa", "scott_pi", "fleiss_kappa", "conger_kappa",
-                "krippendorff_alpha", "gwet_ac1", "gwet_ac2", "bennett_s")
+COEFFICIENTS = _scores.COEFFICIENTS  # the one registry of coefficient names
 _RATIO_MATRIX_LIMIT = 2000
-_WEIGHTED = ("observed_agreement", "fleiss_kappa", "bennett_s", "cohen_kappa", "scott_pi", "conger_kappa", "gwet_ac2")
+_WEIGHTED = _scores.WEIGHTED_COEFFICIENTS
 
 
 def _check_common(func: str, confidence_level: Any, n_resamples: Any, on_undefined: Any,

@@ -14,9 +14,8 @@ from . import _core
 from ._coefficients import _level, _make_spec
 from ._prepare import ABSTAIN_POLICIES, check_raters, prepare
 from ._results import PairwiseMatrixResult
+from .._scores import PAIRWISE_COEFFICIENTS  # the one registry of coefficient names
 
-PAIRWISE_COEFFICIENTS = ("cohen_kappa", "scott_pi", "observed_agreement", "krippendorff_alpha",
-                         "fleiss_kappa", "gwet_ac1", "gwet_ac2", "bennett_s")
 
 
 def pairwise_matrix(table: AnnotationTable, *, coefficient: str = "cohen_kappa",

@@ -30,6 +30,7 @@ import scipy.sparse as sp
 
 from .._optional import require
 from .._safe import shown
+from .._scores import PER_ITEM_COEFFICIENTS
 from ..data import AnnotationTable, DuplicatePolicy, MissingPolicy, Scale, TableSummary, id_str
 from ..exceptions import InvalidParameterError, SchemaError
 from . import _core
@@ -257,7 +258,7 @@ def _runs(batches: Iterator[Any], item: str, pos: int = 0) -> Iterator[tuple[Any
 #: the coefficients that reduce to per-item statistics with pooled marginals only (no per-rater
 #: marginals): they stream. Cohen's kappa, Scott's pi and Conger's kappa need each rater's
 #: marginals with the items' pairing and are computed in memory only.
-STREAMABLE = ("observed_agreement", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1", "gwet_ac2", "bennett_s")
+STREAMABLE = PER_ITEM_COEFFICIENTS  # the registry's per-item coefficients
 
 #: per-item attributes of each statistic, joined across blocks in file order; the others are
 #: constants of the scale (weights, distances) that every block shares

@@ -1,19 +1,21 @@
 """The `voirdire agree` command (registered on import): parse, call
-:func:`voirdire.workflows.compare_raters`, render."""
+:func:`voirdire.workflows.compare_raters` (``--by``: ``compare_raters_by``; ``--stream``:
+``compare_raters_stream``), render."""
 
 from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import typer
 
+from .._scores import COEFFICIENTS, PER_ITEM_COEFFICIENTS, names_text
 from ._app import (
-    Level, OutputFormat, ReaderOptions, app, console, emit_json, err_console, format_options, handle_errors,
-    numeric_nominal_note, reader_options,
+    Level, OutputFormat, ReaderOptions, app, console, emit_json, err_console, fail, format_options, handle_errors,
+    n_resamples_option, numeric_nominal_note, progress_bar, reader_options,
 )
 from ._console import echo_csv
-from ._validate import n_resamples_option
 
 
 class AbstainPolicy(str, Enum):
@@ -36,8 +38,7 @@ def agree_command(
     judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeat for several)."),
     coefficient: list[str] = typer.Option(
         None, "--coefficient", "-c",
-        help="observed_agreement, cohen_kappa, scott_pi, fleiss_kappa, conger_kappa, krippendorff_alpha, "
-             "gwet_ac1, gwet_ac2, bennett_s (repeatable; default: a sensible set)."),
+        help=f"{', '.join(COEFFICIENTS)} (repeatable; default: a sensible set)."),  # the registry's names
     level: Level | None = typer.Option(None, "--level", help="Metric of Krippendorff's alpha (default: the scale)."),
     weights: str | None = typer.Option(None, "--weights", help="Weights of the weighted coefficients (linear, quadratic, ...)."),
     abstain_policy: AbstainPolicy = typer.Option(AbstainPolicy.exclude, "--abstain-policy",
@@ -55,8 +56,7 @@ def agree_command(
     stream: bool = typer.Option(
         False, "--stream",
         help="Read a Parquet/CSV file in batches, holding per-item statistics only (tables larger than memory; "
-             "items must be grouped). Streams observed_agreement, fleiss_kappa, krippendorff_alpha, gwet_ac1/ac2 "
-             "and bennett_s."),
+             f"items must be grouped). Streams {names_text(PER_ITEM_COEFFICIENTS, 'and')}."),
     scheduler: str | None = typer.Option(
         None, "--scheduler", help="With --stream: compute the statistics of a Parquet file's row groups on this Dask "
                                   "scheduler (tcp://host:8786; only one you trust: Dask unpickles what it sends); "
@@ -65,65 +65,55 @@ def agree_command(
     reader: ReaderOptions,
 ) -> None:
     """Agreement coefficients with bootstrap intervals: humans among themselves and each judge with them."""
-    from ..report import render_comparison
-    from ..workflows import compare_raters
-
-    from ..agreement import COEFFICIENTS
-    from ..exceptions import InvalidParameterError
-
     for c in coefficient or []:
         if c not in COEFFICIENTS:
-            raise InvalidParameterError(f"--coefficient {c!r} is not one of {list(COEFFICIENTS)}.")
-    judge = list(dict.fromkeys(judge)) if judge else judge  # `-j X -j X` is one judge
+            fail(f"--coefficient {c!r} is not one of {list(COEFFICIENTS)}.")
+    judges = list(dict.fromkeys(judge)) if judge else None  # `-j X -j X` is one judge
+    opts: dict[str, Any] = dict(
+        coefficients=list(coefficient) if coefficient else None, level=level.value if level else None,
+        weights=weights, abstain_policy=abstain_policy.value, judge_only_items=judge_only_items.value,
+        confidence_level=confidence_level, n_resamples=n_resamples, seed=seed)
     if stream or scheduler:
-        _agree_stream(file, judge, coefficient, level, weights, abstain_policy, judge_only_items, positive,
-                      output_format, seed, n_resamples, confidence_level, matrix, scheduler, reader)
-        return
-    if reader.by:
-        _agree_by(file, judge, coefficient, level, weights, abstain_policy, judge_only_items, positive,
-                  output_format, seed, n_resamples, confidence_level, matrix, reader)
-        return
-    table = reader.load(file, judges=judge)
-    quiet = output_format != OutputFormat.table
-    from rich.progress import BarColumn, Progress, TaskProgressColumn, TimeRemainingColumn
+        _agree_stream(file, judges, opts, positive, matrix, scheduler, output_format, reader)
+    elif reader.by:
+        from ..report import render_grouped_comparison
+        from ..workflows import compare_raters_by
 
-    from ._console import description_column
+        grouped = reader.load_groups(file, judges=judges)
+        res = compare_raters_by(grouped, judges, positive=positive, matrix=matrix, **opts)
+        _emit(res, {"table": grouped.pooled.summary()}, output_format,
+              lambda: render_grouped_comparison(console, err_console, res))
+    else:
+        from ..report import render_comparison
+        from ..workflows import compare_raters
 
-    with Progress(description_column(), BarColumn(), TaskProgressColumn(), TimeRemainingColumn(),
-                  console=err_console, transient=True, disable=quiet) as bar:
-        task = bar.add_task("agreement", total=1)
-
-        def progress(step: str, done: int, total: int) -> None:
-            bar.update(task, description=step, completed=done, total=total)
-
-        comp = compare_raters(table, judge or None, coefficients=list(coefficient) if coefficient else None,
-                              level=level.value if level else None, weights=weights,
-                              abstain_policy=abstain_policy.value, positive=positive, matrix=matrix,
-                              judge_only_items=judge_only_items.value, confidence_level=confidence_level,
-                              n_resamples=n_resamples, seed=seed, progress=progress)
-    if output_format == OutputFormat.json:
-        doc = {"table": table.summary(), **comp.to_dict()}
+        table = reader.load(file, judges=judges)
+        with progress_bar("agreement", quiet=output_format != OutputFormat.table) as progress:
+            comp = compare_raters(table, judges, positive=positive, matrix=matrix, progress=progress, **opts)
         scale_note = numeric_nominal_note(table) if reader.scale is None else None
-        if scale_note:
-            doc["notes"] = [scale_note] + doc["notes"]
-        if comp.matrix is None:
-            doc.pop("matrix")
-        emit_json(doc)
-        return
-    if output_format == OutputFormat.csv:
-        echo_csv(comp.to_frame())
-        return
-    render_comparison(console, err_console, table, comp)
+        _emit(comp, {"table": table.summary()}, output_format, lambda: render_comparison(console, err_console, table, comp),
+              notes=[scale_note] if scale_note else [], drop=() if comp.matrix is not None else ("matrix",))
 
 
-def _agree_stream(file: Path, judge: list[str] | None, coefficient: list[str] | None, level: Level | None,
-                  weights: str | None, abstain_policy: AbstainPolicy, judge_only_items: JudgeOnlyItems,
-                  positive: str | None, output_format: OutputFormat, seed: int, n_resamples: int,
-                  confidence_level: float, matrix: bool, scheduler: str | None, reader: ReaderOptions) -> None:
+def _emit(res: Any, head: dict[str, Any], output_format: OutputFormat, render: Any, *, notes: list[str] | None = None,
+          drop: tuple[str, ...] = ()) -> None:
+    """``res`` as JSON (``head`` first, ``notes`` before its own, the ``drop`` keys left out), CSV or the terminal."""
+    if output_format == OutputFormat.json:
+        doc = {**head, **res.to_dict()}
+        if notes:
+            doc["notes"] = notes + doc["notes"]
+        emit_json({k: v for k, v in doc.items() if k not in drop})
+    elif output_format == OutputFormat.csv:
+        echo_csv(res.to_frame())
+    else:
+        render()
+
+
+def _agree_stream(file: Path, judges: list[str] | None, opts: dict[str, Any], positive: str | None, matrix: bool,
+                  scheduler: str | None, output_format: OutputFormat, reader: ReaderOptions) -> None:
     """``agree --stream``: :func:`voirdire.workflows.compare_raters_stream`, rendered as ``agree`` renders."""
     from types import SimpleNamespace
 
-    from ..exceptions import InvalidParameterError
     from ..report import render_comparison
     from ..workflows import compare_raters_stream
     from ._app import _FORMAT_OPTS
@@ -134,48 +124,11 @@ def _agree_stream(file: Path, judge: list[str] | None, coefficient: list[str] | 
         *((f"--{k.replace('_', '-')}", bool(v) and v not in ("auto", "long")) for k, v in _FORMAT_OPTS.get().items()))
         if given]
     if unsupported:
-        raise InvalidParameterError(
-            f"--stream reads a long item/rater/label table in batches; {', '.join(unsupported)} "
-            f"{'is' if len(unsupported) == 1 else 'are'} not supported with it (read the file whole instead).")
+        fail(f"--stream reads a long item/rater/label table in batches; {', '.join(unsupported)} "
+             f"{'is' if len(unsupported) == 1 else 'are'} not supported with it (read the file whole instead).")
     if str(file) == "-" or file.suffix.lower() not in (".parquet", ".pq", ".csv", ".tsv", ".tab"):
-        raise InvalidParameterError(f"--stream reads .parquet, .csv or .tsv files; got {str(file)!r}.")
-    cats = [c.strip() for part in reader.categories for c in part.split(",") if c.strip()] \
-        if reader.categories else None
-    opts = dict(scale=reader.scale.value if reader.scale else None, categories=cats, abstain=reader.abstain or (),
-                item=reader.item, rater=reader.rater, label=reader.label, duplicates=reader.duplicates.value,
-                missing=reader.missing.value)
-    comp, summary = compare_raters_stream(
-        file, judge or None, reader=opts, coefficients=list(coefficient) if coefficient else None,
-        level=level.value if level else None, weights=weights, abstain_policy=abstain_policy.value,
-        judge_only_items=judge_only_items.value, confidence_level=confidence_level, n_resamples=n_resamples,
-        seed=seed, scheduler=scheduler)
-    if output_format == OutputFormat.json:
-        emit_json({"table": summary, **comp.to_dict()})
-        return
-    if output_format == OutputFormat.csv:
-        echo_csv(comp.to_frame())
-        return
-    render_comparison(console, err_console, SimpleNamespace(summary=lambda: summary), comp)
-
-
-def _agree_by(file: Path, judge: list[str] | None, coefficient: list[str] | None, level: Level | None,
-              weights: str | None, abstain_policy: AbstainPolicy, judge_only_items: JudgeOnlyItems,
-              positive: str | None, output_format: OutputFormat, seed: int, n_resamples: int,
-              confidence_level: float, matrix: bool, reader: ReaderOptions) -> None:
-    """``agree --by COLUMN``: :func:`voirdire.workflows.compare_raters_by`, one table per group and the pool."""
-    from ..report import render_grouped_comparison
-    from ..workflows import compare_raters_by
-
-    grouped = reader.load_groups(file, judges=judge)
-    comp = compare_raters_by(grouped, judge or None, coefficients=list(coefficient) if coefficient else None,
-                             level=level.value if level else None, weights=weights,
-                             abstain_policy=abstain_policy.value, positive=positive, matrix=matrix,
-                             judge_only_items=judge_only_items.value, confidence_level=confidence_level,
-                             n_resamples=n_resamples, seed=seed)
-    if output_format == OutputFormat.json:
-        emit_json({"table": grouped.pooled.summary(), **comp.to_dict()})
-        return
-    if output_format == OutputFormat.csv:
-        echo_csv(comp.to_frame())
-        return
-    render_grouped_comparison(console, err_console, comp)
+        fail(f"--stream reads .parquet, .csv or .tsv files; got {str(file)!r}.")
+    read = {k: v for k, v in reader.read_kwargs().items() if k not in ("role", "cluster", "cluster_sep")}
+    comp, summary = compare_raters_stream(file, judges, reader=read, scheduler=scheduler, **opts)
+    _emit(comp, {"table": summary}, output_format,
+          lambda: render_comparison(console, err_console, SimpleNamespace(summary=lambda: summary), comp))

@@ -12,11 +12,13 @@ import sys
 from collections.abc import Callable, Iterator
 from enum import Enum
 from pathlib import Path
-from typing import Any, NoReturn, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, Optional, TypeVar
 
 import typer
 from typer.core import TyperGroup
 
+from .._format_names import format_in_help
+from .._scores import PER_ITEM_COEFFICIENTS, SCORES
 from ._console import console, err_console, styled
 from ._errors import one_line, report_exception, set_debug
 from ._ranges import check_ranges
@@ -101,6 +103,22 @@ class Missing(str, Enum):
     drop = "drop"
 
 
+def registry_choices(name: str, names: tuple[str, ...]) -> type[Enum]:
+    """A ``str`` Enum whose members are a registry's names: Typer's choices and the help's metavar read the
+    registry (:mod:`voirdire._scores`), so a name added there is a choice everywhere."""
+    return Enum(name, {n: n for n in names}, type=str)  # type: ignore[return-value]
+
+
+if TYPE_CHECKING:  # for mypy, any Enum; at run time, the registry's names
+    ScoreName = Enum
+    PoolCoefficient = Enum
+else:
+    #: ``--score`` of validate and raters: the validation scores (:data:`voirdire._scores.SCORES`).
+    ScoreName = registry_choices("ScoreName", SCORES)
+    #: ``raters --coefficient``: the per-item coefficients (:data:`voirdire._scores.PER_ITEM_COEFFICIENTS`).
+    PoolCoefficient = registry_choices("PoolCoefficient", PER_ITEM_COEFFICIENTS)
+
+
 DUPLICATES_HELP = "A rater labelling an item twice differently: error, first or last."
 MISSING_HELP = "Empty labels: error or drop."
 
@@ -130,9 +148,7 @@ def _format_parameters() -> list[inspect.Parameter]:
     P = inspect.Parameter
     return [
         P("format_in", kw, annotation=str, default=typer.Option(
-            "auto", "--format-in", help="What FILE holds: auto (guess from extension and content), long, wide, csv, "
-            "tsv, jsonl, json, parquet, excel, label-studio, label-studio-min, argilla, inspect, promptfoo, lm-eval, "
-            "alttest. FILE '-' reads standard input.")),
+            "auto", "--format-in", help=format_in_help())),  # the registry of input format names
         P("wide", kw, annotation=bool, default=typer.Option(
             False, "--wide", help="FILE is wide: one row per item, one column per rater (--judge names the judge "
             "columns). Detected when there are no rater/label columns.")),
@@ -588,3 +604,22 @@ def n_resamples_option() -> Any:
 
     return typer.Option(DEFAULT_N_RESAMPLES, "--n-resamples", "--resamples",
                         help="Bootstrap resamples for every interval and decision stability (0 = none).")
+
+
+@contextlib.contextmanager
+def progress_bar(first: str, *, quiet: bool = False, elapsed: bool = False) -> Iterator[Callable[[str, int, int], None]]:
+    """A transient progress bar on stderr (none when ``quiet``) and the ``progress(step, done, total)``
+    callback a workflow reports to; ``elapsed`` shows the time spent instead of the time left."""
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from ._console import description_column
+
+    cols: list[Any] = [description_column(), BarColumn()]
+    cols += [TimeElapsedColumn()] if elapsed else [TaskProgressColumn(), TimeRemainingColumn()]
+    with Progress(*cols, console=err_console, transient=True, disable=quiet) as bar:
+        task = bar.add_task(first, total=1)
+
+        def progress(step: str, done: int, total: int) -> None:
+            bar.update(task, description=step, completed=done, total=total)
+
+        yield progress

@@ -8,9 +8,8 @@ from typing import Any
 import typer
 
 from ._app import (PairwiseReaderOptions, ReaderOptions, app, console, err_console, fail, format_options, handle_errors,
-                   pairwise_reader_options, reader_options)
+                   n_resamples_option, pairwise_reader_options, progress_bar, reader_options)
 from ._console import styled
-from ._validate import n_resamples_option
 
 
 def _inclusion_prob(spec: str, file: Path, table: Any, item_col: str, rater_col: str, *,
@@ -66,10 +65,6 @@ def report_command(
     preader: PairwiseReaderOptions,
 ) -> None:
     """Write a self-contained HTML validation report (with plots) and a JSON file with every number."""
-    from rich.progress import BarColumn, Progress, TimeElapsedColumn
-
-    from ._console import description_column
-
     from ..report import build_report, write_report
 
     preader.verdict_spellings()  # a malformed --verdict-map fails before any reading
@@ -97,13 +92,7 @@ def report_command(
         ptable, pcov = preader.read(pairwise, judges=pairwise_judge,
                                     fallback_judges=judge or (table.judges if table is not None else ()),
                                     covariates=True, role_if_present=True)  # + length, self-preference
-    with Progress(description_column(), BarColumn(), TimeElapsedColumn(),
-                  console=err_console, transient=True, disable=quiet) as bar:
-        task = bar.add_task("Reading", total=1)
-
-        def progress(step: str, done: int, total: int) -> None:
-            bar.update(task, description=step, completed=done, total=total)
-
+    with progress_bar("Reading", quiet=quiet, elapsed=True) as progress:
         rep = build_report(table, judges=list(dict.fromkeys(judge)) if judge and table is not None else None,
                            pairwise=ptable, pairwise_covariates=pcov, inclusion_prob=pi, seed=seed,
                            confidence_level=confidence_level,
@@ -115,7 +104,7 @@ def report_command(
             rep = _with_groups(rep, grouped, judge, seed=seed, confidence_level=confidence_level,
                                n_resamples=n_resamples, epsilon=epsilon, alt_test_epsilon=alt_epsilon,
                                stability_threshold=stability_threshold, reference_floor=reference_floor)
-        bar.update(task, description="Writing")
+        progress("Writing", 1, 1)
         paths = write_report(rep, out, inputs=[f for f in (file, pairwise) if f is not None])
     for s in rep.not_available:
         err_console.print(styled((f"{s.status}:", "yellow"), f" {s.title}: {s.reason}"), highlight=False,

@@ -1,36 +1,30 @@
 """The `voirdire validate` command (registered on import): parse, call
-:func:`voirdire.workflows.validate_judges`, render; the exit code can gate a pipeline (``--fail-on``)."""
+:func:`voirdire.workflows.validate_judges` (``--by``: ``validate_judges_by``), render; the exit code can gate a
+pipeline (``--fail-on``)."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from .._defaults import GATES as FAIL_ON  # the one gate rule (the CI summaries read it too)
 from .._io import check_not_input, write_text
 from ._app import (
-    EXIT_GATE, ReaderOptions, app, console, emit_json, err_console, fail, format_options, handle_errors, numeric_nominal_note, reader_options,
-    require_overlap,
+    EXIT_GATE, ReaderOptions, ScoreName, app, console, emit_json, err_console, fail, format_options, handle_errors,
+    n_resamples_option, numeric_nominal_note, reader_options, require_overlap,
 )
-from ._app import n_resamples_option  # noqa: F401 - declared once in _app; agree and report import it from here
 from ._console import styled
-from ._raters import sensitivity_lines
 
 
 class Method(str, Enum):
     loo = "loo"
     alt_test = "alt-test"
     both = "both"
-
-
-class ScoreName(str, Enum):
-    agreement = "agreement"
-    alpha = "alpha"
-    kappa = "kappa"
-    ac1 = "ac1"
 
 
 class Scoring(str, Enum):
@@ -59,8 +53,6 @@ class RankBy(str, Enum):
 
 #: ``--format`` of ``validate``: the shared table/json/csv plus the CI summaries.
 FORMATS = ("table", "json", "csv", "markdown", "junit")
-#: ``--fail-on``: which combined verdicts fail the gate.
-from .._defaults import GATES as FAIL_ON  # noqa: E402 - the one gate rule (the CI summaries read it too)
 
 
 @app.command("validate")
@@ -118,9 +110,6 @@ def validate_command(
     reader: ReaderOptions,
 ) -> None:
     """May this LLM judge stand in for the humans? Verdicts, leave-one-human-out rule and Alternative Annotator Test."""
-    from ..report import render_junit, render_markdown, render_validation
-    from ..workflows import validate_judges
-
     if fail_on is not None and fail_on not in FAIL_ON:
         fail(f"--fail-on must be one of {list(FAIL_ON)}. Got {fail_on!r}.")
     if output_format not in FORMATS:
@@ -152,6 +141,10 @@ def validate_command(
     if reader.by:
         _validate_by(file, judge, opts, fail_on, output_format, group_error, reader)
         return
+    from ..report import render_junit, render_markdown, render_validation
+    from ..report.console.raters import sensitivity_lines
+    from ..workflows import validate_judges
+
     table = reader.load(file, judges=judge)
     require_overlap(table)
     judges = list(dict.fromkeys(judge)) if judge else list(table.judges)
@@ -160,40 +153,33 @@ def validate_command(
     res = validate_judges(table, judges, **opts)
     if res.excluded_raters:
         table = table.select(raters=[str(r) for r in table.raters if str(r) not in res.excluded_raters])
-    sens = [j.sensitivity for j in res.judges if j.sensitivity is not None]
     if output_format == "json":
-        doc = {"table": table.summary(), **res.to_dict()}
         scale_note = numeric_nominal_note(table) if reader.scale is None else None
-        doc["notes"] = ([scale_note] if scale_note else []) + doc["notes"]
-        emit_json(doc)
+        doc = {"table": table.summary(), **res.to_dict()}
+        emit_json({**doc, "notes": ([scale_note] if scale_note else []) + doc["notes"]})
     elif output_format == "csv":
-        import pandas as pd
-
-        frames = []
-        for e in res.judges:
-            for key, r in (("leave_one_out", e.leave_one_out), ("alt_test", e.alt_test)):
-                if r is not None:
-                    frames.append(r.to_frame().assign(method=key, verdict=e.verdict.decision))
         from ._console import echo_csv
 
-        echo_csv(pd.concat(frames, ignore_index=True) if frames else res.to_frame())
-    elif output_format == "markdown":
-        sys.stdout.write(render_markdown(res, fail_on=fail_on))
-    elif output_format == "junit":
-        sys.stdout.write(render_junit(res, fail_on=fail_on))
+        echo_csv(res.methods_frame())
+    elif output_format in ("markdown", "junit"):
+        sys.stdout.write((render_markdown if output_format == "markdown" else render_junit)(res, fail_on=fail_on))
     else:
         render_validation(console, err_console, table, res)
-        sensitivity_lines(res.annotators, sens)
+        sensitivity_lines(console, res.annotators, [j.sensitivity for j in res.judges if j.sensitivity is not None])
     if junit is not None:
         write_text(junit, render_junit(res, fail_on=fail_on), inputs=[file])
     if fail_on is not None:
-        failing = [j.judge for j in res.judges if j.verdict.decision in FAIL_ON[fail_on]]
-        if failing:
-            if output_format == "table":
-                err_console.print(styled(("gate failed", "bold red"), f" (--fail-on {fail_on}): "
-                                         + ", ".join(f"{j} is {res.verdicts[j].decision}" for j in failing)),
-                                  highlight=False, soft_wrap=True)
-            raise typer.Exit(EXIT_GATE)
+        _gate(fail_on, [f"{j.judge} is {j.verdict.decision}" for j in res.judges
+                        if j.verdict.decision in FAIL_ON[fail_on]], output_format)
+
+
+def _gate(fail_on: str, failing: Sequence[str], output_format: str, where: str = "") -> None:
+    """``--fail-on``: exit with code 3 when a verdict fails the gate (said on stderr with the table format)."""
+    if failing:
+        if output_format == "table":
+            err_console.print(styled(("gate failed", "bold red"), f" (--fail-on {fail_on}{where}): "
+                                     + ", ".join(failing)), highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_GATE)
 
 
 def _validate_sequential(file: Path, judge: list[str] | None, method: Any, epsilon: float | None, q: float, seed: int,
@@ -219,13 +205,7 @@ def _validate_sequential(file: Path, judge: list[str] | None, method: Any, epsil
         render_verdicts(table, results, seed)
     if fail_on is not None:
         verdict = {"accept": "accept", "reject": "reject", "continue": "inconclusive"}
-        failing = [r.judge for r in results if verdict[r.decision] in FAIL_ON[fail_on]]
-        if failing:
-            if output_format == "table":
-                err_console.print(styled(("gate failed", "bold red"), f" (--fail-on {fail_on}): "
-                                         + ", ".join(failing)), highlight=False, soft_wrap=True)
-            raise typer.Exit(EXIT_GATE)
-
+        _gate(fail_on, [r.judge for r in results if verdict[r.decision] in FAIL_ON[fail_on]], output_format)
 
 
 def _validate_by(file: Path, judge: list[str] | None, opts: dict[str, Any], fail_on: str | None,
@@ -243,25 +223,15 @@ def _validate_by(file: Path, judge: list[str] | None, opts: dict[str, Any], fail
         fail(f"{grouped.pooled.source} marks no rater as a judge. Name the judge with --judge NAME.")
     res = validate_judges_by(grouped, judges, group_error=group_error, **opts)  # type: ignore[arg-type]
     if output_format == "json":
-        doc = {"table": grouped.pooled.summary(), **res.to_dict()}
-        doc["records"] = [c.to_dict() for c in res.cells]
-        emit_json(doc)
+        emit_json({"table": grouped.pooled.summary(), **res.to_dict(), "records": [c.to_dict() for c in res.cells]})
     elif output_format == "csv":
         from ._console import echo_csv
 
         echo_csv(res.to_frame())
-    elif output_format == "markdown":
-        sys.stdout.write(grouped_markdown(res, fail_on=fail_on))
-    elif output_format == "junit":
-        sys.stdout.write(grouped_junit(res, fail_on=fail_on))
+    elif output_format in ("markdown", "junit"):
+        sys.stdout.write((grouped_markdown if output_format == "markdown" else grouped_junit)(res, fail_on=fail_on))
     else:
         render_grouped_validation(console, err_console, res)
     if fail_on is not None:
-        failing = res.failing(FAIL_ON[fail_on])
-        if failing:
-            if output_format == "table":
-                err_console.print(styled(("gate failed", "bold red"), f" (--fail-on {fail_on} --by "
-                                         f"{','.join(res.by)}): " + ", ".join(
-                                             f"{c.judge} is {c.verdict.decision} on {c.group}" for c in failing)),
-                                  highlight=False, soft_wrap=True)
-            raise typer.Exit(EXIT_GATE)
+        _gate(fail_on, [f"{c.judge} is {c.verdict.decision} on {c.group}" for c in res.failing(FAIL_ON[fail_on])],
+              output_format, f" --by {','.join(res.by)}")

@@ -24,7 +24,7 @@ from scipy.special import ndtri
 
 from .._checks import as_generator, check_confidence_level, check_positive_int, check_probability
 from .._results import ConfidenceInterval, Result
-from .._scores import SCORES
+from .._scores import PER_ITEM_COEFFICIENTS, SCORES
 from .._stats._poisson import factor_rows
 from .._stats.distances import delta
 from .._stats.resampling import (
@@ -43,8 +43,7 @@ _FUNC = "rater_diagnostics"
 #: above this many categories the latent-class competence models are not fitted (L x L per annotator)
 MAX_COMPETENCE_CATEGORIES = 100
 #: pool coefficients whose per-item statistics add over items (the fast "without k" path)
-POOL_COEFFICIENTS = ("krippendorff_alpha", "fleiss_kappa", "gwet_ac1", "gwet_ac2", "observed_agreement",
-                     "bennett_s")
+POOL_COEFFICIENTS = PER_ITEM_COEFFICIENTS  # the registry's per-item coefficients
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True, eq=False)

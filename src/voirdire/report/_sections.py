@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _plots as plots
 from .._results import to_jsonable
-from .._scores import HTML_NAMES
+from .._scores import HTML_NAMES, REFERENCE_COEFFICIENT, matrix_coefficient
 from ._annotators import annotators_section
 from ..exceptions import VoirdireError
 from ..workflows import compare_raters, design_overview, estimate_judges, summarise_pairwise, validate_judges
@@ -101,7 +101,7 @@ def agreement_section(ctx: Context, w: Writer) -> None:
             done[0] = k
             w.tick(step)
 
-    coef = "cohen_kappa" if t.scale.level == "nominal" else "krippendorff_alpha"  # the rater-by-rater matrix
+    coef = matrix_coefficient(t.scale.level)  # the rater-by-rater matrix
     comp = w.call(compare_raters, t, judges or None, confidence_level=ctx.confidence_level,
                   n_resamples=ctx.n_resamples, seed=ctx.seed, progress=tick, matrix=True, matrix_coefficient=coef,
                   confusion=2 < t.n_categories <= MAX_CATEGORIES_SHOWN)
@@ -164,7 +164,7 @@ def agreement_section(ctx: Context, w: Writer) -> None:
     summ = []
     for s_ in sel_out:
         for r in s_["results"]:
-            if r["coefficient"] == "krippendorff_alpha":
+            if r["coefficient"] == REFERENCE_COEFFICIENT:
                 summ.append(f"α {s_['label']} = {fmt_num(r['estimate'])} {_fmt_ci(r)}")
     w.put("coefficient_summary", summ)
     w.put("n_pairs_summary", "; ".join(
@@ -900,7 +900,7 @@ def build_glance(ctx: Context, w: Writer, sections: list[Section]) -> None:
                 sel_idx[s_["raters"][-1]] = si
 
         def _alpha_pos(si: int) -> int | None:
-            return next((ri for ri, r in enumerate(sels[si]["results"]) if r["coefficient"] == "krippendorff_alpha"),
+            return next((ri for ri, r in enumerate(sels[si]["results"]) if r["coefficient"] == REFERENCE_COEFFICIENT),
                         None)
 
         cols += ["α humans", "α humans + judge"]

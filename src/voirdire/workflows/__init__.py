@@ -11,7 +11,7 @@ from ._advice import ADVICE_STATUSES, Advice, advise, comparison_capacity, judge
 from ._design import DesignOverview, design_overview
 from ._sequential import watch_judges
 from ._planning import PlanningResult, plan_validation
-from ._raters import AnnotatorSummary, diagnose_annotators
+from ._raters import AnnotatorSummary, RaterDiagnosis, check_raters, diagnose_annotators, diagnose_raters, rater_sensitivity
 from ._estimate import EstimationSummary, JudgeEstimate, MeanEstimate, estimate_judges, estimate_mean
 from ._pairwise import PairwiseSummary, summarise_pairwise
 from ._compare import RaterComparison, compare_raters, compare_raters_stream
@@ -45,6 +45,10 @@ __all__ = [
     "plan_validation",
     "AnnotatorSummary",
     "diagnose_annotators",
+    "RaterDiagnosis",
+    "check_raters",
+    "diagnose_raters",
+    "rater_sensitivity",
     "design_overview",
     "JudgeEstimate",
     "estimate_judges",

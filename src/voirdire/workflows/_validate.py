@@ -31,7 +31,7 @@ __all__ = ["validate_judges", "ValidationResult", "JudgeValidation", "DEFAULT_N_
 from .._defaults import DEFAULT_N_RESAMPLES  # noqa: E402 - one default for the CLI and the API
 
 METHODS = ("loo", "alt-test", "both")
-from .._scores import SCORES  # noqa: E402 - the one registry of score names
+from .._scores import REFERENCE_COEFFICIENT, SCORES  # noqa: E402 - the one registry of score names
 RANK_BY = ("rho", "omega", "mean_d", "score")
 
 ProgressCallback = Callable[[str, int, int], None]
@@ -158,6 +158,15 @@ class ValidationResult(Result):
                          "alt_test": None if j.alt_test is None else j.alt_test.decision,
                          "sentence": j.verdict.sentence})
         return pd.DataFrame(rows)
+
+    def methods_frame(self) -> Any:
+        """One row per (judge, method, human): each test's own frame with ``method`` and the judge's combined
+        ``verdict`` (``voirdire validate --format csv``); :meth:`to_frame` when no test ran."""
+        import pandas as pd
+
+        frames = [r.to_frame().assign(method=key, verdict=e.verdict.decision) for e in self.judges
+                  for key, r in (("leave_one_out", e.leave_one_out), ("alt_test", e.alt_test)) if r is not None]
+        return pd.concat(frames, ignore_index=True) if frames else self.to_frame()
 
 
 _sink = threading.local()   # the list that collects the warnings of the call running on this thread
@@ -505,11 +514,11 @@ def _diagnose_annotators(table: Any, *, score: str, min_items: int, n_resamples:
                          competence: bool = False) -> tuple[Any, str | None, list[warnings.WarningMessage]]:
     """The annotator check's outlier diagnostics (:func:`voirdire.diagnostics.rater_diagnostics`):
     ``(result or None, the note saying why it was skipped or None, the warnings it raised)``."""
-    from ..diagnostics import rater_diagnostics
+    from ._raters import check_raters  # the annotator check of voirdire raters and the report, same stream
 
     try:
-        d, caught = _caught(rater_diagnostics, table, score=score, min_items=min_items, competence=competence,
-                            n_resamples=max(n_resamples, 2000), rng=stream(seed, "validation", "annotators"))
+        d, caught = _caught(check_raters, table, score=score, min_items=min_items, competence=competence,
+                            n_resamples=max(n_resamples, 2000), seed=seed)
     except VoirdireError as exc:
         return None, f"Annotator check skipped: {exc}", []
     return d, None, caught
@@ -518,7 +527,8 @@ def _diagnose_annotators(table: Any, *, score: str, min_items: int, n_resamples:
 def _attach_sensitivity(table: Any, entries: list[JudgeValidation], d: Any, *, seed: int) -> list[JudgeValidation]:
     """Each judge's leave-one-out sensitivity to the flagged annotators, attached to its entry (entries
     unchanged when none is flagged)."""
-    from ..diagnostics import WON_AGAINST_FLAGGED, loo_sensitivity
+    from ..diagnostics import WON_AGAINST_FLAGGED
+    from ._raters import rater_sensitivity
 
     if not d.flagged.any():
         return entries
@@ -527,8 +537,7 @@ def _attach_sensitivity(table: Any, entries: list[JudgeValidation], d: Any, *, s
         if e.leave_one_out is None:
             out.append(e)
             continue
-        s = loo_sensitivity(table, e.judge, diagnostics=d, loo=e.leave_one_out,
-                            rng=stream(seed, "validation", "annotators", e.judge))
+        s = rater_sensitivity(table, e.judge, d, loo=e.leave_one_out, seed=seed)
         if s.won_mainly_against_excluded:
             r = Reason(code=WON_AGAINST_FLAGGED, method="leave_one_out", blocking=False, message=s.sentence)
             verdicts = tuple(dataclasses.replace(v, reasons=v.reasons + (r,)) if v.method == "leave_one_out" else v
@@ -554,7 +563,7 @@ def human_reference(table: Any, *, confidence_level: float, n_resamples: int, se
     if n_resamples == 0 and (not math.isfinite(low)):
         low = high = float("nan")
     status = reference_status(est, low, floor)
-    return ReferenceReliability(coefficient="krippendorff_alpha", level=str(res.level), estimate=est, ci=res.ci,
+    return ReferenceReliability(coefficient=REFERENCE_COEFFICIENT, level=str(res.level), estimate=est, ci=res.ci,
                                 n_items=int(res.n_items), n_humans=len(table.humans), floor=floor, status=status,
                                 sentence=reference_sentence(status, est, low, high, str(res.level), floor,
                                                             None if n_resamples == 0 else str(res.ci.method)))

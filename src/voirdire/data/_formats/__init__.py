@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..._format_names import INPUT_FORMATS
 from ...exceptions import InvalidParameterError, SchemaError
 from .._limits import check_zip, copy_pipe, is_zip
 from .._source import compression_of
@@ -36,25 +37,8 @@ from .tabular import (
 __all__ = ["FORMATS", "Prepared", "prepare", "stdin_file", "MissingExtraError", "require_extra",
            "label_studio_tasks", "argilla_records"]
 
-#: ``--format-in`` values and what each reads.
-FORMATS: dict[str, str] = {
-    "auto": "guess from the extension and the content",
-    "long": "a long table (one row per item, rater and label), delimiter sniffed",
-    "wide": "a wide table (one row per item, one column per rater)",
-    "csv": "comma-separated long or wide table",
-    "tsv": "tab-separated long or wide table",
-    "jsonl": "JSON lines, one record per label",
-    "json": "a JSON list of records, one per label",
-    "parquet": "Parquet long table (pip install 'voirdire[parquet]')",
-    "excel": "Excel .xlsx, first sheet (pip install 'voirdire[excel]')",
-    "label-studio": "Label Studio JSON export",
-    "label-studio-min": "Label Studio JSON-MIN export",
-    "argilla": "Argilla v2 records export (nested, or flattened as to_list(flatten=True)/to_hub write it)",
-    "inspect": "Inspect AI eval log (pip install 'voirdire[inspect]')",
-    "promptfoo": "promptfoo results JSON",
-    "lm-eval": "lm-evaluation-harness samples JSONL",
-    "alttest": "nested {rater: {item: label}} JSON (AltTest data sets)",
-}
+#: ``--format-in`` values and what each reads: the one registry of input format names.
+FORMATS: dict[str, str] = INPUT_FORMATS
 
 _SEP_NAME = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
 _TEXT_EXT = {".csv", ".tsv", ".tab", ".txt", ""}
