@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -80,7 +82,7 @@ def test_plan_table_with_simulation(pilot_csv) -> None:
     # judge_1 (the only judge named: judge_2 counts as a human) is inconclusive because of the humans'
     # agreement: more labels of it will not help, and the anytime-valid rule's accept is shown beside
     flat = " ".join(r.output.split())
-    assert "judge_1: INCONCLUSIVE - more labels of this judge will not settle it" in flat
+    assert "judge_1: INCONCLUSIVE - " in flat and "What would settle it: more labels of this judge will not settle it" in flat
     assert "beside it, the running anytime-valid leave-one-out rule already says accept" in flat
     assert "Smallest budget with FR" in r.output
 
@@ -134,8 +136,11 @@ def test_plan_one_answer_per_judge_settled_gets_no_top_up() -> None:
     from voirdire.workflows import validate_judges
 
     val = validate_judges(read_annotations(lesion), ["gpt-4o", "gemini_pro"], seed=0)
-    for e in val.judges:
-        assert f"{e.judge}: {e.verdict.decision.upper()} - {e.advice.sentence}" in " ".join(out.split())
+    from voirdire.report._terminal import verdict_lines
+
+    for e, line in zip(val.judges, verdict_lines(val)):  # validate's own line, word for word
+        assert " ".join(line.plain.split()) in " ".join(out.split())
+        assert e.advice.sentence in " ".join(out.split())
     assert "beside it, the running anytime-valid leave-one-out rule" in out
     assert "no more labels are needed" in out   # settled: no top-up
     assert "--n-per-rater N " not in out and "Next:" in out
@@ -146,3 +151,88 @@ def test_plan_one_answer_per_judge_settled_gets_no_top_up() -> None:
     # no Next: command for a settled or rejected judge
     if all(e.advice.command() is None for e in val.judges):
         assert "voirdire assign" not in out
+
+
+@pytest.fixture(scope="module")
+def hanna_sparse(tmp_path_factory):
+    """The sparse HANNA Complexity labels of docs/tutorials/validating-judges.md (300 stories, each worker
+    keeping 45% of their labels), built exactly as the tutorial builds them."""
+    from pathlib import Path
+
+    df = pd.read_csv(Path(__file__).resolve().parents[2] / "examples" / "hanna_complexity.csv")
+    rng = np.random.default_rng(7)
+    stories = rng.choice(df["item"].unique(), size=300, replace=False)
+    df = df[df["item"].isin(stories)]
+    keep = (df["role"] == "judge") | (rng.random(len(df)) < 0.45)
+    p = tmp_path_factory.mktemp("hanna") / "labels.csv"
+    df[keep].to_csv(p, index=False)
+    return p
+
+
+READ = ["--role", "role", "--scale", "interval", "--abstain", "-1"]
+
+
+def _line(out: str, judge: str) -> str:
+    flat = " ".join(out.split())
+    start = flat.index(f"{judge}: ")
+    return flat[start:flat.index("]", flat.index(" [leave-one-out", start)) + 1]
+
+
+@pytest.mark.slow
+def test_plan_and_validate_give_beluga_the_same_verdict_and_reasons(hanna_sparse) -> None:
+    # the tutorial's commands (default seed and resamples): the same verdict line, reasons and "what would
+    # settle it" word for word, from one place (workflows' verdict and advice)
+    v = runner.invoke(app, ["validate", str(hanna_sparse), *READ, "--judge", "Beluga-13B"])
+    p = runner.invoke(app, ["plan", str(hanna_sparse), *READ, "--judge", "Beluga-13B"])
+    assert v.exit_code == 0 and p.exit_code == 0, v.output + p.output
+    line = _line(v.stdout, "Beluga-13B")
+    assert line.startswith("Beluga-13B: INCONCLUSIVE - ") and "reference_unreliable" in line
+    assert _line(p.stdout, "Beluga-13B") == line
+    vj = json.loads(runner.invoke(app, ["validate", str(hanna_sparse), *READ, "-j", "Beluga-13B", "-f", "json"]).stdout)
+    pj = json.loads(runner.invoke(app, ["plan", str(hanna_sparse), *READ, "-j", "Beluga-13B", "-f", "json"]).stdout)
+    assert pj["verdicts"][0]["verdict"] == vj["judges"][0]["verdict"]
+    assert pj["verdicts"][0]["advice"] == vj["judges"][0]["advice"]
+
+
+def test_plan_prints_what_the_simulation_check_found(hanna_sparse) -> None:
+    r = runner.invoke(app, ["plan", str(hanna_sparse), *READ, "-j", "Beluga-13B", "--n-resamples", "200"])
+    assert r.exit_code == 0, r.output
+    flat = " ".join(r.stdout.split())
+    m = re.search(r"Next: voirdire assign .* checked by simulation \(200 runs of this (\w+) batch of (\d+) items "
+                  r"per assignee, each human labelling at their observed rate\): it gives about (\d+) new "
+                  r"comparisons per open held-out human, (\d+) needed: enough\)", flat)
+    assert m, flat
+    assert int(m.group(3)) >= int(m.group(4))
+
+
+def test_plan_never_prints_a_batch_the_check_fails(hanna_sparse, monkeypatch) -> None:
+    # the check finds every batch short: no assign command anywhere, what the check found, and what would
+    # settle it instead (without the check, plan printed the drawn batch as its Next: command)
+    import voirdire.workflows._planning as planning
+
+    real = planning.check_batch
+
+    def short(*args, **kwargs):
+        c = real(*args, **kwargs)
+        return None if c is None else dataclasses.replace(c, fewest=c.need / 2, enough=False)
+
+    monkeypatch.setattr(planning, "check_batch", short)
+    r = runner.invoke(app, ["plan", str(hanna_sparse), *READ, "-j", "Beluga-13B", "--n-resamples", "200"])
+    assert r.exit_code == 0, r.output
+    flat = " ".join(r.stdout.split())
+    assert "voirdire assign" not in flat and "--n-per-rater" not in flat
+    assert re.search(r"Beluga-13B: checked by simulation .* not enough; instead, about \d+ more comparisons per "
+                     r"held-out human .*: have each human label about \d+ of the 300 items on hand", flat), flat
+    assert "Next: no batch of the items on hand passed the simulation check" in flat
+
+
+def test_plan_never_prints_a_size_above_the_items_on_hand(pilot_csv) -> None:
+    # judge_2 needs more comparisons than 300 items can give: every size says so instead of a number
+    p, _ = pilot_csv
+    r = runner.invoke(app, ["plan", str(p), "-j", "judge_1", "-j", "judge_2", "--n-resamples", "200"])
+    assert r.exit_code == 0, r.output
+    flat = " ".join(r.stdout.split())
+    assert re.search(r"m\*_cert = > 300 \(cannot be settled with the 300 items you have: needs about [\d,]+ more "
+                     r"items labelled by 3 humans\)", flat), flat
+    for m in re.finditer(r"(?<![\d,.>] )\b(\d[\d,]*) (?:more )?(?:items|comparisons|eligible items) per", flat):
+        assert int(m.group(1).replace(",", "")) <= 300, m.group(0)

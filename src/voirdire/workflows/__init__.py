@@ -10,7 +10,7 @@ so the same file, options and seed print the same numbers everywhere. See ``docs
 from ._advice import ADVICE_STATUSES, Advice, advise, comparison_capacity, judge_verdicts, need_text, running_text
 from ._design import DesignOverview, design_overview
 from ._sequential import watch_judges
-from ._planning import PlanningResult, plan_validation
+from ._planning import BatchCheck, PlanRow, PlanningResult, check_batch, plan_from_moments, plan_validation
 from ._raters import AnnotatorSummary, RaterDiagnosis, check_raters, diagnose_annotators, diagnose_raters, rater_sensitivity
 from ._estimate import EstimationSummary, JudgeEstimate, MeanEstimate, estimate_judges, estimate_mean
 from ._pairwise import PairwiseSummary, summarise_pairwise
@@ -43,6 +43,10 @@ __all__ = [
     "watch_judges",
     "PlanningResult",
     "plan_validation",
+    "BatchCheck",
+    "PlanRow",
+    "check_batch",
+    "plan_from_moments",
     "AnnotatorSummary",
     "diagnose_annotators",
     "RaterDiagnosis",

@@ -71,8 +71,12 @@ class Advice(Result):
     design, n_per_rater, seed : the checked next batch (``voirdire assign FILE --design D --n-per-rater N
         --seed S``), or ``None``.
     min_gain : int or None
-        The fewest new comparisons any held-out human gets from that drawn batch.
+        The fewest new comparisons (mean over the simulated runs, rounded down) a held-out human gets from
+        that batch.
     sentence : str
+    check : BatchCheck or None
+        What simulating the batch found (:func:`voirdire.workflows.check_batch`); a batch whose check
+        falls short is never suggested.
     """
 
     judge: str
@@ -89,6 +93,7 @@ class Advice(Result):
     seed: int | None
     min_gain: int | None
     sentence: str
+    check: Any = None
 
     def command(self, file: str = "FILE") -> str | None:
         """The ``voirdire assign`` command of the checked batch (``None`` when there is none)."""
@@ -131,30 +136,27 @@ def need_text(more: float, capacity: float, n_items: int, n_humans: int, unit: s
             f"by {n_humans} humans")
 
 
-def _check_batch(table: Any, judge: str, n: int, seed: int, served: list[int]) -> tuple[str, int] | None:
-    """The first design of :data:`NEXT_DESIGNS` whose drawn batch (``n`` items per assignee, ``seed``) gives
-    every held-out human in ``served`` (positions among the humans) at least ``n`` new comparisons, with that
-    fewest gain; ``None`` when none does."""
-    from ..design import allocate
-    from ..exceptions import InfeasiblePlanError, InvalidParameterError
+def _check_batch(table: Any, judge: str, n: int, seed: int, served: list[int]) -> Any:
+    """The first design of :data:`NEXT_DESIGNS` whose batch, checked by simulation
+    (:func:`voirdire.workflows.check_batch`: drawn as ``assign`` draws it, each human labelling at their observed
+    rate), gives every held-out human in ``served`` (positions among the humans) about ``n`` new comparisons;
+    when humans abstain, a larger batch of that design is tried too. Else the first check that fell short
+    (``enough`` false), or ``None`` when no design could be drawn."""
+    from ._planning import check_batch
 
-    j, h = _masks(table, judge)
-    before = _eligible(j, h)
     humans = [str(x) for x in table.humans]
+    names = [humans[k] for k in served]
+    short = None
     for design in NEXT_DESIGNS:
-        try:
-            a = allocate(table, design=design, n_per_rater=n, rng=seed)
-        except (InfeasiblePlanError, InvalidParameterError):
-            continue
-        h2 = h.copy()
-        pos = {str(x): k for k, x in enumerate(table.items)}
-        for r, it in zip(a.rater, a.item):
-            if str(r) in humans:
-                h2[pos[str(it)], humans.index(str(r))] = True
-        gain = (_eligible(j, h2) - before)[served]
-        if int(gain.min()) >= n:
-            return design, int(gain.min())
-    return None
+        c = check_batch(table, judge, design=design, n_per_rater=n, seed=seed, need=n, served=names)
+        if c is not None and not c.enough and c.fewest > 0:  # abstentions: ask for more items per assignee
+            bigger = check_batch(table, judge, design=design, n_per_rater=math.ceil(n * n / c.fewest), seed=seed,
+                                 need=n, served=names)
+            c = bigger if bigger is not None and bigger.enough else c
+        if c is not None and c.enough:
+            return c
+        short = short or c
+    return short
 
 
 def advise(table: Any, judge: str, verdict: Any, *, plan: Any = None, alt_more: float | None = None,
@@ -230,18 +232,22 @@ def advise(table: Any, judge: str, verdict: Any, *, plan: Any = None, alt_more: 
                                 f"items labelled by the judge and {k} humans (by the {by} rule; the items on hand "
                                 f"can give each open held-out human {capacity:,} more comparisons)"),
                       **{**base, "more_items": extra})  # type: ignore[arg-type]
-    found = _check_batch(table, judge, need, seed, served)
-    if found is None:
-        return Advice(status="label_more", more_comparisons=more, by=by, **base,  # type: ignore[arg-type]
+    check = _check_batch(table, judge, need, seed, served)
+    if check is None or not check.enough:  # never a suggestion the simulation check fails
+        found = ("no assign design drawn here created that overlap" if check is None else
+                 f"checked by simulation, a {check.design} batch of {check.n_per_rater:,} items per assignee gives "
+                 f"about {math.floor(check.fewest):,} new comparisons per held-out human: not enough")
+        return Advice(status="label_more", more_comparisons=more, by=by, check=check,
                       sentence=(f"about {need:,} more comparisons per held-out human (the {by} rule): have each human "
                                 f"label about {need:,} of the {n_items:,} items on hand that the judge and another "
-                                "human labelled (no assign design drawn here created that overlap)"))
-    design, gain = found
-    return Advice(status="label_more", more_comparisons=more, by=by,
+                                f"human labelled ({found})"), **base)  # type: ignore[arg-type]
+    design, n, gain = check.design, check.n_per_rater, math.floor(check.fewest)
+    return Advice(status="label_more", more_comparisons=more, by=by, check=check,
                   sentence=(f"about {need:,} more comparisons per held-out human (the {by} rule): a {design} batch of "
-                            f"{need:,} items per assignee (voirdire assign --design {design} --n-per-rater {need} --seed "
-                            f"{seed}) was drawn and gives every held-out human at least {gain:,}"),
-                  **{**base, "design": design, "n_per_rater": need, "seed": int(seed), "min_gain": gain})
+                            f"{n:,} items per assignee (voirdire assign --design {design} --n-per-rater {n} --seed "
+                            f"{seed}); checked by simulation, it gives about {gain:,} new comparisons per held-out "
+                            "human: enough"),
+                  **{**base, "design": design, "n_per_rater": n, "seed": int(seed), "min_gain": gain})
 
 
 def running_text(decision: str, more: float, direction: str | None, capacity: float, n_items: int,
