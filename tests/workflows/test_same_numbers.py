@@ -243,3 +243,80 @@ def test_sequential_family_watch_study_status_and_api_agree(tmp_path):
     val = judge_verdicts(t, [r.judge for r in api], seed=0)
     want = [json.loads(json.dumps(j.verdict.to_dict())) for j in val.judges]
     assert [v["verdict"] for v in wdoc["verdicts"]] == [v["verdict"] for v in sdoc["verdicts"]] == want
+
+
+def _spam_csv(tmp_path, n=120):
+    """Five good annotators (accuracy 0.8), a spammer and a judge on ``n`` items, 4 categories, 20% missing."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    z = rng.integers(0, 4, n)
+    rows = []
+    for k in range(6):
+        lab = rng.integers(0, 4, n) if k == 5 else np.where(rng.random(n) < 0.8, z, (z + rng.integers(1, 4, n)) % 4)
+        keep = rng.random(n) >= 0.2
+        rows += [(f"i{i}", "spam" if k == 5 else f"h{k}", f"c{int(lab[i])}") for i in np.flatnonzero(keep)]
+    rows += [(f"i{i}", "llm", f"c{int(z[i]) if rng.random() < 0.85 else int(z[i] + 1) % 4}") for i in range(n)]
+    p = tmp_path / "spam.csv"
+    pd.DataFrame(rows, columns=["item", "rater", "label"]).to_csv(p, index=False)
+    return p
+
+
+def _jsonable(x):
+    from voirdire._results import to_jsonable
+
+    return json.loads(json.dumps(to_jsonable(x)))  # the JSON the files hold (nan as null)
+
+
+def test_raters_family_cli_validate_and_api_agree(tmp_path):
+    # the annotator check through one workflow (check_raters / diagnose_raters): voirdire raters, validate's own
+    # check (the flags and sensitivity lines of voirdire validate) and the API give the same numbers at one seed
+    from voirdire.workflows import diagnose_raters
+
+    path = _spam_csv(tmp_path)
+    cli = runner.invoke(app, ["raters", str(path), "-j", "llm", "--seed", "7", "--no-competence", "-f", "json"])
+    assert cli.exit_code == 0, cli.output
+    doc = json.loads(cli.stdout)
+    t = read_annotations(path, judges=["llm"])
+    api = diagnose_raters(t, seed=7, competence=False)
+    val = validate_judges(t, ["llm"], seed=7, method="loo")
+    assert "spam" in val.annotators.flagged_raters  # a flagged annotator: the sensitivity lines run too
+    assert doc["raters"] == _jsonable(api.raters.to_dict()) == _jsonable(val.annotators.to_dict())
+    assert doc["sensitivity"] == _jsonable(api.to_dict()["sensitivity"])
+    (sens,) = doc["sensitivity"]
+    s_val = val.judges[0].sensitivity
+    assert (sens["sentence"], sens["excluded"]) == (s_val.sentence, list(s_val.excluded))
+    assert sens["variants"] == _jsonable(s_val.to_frame().to_dict(orient="records"))
+    cli_val = runner.invoke(app, ["validate", str(path), "-j", "llm", "--seed", "7", "-m", "loo", "-f", "json"])
+    assert cli_val.exit_code == 0, cli_val.output
+    assert json.loads(cli_val.stdout)["flagged_raters"] == [r for r, f in zip(doc["raters"]["raters"],
+                                                                            doc["raters"]["flagged"]) if f]
+    # and the seed matters
+    other = diagnose_raters(t, seed=8, competence=False, top=0, sensitivity=False).raters
+    assert _jsonable(other.to_dict())["p_value"] != doc["raters"]["p_value"]
+
+
+@pytest.mark.slow
+def test_raters_family_cli_report_and_api_agree(tmp_path):
+    # voirdire raters, the report's Annotators section (report.json) and the API (diagnose_annotators, which the
+    # report calls) give the same per-annotator numbers, sensitivity lines and contested items at one seed
+    from voirdire.workflows import diagnose_annotators, diagnose_raters
+
+    path = _spam_csv(tmp_path)
+    cli = runner.invoke(app, ["raters", str(path), "-j", "llm", "--seed", "4", "--top", "15", "-f", "json"])
+    assert cli.exit_code == 0, cli.output
+    doc = json.loads(cli.stdout)
+    out = tmp_path / "rep"
+    rep = runner.invoke(app, ["report", str(path), "-j", "llm", "--seed", "4", "-o", str(out), "-q"])
+    assert rep.exit_code == 0, rep.output
+    sec = json.loads((out / "report.json").read_text())["sections"]["annotators"]["results"]
+    t = read_annotations(path, judges=["llm"])
+    api = diagnose_annotators(t, ["llm"], validation=validate_judges(t, ["llm"], seed=4, rater_competence=True), seed=4)
+    assert sec["raters"] == doc["raters"] == _jsonable(api.raters.to_dict())
+    assert sec["sensitivity"] == doc["sensitivity"] and len(doc["sensitivity"]) == 1
+    assert sec["items"]["top"] == doc["items"] == _jsonable(api.items.to_frame().head(15).to_dict(orient="records"))
+    # without judges the report checks the annotators itself, on the same stream
+    alone = diagnose_annotators(t, (), seed=4)
+    assert _jsonable(alone.raters.to_dict())["s_low"] == _jsonable(
+        diagnose_raters(t, seed=4, top=0).raters.to_dict())["s_low"]

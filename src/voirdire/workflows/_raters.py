@@ -97,7 +97,8 @@ def rater_sensitivity(table: Any, judge: str, diagnostics: Any, *, loo: Any = No
     from ..validation import leave_one_out
 
     if loo is None:
-        loo = leave_one_out(table, judge, score=score or default_score(table), epsilon=epsilon, min_items=min_items,
+        loo = leave_one_out(table, judge, score=score or default_score(table),  # type: ignore[arg-type]
+                            epsilon=epsilon, min_items=min_items,
                             n_resamples=n_resamples, rng=stream(seed, "validation", "leave_one_out", judge))
     return loo_sensitivity(table, judge, diagnostics=diagnostics, loo=loo,
                            rng=stream(seed, *ANNOTATOR_STREAM, judge))
