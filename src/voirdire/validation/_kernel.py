@@ -91,7 +91,16 @@ def resampled_column_sums(X: np.ndarray, n_resamples: int, rng: np.random.Genera
     if n_resamples and index_free(X.shape[0], clusters):
         yield index_free_sums(X, n_resamples, rng, clusters=clusters, segments=segments)
         return
-    for W in weight_batches(X.shape[0], n_resamples, rng, clusters=clusters):
+    if clusters is not None:
+        # the items summed to their clusters once, then the clusters' counts times those sums: the same
+        # draws, a units x columns product instead of an items x columns one per batch
+        inv, n_units = cluster_index(clusters)
+        Xu = unit_sums(X, inv, n_units)
+        Xu = Xu.toarray() if sp.issparse(Xu) else np.asarray(Xu)
+        for Wu in weight_batches(n_units, n_resamples, rng):
+            yield Wu @ Xu
+        return
+    for W in weight_batches(X.shape[0], n_resamples, rng):
         yield W @ X
 
 
@@ -407,6 +416,14 @@ class PairStats:
             X, seg = self.item_matrix()
             yield self.split_sums(index_free_sums(X, n_resamples, rng, clusters=clusters, segments=seg))
             return
+        if clusters is not None and self._cache is not None:
+            # the statistics summed to the clusters once (:meth:`unit_matrix`), then each batch of cluster
+            # counts times them: the same draws as counts spread to the items, clusters x columns per batch
+            Xu = self.unit_matrix(clusters)
+            Xu = Xu.toarray() if sp.issparse(Xu) else np.asarray(Xu)
+            for Wu in weight_batches(Xu.shape[0], n_resamples, rng, batch=batch):
+                yield self.split_sums(Wu @ Xu)
+            return
         for W in weight_batches(n, n_resamples, rng, clusters=clusters, batch=batch):
             yield self.sums(W)
 
@@ -487,7 +504,10 @@ def finalize(stats: np.ndarray, layout: dict[str, slice], *, score: str, level: 
                     assert dm is not None
                     dl = dm[:n_categories, :n_categories]
                     dis = stats[..., layout["dis"]][..., 0]
-                    de = np.einsum("...a,ab,...b->...", marg, dl, marg)
+                    # marg^T dl marg: one matrix product (a three-operand einsum loops over a and b in C,
+                    # L^2 per output: most of a bootstrap's time on scores with many distinct values)
+                    md = (marg.reshape(-1, n_categories) @ dl).reshape(marg.shape)
+                    de = np.einsum("...a,...a->...", md, marg)
             # alpha = 1 - (n.. - 1) * sum_ab o_ab delta_ab / sum_ab n_a n_b delta_ab, o = N + N^T
             out = np.where(de > 1e-12 * np.maximum(nn, 1.0) ** 2, 1.0 - (nn - 1.0) * 2.0 * dis / de, np.nan)
         else:  # pragma: no cover - checked by callers
