@@ -15,7 +15,7 @@ labels and the JSON keys read this module (``tests/test_registry.py`` checks it)
 from __future__ import annotations
 
 __all__ = ["SCORES", "SCORE_COEFFICIENT", "COEFFICIENTS", "PER_ITEM_COEFFICIENTS", "PAIRWISE_COEFFICIENTS",
-           "WEIGHTED_COEFFICIENTS", "REFERENCE_COEFFICIENT", "TERMINAL_NAMES", "HTML_NAMES", "matrix_coefficient",
+           "WEIGHTED_COEFFICIENTS", "REFERENCE_COEFFICIENT", "NOMINAL_MATRIX_COEFFICIENT", "TERMINAL_NAMES", "HTML_NAMES", "matrix_coefficient",
            "names_text"]
 
 #: Every agreement coefficient, in the order tables and ``--coefficient`` list them.
@@ -43,6 +43,8 @@ WEIGHTED_COEFFICIENTS: tuple[str, ...] = (
 
 #: The humans' own reliability every verdict is read against (the reference floor).
 REFERENCE_COEFFICIENT = "krippendorff_alpha"
+#: The rater-by-rater matrix's coefficient on nominal labels (``agree --matrix``).
+NOMINAL_MATRIX_COEFFICIENT = "cohen_kappa"
 
 #: The validation scores (leave-one-out, ranking, planning, simulation) and the coefficient each one is.
 SCORE_COEFFICIENT: dict[str, str] = {
@@ -75,7 +77,7 @@ def matrix_coefficient(level: str) -> str:
     >>> matrix_coefficient("nominal"), matrix_coefficient("ordinal")
     ('cohen_kappa', 'krippendorff_alpha')
     """
-    return "cohen_kappa" if level == "nominal" else REFERENCE_COEFFICIENT
+    return NOMINAL_MATRIX_COEFFICIENT if level == "nominal" else REFERENCE_COEFFICIENT
 
 
 def names_text(names: tuple[str, ...] | list[str], last: str = "or") -> str:

@@ -12,6 +12,7 @@ import numpy as np
 
 from .._checks import check_choice, check_positive_int, check_probability
 from .._results import Result
+from .._scores import NOMINAL_MATRIX_COEFFICIENT
 from ..exceptions import InvalidParameterError
 from ._seeds import check_seed, stream
 from ._validate import DEFAULT_N_RESAMPLES
@@ -146,7 +147,7 @@ def compare_raters(
     abstain_policy: str = "exclude",
     positive: Any = None,
     matrix: bool = False,
-    matrix_coefficient: str = "cohen_kappa",
+    matrix_coefficient: str = NOMINAL_MATRIX_COEFFICIENT,
     confusion: bool = False,
     judge_only_items: Literal["drop", "keep"] = "drop",
     confidence_level: float = 0.95,

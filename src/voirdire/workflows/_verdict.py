@@ -49,6 +49,7 @@ REASON_CODES: dict[str, str] = {
     "reference_undefined": "the humans' own alpha is undefined",
     "reference_unreliable": "the humans' own alpha is below the reference floor",
     "reference_tentative": "the humans' own alpha is above the floor but below 0.667 (tentative)",
+    "reference_reliable": "the humans' own alpha reaches 0.667 (a reliable reference; non-blocking, informs only)",
     "methods_disagree": "leave-one-out and the alt-test reach different decisions",
     "method_inconclusive": "one of the methods is inconclusive",
     "what_would_settle": "what would settle an inconclusive verdict (workflows.advise, the same advice in voirdire "
@@ -241,7 +242,7 @@ def apply_reference(outcome: Decision, reasons: list[Reason],
     if reference is None:
         return outcome, reasons
     st = reference.status
-    r = Reason(code=f"reference_{st}" if st != "reliable" else "reference_reliable", method="reference",
+    r = Reason(code=f"reference_{st}", method="reference",
                blocking=False, value=reference.estimate, threshold=reference.floor, message=reference.sentence)
     if st in ("noise", "undefined"):
         r = dataclasses.replace(r, blocking=True, threshold=0.0 if st == "noise" else None)
