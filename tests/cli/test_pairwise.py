@@ -149,7 +149,7 @@ def test_schema_errors_are_one_line(tmp_path):
 def test_honest_summary_sentences():
     import pandas as pd
 
-    from voirdire.cli._pairwise import _honest_summary
+    from voirdire.workflows import evaluation_notes
     from voirdire.pairwise import LOHOResult
 
     table = pd.DataFrame([
@@ -160,7 +160,7 @@ def test_honest_summary_sentences():
     ])
     res = LOHOResult(table=table, per_human=pd.DataFrame(), methods=("BayesJudge", "majority vote"), n_humans=2,
                      n_folds=2, n_labels_unscored=0, target="human")
-    lines = _honest_summary(res)
+    lines = evaluation_notes(res)
     assert lines == [
         "[all] accuracy: BayesJudge tied best with majority vote (0.600).",
         "[all] nll: BayesJudge best (0.900; next majority vote 1.000).",

@@ -52,7 +52,8 @@ class PairwiseSummary(Result):
 
 
 def summarise_pairwise(table: Any, *, covariates: Any = None, confidence_level: float = 0.95, seed: int = 0,
-                       model: bool = True, bias: bool = True) -> PairwiseSummary:
+                       model: bool = True, bias: bool = True, families: Any = None,
+                       fdr: float = 0.05) -> PairwiseSummary:
     """The pairwise model's posterior and the judges' bias diagnostics for one pairwise table.
 
     Parameters
@@ -67,6 +68,9 @@ def summarise_pairwise(table: Any, *, covariates: Any = None, confidence_level: 
         The model's seed (``voirdire pairwise --seed``).
     model, bias : bool, default True
         Which of the two to compute.
+    families, fdr :
+        The bias report's ``NAME -> family`` additions and false discovery rate (``voirdire bias --family
+        --fdr``; :func:`voirdire.pairwise.bias_report`).
 
     Returns
     -------
@@ -93,7 +97,7 @@ def summarise_pairwise(table: Any, *, covariates: Any = None, confidence_level: 
             err = "the pairwise file has no LLM judge."
         else:
             try:
-                rep = bias_report(table, covariates=covariates, level=confidence_level)
+                rep = bias_report(table, covariates=covariates, families=families, fdr=fdr, level=confidence_level)
             except VoirdireError as exc:
                 err = str(exc)
     return PairwiseSummary(source=str(getattr(table, "source", "") or ""),
