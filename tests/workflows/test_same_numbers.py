@@ -320,3 +320,51 @@ def test_raters_family_cli_report_and_api_agree(tmp_path):
     alone = diagnose_annotators(t, (), seed=4)
     assert _jsonable(alone.raters.to_dict())["s_low"] == _jsonable(
         diagnose_raters(t, seed=4, top=0).raters.to_dict())["s_low"]
+
+
+def test_one_order_of_judges_in_validate_its_json_and_the_api(tmp_path):
+    # issue 28: one ordering of judges everywhere: P(best) tiers from the validation ranking; judges that cannot
+    # be told apart share a tier, have no rank ('tie') and are said so in the one order (not the statistic's)
+    from voirdire.workflows import order_text, ranking_tiers, tier_ranks, top_tier_note
+
+    path = _wax_slice(tmp_path)
+    common = ["--role", "role", "--seed", "3", "--n-resamples", "60", "--no-check-raters"]
+    api = validate_judges(read_annotations(path, role="role"), None, seed=3, n_resamples=60, check_raters=False)
+    tiers = ranking_tiers(api.ranking)
+    assert len(tiers[0]) >= 2 and len(tiers) >= 2  # the slice has a tie at the top and an order below it
+    doc = json.loads(runner.invoke(app, ["validate", str(path), *common, "-f", "json"]).stdout)
+    assert ranking_tiers(doc["ranking"]) == tiers
+    assert top_tier_note(api.ranking) in doc["notes"] and top_tier_note(doc["ranking"]) in doc["notes"]
+    assert not any(n.startswith("The top two judges by ") for n in doc["notes"])  # the statistic's order, gone
+    out = runner.invoke(app, ["validate", str(path), *common], terminal_width=200)
+    assert out.exit_code == 0, out.output
+    assert f"{order_text(tiers)}." in " ".join(out.stdout.split())
+    rows = [line.split("│")[1:3] for line in out.stdout.splitlines() if line.count("│") >= 5]
+    shown = [(rank.strip(), judge.strip()) for rank, judge in rows if judge.strip() in api.verdicts]
+    ranks = tier_ranks(tiers)
+    assert shown == [(ranks[j], j) for t in tiers for j in t]  # the ranking table: best first, 'tie' for a tie
+    assert ranks[tiers[0][0]] == "tie" and ranks[tiers[-1][0]] == (str(len(tiers)) if len(tiers[-1]) == 1 else "tie")
+
+
+@pytest.mark.slow
+def test_one_order_of_judges_in_plan_and_the_report(tmp_path):
+    # the report's ranking tiers, its note on the top tier, and plan's "Order" line are validate's
+    from voirdire.workflows import order_text, ranking_tiers, top_tier_note
+
+    path = _wax_slice(tmp_path)
+    common = ["--role", "role", "--seed", "3", "--n-resamples", "60"]
+    val = json.loads(runner.invoke(app, ["validate", str(path), *common, "-f", "json"]).stdout)
+    tiers = ranking_tiers(val["ranking"])
+    out = tmp_path / "rep"
+    rep = runner.invoke(app, ["report", str(path), *common, "-o", str(out), "-q"])
+    assert rep.exit_code == 0, rep.output
+    sec = json.loads((out / "report.json").read_text())["sections"]["validation"]
+    assert [tuple(t) for t in sec["results"]["tiers"]] == list(tiers)
+    assert sec["results"]["ranking"] == val["ranking"]
+    html = " ".join((out / "report.html").read_text().split())
+    assert top_tier_note(val["ranking"]).replace("~", "&#126;")[:40] in html.replace("~", "&#126;") or \
+        top_tier_note(val["ranking"])[:40] in html
+    plan = runner.invoke(app, ["plan", str(path), *common], terminal_width=300)
+    assert plan.exit_code == 0, plan.output
+    assert f"Order (by P(best), as voirdire validate and the report): {order_text(tiers)}." in " ".join(
+        plan.stdout.split())

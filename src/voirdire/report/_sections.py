@@ -407,13 +407,13 @@ def _ranking_block(ctx: Context, w: Writer) -> None:
     w.tick("ranking")
     r = w.results["ranking"]
     names = r["judges"]
-    from ..workflows import order_text, ranking_tiers
+    from ..workflows import order_text, ranking_tiers, tier_ranks, top_tier_note
 
     w.heading("Ranking the judges")
     tiers = ranking_tiers(r)  # the one order of judges everywhere: by P(best), ties in one tier without a rank
     w.put("tiers", [list(t) for t in tiers])
     order = [names.index(n) for t in tiers for n in t]
-    rank_of = {n: (str(k + 1) if len(t) == 1 else "tie") for k, t in enumerate(tiers) for n in t}
+    rank_of = tier_ranks(tiers)
     w.figure("p-best", "Probability that each judge is best",
              plots.bar_chart(f"{w.key}-p-best", [names[k] for k in order], [r["p_best"][k] or 0.0 for k in order],
                              groups=["judge"] * len(names), xlabel="P(best) over bootstrap resamples",
@@ -433,9 +433,9 @@ def _ranking_block(ctx: Context, w: Writer) -> None:
                                                     for a in order],
                                [names[k] for k in order], [names[k] for k in order], vmin=0.0, vmax=1.0,
                                cmap="RdBu", cbar_label="P(row above column)", title="Pairwise order probabilities"))
-    if not r["separable"]:
-        w.text(f"The top two judges cannot be told apart at this overlap: {r['order'][0]} ranks above "
-               f"{r['order'][1]} in fewer than {fmt_pct(ctx.confidence_level, 0)} of resamples.", "warning")
+    top = top_tier_note(r)  # said in the one order, as validate says it
+    if top:
+        w.text(top, "warning")
 
 
 # ----------------------------------------------------------------------------------------- estimation

@@ -296,14 +296,14 @@ def alt_summary(r: Any) -> Text:
 def ranking_table(r: Any) -> Table:
     t = Table(title=f"Ranking by {r.by} ({fmt_int(r.n_resamples)} bootstrap resamples, {r.resampling_unit}s)",
               title_justify="left")
-    from ..workflows import ranking_tiers
+    from ..workflows import ranking_tiers, tier_ranks
 
     for col in ("rank", "judge", "P(best)", "P(above next)", r.by):
         t.add_column(col, justify="left" if col == "judge" else "right")
     tiers = ranking_tiers(r)  # the one order of judges: by P(best), ties in one tier without a rank
     idx = {str(j): k for k, j in enumerate(r.judges)}
     order = [idx[j] for tier in tiers for j in tier]
-    rank_of = {j: (str(n + 1) if len(tier) == 1 else "tie") for n, tier in enumerate(tiers) for j in tier}
+    rank_of = tier_ranks(tiers)
     for pos, j in enumerate(order):
         nxt = fmt_num(r.p_order[j, order[pos + 1]], 3) if pos + 1 < len(order) else "—"
         t.add_row(rank_of[str(r.judges[j])], r.judges[j], fmt_num(r.p_best[j]), nxt, fmt_num(r.statistic[j]))

@@ -14,7 +14,6 @@ from ._planning import BatchCheck, PlanRow, PlanningResult, check_batch, plan_fr
 from ._raters import AnnotatorSummary, RaterDiagnosis, check_raters, diagnose_annotators, diagnose_raters, rater_sensitivity
 from ._estimate import EstimationSummary, JudgeEstimate, MeanEstimate, estimate_judges, estimate_mean
 from ._pairwise import PairwiseSummary, summarise_pairwise
-from ._pairwise_fit import PairwiseFit, evaluation_notes, fit_pairwise, human_groups
 from ._compare import RaterComparison, compare_raters, compare_raters_stream
 from ._groups import (
     GROUP_ERRORS, GroupCell, GroupedComparison, GroupedEstimate, GroupedRaters, GroupedValidation, compare_raters_by,
@@ -23,7 +22,7 @@ from ._groups import (
 from ._seeds import seed_sequence, stream
 from ._validate import (
     DEFAULT_N_RESAMPLES, JudgeValidation, ValidationResult, check_table_fits, default_score, default_scoring,
-    order_text, ranking_tiers, validate_judges,
+    order_text, ranking_tiers, tier_ranks, top_tier_note, validate_judges,
 )
 from ._verdict import REASON_CODES, TENTATIVE_LINE, Reason, ReferenceReliability, Verdict
 
@@ -36,6 +35,8 @@ __all__ = [
     "order_text",
     "check_table_fits",
     "ranking_tiers",
+    "tier_ranks",
+    "top_tier_note",
     "need_text",
     "running_text",
     "PairwiseSummary",
@@ -64,10 +65,6 @@ __all__ = [
     "GroupedWatch",
     "watch_judges_by",
     "summarise_pairwise",
-    "PairwiseFit",
-    "evaluation_notes",
-    "fit_pairwise",
-    "human_groups",
     "DEFAULT_N_RESAMPLES",
     "GROUP_ERRORS",
     "GroupCell",

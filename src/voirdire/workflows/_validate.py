@@ -25,7 +25,7 @@ from ._verdict import (
 )
 
 __all__ = ["validate_judges", "ValidationResult", "JudgeValidation", "DEFAULT_N_RESAMPLES", "default_score",
-           "default_scoring", "ranking_tiers", "order_text", "check_table_fits"]
+           "default_scoring", "ranking_tiers", "order_text", "tier_ranks", "top_tier_note", "check_table_fits"]
 
 #: The number of bootstrap resamples of every workflow (and of every command's ``--n-resamples``).
 from .._defaults import DEFAULT_N_RESAMPLES  # noqa: E402 - one default for the CLI and the API
@@ -480,10 +480,15 @@ def validate_judges(
             notes.append("No ranking: ranking several judges needs bootstrap resamples (n_resamples > 0).")
         elif len(names) >= 2:
             try:
-                ranking = _run(rank_judges, notes, table, names, by=by, score=score, scoring=scoring,
+                ranked: list[str] = []
+                ranking = _run(rank_judges, ranked, table, names, by=by, score=score, scoring=scoring,
                                epsilon=epsilon, min_items=min_items, min_humans_per_item=min_humans_per_item,
                                min_items_per_human=min_items_per_human, confidence_level=confidence_level,
                                n_resamples=n_resamples, rng=stream(seed, "validation", "ranking"))
+                # its "top two by the statistic cannot be told apart" note, said in the one order (P(best) tiers)
+                top = top_tier_note(ranking)
+                _add_notes(notes, [n for n in ranked if not n.startswith("The top two judges by ")]
+                           + ([top] if top else []))
             except VoirdireError as exc:
                 notes.append(f"No ranking: {exc}")
         if progress is not None:
@@ -671,6 +676,28 @@ def ranking_tiers(ranking: Any) -> tuple[tuple[str, ...], ...]:
 def order_text(tiers: Sequence[Sequence[str]]) -> str:
     """``"A > B ~ C (cannot be told apart)"``: the tiers of :func:`ranking_tiers` in one line."""
     return " > ".join(t[0] if len(t) == 1 else " ~ ".join(t) + " (cannot be told apart)" for t in tiers)
+
+
+def tier_ranks(tiers: Sequence[Sequence[str]]) -> dict[str, str]:
+    """Each judge's rank in the one order, best first: its tier's position (``"1"``, ``"2"``...) when it is alone
+    in its tier, ``"tie"`` (no rank) when it cannot be told apart from the judges beside it.
+
+    >>> tier_ranks((("b",), ("c", "a")))
+    {'b': '1', 'c': 'tie', 'a': 'tie'}
+    """
+    return {j: (str(k + 1) if len(t) == 1 else "tie") for k, t in enumerate(tiers) for j in t}
+
+
+def top_tier_note(ranking: Any) -> str | None:
+    """The sentence for judges that share the top tier of :func:`ranking_tiers` (None when one judge leads):
+    the note of ``validate``, ``plan`` and the report, naming them in the one order."""
+    tiers = ranking_tiers(ranking)
+    if not tiers or len(tiers[0]) < 2:
+        return None
+    get = (lambda k: ranking[k]) if isinstance(ranking, dict) else (lambda k: getattr(ranking, k))
+    return (f"The top judges, {' ~ '.join(tiers[0])}, cannot be told apart: none of them ranks above the next in "
+            f"{100 * float(get('confidence_level')):g}% of the {get('n_resamples')} resamples. More overlapping "
+            "human labels would be needed to separate them.")
 
 
 def check_table_fits(table: Any) -> None:
