@@ -37,9 +37,9 @@ import numpy as np  # noqa: E402
 
 from voirdire.data import PairwiseTable, read_pairwise_set  # noqa: E402
 from voirdire.pairwise import (BradleyTerryDavidson, DawidSkene, MajorityVote, PairwiseBayesModel,  # noqa: E402
-                               leave_one_human_out)
+                               SystemBradleyTerryDavidson, leave_one_human_out, simulate_sparse_pairwise)
 
-BASELINES = ("majority vote", "Bradley-Terry-Davidson", "Dawid-Skene")
+BASELINES = ("majority vote", "Bradley-Terry-Davidson", "Dawid-Skene", "systems Bradley-Terry-Davidson")
 VARIANTS: dict[str, dict] = {
     "defaults": {},
     "no refine": {"n_refine": 0},
@@ -51,57 +51,19 @@ VARIANTS: dict[str, dict] = {
     "calibrated intervals": {"quadrature": "adaptive", "batch_move": True},
     "fixed confusion prior": {"confusion_prior": "fixed"},
     "no judge": {"_no_judge": True},
+    "no system prior": {"system_prior": "off"},
 }
 
 
 def simulate_sparse(n_pairs: int = 2400, n_humans: int = 60, n_systems: int = 12, rng: int = 0,
                     subjective: bool = False) -> PairwiseTable:
-    """The simulated sparse-rater export described in the module docstring (``subjective``: the
-    humans' variant)."""
-    g = np.random.default_rng(rng)
-    strength = g.normal(0.0, 0.8, n_systems)
-    sa = g.integers(0, n_systems, n_pairs)
-    sb = (sa + g.integers(1, n_systems, n_pairs)) % n_systems
-    theta = strength[sa] - strength[sb] + g.normal(0.0, 0.5, n_pairs)
-    tau = g.normal(-0.3, 1.0, n_pairs)
+    """The simulated sparse-rater export described in the module docstring
+    (:func:`voirdire.pairwise.simulate_sparse_pairwise`; ``--hide-systems``: without ``model_a``/``model_b``)."""
+    return simulate_sparse_pairwise(n_pairs, n_humans=n_humans, n_systems=n_systems, subjective=subjective,
+                                    systems_named=not HIDE_SYSTEMS, rng=rng)
 
-    def softmax(a: np.ndarray, t: np.ndarray) -> np.ndarray:
-        u = np.stack([a, t, -a], 1)
-        e = np.exp(u - u.max(1, keepdims=True))
-        return e / e.sum(1, keepdims=True)
 
-    def draw(p: np.ndarray) -> np.ndarray:
-        return (g.random(len(p))[:, None] > np.cumsum(p, 1)[:, :-1]).sum(1)
-
-    z = draw(softmax(theta, tau))
-    acc = g.uniform(0.55, 0.90, n_humans)
-    conf = np.empty((n_humans, 3, 3))
-    for h in range(n_humans):
-        for k in range(3):
-            a = acc[h] if k != 1 else acc[h] - 0.1
-            conf[h, k] = (1 - a) / 2
-            conf[h, k, k] = a
-    pair, rater, verdict, order = [], [], [], []
-    names = np.array(["A", "T", "B"])
-    tie_habit = g.normal(0.0, 0.7, n_humans)
-    for p in range(n_pairs):
-        for h in g.choice(n_humans, 1 + int(g.random() < 0.5), replace=False):
-            pair.append(f"p{p}")
-            rater.append(f"h{h}")
-            if subjective:   # the human's own view of the pair: no shared latent verdict
-                pv = softmax(np.array([theta[p] + g.normal(0.0, 1.0)]), np.array([tau[p] + tie_habit[h]]))[0]
-                verdict.append(names[g.choice(3, p=pv)])
-            else:
-                verdict.append(names[g.choice(3, p=conf[h, z[p]])])
-            order.append(None)
-    s = np.where(g.random(n_pairs) < 0.5, 1.0, -1.0)                  # the order the judge really saw
-    yj = draw(softmax(0.7 * theta + 0.4 * s, 0.7 * tau - 1.0))
-    for p in range(n_pairs):
-        pair.append(f"p{p}")
-        rater.append("llm")
-        verdict.append(names[yj[p]])
-        order.append("AB")                                             # the export does not say
-    return PairwiseTable.from_arrays(pair=pair, rater=rater, verdict=verdict, order=order, judges=["llm"])
+HIDE_SYSTEMS = False
 
 
 class _NoJudge:
@@ -128,12 +90,15 @@ def evaluate(name: str, table: PairwiseTable, seed: int, particles: int, variant
     methods.update({"majority vote": lambda: MajorityVote(smoothing=0.5),
                     "Bradley-Terry-Davidson": lambda: BradleyTerryDavidson(),
                     "Dawid-Skene": lambda: DawidSkene(smoothing=0.01)})
+    if table.systems is not None:   # the systems' strengths alone (the information the system prior adds)
+        methods["systems Bradley-Terry-Davidson"] = lambda: SystemBradleyTerryDavidson()
     c0 = time.process_time()
     res = leave_one_human_out(table, methods=methods, rng=seed)
     cpu = time.process_time() - c0
     t = res.table[res.table["group"] == "all"].set_index("method")
-    best = min(BASELINES, key=lambda m: t.loc[m, "nll"])
-    best_acc = max(BASELINES, key=lambda m: t.loc[m, "accuracy"])
+    base = [m for m in BASELINES if m in t.index]
+    best = min(base, key=lambda m: t.loc[m, "nll"])
+    best_acc = max(base, key=lambda m: t.loc[m, "accuracy"])
     print(f"\n### {name} (seed {seed}): {table.n_pairs:,} pairs, {len(table.humans)} humans, "
           f"{len(table.judges)} judges, {res.n_folds} folds, {int(t['n_labels'].iloc[0]):,} held-out labels, "
           f"{cpu:.0f} CPU-s\n")
@@ -161,7 +126,10 @@ def main() -> None:
     ap.add_argument("--seeds", default="0")
     ap.add_argument("--particles", type=int, default=300)
     ap.add_argument("--variants", default="defaults")
+    ap.add_argument("--hide-systems", action="store_true", help="the simulated sets without model_a/model_b")
     args = ap.parse_args()
+    global HIDE_SYSTEMS
+    HIDE_SYSTEMS = args.hide_systems
     variants = args.variants.split(",")
     for seed in (int(s) for s in args.seeds.split(",")):
         if args.sim:

@@ -289,3 +289,31 @@ def test_read_pairwise_recognises_a_public_set_folder():
     folder = shared_data("pairwise", "pandalm")
     s = read_pairwise(folder).summary()
     assert (s.n_pairs, s.n_humans, s.n_judges, s.n_swapped_judge_pairs) == EXPECTED["pandalm"]
+
+
+def test_systems_from_model_columns(tmp_path):
+    # model_a / model_b name the systems behind A and B: one pair per row of `systems`, carried by select
+    (tmp_path / "s.csv").write_text("pair,rater,verdict,model_a,model_b\n"
+                                    "p1,ann,A,x,y\np1,bob,B,x,\np2,ann,T,y,z\np3,ann,A,,\n")
+    t = read_pairwise(tmp_path / "s.csv")
+    assert t.systems.tolist() == [["x", "y"], ["y", "z"], ["", ""]]
+    assert t.select(pairs=[1, 2]).systems.tolist() == [["y", "z"], ["", ""]]
+    assert t.to_frame()[["model_a", "model_b"]].iloc[0].tolist() == ["x", "y"]
+    assert read_pairwise(tmp_path / "s.csv").systems is not None
+    (tmp_path / "n.csv").write_text("pair,rater,verdict\np1,ann,A\n")
+    assert read_pairwise(tmp_path / "n.csv").systems is None
+
+
+def test_systems_that_disagree_within_a_pair_name_the_row(tmp_path):
+    (tmp_path / "s.csv").write_text("pair,rater,verdict,model_a,model_b\np1,ann,A,x,y\np1,bob,B,w,y\n")
+    with pytest.raises(SchemaError, match=r"row 3.*'model_a'.*names two systems"):
+        read_pairwise(tmp_path / "s.csv")
+
+
+def test_systems_shape_is_checked():
+    t = PairwiseTable.from_arrays(pair=[1], rater=["a"], verdict=["A"], model_a=["x"], model_b=["y"])
+    assert t.systems.shape == (1, 2)
+    with pytest.raises(InvalidParameterError, match="systems must be"):
+        PairwiseTable.from_codes(pair_idx=np.array([0]), rater_idx=np.array([0]), verdicts=np.array([0]),
+                                 orders=np.array([-1]), pairs=["p"], raters=["a"], roles=["human"],
+                                 systems=np.array([["x", "y"], ["y", "z"]]))

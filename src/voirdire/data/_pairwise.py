@@ -92,6 +92,9 @@ class PairwiseTable:
     source: str = "<memory>"
     n_rows_read: int = 0
     dropped: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: ``(n_pairs, 2)`` names of the systems that wrote response A and response B (``""``: not
+    #: known), from the file's ``model_a``/``model_b`` columns; None when the file has none.
+    systems: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = len(self.pairs)
@@ -99,8 +102,12 @@ class PairwiseTable:
             raise InvalidParameterError("PairwiseTable: indptr does not match pairs and labels.")
         if not (len(self.rater_idx) == len(self.verdicts) == len(self.orders)):
             raise InvalidParameterError("PairwiseTable: rater_idx, verdicts and orders differ in length.")
+        if self.systems is not None and self.systems.shape != (n, 2):
+            raise InvalidParameterError(f"PairwiseTable: systems must be ({n}, 2). Got {self.systems.shape}.")
         for a in (self.pairs, self.raters, self.roles, self.indptr, self.rater_idx, self.verdicts, self.orders):
             a.flags.writeable = False
+        if self.systems is not None:
+            self.systems.flags.writeable = False
 
     # ------------------------------------------------------------------ views
     @property
@@ -177,15 +184,20 @@ class PairwiseTable:
         return h.hexdigest()[:16]
 
     def to_frame(self) -> pd.DataFrame:
-        """Long frame: ``pair, rater, role, verdict (A/T/B), order (AB/BA/None)``."""
+        """Long frame: ``pair, rater, role, verdict (A/T/B), order (AB/BA/None)``, and ``model_a, model_b``
+        when the table names the compared systems."""
         ords = np.array([None, "AB", "BA"], dtype=object)[self.orders + 1]
-        return pd.DataFrame({
+        out = pd.DataFrame({
             "pair": self.pairs[self.label_pair],
             "rater": self.raters[self.rater_idx],
             "role": self.roles[self.rater_idx],
             "verdict": np.asarray(VERDICTS, dtype=object)[self.verdicts],
             "order": ords,
         })
+        if self.systems is not None:
+            out["model_a"] = self.systems[self.label_pair, 0]
+            out["model_b"] = self.systems[self.label_pair, 1]
+        return out
 
     def select(self, *, pairs: np.ndarray | Sequence[int] | slice | None = None,
                raters: Sequence[str] | None = None, label_mask: np.ndarray | None = None,
@@ -231,7 +243,7 @@ class PairwiseTable:
             indptr=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
             rater_idx=rmap[self.rater_idx[keep]], verdicts=self.verdicts[keep].copy(),
             orders=self.orders[keep].copy(), source=self.source, n_rows_read=self.n_rows_read,
-            dropped=dict(self.dropped))
+            dropped=dict(self.dropped), systems=None if self.systems is None else self.systems[used_p].copy())
 
     def iter_batches(self, size: int) -> Any:
         """Yield consecutive sub-tables of ``size`` pairs (a stream in file order)."""
@@ -244,9 +256,10 @@ class PairwiseTable:
     @classmethod
     def from_codes(cls, *, pair_idx: np.ndarray, rater_idx: np.ndarray, verdicts: np.ndarray,
                    orders: np.ndarray, pairs: Sequence[Any], raters: Sequence[str], roles: Sequence[str],
-                   source: str = "<memory>") -> PairwiseTable:
+                   source: str = "<memory>", systems: np.ndarray | None = None) -> PairwiseTable:
         """Fast constructor from integer codes (no parsing): verdict 0/1/2 (A/T/B, original order),
-        order 0/1/-1 (AB/BA/none), ``pair_idx`` into ``pairs``, ``rater_idx`` into ``raters``."""
+        order 0/1/-1 (AB/BA/none), ``pair_idx`` into ``pairs``, ``rater_idx`` into ``raters``;
+        ``systems``: optional ``(len(pairs), 2)`` names of the systems behind A and B."""
         pair_idx = np.asarray(pair_idx, dtype=np.int64)
         rater_idx = np.asarray(rater_idx, dtype=np.int64)
         verdicts = np.asarray(verdicts)
@@ -269,17 +282,22 @@ class PairwiseTable:
         return cls(pairs=np.asarray(list(pairs), dtype=object), raters=np.asarray([str(r) for r in raters], dtype=object),
                    roles=roles_a, indptr=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
                    rater_idx=rater_idx[perm], verdicts=verdicts[perm].astype(np.int8),
-                   orders=orders[perm].astype(np.int8), source=source, n_rows_read=len(pair_idx))
+                   orders=orders[perm].astype(np.int8), source=source, n_rows_read=len(pair_idx),
+                   systems=None if systems is None else np.asarray(systems, dtype=object).astype(str).astype(object))
 
     @classmethod
     def from_arrays(cls, *, pair: Sequence[Any] | np.ndarray, rater: Sequence[Any] | np.ndarray,
                     verdict: Sequence[Any] | np.ndarray, order: Sequence[Any] | np.ndarray | None = None,
                     judges: Sequence[str] = (), verdict_map: Mapping[Any, str] | None = None,
-                    presented: bool = False) -> PairwiseTable:
-        """Build a table from parallel arrays (see :func:`read_pairwise` for the conventions)."""
+                    presented: bool = False, model_a: Sequence[Any] | np.ndarray | None = None,
+                    model_b: Sequence[Any] | np.ndarray | None = None) -> PairwiseTable:
+        """Build a table from parallel arrays (see :func:`read_pairwise` for the conventions;
+        ``model_a``/``model_b``: the systems behind response A and B, one per label)."""
         df = pd.DataFrame({"pair": list(pair), "rater": list(rater), "verdict": list(verdict)})
         if order is not None:
             df["order"] = list(order)
+        if model_a is not None and model_b is not None:
+            df["model_a"], df["model_b"] = list(model_a), list(model_b)
         return cls.from_frame(df, judges=judges, order="order" if order is not None else None,
                               verdict_map=verdict_map, presented=presented)
 
@@ -422,11 +440,38 @@ class PairwiseTable:
         ridx = np.array([rpos[r] for r in rater_s[idx]], dtype=np.int64)
         perm = np.argsort(pair_codes, kind="stable")
         counts = np.bincount(pair_codes, minlength=len(pair_names))
+        systems = None
+        if {"model_a", "model_b"} <= set(map(str, df.columns)):
+            systems = _pair_systems(df, idx, pair_codes, len(pair_names), pair_s, rows, source)
         return cls(
             pairs=np.asarray(pair_names, dtype=object), raters=names, roles=roles,
             indptr=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
             rater_idx=ridx[perm], verdicts=codes[idx][perm].astype(np.int8),
-            orders=ocodes[idx][perm].astype(np.int8), source=source, n_rows_read=int(len(df)), dropped=dropped)
+            orders=ocodes[idx][perm].astype(np.int8), source=source, n_rows_read=int(len(df)), dropped=dropped,
+            systems=systems)
+
+
+def _pair_systems(df: pd.DataFrame, idx: np.ndarray, pair_codes: np.ndarray, n_pairs: int, pair_s: np.ndarray,
+                  rows: np.ndarray, source: str) -> np.ndarray:
+    """``(n_pairs, 2)``: each pair's ``model_a``/``model_b`` (``""`` where every row leaves it empty);
+    a pair with two different names in one column is a :class:`SchemaError` at the row that differs."""
+    out = np.full((n_pairs, 2), "", dtype=object)
+    for c, col in enumerate(("model_a", "model_b")):
+        vals = _as_str(df[col])[idx]
+        given = vals != ""
+        first = np.full(n_pairs, "", dtype=object)
+        # the first non-empty name of each pair, then any row that disagrees with it
+        named = pd.Series(vals[given]).groupby(pair_codes[given]).first()
+        first[named.index.to_numpy(dtype=np.int64)] = named.to_numpy(dtype=object)
+        bad = np.flatnonzero(given & (vals != first[pair_codes]))
+        if len(bad):
+            j = int(bad[0])
+            raise SchemaError(f"pair {shown(pair_s[idx[j]])} names two systems in '{col}' "
+                              f"({shown(first[pair_codes[j]])} and {shown(vals[j])}). A pair compares one "
+                              f"response A and one response B: keep one name per pair.",
+                              source=source, row=int(rows[idx[j]]), column=col)
+        out[:, c] = first
+    return out
 
 
 #: folder name -> public pairwise set (see :mod:`voirdire.data._pairwise_sets`) that read_pairwise recognises

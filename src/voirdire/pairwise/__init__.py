@@ -14,6 +14,7 @@ from ._baselines import (
     BradleyTerryDavidson,
     DawidSkene,
     MajorityVote,
+    SystemBradleyTerryDavidson,
     crowd_arrays,
     dawid_skene_arrays,
     mace_arrays,
@@ -27,10 +28,12 @@ from ._evaluate import (
     score_predictions,
 )
 from ._model import MAX_JOINT_JUDGES, PairwiseBayesModel, PairwisePosterior, entropy
-from ._simulate import DEFAULT_CONFUSIONS, PairwiseTruth, simulate_pairwise
+from ._simulate import DEFAULT_CONFUSIONS, PairwiseTruth, simulate_pairwise, simulate_sparse_pairwise
+from ._systems import SystemStrengths, fit_system_strengths
 
 __all__ = ["PairwiseBayesModel", "PairwisePosterior", "PairwiseTruth", "simulate_pairwise",
            "DEFAULT_CONFUSIONS", "entropy", "MajorityVote", "BradleyTerryDavidson", "DawidSkene", "MACE",
            "GLAD", "crowd_arrays", "leave_one_human_out", "LOHOResult", "score_predictions", "default_methods",
            "bias_report", "BiasReport", "pair_covariates", "model_family", "dawid_skene_arrays", "mace_arrays",
-           "MAX_JOINT_JUDGES", "choose_forecaster", "ForecastChoice"]
+           "MAX_JOINT_JUDGES", "choose_forecaster", "ForecastChoice",
+           "simulate_sparse_pairwise", "SystemBradleyTerryDavidson", "SystemStrengths", "fit_system_strengths"]

@@ -18,8 +18,9 @@ from .._checks import as_generator, check_positive_int
 from ..data import ORDERS, PairwiseTable
 from ..exceptions import ConvergenceWarning, InvalidParameterError
 from ._kernel import local_map
+from ._systems import fit_system_strengths, system_log_prior
 
-__all__ = ["MajorityVote", "BradleyTerryDavidson", "DawidSkene", "MACE", "GLAD", "crowd_arrays", "dawid_skene_arrays",
+__all__ = ["MajorityVote", "BradleyTerryDavidson", "SystemBradleyTerryDavidson", "DawidSkene", "MACE", "GLAD", "crowd_arrays", "dawid_skene_arrays",
            "mace_arrays"]
 
 _K = 3
@@ -144,6 +145,43 @@ class BradleyTerryDavidson(_Base):
         e = np.exp(u - u.max(1, keepdims=True))
         self.proba_ = e / e.sum(1, keepdims=True)
         self._finish(conv, it)
+        return self
+
+
+class SystemBradleyTerryDavidson(_Base):
+    """Bradley-Terry-Davidson over the compared systems: every pair's verdict forecast from its systems alone.
+
+    Each system gets a strength ``s_i ~ N(0, sigma^2)`` (``sigma`` by empirical Bayes) and every label
+    (humans, and judges in the original coordinates) is a draw from
+    ``softmax(s_a - s_b, g, -(s_a - s_b))`` (:func:`voirdire.pairwise.fit_system_strengths` on the
+    labels). ``predict_proba`` is that distribution for each pair: a pair's own labels count only
+    through the strengths. Pairs whose systems are not named get the labels' overall shares. Needs a
+    table with ``systems`` (``model_a``/``model_b``); without them every pair gets the overall shares.
+
+    Examples
+    --------
+    >>> from voirdire.data import PairwiseTable
+    >>> t = PairwiseTable.from_arrays(pair=[1, 1, 2, 3], rater=["a", "b", "a", "a"], verdict=["A", "A", "A", "B"],
+    ...                               model_a=["x", "x", "x", "y"], model_b=["y", "y", "y", "x"])
+    >>> p = SystemBradleyTerryDavidson().fit(t).predict_proba()
+    >>> bool(p[0, 0] > p[0, 2]), bool(p[2, 2] > p[2, 0])
+    (True, True)
+    """
+
+    def fit(self, table: PairwiseTable) -> SystemBradleyTerryDavidson:
+        pair, _, y, _ = crowd_arrays(table)
+        share = np.bincount(y, minlength=_K) + 0.5
+        share = share / share.sum()
+        self.proba_ = np.repeat(share[None], table.n_pairs, 0)
+        self.strengths_ = None
+        if table.systems is not None:
+            onehot = np.eye(_K)[y]
+            self.strengths_ = fit_system_strengths(table.systems[pair], onehot)
+            tilt = system_log_prior(self.strengths_, table.systems, np.ones(_K))
+            if tilt is not None:
+                known = (tilt != 0).any(1)
+                self.proba_[known] = np.exp(tilt[known])
+        self.converged_, self.n_iter_ = True, 1
         return self
 
 

@@ -20,6 +20,7 @@ from ..data import VERDICTS, PairwiseTable
 from ..exceptions import ConvergenceWarning, InvalidParameterError, SchemaError
 from ._kernel import _BOUND, Prior, human_mixture, judge_expectations, local_map, mix_humans, warm_start
 from ._systems import SystemStrengths, fit_system_strengths, system_log_prior
+from ._systems import SystemStrengths, fit_system_strengths, system_log_prior
 
 __all__ = ["PairwiseBayesModel", "PairwisePosterior", "entropy"]
 
@@ -352,6 +353,7 @@ class PairwiseBayesModel:
                  batch_move: bool = False, quadrature: Literal["laplace", "adaptive"] = "laplace",
                  confusion_prior: Literal["pooled", "fixed"] = "pooled",
                  system_prior: Literal["auto", "off"] = "auto",
+                 system_prior: Literal["auto", "off"] = "auto",
                  rng: int | np.random.Generator | None = None) -> None:
         name = "PairwiseBayesModel"
         self.n_particles = check_positive_int(n_particles, "n_particles", name)
@@ -381,6 +383,7 @@ class PairwiseBayesModel:
         self.batch_move = bool(batch_move)
         self.quadrature = check_choice(quadrature, "quadrature", name, ("laplace", "adaptive"))
         self.confusion_prior = check_choice(confusion_prior, "confusion_prior", name, ("pooled", "fixed"))
+        self.system_prior = check_choice(system_prior, "system_prior", name, ("auto", "off"))
         self.system_prior = check_choice(system_prior, "system_prior", name, ("auto", "off"))
         as_generator(rng if not isinstance(rng, np.random.Generator) else 0)  # validates the seed
         self.rng = rng
@@ -418,6 +421,7 @@ class PairwiseBayesModel:
         self._fixed_means: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._prior_memo: tuple[np.ndarray, Prior] | None = None
         self.move_ess_: float | None = None
+        self.system_strengths_: SystemStrengths | None = None    # the system-strength prior (refine)
         self.system_strengths_: SystemStrengths | None = None    # the system-strength prior (refine)
         self._moved_at = -1                        # n_items_seen_ at the last batch move (-1: none)
 
@@ -543,6 +547,8 @@ class PairwiseBayesModel:
                 self._alpha = np.repeat(self._cprior[None], R, 0) + add
             if self.pair_prior == "empirical":
                 self._hyper = np.concatenate([[table.n_pairs], mom.sum(0), rho.sum(0)])
+            if self.system_prior == "auto" and table.systems is not None:
+                self.system_strengths_ = fit_system_strengths(table.systems, rho)
             if self.system_prior == "auto" and table.systems is not None:
                 self.system_strengths_ = fit_system_strengths(table.systems, rho)
         if n_sweeps and self.batch_move:
@@ -754,6 +760,7 @@ class PairwiseBayesModel:
             # _solve_rows; the chunk boundaries of a joint read pass do not change its results)
             read_chunk = max(read_chunk, _READ_PAIRS)
         tilt = self._system_tilt(table)
+        tilt = self._system_tilt(table)
         s = 0
         while s < n_pairs:
             if commit:
@@ -772,6 +779,8 @@ class PairwiseBayesModel:
             logL = np.zeros((B, 3))
             for k in range(3):
                 logL[:, k] = np.bincount(hp, weights=contrib[:, k], minlength=B)
+            if tilt is not None:                  # the system-strength prior of the pair's verdict
+                logL += tilt[s:e]
             if tilt is not None:                  # the system-strength prior of the pair's verdict
                 logL += tilt[s:e]
             # judge evidence per channel
@@ -928,6 +937,15 @@ class PairwiseBayesModel:
             return (*parts[0], conv)
         cat = tuple(np.concatenate([p[k] for p in parts]) for k in range(6))
         return (*cat, conv)
+
+    def _system_tilt(self, table: PairwiseTable) -> np.ndarray | None:
+        """``log q_t - log pbar`` per pair (n_pairs, 3), or None: the system-strength prior of each pair's
+        verdict (:mod:`._systems`) over the class prior the pair prior implies, so that a pair with no
+        judge label has ``q_t`` as its prior verdict distribution."""
+        if self.system_prior == "off" or self.system_strengths_ is None or table.systems is None:
+            return None
+        m_t, p_t, m_a, p_a = self._pair_prior
+        return system_log_prior(self.system_strengths_, table.systems, _class_prior(m_t, 1.0 / p_t, m_a, 1.0 / p_a))
 
     def _system_tilt(self, table: PairwiseTable) -> np.ndarray | None:
         """``log q_t - log pbar`` per pair (n_pairs, 3), or None: the system-strength prior of each pair's

@@ -12,7 +12,7 @@ from .._results import Result
 from ..data import PairwiseTable
 from ..exceptions import InvalidParameterError
 
-__all__ = ["simulate_pairwise", "PairwiseTruth", "DEFAULT_CONFUSIONS"]
+__all__ = ["simulate_pairwise", "simulate_sparse_pairwise", "PairwiseTruth", "DEFAULT_CONFUSIONS"]
 
 #: An expert, an average and a novice human (rows: true verdict A, T, B; columns: what they say).
 DEFAULT_CONFUSIONS = np.array([
@@ -148,3 +148,74 @@ def simulate_pairwise(
     truth = PairwiseTruth(theta=theta, tau=tau, verdict=z, confusions=C.copy(), biases=b.copy(),
                           tie_offsets=dt.copy(), humans=humans, judges=judges, reliabilities=rel.copy())
     return table, truth
+
+
+def simulate_sparse_pairwise(n_pairs: int = 2400, *, n_humans: int = 60, n_systems: int = 12,
+                             subjective: bool = False, systems_named: bool = True,
+                             rng: int | np.random.Generator | None = None) -> PairwiseTable:
+    """A sparse-rater export with known structure: the held-out setting of issue 30.
+
+    ``n_pairs`` pairs of ``n_systems`` systems (Bradley-Terry strengths N(0, 0.8^2); each pair compares
+    two different systems drawn at random, so systems repeat across pairs; the pair's
+    ``theta`` = strength difference + N(0, 0.5^2), ``tau ~ N(-0.3, 1)``), ``n_humans`` humans with
+    confusion matrices of accuracy 0.55-0.90 (ties confused more often than A/B), each pair judged by
+    1 or 2 of them (equal odds), and one LLM judge ``llm`` (reliability 0.7, tie offset -1, position
+    bias 0.4) shown each pair in a random order that the export does not record (every judge row says
+    AB, the verdict in the original frame). ``subjective``: the humans share no latent verdict: each
+    says ``softmax(theta + e, tau + t_h, -(theta + e))`` with its own view ``e ~ N(0, 1)`` of every
+    pair and its own tie habit ``t_h ~ N(0, 0.7^2)`` (a model the confusion matrices only
+    approximate). ``systems_named``: the table carries ``model_a``/``model_b`` (``sys_<k>``).
+
+    Examples
+    --------
+    >>> t = simulate_sparse_pairwise(50, rng=0)
+    >>> t.n_pairs, len(t.humans) <= 60, t.judges, t.systems.shape
+    (50, True, ('llm',), (50, 2))
+    """
+    func = "simulate_sparse_pairwise"
+    n_pairs = check_positive_int(n_pairs, "n_pairs", func)
+    n_humans = check_positive_int(n_humans, "n_humans", func, minimum=2)
+    n_systems = check_positive_int(n_systems, "n_systems", func, minimum=2)
+    g = as_generator(rng)
+    strength = g.normal(0.0, 0.8, n_systems)
+    sa = g.integers(0, n_systems, n_pairs)
+    sb = (sa + g.integers(1, n_systems, n_pairs)) % n_systems
+    theta = strength[sa] - strength[sb] + g.normal(0.0, 0.5, n_pairs)
+    tau = g.normal(-0.3, 1.0, n_pairs)
+    z = _draw(_softmax3(theta, tau), g)
+    acc = g.uniform(0.55, 0.90, n_humans)
+    conf = np.empty((n_humans, 3, 3))
+    for h in range(n_humans):
+        for k in range(3):
+            a = acc[h] if k != 1 else acc[h] - 0.1
+            conf[h, k] = (1 - a) / 2
+            conf[h, k, k] = a
+    pair, rater, verdict, order = [], [], [], []
+    tie_habit = g.normal(0.0, 0.7, n_humans)
+    for p in range(n_pairs):
+        for h in g.choice(n_humans, 1 + int(g.random() < 0.5), replace=False):
+            pair.append(p)
+            rater.append(int(h))
+            if subjective:   # the human's own view of the pair: no shared latent verdict
+                pv = _softmax3(np.array([theta[p] + g.normal(0.0, 1.0)]), np.array([tau[p] + tie_habit[h]]))[0]
+                verdict.append(int(g.choice(3, p=pv)))
+            else:
+                verdict.append(int(g.choice(3, p=conf[h, z[p]])))
+            order.append(-1)
+    s = np.where(g.random(n_pairs) < 0.5, 1.0, -1.0)                  # the order the judge really saw
+    yj = _draw(_softmax3(0.7 * theta + 0.4 * s, 0.7 * tau - 1.0), g)
+    pair += list(range(n_pairs))
+    rater += [n_humans] * n_pairs
+    verdict += yj.tolist()
+    order += [0] * n_pairs                                             # the export does not say
+    used = np.array(list(dict.fromkeys(rater[:len(rater) - n_pairs])), dtype=np.int64)   # in order of appearance
+    remap = np.full(n_humans + 1, -1)
+    remap[used] = np.arange(len(used))
+    remap[n_humans] = len(used)
+    names = [f"h{h}" for h in used.tolist()] + ["llm"]
+    systems = np.column_stack([sa, sb]).astype(str).astype(object)
+    systems = np.char.add("sys_", systems.astype(str)).astype(object)
+    return PairwiseTable.from_codes(
+        pair_idx=np.array(pair), rater_idx=remap[np.array(rater)], verdicts=np.array(verdict),
+        orders=np.array(order), pairs=[f"p{t}" for t in range(n_pairs)], raters=names,
+        roles=["human"] * len(used) + ["judge"], source=func, systems=systems if systems_named else None)
