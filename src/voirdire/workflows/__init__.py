@@ -14,6 +14,7 @@ from ._planning import BatchCheck, PlanRow, PlanningResult, check_batch, plan_fr
 from ._raters import AnnotatorSummary, RaterDiagnosis, check_raters, diagnose_annotators, diagnose_raters, rater_sensitivity
 from ._estimate import EstimationSummary, JudgeEstimate, MeanEstimate, estimate_judges, estimate_mean
 from ._pairwise import PairwiseSummary, summarise_pairwise
+from ._pairwise_fit import PairwiseFit, evaluation_notes, fit_pairwise, human_groups
 from ._compare import RaterComparison, compare_raters, compare_raters_stream
 from ._groups import (
     GROUP_ERRORS, GroupCell, GroupedComparison, GroupedEstimate, GroupedRaters, GroupedValidation, compare_raters_by,
@@ -65,6 +66,10 @@ __all__ = [
     "GroupedWatch",
     "watch_judges_by",
     "summarise_pairwise",
+    "PairwiseFit",
+    "evaluation_notes",
+    "fit_pairwise",
+    "human_groups",
     "DEFAULT_N_RESAMPLES",
     "GROUP_ERRORS",
     "GroupCell",
