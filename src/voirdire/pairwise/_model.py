@@ -20,7 +20,6 @@ from ..data import VERDICTS, PairwiseTable
 from ..exceptions import ConvergenceWarning, InvalidParameterError, SchemaError
 from ._kernel import _BOUND, Prior, human_mixture, judge_expectations, local_map, mix_humans, warm_start
 from ._systems import SystemStrengths, fit_system_strengths, system_log_prior
-from ._systems import SystemStrengths, fit_system_strengths, system_log_prior
 
 __all__ = ["PairwiseBayesModel", "PairwisePosterior", "entropy"]
 
@@ -294,6 +293,18 @@ class PairwiseBayesModel:
         uses the fixed prior; a human first seen after the sweeps starts from the pooled one. Default
         because it forecasts held-out humans better on sparse raters and no worse on the shared real
         sets (docs/pairwise.md, "Sparse raters and the held-out choice").
+    system_prior : {"auto", "off"}, default "auto"
+        ``"auto"``: when the table names the compared systems (``model_a``/``model_b``, kept as
+        ``PairwiseTable.systems``), the refine sweeps fit a strength per system (a Bradley-Terry-Davidson
+        class prior ``q_t = softmax(s_a - s_b, g, -(s_a - s_b))`` with ``s ~ N(0, sigma^2)``, ``sigma`` by
+        empirical Bayes, fitted to the pairs' posterior verdicts: an EM step, like the class prior of
+        Dawid-Skene) and each pair's verdict evidence is multiplied by ``q_t`` over the class prior the
+        pair prior implies: a pair with no judge label then has ``q_t`` as its prior verdict
+        distribution, so pairs seen by one or two humans borrow from every other pair of the same
+        systems. The stream (and :meth:`partial_fit`) does not use it until a refine sweep has fitted
+        it; ``system_strengths_`` holds the fit (None without systems). ``"off"``: the pair prior
+        ignores the systems. Default because it forecasts held-out humans better on sparse raters and
+        on the real sets that name their systems (docs/pairwise.md, "The system-strength prior").
     quadrature : {"laplace", "adaptive"}, default "laplace"
         How each pair's ``(theta, tau)`` is integrated given the judges (``integrate_verdict=True``):
         ``"laplace"``: the Laplace approximation (the particle weight) and a 5 x 5 Gauss-Hermite rule
@@ -353,7 +364,6 @@ class PairwiseBayesModel:
                  batch_move: bool = False, quadrature: Literal["laplace", "adaptive"] = "laplace",
                  confusion_prior: Literal["pooled", "fixed"] = "pooled",
                  system_prior: Literal["auto", "off"] = "auto",
-                 system_prior: Literal["auto", "off"] = "auto",
                  rng: int | np.random.Generator | None = None) -> None:
         name = "PairwiseBayesModel"
         self.n_particles = check_positive_int(n_particles, "n_particles", name)
@@ -383,7 +393,6 @@ class PairwiseBayesModel:
         self.batch_move = bool(batch_move)
         self.quadrature = check_choice(quadrature, "quadrature", name, ("laplace", "adaptive"))
         self.confusion_prior = check_choice(confusion_prior, "confusion_prior", name, ("pooled", "fixed"))
-        self.system_prior = check_choice(system_prior, "system_prior", name, ("auto", "off"))
         self.system_prior = check_choice(system_prior, "system_prior", name, ("auto", "off"))
         as_generator(rng if not isinstance(rng, np.random.Generator) else 0)  # validates the seed
         self.rng = rng
@@ -421,7 +430,6 @@ class PairwiseBayesModel:
         self._fixed_means: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._prior_memo: tuple[np.ndarray, Prior] | None = None
         self.move_ess_: float | None = None
-        self.system_strengths_: SystemStrengths | None = None    # the system-strength prior (refine)
         self.system_strengths_: SystemStrengths | None = None    # the system-strength prior (refine)
         self._moved_at = -1                        # n_items_seen_ at the last batch move (-1: none)
 
@@ -547,8 +555,6 @@ class PairwiseBayesModel:
                 self._alpha = np.repeat(self._cprior[None], R, 0) + add
             if self.pair_prior == "empirical":
                 self._hyper = np.concatenate([[table.n_pairs], mom.sum(0), rho.sum(0)])
-            if self.system_prior == "auto" and table.systems is not None:
-                self.system_strengths_ = fit_system_strengths(table.systems, rho)
             if self.system_prior == "auto" and table.systems is not None:
                 self.system_strengths_ = fit_system_strengths(table.systems, rho)
         if n_sweeps and self.batch_move:
@@ -760,7 +766,6 @@ class PairwiseBayesModel:
             # _solve_rows; the chunk boundaries of a joint read pass do not change its results)
             read_chunk = max(read_chunk, _READ_PAIRS)
         tilt = self._system_tilt(table)
-        tilt = self._system_tilt(table)
         s = 0
         while s < n_pairs:
             if commit:
@@ -779,8 +784,6 @@ class PairwiseBayesModel:
             logL = np.zeros((B, 3))
             for k in range(3):
                 logL[:, k] = np.bincount(hp, weights=contrib[:, k], minlength=B)
-            if tilt is not None:                  # the system-strength prior of the pair's verdict
-                logL += tilt[s:e]
             if tilt is not None:                  # the system-strength prior of the pair's verdict
                 logL += tilt[s:e]
             # judge evidence per channel
@@ -937,15 +940,6 @@ class PairwiseBayesModel:
             return (*parts[0], conv)
         cat = tuple(np.concatenate([p[k] for p in parts]) for k in range(6))
         return (*cat, conv)
-
-    def _system_tilt(self, table: PairwiseTable) -> np.ndarray | None:
-        """``log q_t - log pbar`` per pair (n_pairs, 3), or None: the system-strength prior of each pair's
-        verdict (:mod:`._systems`) over the class prior the pair prior implies, so that a pair with no
-        judge label has ``q_t`` as its prior verdict distribution."""
-        if self.system_prior == "off" or self.system_strengths_ is None or table.systems is None:
-            return None
-        m_t, p_t, m_a, p_a = self._pair_prior
-        return system_log_prior(self.system_strengths_, table.systems, _class_prior(m_t, 1.0 / p_t, m_a, 1.0 / p_a))
 
     def _system_tilt(self, table: PairwiseTable) -> np.ndarray | None:
         """``log q_t - log pbar`` per pair (n_pairs, 3), or None: the system-strength prior of each pair's
