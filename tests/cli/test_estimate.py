@@ -360,3 +360,45 @@ def test_judges_not_named_are_listed_and_an_impossible_count_fails(tmp_path):
     res = runner.invoke(app, ["estimate", str(p), "-j", "j1", "--role", "role", "-p", "pi", "-f", "json"])
     assert res.exit_code == 0, res.output
     assert "warning:" not in res.stderr and json.loads(res.stdout)["raters_counted_as_humans"] == []
+
+
+def test_plan_estimate_never_asks_for_more_items_than_the_draw_file_has(tmp_path):
+    # issue 28 ("advice that can be acted on"): with --draw the study's items are on hand; a target beyond them
+    # said "Score at least 38415 items" of a 300-item file. Now: it cannot be settled with the items you have.
+    import re
+
+    path, x, *_ = _write(tmp_path)
+    out = tmp_path / "s.csv"
+    for target in (["--n-star", "500"], ["--target-halfwidth", "0.01", "--sd", "1"]):
+        res = runner.invoke(app, ["plan-estimate", *target, "--r2", "0.5", "--draw", str(path), "--out", str(out)])
+        err = _one_line_error(res, f"cannot be settled with the {x.size} items you have", "less precision")
+        numbers = [float(n.replace(",", "")) for n in re.findall(r"\d[\d,]*\.?\d*", err.replace(str(path), ""))]
+        assert numbers and max(numbers) <= x.size, err
+        assert not out.exists() and res.stdout == ""
+    # the same target with N typed (no file on hand) still says how many items the plan needs
+    _one_line_error(runner.invoke(app, ["plan-estimate", "--n-star", "500", "--r2", "0.5", "--N", "300"]),
+                    "Score at least 500 items")
+    # a target the file's items can reach is planned as before
+    res = runner.invoke(app, ["plan-estimate", "--n-star", "299", "--r2", "0.5", "--draw", str(path), "--out", str(out),
+                              "-f", "json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["plan"]["n_labeled"] <= x.size
+
+
+def test_plan_estimate_error_keeps_its_one_line(tmp_path):
+    # --draw with --strata but no --strata-column printed the allocation table, then the error
+    path, *_ = _write(tmp_path, frac=None)
+    f = tmp_path / "strata.csv"
+    f.write_text("stratum,n_items,residual_sd\nhi,150,1.2\nlo,150,0.3\n")
+    res = runner.invoke(app, ["plan-estimate", "--strata", str(f), "--budget", "60", "--draw", str(path),
+                              "--out", str(tmp_path / "s.csv")])
+    _one_line_error(res, "--strata-column")
+    assert res.stdout == "" and not (tmp_path / "s.csv").exists()
+
+
+def test_plan_estimate_pilot_names_each_judge_once(tmp_path):
+    path, *_ = _write(tmp_path, frac=1.0)
+    res = runner.invoke(app, ["plan-estimate", "--pilot", str(path), "-j", "llm", "-j", "llm", "--n-star", "50",
+                              "--N", "500", "-f", "json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["pilot"]["judges"] == ["llm"]

@@ -12,7 +12,11 @@ from ._design import DesignOverview, design_overview
 from ._sequential import watch_judges
 from ._planning import BatchCheck, PlanRow, PlanningResult, check_batch, plan_from_moments, plan_validation
 from ._raters import AnnotatorSummary, RaterDiagnosis, check_raters, diagnose_annotators, diagnose_raters, rater_sensitivity
-from ._estimate import EstimationSummary, JudgeEstimate, MeanEstimate, estimate_judges, estimate_mean
+from ._estimate import (
+    EstimationSummary, FileEstimate, JudgeEstimate, MeanEstimate, estimate_from_file, estimate_judges, estimate_mean,
+    inclusion_prob_from_file,
+)
+from ._estimate_plan import EstimationPlan, plan_estimation
 from ._pairwise import PairwiseSummary, summarise_pairwise
 from ._pairwise_fit import PairwiseFit, evaluation_notes, fit_pairwise, human_groups
 from ._compare import RaterComparison, compare_raters, compare_raters_stream
@@ -61,6 +65,11 @@ __all__ = [
     "estimate_judges",
     "MeanEstimate",
     "estimate_mean",
+    "FileEstimate",
+    "estimate_from_file",
+    "inclusion_prob_from_file",
+    "EstimationPlan",
+    "plan_estimation",
     "GroupedEstimate",
     "estimate_mean_by",
     "GroupedWatch",

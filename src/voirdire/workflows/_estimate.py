@@ -19,7 +19,8 @@ from .._results import Result
 from ..exceptions import VoirdireError
 from ._seeds import check_seed
 
-__all__ = ["JudgeEstimate", "EstimationSummary", "estimate_judges", "MeanEstimate", "estimate_mean"]
+__all__ = ["JudgeEstimate", "EstimationSummary", "estimate_judges", "MeanEstimate", "estimate_mean", "FileEstimate",
+           "estimate_from_file", "inclusion_prob_from_file"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -270,3 +271,292 @@ def estimate_mean(table: Any, judges: Sequence[str], inclusion_prob: float | Map
               "n_distinct": int(np.unique(known).size), "n_items_with_prob": int(known.size),
               "expected_n_labeled": float(known.sum()) if known.size == pi.size else None}
     return MeanEstimate(judges=tuple(judges), comparison=comp, design=design, n_items=int(y.size), n_labeled=n_lab)
+
+
+# ------------------------------------------------------------------------------------------------ the file's columns
+def _read_frame(file: Any, column: str, item_col: str, option: str) -> tuple[Any, Any, str]:
+    from pathlib import Path
+
+    from ..data import read_long_frame
+    from ..exceptions import SchemaError
+
+    if Path(file).is_dir() or Path(file).suffix.lower() == ".json":
+        raise SchemaError(f"{option} {column!r} names a column, but {file} is not a long table "
+                          "(CSV/TSV/JSONL/Parquet).", source=str(file))
+    df, rows, src = read_long_frame(file)
+    if column not in df.columns:
+        raise SchemaError(f"{option} names column {column!r}, which is not in the file; found "
+                          f"{[str(c) for c in df.columns]}.", source=src, column=column)
+    if item_col not in df.columns:
+        raise SchemaError(f"no item column {item_col!r} (set it with --item).", source=src, column=item_col)
+    return df, rows, src
+
+
+def _blank(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and np.isnan(v)) or (isinstance(v, str) and not v.strip())
+
+
+def _per_item_column(file: Any, column: str, table: Any, item_col: str, rater_col: str, *, numeric: bool,
+                     option: str) -> tuple[dict[str, Any], str]:
+    """Values of ``column`` of ``file`` per item (constant within an item); errors name the file, row and column.
+    ``numeric``: inclusion probabilities, checked in (0, 1] and positive wherever a human of ``table`` scored."""
+    from ..data import id_str
+    from ..exceptions import SchemaError
+
+    df, rows, src = _read_frame(file, column, item_col, option)
+    # ids as the table reader reads them (a CSV export's "'-3x" is the item "-3x", see _safe.uncell)
+    ids = df[item_col].map(id_str).to_numpy()
+    raw = df[column].to_numpy(dtype=object)
+    vals: list[Any] = [None] * len(raw)
+    for k, v in enumerate(raw):
+        if _blank(v):
+            continue
+        if numeric:
+            try:
+                vals[k] = float(str(v).strip())
+            except ValueError:
+                raise SchemaError(f"inclusion probability {str(v)!r} is not a number.",
+                                  source=src, row=int(rows[k]), column=column) from None
+        else:
+            vals[k] = str(v).strip()
+    if numeric:
+        humans = set(table.humans)
+        raters = df[rater_col].astype(str).str.strip().to_numpy() if rater_col in df.columns else None
+        # humans on a zero-probability item first: the most specific message
+        for k, v in enumerate(vals):
+            if v == 0 and raters is not None and raters[k] in humans:
+                raise SchemaError(f"human {raters[k]!r} scored item {ids[k]!r}, whose inclusion probability is 0: "
+                                  "an item that could never be drawn cannot have been drawn. Fix the probability "
+                                  "(the design's value for that item) or drop the row.",
+                                  source=src, row=int(rows[k]), column=column)
+        for k, v in enumerate(vals):
+            if v is not None and not (0 < v <= 1):
+                hint = " Probabilities are fractions: did you give a percentage?" if 1 < v <= 100 else ""
+                raise SchemaError(f"inclusion probability {v:g} is outside (0, 1]; every item must have had a "
+                                  f"positive chance of being sent to humans, and at most 1.{hint}",
+                                  source=src, row=int(rows[k]), column=column)
+    per_item: dict[str, Any] = {}
+    first: dict[str, int] = {}
+    for k, v in enumerate(vals):
+        if v is None:
+            continue
+        i = ids[k]
+        if i in per_item and per_item[i] != v:
+            raise SchemaError(f"item {i!r} has two values ({per_item[i]!r} at row {first[i]} and {v!r}); "
+                              f"{option} must be constant within an item.", source=src, row=int(rows[k]),
+                              column=column)
+        if i not in per_item:
+            per_item[i] = v
+            first[i] = int(rows[k])
+    return per_item, src
+
+
+def _probability_spec(spec: str) -> float | None:
+    """``--inclusion-prob`` as one number (checked in (0, 1]), or None when it names a column."""
+    from ..exceptions import InvalidParameterError
+
+    try:
+        p = float(spec)
+    except ValueError:
+        return None
+    if not (0 < p <= 1):
+        raise InvalidParameterError(f"--inclusion-prob must be a probability in (0, 1] or a column name. Got {spec}."
+                                    + (" Did you mean a fraction, e.g. 0.1?" if 1 < p <= 100 else ""))
+    return p
+
+
+def inclusion_prob_from_file(spec: str, file: Any, table: Any, *, item: str = "item", rater: str = "rater",
+                             human: Any = None) -> np.ndarray:
+    """Each item's inclusion probability from ``--inclusion-prob SPEC``: one number for every item, or the
+    value of column ``spec`` of ``file`` on the item's rows (constant within an item).
+
+    Parameters
+    ----------
+    spec : str
+        A probability in (0, 1], or the name of a column of ``file``.
+    file : path
+        The long file ``table`` was read from.
+    table : AnnotationTable
+    item, rater : str
+        The file's item and rater columns.
+    human : array of float, optional
+        One value per item of ``table``, finite where the item needs a probability (its humans'
+        score): an item with a finite value and no probability is an error. Default: none needed.
+
+    Returns
+    -------
+    numpy.ndarray
+        One probability per item of ``table`` (``nan``: none given).
+
+    Raises
+    ------
+    InvalidParameterError
+        A number outside (0, 1].
+    SchemaError
+        The column is missing, holds a value that is not a probability, differs within an item, is 0
+        where a human scored, or is missing on an item that needs one.
+    """
+    from ..exceptions import SchemaError
+
+    p = _probability_spec(spec)
+    if p is not None:
+        return np.full(table.n_items, p)
+    per_item, src = _per_item_column(file, spec, table, item, rater, numeric=True, option="--inclusion-prob")
+    out = np.array([per_item.get(str(i), np.nan) for i in table.items], dtype=float)
+    need = np.zeros(out.size, dtype=bool) if human is None else np.isfinite(np.asarray(human, dtype=float))
+    miss = np.flatnonzero(np.isnan(out) & need)
+    if miss.size:
+        raise SchemaError(f"item {str(table.items[miss[0]])!r} was scored by humans but has no inclusion "
+                          f"probability in column {spec!r} ({miss.size} such item(s)). Put the item's design "
+                          "probability on its rows.", source=src, column=spec)
+    return out
+
+
+def _unnamed_humans(table: Any, judges: Sequence[str], role: str | None) -> list[str]:
+    """The raters counted as humans only because no judge role named them (no ``role`` column, and no role
+    the file's format gave): what the warning lists. Empty when the roles were given."""
+    if role is not None or set(table.judges) != set(judges):
+        return []
+    return [str(r) for r in table.humans]
+
+
+def _unnamed_text(file: Any, table: Any, unnamed: list[str]) -> str:
+    """One line: which raters were taken as humans, those that scored every item first (as a judge does)."""
+    from .._safe import escape_control
+
+    per = np.bincount(table.rater_idx, minlength=len(table.raters))
+    every = {str(table.raters[k]) for k in range(len(table.raters)) if per[k] >= table.n_items}
+    names = sorted(unnamed, key=lambda r: (r not in every, unnamed.index(r)))
+    shown = ", ".join(repr(escape_control(r)) for r in names[:8]) + (
+        f" and {len(names) - 8:,} more" if len(names) > 8 else "")
+    full = [r for r in names if r in every]
+    also = (f" ({', '.join(repr(escape_control(r)) for r in full[:3])}{' ...' if len(full) > 3 else ''} scored "
+            "every item, as a judge does)") if full else ""
+    return (f"{file}: {len(names):,} rater(s) not named by --judge are counted as humans: {shown}{also}. "
+            "If any is an LLM judge, name it with --judge (or mark every row's role with --role COLUMN).")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class FileEstimate(Result):
+    """The result of :func:`estimate_from_file`: ``voirdire estimate`` on one file.
+
+    ``estimate`` is the :class:`MeanEstimate` (``None`` with ``--by``); ``grouped`` the
+    :class:`~voirdire.workflows.GroupedEstimate` (``None`` without). ``raters_counted_as_humans``
+    are the raters taken as humans only because no judge role named them, and ``roles_note`` the
+    warning that lists them; ``n_items`` the items of the table (the pool's, with ``--by``).
+    ``streams`` names the seed of each random stream: the cross-fitting folds are drawn from
+    ``seed`` itself (``rng=seed``, as every earlier version did, so a recorded seed keeps its numbers).
+    """
+
+    file: str
+    judges: tuple[str, ...]
+    inclusion_prob: str
+    n_items: int
+    estimate: MeanEstimate | None = None
+    grouped: Any = None
+    raters_counted_as_humans: tuple[str, ...] = ()
+    roles_note: str | None = None
+    options: dict[str, Any] = dataclasses.field(default_factory=dict)
+    streams: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    @property
+    def warnings(self) -> list[str]:
+        """The lines for standard error: the raters counted as humans (when some were)."""
+        return [self.roles_note] if self.roles_note else []
+
+    def to_dict(self) -> dict[str, Any]:
+        """``voirdire estimate --format json``: the design names ``--inclusion-prob`` as given."""
+        unnamed = list(self.raters_counted_as_humans)
+        if self.grouped is not None:
+            d = self.grouped.to_dict()
+            for g in [*d["groups"], {"result": d["pooled"]}]:
+                if g["result"] is not None:
+                    g["result"]["design"]["inclusion_prob"] = self.inclusion_prob
+            return {"file": self.file, "judges": list(self.judges), **d, "warnings": self.warnings,
+                    "raters_counted_as_humans": unnamed}
+        assert self.estimate is not None
+        e = self.estimate.to_dict()
+        e["design"]["inclusion_prob"] = self.inclusion_prob
+        return {"file": self.file, **{k: e[k] for k in ("judge", "judges", "model", "design", "estimates", "hints")},
+                "warnings": e["warnings"] + self.warnings, "raters_counted_as_humans": unnamed}
+
+    def to_frame(self) -> Any:
+        """One row per estimator (and group, with ``--by``)."""
+        import pandas as pd
+
+        if self.grouped is not None:
+            return self.grouped.to_frame()
+        assert self.estimate is not None
+        return pd.DataFrame([{"estimator": k, "estimate": r.estimate, "se": r.se, "ci_low": r.ci.low,
+                              "ci_high": r.ci.high, "n_labeled": r.n_labeled, "n_total": r.n_total}
+                             for k, r in self.estimate.estimates.items()])
+
+
+def estimate_from_file(file: Any, table: Any, judges: Sequence[str], inclusion_prob: str, *,
+                       strata: str | None = None, role: str | None = None, item: str = "item",
+                       rater: str = "rater", model: str = "calibrated", cross_fit: int | str = "auto",
+                       target: str = "superpopulation", confidence_level: float = 0.95, compare: bool = True,
+                       drop_unscored: bool = False, seed: int = 0) -> FileEstimate:
+    """``voirdire estimate``: the mean human score from the judges' scores on every item of a file and the
+    humans' on a design sample whose probabilities the file holds (or one number gives).
+
+    Parameters
+    ----------
+    file : path
+        The long file the table was read from (its ``inclusion_prob`` and ``strata`` columns are read
+        from it).
+    table : AnnotationTable or GroupedTables
+        The file's scores; a :class:`~voirdire.data.GroupedTables` (``--by``) gives one estimate per
+        group and the pooled one (:func:`estimate_mean_by`).
+    judges : sequence of str
+    inclusion_prob : str
+        A probability in (0, 1] for every item, or the name of a column of ``file`` with each item's.
+    strata : str, optional
+        The column of ``file`` with each item's design stratum.
+    role : str, optional
+        The role column the table was read with (no warning about raters counted as humans then).
+    item, rater : str
+        The file's item and rater columns.
+    model, cross_fit, target, confidence_level, compare, drop_unscored, seed
+        As :func:`estimate_mean`.
+
+    Returns
+    -------
+    FileEstimate
+
+    Raises
+    ------
+    SchemaError
+        No human rater, or a column or value :func:`inclusion_prob_from_file` and :func:`estimate_mean` refuse.
+    InvalidParameterError
+        ``inclusion_prob`` a number outside (0, 1].
+    """
+    from ..exceptions import SchemaError
+    from ._groups import estimate_mean_by
+
+    seed = check_seed(seed, "estimate_from_file")
+    judges = list(dict.fromkeys(str(j) for j in judges))
+    grouped = table if hasattr(table, "pooled") else None
+    t = table.pooled if grouped is not None else table
+    if not t.humans:
+        raise SchemaError("no human rater (every rater is a judge).", source=str(file))
+    unnamed = _unnamed_humans(t, judges, role)
+    p = _probability_spec(inclusion_prob)
+    prob: Any = p
+    column = None
+    if p is None:
+        prob, _ = _per_item_column(file, inclusion_prob, t, item, rater, numeric=True, option="--inclusion-prob")
+        column = inclusion_prob
+    st = None if strata is None else _per_item_column(file, strata, t, item, "rater", numeric=False,
+                                                       option="--strata")[0]
+    options: dict[str, Any] = dict(model=model, cross_fit=cross_fit, target=target, confidence_level=confidence_level,
+                                   compare=compare, drop_unscored=drop_unscored, seed=seed)
+    same = dict(strata=st, prob_column=column, unnamed=unnamed, source=str(file), strata_column=strata, **options)
+    if grouped is not None:
+        res: dict[str, Any] = {"grouped": estimate_mean_by(grouped, judges, prob, **same)}
+    else:
+        res = {"estimate": estimate_mean(t, judges, prob, **same)}
+    return FileEstimate(file=str(file), judges=tuple(judges), inclusion_prob=inclusion_prob, n_items=int(t.n_items),
+                        raters_counted_as_humans=tuple(unnamed),
+                        roles_note=_unnamed_text(file, t, unnamed) if unnamed else None, options=options,
+                        streams={"cross_fit": seed}, **res)
