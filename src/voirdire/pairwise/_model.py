@@ -18,7 +18,7 @@ from .._checks import as_generator, check_choice, check_positive_int, check_prob
 from .._results import Result
 from ..data import VERDICTS, PairwiseTable
 from ..exceptions import ConvergenceWarning, InvalidParameterError, SchemaError
-from ._kernel import _BOUND, Prior, human_mixture, judge_expectations, local_map, mix_humans, warm_start
+from ._kernel import _BOUND, Prior, human_mixture, judge_expectations, judges_map, local_map, mix_humans, warm_start
 from ._systems import SystemStrengths, fit_system_strengths, system_log_prior
 
 __all__ = ["PairwiseBayesModel", "PairwisePosterior", "entropy"]
@@ -928,11 +928,10 @@ class PairwiseBayesModel:
             sl = slice(r, r + step)
             th0, ta0 = warm_start(shift, wcol, nu[sl], du[sl], ntu[sl], None, tol=self.tol * 1e-2, tshift=tshift,
                                   prior=prior, slope=slope)
-            hess: list[Any] = []
-            thu, tau_u, fu, logdetu, _, _, ok = local_map(th0, ta0, shift, nu[sl], du[sl], ntu[sl], None, tol=self.tol,
-                                                          tshift=tshift, prior=prior, slope=slope, hessian=hess)
+            thu, tau_u, fu, logdetu, hess, _, ok = judges_map(th0, ta0, shift, nu[sl], du[sl], ntu[sl], tol=self.tol,
+                                                              tshift=tshift, prior=prior, slope=slope)
             Epi, Emom, corr = judge_expectations(thu, tau_u, shift, nu[sl], du[sl], ntu[sl], tshift=tshift, prior=prior,
-                                                 slope=slope, hessian=hess[0] if hess else None,
+                                                 slope=slope, hessian=hess,
                                                  fmap=fu if self.quadrature == "adaptive" else None)
             parts.append((thu, tau_u, fu, logdetu - 2.0 * corr, Epi, Emom))   # corr: 0 under Laplace
             conv = conv and ok
