@@ -174,3 +174,28 @@ def test_group_hashes_is_numpys_unique():
         got = group_hashes(h)
         assert np.array_equal(got[0], keys) and np.array_equal(got[1], first)
         assert np.array_equal(got[2], inv.ravel())
+
+
+def test_shared_draws_serve_a_repeated_draw_from_memory_with_the_same_stream_after(monkeypatch):
+    made = []
+    real = R._draw_counts
+    monkeypatch.setattr(R, "_draw_counts", lambda *a, **k: made.append(a[1:]) or real(*a, **k))
+    want = [R.draw_counts(np.random.default_rng(9), 5, 40) for _ in range(2)]
+    after = np.random.default_rng(9)
+    R.draw_counts(after, 5, 40)
+    made.clear()
+    with R.shared_draws():
+        g1, g2, g3 = np.random.default_rng(9), np.random.default_rng(9), np.random.default_rng(10)
+        a, b = R.draw_counts(g1, 5, 40), R.draw_counts(g2, 5, 40)
+        c = R.draw_counts(g3, 5, 40)            # another state: drawn
+        d = R.draw_counts(np.random.default_rng(9), 6, 40)  # another shape: drawn
+    assert np.array_equal(a, want[0]) and np.array_equal(b, want[1]) and b is not a
+    assert made == [(5, 40), (5, 40), (6, 40)] and not np.array_equal(c, a) and d.shape == (6, 40)
+    # the generator served from memory is left where drawing would leave it
+    assert g2.integers(1 << 30) == after.integers(1 << 30) == g1.integers(1 << 30)
+    made.clear()
+    with R.shared_draws(max_bytes=0):                   # nothing held: every draw is made
+        R.draw_counts(np.random.default_rng(9), 5, 40)
+        R.draw_counts(np.random.default_rng(9), 5, 40)
+    R.draw_counts(np.random.default_rng(9), 5, 40)      # outside the block: drawn as always
+    assert len(made) == 3

@@ -234,3 +234,27 @@ def test_a_group_with_one_rater_gets_its_reason_while_the_others_run(tmp_path):
     assert r.exit_code == 0, r.output
     rec = [x for x in json.loads(r.stdout)["records"] if x["group"] == "solo"][0]
     assert rec["verdict"]["decision"] == "inconclusive" and "only 1 rater" in rec["error"]
+
+
+def test_a_rubric_draws_each_stream_once_and_each_group_equals_its_where_run(monkeypatch):
+    # criteria over the same items (a rubric) share their bootstrap draws in validate_judges_by; the numbers
+    # of each group are still those of the group's table validated alone
+    from voirdire._simulation.slices import margin_frame
+    from voirdire._stats import resampling
+
+    df = margin_frame(60, 3, np.random.default_rng(4))
+    g = split_groups(df, np.arange(len(df)) + 2, ["criterion"], src="sim", item="item", rater="rater",
+                     label="label", role="role")
+    made = []
+    real = resampling._draw_counts
+    monkeypatch.setattr(resampling, "_draw_counts", lambda *a, **k: made.append(a[1:]) or real(*a, **k))
+    opts = dict(n_resamples=30, seed=3, check_raters=False)
+    res = validate_judges_by(g, ["judge"], **opts)
+    grouped = len(made)
+    made.clear()
+    alone = [validate_judges(t, ["judge"], **opts) for t in g.tables]
+    # three criteria alone draw three times what the grouped call draws (the pool, over the same 60 clustered
+    # items, draws the same streams too)
+    assert grouped > 0 and 3 * grouped == len(made)
+    for r, a in zip(res.results, alone):
+        assert _dump(r) == _dump(a)

@@ -37,6 +37,8 @@ and both are kept so that every published figure reproduces from its seed.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -49,7 +51,7 @@ from ._poisson import GROUP_UNITS, WEIGHT_COUNTS, _blas_single, unit_weights, we
 __all__ = [
     "GROUP_UNITS", "NORMAL_MIN_UNITS", "NORMAL_METHOD", "WEIGHT_COUNTS", "cluster_index", "draw_counts",
     "draw_indices", "group_hashes", "linearised_law", "normal_draws", "normal_law_applies", "resampling_unit", "row_hashes",
-    "type_counts", "unit_map", "unit_sums", "unit_types", "unit_weights", "weight_batches", "weight_key",
+    "shared_draws", "type_counts", "unit_map", "unit_sums", "unit_types", "unit_weights", "weight_batches", "weight_key",
     "weighted_sums",
 ]
 
@@ -107,9 +109,80 @@ def draw_indices(gen: np.random.Generator, b: int, n_units: int, *,
     return gen.integers(0, n_units, size=(b, n_units), dtype=index_dtype)
 
 
+class _DrawMemo:
+    """The count matrices drawn inside :func:`shared_draws`, by generator state and shape (compact
+    integers), with the state each draw left; at most ``max_bytes`` held."""
+
+    __slots__ = ("draws", "held", "max_bytes")
+
+    def __init__(self, max_bytes: int) -> None:
+        self.draws: dict[tuple[Any, ...], tuple[np.ndarray, Any]] = {}
+        self.held = 0
+        self.max_bytes = max_bytes
+
+
+_MEMO: contextvars.ContextVar[_DrawMemo | None] = contextvars.ContextVar("voirdire_shared_draws", default=None)
+#: bytes of count matrices :func:`shared_draws` keeps (beyond it, draws are made as usual)
+SHARED_DRAW_BYTES = 128 * 2**20
+
+
+@contextlib.contextmanager
+def shared_draws(max_bytes: int = SHARED_DRAW_BYTES) -> Iterator[None]:
+    """Within the block, a bootstrap draw that repeats one already made (the same generator state, the
+    same number of resamples and units) is served from memory and the generator is left in the state
+    the draw leaves: the same counts and the same stream afterwards, without drawing again.
+
+    Analyses of several groups that share their units (the criteria of a rubric: the same items, the
+    same named seed streams) thus draw each stream's resamples once (``validate_judges_by``).
+
+    >>> g1, g2 = np.random.default_rng(5), np.random.default_rng(5)
+    >>> with shared_draws():
+    ...     a = draw_counts(g1, 3, 8)
+    ...     b = draw_counts(g2, 3, 8)
+    >>> bool(np.array_equal(a, b) and g1.integers(100) == g2.integers(100))
+    True
+    """
+    token = _MEMO.set(_DrawMemo(max_bytes))
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
+def _state_key(gen: np.random.Generator) -> tuple[Any, ...] | None:
+    """A hashable key of a generator's state (``None`` for a bit generator whose state is not plain integers)."""
+    st = gen.bit_generator.state
+    inner = st.get("state")
+    if not isinstance(inner, dict) or not all(isinstance(v, int) for v in inner.values()):
+        return None
+    return (st.get("bit_generator"), *sorted(inner.items()), st.get("has_uint32"), st.get("uinteger"))
+
+
 def draw_counts(gen: np.random.Generator, b: int, n_units: int, *,
                 index_dtype: type[np.integer] = np.int64) -> np.ndarray:
-    """Multiplicities (float) of ``n_units`` units in ``b`` bootstrap resamples; rows sum to ``n_units``."""
+    """Multiplicities (float) of ``n_units`` units in ``b`` bootstrap resamples; rows sum to ``n_units``.
+
+    Inside :func:`shared_draws`, a draw already made from the same state comes from memory."""
+    memo = _MEMO.get()
+    key = None
+    if memo is not None:
+        sk = _state_key(gen)
+        key = None if sk is None else (sk, int(b), int(n_units), np.dtype(index_dtype).str)
+        hit = None if key is None else memo.draws.get(key)
+        if hit is not None:
+            gen.bit_generator.state = hit[1]
+            return hit[0].astype(np.float64)
+    W = _draw_counts(gen, b, n_units, index_dtype=index_dtype)
+    if memo is not None and key is not None:
+        small = W.astype(np.uint16 if n_units < 2**16 else np.uint32)
+        if memo.held + small.nbytes <= memo.max_bytes:
+            memo.draws[key] = (small, gen.bit_generator.state)
+            memo.held += small.nbytes
+    return W
+
+
+def _draw_counts(gen: np.random.Generator, b: int, n_units: int, *,
+                 index_dtype: type[np.integer] = np.int64) -> np.ndarray:
     idx = draw_indices(gen, b, n_units, index_dtype=index_dtype)
     if n_units >= _ROWWISE_UNITS:  # one count per row: no (b, n) int64 temporaries
         W = np.empty((b, n_units))

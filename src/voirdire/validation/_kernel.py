@@ -120,6 +120,9 @@ def _n_stats(score: str, level: str, L: int) -> int:
     return S
 
 
+#: statistics denser than this share of their cells are multiplied as a dense matrix (else sparse)
+_DENSE_SHARE = 0.25
+
 #: up to this many categories, the per-item category counts take one comparison pass per category
 _COMPARE_CATEGORIES = 12
 
@@ -416,13 +419,17 @@ class PairStats:
             X, seg = self.item_matrix()
             yield self.split_sums(index_free_sums(X, n_resamples, rng, clusters=clusters, segments=seg))
             return
-        if clusters is not None and self._cache is not None:
-            # the statistics summed to the clusters once (:meth:`unit_matrix`), then each batch of cluster
-            # counts times them: the same draws as counts spread to the items, clusters x columns per batch
-            Xu = self.unit_matrix(clusters)
-            Xu = Xu.toarray() if sp.issparse(Xu) else np.asarray(Xu)
-            for Wu in weight_batches(Xu.shape[0], n_resamples, rng, batch=batch):
-                yield self.split_sums(Wu @ Xu)
+        if self._cache is not None:
+            # the statistics summed to the units once (clusters: :meth:`unit_matrix`), then each batch of the
+            # units' counts times them: the same draws as counts spread to the items, units x columns per
+            # batch, and over the nonzero statistics only when they are sparse (one-hot categories)
+            X = sp.csr_matrix(self.item_matrix()[0] if clusters is None else self.unit_matrix(clusters))
+            dense = X.nnz > _DENSE_SHARE * X.shape[0] * X.shape[1]
+            Xd = X.toarray() if dense else None
+            XT = None if dense else X.T.tocsr()
+            for Wu in weight_batches(X.shape[0], n_resamples, rng, batch=batch):
+                s = Wu @ Xd if Xd is not None else np.ascontiguousarray((XT @ np.ascontiguousarray(Wu.T)).T)
+                yield self.split_sums(s)
             return
         for W in weight_batches(n, n_resamples, rng, clusters=clusters, batch=batch):
             yield self.sums(W)

@@ -29,6 +29,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._checks import check_choice, check_positive_int
+from .._stats.resampling import shared_draws
 from .._results import Result, to_jsonable
 from ..exceptions import InvalidParameterError, VoirdireError
 from ._verdict import Reason, Verdict, make_verdict
@@ -236,9 +237,7 @@ def validate_judges_by(
     pooled_table = grouped.pooled
     names = [str(j) for j in (dict.fromkeys(judges) if judges else pooled_table.judges)]
     notes: list[str] = []
-    # the pool first: it checks every option (a bad option is the user's error, not a group's)
-    pooled = validate_judges(pooled_table, names, **options)
-    opts = pooled.options
+
     def run(table: Any, present: list[str] | None) -> Any:
         own = dict(options)
         if options.get("exclude_raters"):  # a human excluded by the user but absent from this group
@@ -246,7 +245,12 @@ def validate_judges_by(
             own["exclude_raters"] = [h for h in options["exclude_raters"] if str(h) in here] or None
         return validate_judges(table, present, **own)
 
-    results, errors = _each_group(grouped, run, min_group_items, names)
+    # groups over the same units (a rubric's criteria) draw each seed stream's resamples once
+    with shared_draws():
+        # the pool first: it checks every option (a bad option is the user's error, not a group's)
+        pooled = validate_judges(pooled_table, names, **options)
+        results, errors = _each_group(grouped, run, min_group_items, names)
+    opts = pooled.options
     gnames = tuple(grouped.names)
     family = _family_omegas(names, results, group_error, opts)
     slices: dict[str, Any] = {}
@@ -461,13 +465,14 @@ def compare_raters_by(grouped: Any, judges: Sequence[str] | None = None, *, min_
     from ._compare import compare_raters
 
     min_group_items = check_positive_int(min_group_items, "min_group_items", "compare_raters_by")
-    pooled = compare_raters(grouped.pooled, judges, **options)
 
     def run(table: Any, _: Any) -> Any:
         # a group's judges are those of the call present in it (none: the humans alone, or the table's own)
         return compare_raters(table, _present(judges, table), **options)
 
-    results, errors = _each_group(grouped, run, min_group_items)
+    with shared_draws():
+        pooled = compare_raters(grouped.pooled, judges, **options)
+        results, errors = _each_group(grouped, run, min_group_items)
     return GroupedComparison(by=tuple(grouped.by), groups=tuple(grouped.names),
                              n_items=tuple(grouped.n_items), results=tuple(results),
                              errors=tuple(errors), pooled=pooled)
@@ -504,8 +509,9 @@ def diagnose_raters_by(grouped: Any, *, min_group_items: int = 2, **options: Any
     from ._raters import check_raters as rater_diagnostics
 
     min_group_items = check_positive_int(min_group_items, "min_group_items", "diagnose_raters_by")
-    pooled = rater_diagnostics(grouped.pooled, **options)
-    results, errors = _each_group(grouped, lambda table, _: rater_diagnostics(table, **options), min_group_items)
+    with shared_draws():
+        pooled = rater_diagnostics(grouped.pooled, **options)
+        results, errors = _each_group(grouped, lambda table, _: rater_diagnostics(table, **options), min_group_items)
     return GroupedRaters(by=tuple(grouped.by), groups=tuple(grouped.names),
                          n_items=tuple(grouped.n_items), results=tuple(results),
                          errors=tuple(errors), pooled=pooled)
