@@ -60,45 +60,24 @@ def assign_command(
     already labelled are never assigned to them again.
     """
     from ..data import read_item_data
-    from ..design import allocate, write_assignments
+    from ..design import write_assignments
+    from ..report.console.assign import render_assignment
+    from ..workflows import draw_batch
 
     if n_per_rater < 1:
         fail(f"--n-per-rater must be >= 1. Got {n_per_rater}.")
     table = load_table(file, judges=judge, scale=scale, categories=categories, abstain=abstain, item=item,
                        rater=rater_col, label=label, judge_file=judge_file, duplicates=duplicates, missing=missing,
                        role=role)
-    res = allocate(table, design=design.value, n_per_rater=n_per_rater, raters=assignee or None, primary=primary,
-                   rng=seed)
     tool = file_format in (FileFormat.label_studio, FileFormat.argilla)
     # the source export's task data / record fields: the text the tool shows annotators
     item_data = read_item_data(file, item=item, control=_FORMAT_OPTS.get().get("control")) if tool else None
-    out, man = write_assignments(res, output, format=None if file_format is None else file_format.value,
+    draw = draw_batch(table, design=design.value, n_per_rater=n_per_rater, raters=assignee or None, primary=primary,
+                      seed=seed, item_data=item_data)
+    out, man = write_assignments(draw.assignment, output, format=None if file_format is None else file_format.value,
                                  inputs=[file, judge_file], item_data=item_data)
     if json_out:
-        emit_json(res.manifest() | {"file": str(out), "manifest": str(man)})
-        return
-    from rich.table import Table
-
-    from ..report import fmt_int
-
-    t = Table(title=f"{design.value} assignments from {table.source}", title_justify="left")
-    t.add_column("rater")
-    t.add_column("items", justify="right")
-    for r, n in zip(res.raters, res.n_per_rater):
-        t.add_row(r, fmt_int(n))
-    console.print(t)
-    strata = ", ".join(f"{k}: {fmt_int(v)}" for k, v in res.strata.items())
-    console.print(f"Strata ({'primary ' + res.primary if res.primary else 'per-item mode of all humans'}): {strata}.",
-                  highlight=False, soft_wrap=True)
-    console.print(f"Wrote {out} and {man} (seed {res.seed}).", highlight=False, soft_wrap=True)
-    if tool:
-        n_items = len(dict.fromkeys(str(i) for i in res.item))
-        n_with = sum(1 for i in dict.fromkeys(str(i) for i in res.item) if (item_data or {}).get(i))
-        if n_with < n_items:
-            console.print(f"{n_items - n_with:,} of {n_items:,} items have no content from {file} (only a Label Studio "
-                          "or Argilla export holds it): their tasks carry the item id only; add the text the "
-                          "annotators must see before importing.", style="yellow", highlight=False, soft_wrap=True)
-    if res.label_dependent:
-        console.print("This design picks items using labels: the masks depend on the labels, which the "
-                      "independent-mask variance results do not cover. Say so when you report.", style="dim",
-                      highlight=False, soft_wrap=True)
+        emit_json(draw.assignment.manifest() | {"file": str(out), "manifest": str(man)})
+    else:
+        render_assignment(console, draw, design=design.value, source=str(table.source), file=str(file), written=out,
+                          manifest=man)

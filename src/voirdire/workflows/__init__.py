@@ -10,7 +10,9 @@ so the same file, options and seed print the same numbers everywhere. See ``docs
 from ._advice import ADVICE_STATUSES, Advice, advise, comparison_capacity, judge_verdicts, need_text, running_text
 from ._design import DesignOverview, design_overview
 from ._sequential import watch_judges
-from ._planning import BatchCheck, PlanRow, PlanningResult, check_batch, plan_from_moments, plan_validation
+from ._planning import (
+    BatchCheck, BatchDraw, PlanRow, PlanningResult, check_batch, draw_batch, plan_from_moments, plan_validation,
+)
 from ._raters import AnnotatorSummary, RaterDiagnosis, check_raters, diagnose_annotators, diagnose_raters, rater_sensitivity
 from ._estimate import (
     EstimationSummary, FileEstimate, JudgeEstimate, MeanEstimate, estimate_from_file, estimate_judges, estimate_mean,
@@ -19,6 +21,7 @@ from ._estimate import (
 from ._estimate_plan import EstimationPlan, plan_estimation
 from ._pairwise import PairwiseSummary, summarise_pairwise
 from ._pairwise_fit import PairwiseFit, evaluation_notes, fit_pairwise, human_groups
+from ._simulate import DesignSimulation, simulate_designs
 from ._compare import RaterComparison, compare_raters, compare_raters_stream
 from ._groups import (
     GROUP_ERRORS, GroupCell, GroupedComparison, GroupedEstimate, GroupedRaters, GroupedValidation, compare_raters_by,
@@ -54,6 +57,8 @@ __all__ = [
     "PlanRow",
     "check_batch",
     "plan_from_moments",
+    "BatchDraw",
+    "draw_batch",
     "AnnotatorSummary",
     "diagnose_annotators",
     "RaterDiagnosis",
@@ -79,6 +84,8 @@ __all__ = [
     "evaluation_notes",
     "fit_pairwise",
     "human_groups",
+    "DesignSimulation",
+    "simulate_designs",
     "DEFAULT_N_RESAMPLES",
     "GROUP_ERRORS",
     "GroupCell",

@@ -18,7 +18,8 @@ from ..exceptions import InfeasiblePlanError
 from ._advice import judge_verdicts
 from ._design import design_overview
 
-__all__ = ["BatchCheck", "PlanRow", "PlanningResult", "check_batch", "plan_from_moments", "plan_validation"]
+__all__ = ["BatchCheck", "BatchDraw", "PlanRow", "PlanningResult", "check_batch", "draw_batch", "plan_from_moments",
+           "plan_validation"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -270,3 +271,33 @@ def check_batch(table: Any, judge: str, *, design: str, n_per_rater: int, seed: 
                       humans=tuple(humans[k] for k in served_pos), mean_gain=tuple(float(x) for x in mean),
                       fewest=fewest, share_enough=float((g >= need).all(axis=1).mean()), n_runs=int(n_runs),
                       enough=bool(fewest >= need))
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class BatchDraw(Result):
+    """The composite result of :func:`draw_batch`: the assignments (:class:`voirdire.design.AssignmentResult`),
+    the items they name and how many of them carry the content an annotation tool shows (``None`` without
+    ``item_data``)."""
+
+    assignment: Any
+    n_items: int
+    n_with_content: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"assignment": self.assignment.manifest(), "n_items": self.n_items,
+                "n_with_content": self.n_with_content}
+
+
+def draw_batch(table: Any, *, design: str = "strat", n_per_rater: int, raters: Sequence[str] | None = None,
+               primary: str | None = None, seed: int | None = None,
+               item_data: dict[str, Any] | None = None) -> BatchDraw:
+    """The next round's assignments, as ``voirdire assign`` draws them (:func:`voirdire.design.allocate`; a
+    ``None`` seed is drawn and recorded), with the count of assigned items whose content ``item_data``
+    holds (the text a Label Studio or Argilla task shows)."""
+    from ..design import allocate
+
+    res = allocate(table, design=design, n_per_rater=n_per_rater, raters=list(raters) if raters else None,
+                   primary=primary, rng=seed)
+    items = list(dict.fromkeys(str(i) for i in res.item))
+    with_content = None if item_data is None else sum(1 for i in items if item_data.get(i))
+    return BatchDraw(assignment=res, n_items=len(items), n_with_content=with_content)
