@@ -347,44 +347,12 @@ class PairwiseReaderOptions:
         when it has none), for :func:`voirdire.pairwise.bias_report`. ``role_if_present``: a
         ``--role`` column the file lacks is ignored (``report``, where ``--role`` is the graded
         file's too)."""
-        from ..data import PairwiseTable, join_pair_key, pairwise_set_of, read_long_frame, read_pairwise
-        from ..pairwise import pair_covariates
+        from ..workflows import read_pairwise_votes
 
-        vmap = self.verdict_spellings()
-        missing = _value(self.missing)
-        folder = Path(file)
-        set_name = pairwise_set_of(folder)
-        if set_name is not None:  # a public set as published (its own columns)
-            from ..data import pairwise_set_frame
-
-            table = read_pairwise(folder)
-            df = pairwise_set_frame(set_name, folder.parent) if covariates else None
-            kcol = "pair"
-            src = str(file)
-        else:
-            df, rows, src = read_long_frame(file)
-            jl, role = list(judges or ()), self.role
-            if role_if_present and role not in df.columns:
-                role = None
-            if not jl and role is None:
-                if "role" in df.columns:
-                    role = "role"
-                elif self.rater in df.columns and fallback_judges:
-                    present = set(df[self.rater].astype(str).str.strip())
-                    jl = [j for j in fallback_judges if j in present]
-            table = PairwiseTable.from_frame(df, pair=self.pair_key, rater=self.rater, verdict=self.verdict,
-                                             order=self.order, judges=jl, role=role, verdict_map=vmap,
-                                             presented=self.presented, missing=missing,  # type: ignore[arg-type]
-                                             source=src, row_numbers=rows)
-            kcol = self.pair_key[0]
-            if covariates and len(self.pair_key) > 1:
-                df, kcol = join_pair_key(df, self.pair_key, src)
-        cov = None
-        rows_of = rows if set_name is None else None  # the file's line numbers (a joined key keeps the frame's rows)
-        if covariates and df is not None and kcol in df.columns and (
-                {"model_a", "model_b"} <= set(df.columns) or {"len_a", "len_b"} <= set(df.columns)):
-            cov = pair_covariates(df, pair=kcol, source=src, row_numbers=rows_of)
-        return table, cov
+        return read_pairwise_votes(file, pair=self.pair_key, rater=self.rater, verdict=self.verdict, order=self.order,
+                                   role=self.role, presented=self.presented, verdict_map=self.verdict_spellings(),
+                                   missing=_value(self.missing), judges=judges, fallback_judges=fallback_judges,
+                                   covariates=covariates, role_if_present=role_if_present)
 
 
 def _pairwise_parameters() -> list[inspect.Parameter]:
@@ -512,64 +480,39 @@ def load_table(file: Path, *, judges: list[str] | None = None, scale: Level | st
     The format options default to the running command's ``--format-in``, ``--wide``,
     ``--where``, ``--control`` and ``--question`` (see :func:`format_options`).
     """
-    from ..data import read_annotations
+    from ..workflows import read_table
 
     fo = _FORMAT_OPTS.get()
     if fo.get("by"):
         fail("--by is not available for this command yet; run it once per group with --where COLUMN=VALUE.")
-    cats = split_categories(categories)
-    table = read_annotations(
-        file, item=item, rater=rater, label=label, judges=judges or (), role=role,
-        scale=scale.value if isinstance(scale, Enum) else scale, categories=cats, abstain=abstain or (),
-        cluster=cluster, cluster_sep=cluster_sep, judge_path=judge_file,
-        duplicates=_value(duplicates), missing=_value(missing),
-        format=format_in or fo.get("format_in") or "auto", wide=True if (wide or fo.get("wide")) else None,
-        where=where or fo.get("where") or None, control=control or fo.get("control"),
-        question=question or fo.get("question"),
-    )
-    if scale is None:
-        note = numeric_nominal_note(table)
-        if note:
-            defer_note(note)
+    table, note = read_table(
+        file, format_options=fo, item=item, rater=rater, label=label, judges=judges or (), role=role,
+        scale=_value(scale), categories=split_categories(categories), abstain=abstain or (), cluster=cluster,
+        cluster_sep=cluster_sep, judge_path=judge_file, duplicates=_value(duplicates), missing=_value(missing),
+        format=format_in, wide=wide, where=where, control=control, question=question)
+    if note:
+        defer_note(note)
     return table
 
 
 def load_groups(file: Path, *, judges: list[str] | None = None, **kwargs: Any) -> Any:
     """Read an annotation file once into one table per ``--by`` group and the pooled table
     (:func:`voirdire.data.read_annotation_groups`), with the running command's format options."""
-    from ..data import read_annotation_groups
+    from ..workflows import read_table_groups
 
     fo = _FORMAT_OPTS.get()
-    cats = split_categories(kwargs.pop("categories", None))
-    grouped = read_annotation_groups(
-        file, by=list(fo.get("by") or ()), judges=judges or (), categories=cats,
-        format=fo.get("format_in") or "auto", wide=True if fo.get("wide") else None, where=fo.get("where") or None,
-        control=fo.get("control"), question=fo.get("question"), **kwargs)
-    if kwargs.get("scale") is None:
-        note = numeric_nominal_note(grouped.pooled)
-        if note:
-            defer_note(note)
+    grouped, note = read_table_groups(file, by=list(fo.get("by") or ()), format_options=fo, judges=judges or (),
+                                      categories=split_categories(kwargs.pop("categories", None)), **kwargs)
+    if note:
+        defer_note(note)
     return grouped
 
 
-#: Numeric labels with at least this many distinct values, read without --scale, get a note.
-MIN_SCORE_VALUES = 3
-
-
 def numeric_nominal_note(table: Any) -> str | None:
-    """The note for numeric labels read as nominal (no --scale): they look like scores.
+    """The note for numeric labels read as nominal (:func:`voirdire.workflows.numeric_nominal_note`)."""
+    from ..workflows import numeric_nominal_note as note
 
-    voirdire does not guess the level (a 1-5 rubric may be ordinal or interval, and 0/1/2 may be
-    codes): it keeps nominal, the safe reading for codes, and says how to declare scores.
-    """
-    sc = table.scale
-    if sc.level != "nominal" or not sc.is_numeric or sc.n_categories < MIN_SCORE_VALUES:
-        return None
-    cats = list(sc.categories or ())
-    shown = ", ".join(str(c) for c in cats[:6]) + (", ..." if len(cats) > 6 else "")
-    return (f"{table.source}: the labels are numbers ({shown}) and are read as nominal categories (no order, no "
-            "distance) because --scale was not given. If they are scores, pass --scale ordinal (an order) or "
-            "--scale interval (distances); the coefficients and the alt-test scoring change with it.")
+    return note(table)
 
 
 #: Keys a wrapping command adds to the JSON object the command it runs emits (``study estimate`` adds

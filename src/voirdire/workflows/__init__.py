@@ -14,6 +14,7 @@ from ._planning import (
     BatchCheck, BatchDraw, PlanRow, PlanningResult, check_batch, draw_batch, plan_from_moments, plan_validation,
 )
 from ._raters import AnnotatorSummary, RaterDiagnosis, check_raters, diagnose_annotators, diagnose_raters, rater_sensitivity
+from ._reading import numeric_nominal_note, read_pairwise_votes, read_table, read_table_groups
 from ._estimate import (
     EstimationSummary, FileEstimate, JudgeEstimate, MeanEstimate, estimate_from_file, estimate_judges, estimate_mean,
     inclusion_prob_from_file,
@@ -65,6 +66,10 @@ __all__ = [
     "check_raters",
     "diagnose_raters",
     "rater_sensitivity",
+    "numeric_nominal_note",
+    "read_pairwise_votes",
+    "read_table",
+    "read_table_groups",
     "design_overview",
     "JudgeEstimate",
     "estimate_judges",

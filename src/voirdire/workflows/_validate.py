@@ -696,8 +696,8 @@ def top_tier_note(ranking: Any) -> str | None:
         return None
     get = (lambda k: ranking[k]) if isinstance(ranking, dict) else (lambda k: getattr(ranking, k))
     return (f"The top judges, {' ~ '.join(tiers[0])}, cannot be told apart: none of them ranks above the next in "
-            f"{100 * float(get('confidence_level')):g}% of the {get('n_resamples')} resamples. More overlapping "
-            "human labels would be needed to separate them.")
+            f"at least {100 * float(get('confidence_level')):g}% of the {get('n_resamples')} resamples. More "
+            "overlapping human labels would be needed to separate them.")
 
 
 def check_table_fits(table: Any) -> None:
