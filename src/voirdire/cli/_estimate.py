@@ -17,7 +17,7 @@ import typer
 
 from ._app import (
     Duplicates, Level, Missing, ReaderOptions, app, console, duplicates_option, emit_json, err_console, fail,
-    handle_errors, load_groups, load_table, missing_option, role_option, format_options,
+    handle_errors, missing_option, role_option, format_options,
 )
 
 
@@ -94,14 +94,10 @@ def estimate_command(
     if scale == Level.nominal:
         fail("--scale nominal has no mean; use interval (default), ratio or ordinal with numeric scores.")
     judges = list(dict.fromkeys(judges))  # a judge named twice is one predictor
-    read: dict[str, Any] = dict(judges=judges, scale=scale, abstain=abstain, item=item, rater=rater, label=label,
-                                role=role, cluster=cluster, cluster_sep=cluster_sep, duplicates=duplicates,
-                                missing=missing)
-    if ReaderOptions().by:  # one estimate per group and the pooled one
-        table = load_groups(file, **{**read, "scale": scale.value, "abstain": tuple(abstain or ()),
-                                     "duplicates": duplicates.value, "missing": missing.value})
-    else:
-        table = load_table(file, **read)
+    reader = ReaderOptions(scale=scale, abstain=abstain, item=item, rater=rater, label=label, role=role,
+                           cluster=cluster, cluster_sep=cluster_sep, duplicates=duplicates, missing=missing)
+    # with --by: one table per group and the pooled one (one estimate each)
+    table = reader.load_groups(file, judges=judges) if reader.by else reader.load(file, judges=judges)
     res = estimate_from_file(file, table, judges, inclusion_prob, strata=strata, role=role, item=item, rater=rater,
                              model=model.value, cross_fit=cross_fit or "auto", target=target.value,
                              confidence_level=confidence_level, compare=compare, drop_unscored=drop_unscored,
@@ -186,8 +182,8 @@ def plan_estimate_command(
     from ..workflows import plan_estimation
 
     judges = list(dict.fromkeys(judges or []))  # a judge named twice is one predictor
-    pilot_read = dict(scale=scale, abstain=abstain, item=item, rater=rater, label=label, role=role,
-                      duplicates=duplicates, missing=missing)
+    pilot_reader = ReaderOptions(scale=scale, abstain=abstain, item=item, rater=rater, label=label, role=role,
+                                 duplicates=duplicates, missing=missing)
     if design == Design.standard:
         if (draw is None) != (draw_out is None):
             fail("--draw ITEMS and --out FILE go together (the items to sample from, and where to write the sample).")
@@ -196,7 +192,7 @@ def plan_estimate_command(
     plan = plan_estimation(
         design=design.value, target_halfwidth=target_halfwidth, n_star=n_star, effect_size=effect_size, power=power,
         significance_level=significance_level, confidence_level=confidence_level, sd=sd, r2=r2, pilot=pilot,
-        read_pilot=lambda js: load_table(pilot, judges=js, **pilot_read),  # type: ignore[arg-type]
+        read_pilot=lambda js: pilot_reader.load(pilot, judges=js),  # type: ignore[arg-type]
         judges=judges, model=model.value, n_total=n_total, n_labeled=n_labeled, inclusion_prob=inclusion_prob,
         strata=strata_file, budget=budget, min_prob=min_prob, draw=draw, strata_column=strata_column, out=draw_out,
         cost_column=cost_column, pilot_prob=pilot_prob, floor=floor, item=item, rater=rater, seed=seed)
