@@ -36,8 +36,9 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from voirdire.data import PairwiseTable, read_pairwise_set  # noqa: E402
-from voirdire.pairwise import (BradleyTerryDavidson, DawidSkene, MajorityVote, PairwiseBayesModel,  # noqa: E402
-                               SystemBradleyTerryDavidson, leave_one_human_out, simulate_sparse_pairwise)
+from voirdire.pairwise import (BradleyTerryDavidson, DawidSkene, HeldOutChoice, LOHOResult,  # noqa: E402
+                               MajorityVote, PairwiseBayesModel, SystemBradleyTerryDavidson, choose_forecaster,
+                               leave_one_human_out, simulate_sparse_pairwise)
 
 BASELINES = ("majority vote", "Bradley-Terry-Davidson", "Dawid-Skene", "systems Bradley-Terry-Davidson")
 VARIANTS: dict[str, dict] = {
@@ -52,7 +53,29 @@ VARIANTS: dict[str, dict] = {
     "fixed confusion prior": {"confusion_prior": "fixed"},
     "no judge": {"_no_judge": True},
     "no system prior": {"system_prior": "off"},
+    "held-out choice": {"_choice": "not_worse"},
+    "held-out choice (lowest)": {"_choice": "lowest"},
 }
+
+_INNER: dict[str, LOHOResult] = {}
+
+
+class _Choice(HeldOutChoice):
+    """HeldOutChoice whose inner leave-one-human-out is shared by the two rules (same training table)."""
+
+    def fit(self, table: PairwiseTable) -> _Choice:
+        key = table.fingerprint()
+        if key not in _INNER:
+            _INNER[key] = leave_one_human_out(table, methods=self.methods, max_folds=self.max_folds, rng=self.rng)
+        self.evaluation_ = _INNER[key]
+        self.choice_ = choose_forecaster(self.evaluation_, model=self.model, rule=self.rule, rng=self.rng)
+        CHOSEN.setdefault(self.rule, []).append(self.choice_.chosen)
+        self.estimator_ = self.methods[self.choice_.chosen]().fit(table)
+        self._table = table
+        return self
+
+
+CHOSEN: dict[str, list[str]] = {}
 
 
 def simulate_sparse(n_pairs: int = 2400, n_humans: int = 60, n_systems: int = 12, rng: int = 0,
@@ -84,7 +107,7 @@ class _NoJudge:
 
 def evaluate(name: str, table: PairwiseTable, seed: int, particles: int, variants: list[str]) -> None:
     methods = {f"model ({v})": (lambda kw=VARIANTS[v]: PairwiseBayesModel(n_particles=particles, rng=seed, **kw))
-               for v in variants if "_no_judge" not in VARIANTS[v]}
+               for v in variants if "_no_judge" not in VARIANTS[v] and "_choice" not in VARIANTS[v]}
     if any("_no_judge" in VARIANTS[v] for v in variants):
         methods["model (no judge)"] = lambda: _NoJudge(PairwiseBayesModel(n_particles=particles, rng=seed))
     methods.update({"majority vote": lambda: MajorityVote(smoothing=0.5),
@@ -92,6 +115,14 @@ def evaluate(name: str, table: PairwiseTable, seed: int, particles: int, variant
                     "Dawid-Skene": lambda: DawidSkene(smoothing=0.01)})
     if table.systems is not None:   # the systems' strengths alone (the information the system prior adds)
         methods["systems Bradley-Terry-Davidson"] = lambda: SystemBradleyTerryDavidson()
+    # the held-out choice (nested: inside each outer fold, 5 inner folds among the training humans)
+    inner = {"model": lambda: PairwiseBayesModel(n_particles=particles, rng=seed),
+             **{m: f for m, f in methods.items() if m in BASELINES}}
+    for v in variants:
+        if "_choice" in VARIANTS[v]:
+            methods[f"model ({v})"] = lambda r=VARIANTS[v]["_choice"]: _Choice(inner, model="model", rule=r, rng=seed)
+    _INNER.clear()
+    CHOSEN.clear()
     c0 = time.process_time()
     res = leave_one_human_out(table, methods=methods, rng=seed)
     cpu = time.process_time() - c0
@@ -114,6 +145,8 @@ def evaluate(name: str, table: PairwiseTable, seed: int, particles: int, variant
                      for x, k in ((d, "nll"), (a, "accuracy"))]
         print(f"| {m} | {t.loc[m, 'accuracy']:.4f} | {t.loc[m, 'nll']:.4f} | {cells[0]} | {cells[1]} |")
     print(f"\n(best baseline by NLL: {best}; by accuracy: {best_acc}, {t.loc[best_acc, 'accuracy']:.4f})", flush=True)
+    for rule, chosen in CHOSEN.items():
+        print(f"held-out choice, rule {rule!r}, per outer fold: {', '.join(chosen)}", flush=True)
 
 
 def main() -> None:

@@ -211,3 +211,55 @@ def test_choose_forecaster_rule():
         choose_forecaster(res, model="x")
     with pytest.raises(InvalidParameterError, match="must be a LOHOResult"):
         choose_forecaster("nope")  # type: ignore[arg-type]
+
+
+def test_choose_forecaster_rules_differ_only_when_the_interval_covers_0():
+    """Two pairs, 3 humans; on p0 all say A, on p1 all say B. 'a' forecasts (0.6, 0.2, 0.2) on every
+    pair, 'b' (0.2, 0.2, 0.6). Per label NLL: 'a' -log 0.6 = 0.511 on p0, -log 0.2 = 1.609 on p1; 'b'
+    the mirror; so with p0 three times as often as p1 'a' is better by the point estimate, but a
+    bootstrap over 4 pairs (3 of p0, 1 of p1) can draw only p1s: its interval covers 0."""
+    pairs = [f"p{k}" for k in range(4) for _ in range(3)]
+    raters = [f"h{r}" for _ in range(4) for r in range(3)]
+    table = PairwiseTable.from_arrays(pair=pairs, rater=raters, verdict=["A"] * 9 + ["B"] * 3)
+    res = leave_one_human_out(table, methods={"a": lambda: _Constant([0.6, 0.2, 0.2]),
+                                              "b": lambda: _Constant([0.2, 0.2, 0.6])}, rng=0)
+    # (3 x 0.511 + 1.609) / 4 = 0.786 against (3 x 1.609 + 0.511) / 4 = 1.335
+    kept = choose_forecaster(res, model="b")
+    assert kept.nll_difference == pytest.approx((3 * np.log(3) - np.log(3)) / 4)
+    assert kept.nll_low <= 0 < kept.nll_difference and kept.chosen == "b"
+    low = choose_forecaster(res, model="b", rule="lowest")
+    assert low.chosen == "a" and "rule 'lowest'" in low.reason
+    with pytest.raises(InvalidParameterError, match="'rule' parameter"):
+        choose_forecaster(res, model="b", rule="best")  # type: ignore[arg-type]
+
+
+def test_held_out_choice_is_a_forecaster():
+    from voirdire.pairwise import DawidSkene, HeldOutChoice
+    t, _ = simulate_pairwise(150, rng=0)
+    methods = {"vote": lambda: MajorityVote(smoothing=0.5), "DS": lambda: DawidSkene()}
+    h = HeldOutChoice(methods, model="DS", rng=0).fit(t)
+    # the choice on the whole table is choose_forecaster's on leave_one_human_out of that table
+    direct = choose_forecaster(leave_one_human_out(t, methods=methods, max_folds=5, rng=0), model="DS")
+    assert h.choice_.chosen == direct.chosen == "vote"
+    np.testing.assert_allclose(h.predict_proba(), MajorityVote(smoothing=0.5).fit(t).predict_proba())
+    # and it can be scored like any method (nested leave-one-human-out)
+    res = leave_one_human_out(t, methods={"choice": lambda: HeldOutChoice(methods, model="DS", rng=0),
+                                          **methods}, rng=0)
+    # every held-out label is forecast by the method chosen inside its fold: vote's or DS's forecast
+    p, y = res.proba, res.labels["y"].to_numpy()
+    same = np.isclose(p["choice"], p["vote"]).all(1) | np.isclose(p["choice"], p["DS"]).all(1)
+    assert same.all() and np.isclose(p["choice"], p["vote"]).all(1).any()
+    assert res.table.set_index("method").loc["choice", "n_labels"] == len(y)
+    with pytest.raises(InvalidParameterError, match="not fitted"):
+        HeldOutChoice(methods).predict_proba()
+    with pytest.raises(InvalidParameterError, match="'rule' parameter of HeldOutChoice"):
+        HeldOutChoice(methods, rule="x")  # type: ignore[arg-type]
+
+
+def test_default_methods_add_the_systems_baseline_for_named_systems():
+    from voirdire.pairwise import default_methods, simulate_sparse_pairwise
+    assert "systems Bradley-Terry-Davidson" not in default_methods(rng=0)
+    assert "systems Bradley-Terry-Davidson" in default_methods(rng=0, systems=True)
+    t = simulate_sparse_pairwise(60, n_humans=4, n_systems=3, rng=0)
+    m = {"vote": lambda: MajorityVote(smoothing=0.5)}
+    assert leave_one_human_out(t, methods=m, rng=0).methods == ("vote",)   # given methods are kept as given

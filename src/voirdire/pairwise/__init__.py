@@ -21,6 +21,7 @@ from ._baselines import (
 )
 from ._evaluate import (
     ForecastChoice,
+    HeldOutChoice,
     LOHOResult,
     choose_forecaster,
     default_methods,
@@ -35,5 +36,5 @@ __all__ = ["PairwiseBayesModel", "PairwisePosterior", "PairwiseTruth", "simulate
            "DEFAULT_CONFUSIONS", "entropy", "MajorityVote", "BradleyTerryDavidson", "DawidSkene", "MACE",
            "GLAD", "crowd_arrays", "leave_one_human_out", "LOHOResult", "score_predictions", "default_methods",
            "bias_report", "BiasReport", "pair_covariates", "model_family", "dawid_skene_arrays", "mace_arrays",
-           "MAX_JOINT_JUDGES", "choose_forecaster", "ForecastChoice",
+           "MAX_JOINT_JUDGES", "choose_forecaster", "ForecastChoice", "HeldOutChoice",
            "simulate_sparse_pairwise", "SystemBradleyTerryDavidson", "SystemStrengths", "fit_system_strengths"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -15,11 +15,11 @@ from .._results import Result, to_jsonable
 from .._stats.resampling import cluster_index, weight_batches
 from ..data import PairwiseTable
 from ..exceptions import ConvergenceWarning, InvalidParameterError
-from ._baselines import GLAD, MACE, BradleyTerryDavidson, DawidSkene, MajorityVote
+from ._baselines import GLAD, MACE, BradleyTerryDavidson, DawidSkene, MajorityVote, SystemBradleyTerryDavidson
 from ._model import PairwiseBayesModel
 
 __all__ = ["leave_one_human_out", "LOHOResult", "score_predictions", "default_methods", "choose_forecaster",
-           "ForecastChoice"]
+           "ForecastChoice", "HeldOutChoice"]
 
 _EPS = 1e-12
 
@@ -76,15 +76,17 @@ def score_predictions(proba: np.ndarray, y: np.ndarray, *, n_bins: int = 10) -> 
 
 
 def default_methods(*, n_particles: int = 300, rng: int | np.random.Generator | None = None,
-                    laplace: bool = True) -> dict[str, Callable[[], Any]]:
+                    laplace: bool = True, systems: bool = False) -> dict[str, Callable[[], Any]]:
     """Factories of the methods compared by :func:`leave_one_human_out`.
 
     BayesJudge is scored under its final state (a read-only second pass, ``predict_proba(table)``);
-    majority vote gets 0.5 pseudo-votes per verdict so that its NLL is finite.
+    majority vote gets 0.5 pseudo-votes per verdict so that its NLL is finite. ``systems``: also the
+    systems' Bradley-Terry-Davidson (:class:`SystemBradleyTerryDavidson`, for tables that name the
+    compared systems; :func:`leave_one_human_out` adds it for such a table).
     """
     gen = as_generator(rng)
     seeds = gen.integers(0, 2**32, size=2)
-    return {
+    out: dict[str, Callable[[], Any]] = {
         "BayesJudge": lambda: PairwiseBayesModel(n_particles=n_particles, laplace=laplace, rng=int(seeds[0])),
         "majority vote": lambda: MajorityVote(smoothing=0.5),
         "Bradley-Terry-Davidson": lambda: BradleyTerryDavidson(),
@@ -92,6 +94,9 @@ def default_methods(*, n_particles: int = 300, rng: int | np.random.Generator | 
         "MACE": lambda: MACE(rng=int(seeds[1])),
         "GLAD": lambda: GLAD(),
     }
+    if systems:
+        out["systems Bradley-Terry-Davidson"] = lambda: SystemBradleyTerryDavidson()
+    return out
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -276,7 +281,7 @@ def leave_one_human_out(
         raise InvalidParameterError("leave_one_human_out needs at least one human rater in the table.")
     gen = as_generator(rng)
     if methods is None:
-        methods = default_methods(n_particles=n_particles, rng=gen)
+        methods = default_methods(n_particles=n_particles, rng=gen, systems=table.systems is not None)
     groups = dict(groups or {})
     unknown = set(groups) - set(humans)
     if unknown:
@@ -320,10 +325,10 @@ def leave_one_human_out(
                 fg = {groups.get(h, "") for h in fold}
                 like = ([h for h in humans if h not in fold and groups.get(h, "") in fg]
                         if groups and fg != {""} else None)
-                proba = (est.predict_human_proba(rest, like=like) if isinstance(est, PairwiseBayesModel)
+                proba = (est.predict_human_proba(rest, like=like) if isinstance(est, _TABLE_READERS)
                          else est.predict_human_proba(like=like))
             else:
-                proba = est.predict_proba(rest) if isinstance(est, PairwiseBayesModel) else est.predict_proba()
+                proba = est.predict_proba(rest) if isinstance(est, _TABLE_READERS) else est.predict_proba()
             preds[m].append(np.asarray(proba)[rows[ok]])
             done += 1
             if progress is not None:
@@ -389,14 +394,17 @@ class ForecastChoice(Result):
 
 def choose_forecaster(result: LOHOResult, *, model: str = "BayesJudge", group: str = "all",
                       confidence_level: float = 0.95, n_resamples: int = 2000,
+                      rule: Literal["not_worse", "lowest"] = "not_worse",
                       rng: int | np.random.Generator | None = 0) -> ForecastChoice:
     """The held-out choice between the model and the best baseline on the user's own file.
 
     Rule: the baseline with the lowest held-out NLL in ``group`` is the model's rival; the model
     minus the rival in NLL gets a paired bootstrap interval over pairs
-    (:meth:`LOHOResult.difference`). The rival is chosen when the whole interval lies above 0 (the
-    model forecasts the held-out humans reliably worse); otherwise the model is kept (it is not
-    shown to be worse, and it also gives the judges' biases and the humans' confusions).
+    (:meth:`LOHOResult.difference`). ``rule="not_worse"`` (default): the rival is chosen when the
+    whole interval lies above 0 (the model forecasts the held-out humans reliably worse); otherwise
+    the model is kept (it is not shown to be worse, and it also gives the judges' biases and the
+    humans' confusions). ``rule="lowest"``: the rival is chosen whenever its held-out NLL is lower
+    (the point estimate; the interval is still reported).
 
     Parameters
     ----------
@@ -436,9 +444,13 @@ def choose_forecaster(result: LOHOResult, *, model: str = "BayesJudge", group: s
     d = result.difference(model, rival, group=group, n_resamples=n_resamples, level=confidence_level,
                           rng=rng).set_index("metric")
     lo, hi, est = (float(d.loc["nll", k]) for k in ("low", "high", "estimate"))
-    worse = lo > 0
+    worse = lo > 0 if check_choice(rule, "rule", func, ("not_worse", "lowest")) == "not_worse" else est > 0
     pct = f"{100 * confidence_level:g}%"
-    if worse:
+    if worse and lo <= 0:
+        reason = (f"{model} forecasts the held-out humans worse than {rival} by the point estimate: NLL "
+                  f"{est:+.4f} [{lo:+.4f}, {hi:+.4f}] ({pct} interval covers 0); rule 'lowest': use "
+                  f"{rival}'s forecasts.")
+    elif worse:
         reason = (f"{model} forecasts the held-out humans worse than {rival}: NLL {est:+.4f} "
                   f"[{lo:+.4f}, {hi:+.4f}] ({pct} interval above 0); use {rival}'s forecasts.")
     elif hi < 0:
@@ -453,3 +465,93 @@ def choose_forecaster(result: LOHOResult, *, model: str = "BayesJudge", group: s
                           accuracy_low=float(d.loc["accuracy", "low"]), accuracy_high=float(d.loc["accuracy", "high"]),
                           confidence_level=float(confidence_level), n_labels=int(d.loc["nll", "n_labels"]),
                           reason=reason)
+
+
+class HeldOutChoice:
+    """The held-out choice as a forecaster: leave-one-human-out on the table it is fitted on, then the
+    chosen method refitted on the whole table.
+
+    ``fit(table)`` scores ``methods`` by :func:`leave_one_human_out` (``max_folds`` folds of humans),
+    applies :func:`choose_forecaster` (``rule``) with ``model`` as the candidate, and fits the chosen
+    method on ``table``; forecasts are that method's. This is what ``voirdire pairwise --evaluate``
+    recommends, packaged so that its own held-out score can be measured (nested leave-one-human-out:
+    ``bench/pairwise_sparse.py --variants "held-out choice"``).
+
+    Parameters
+    ----------
+    methods : mapping name -> factory, optional
+        Default :func:`default_methods` (with the systems' baseline when the table names systems).
+    model : str, default "BayesJudge"
+    max_folds : int, default 5
+    rule : {"not_worse", "lowest"}, default "not_worse"
+    n_particles : int, default 300
+        Particles of the default methods' BayesJudge.
+    rng : int or None, default 0
+
+    Attributes
+    ----------
+    evaluation_ : LOHOResult
+    choice_ : ForecastChoice
+    estimator_ : the fitted chosen method
+
+    Examples
+    --------
+    >>> from voirdire.pairwise import simulate_pairwise
+    >>> t, _ = simulate_pairwise(150, rng=0)
+    >>> h = HeldOutChoice({"vote": lambda: MajorityVote(smoothing=0.5), "DS": lambda: DawidSkene()},
+    ...                   model="DS").fit(t)
+    >>> h.choice_.chosen, h.predict_proba().shape
+    ('vote', (150, 3))
+    """
+
+    def __init__(self, methods: Mapping[str, Callable[[], Any]] | None = None, *, model: str = "BayesJudge",
+                 max_folds: int = 5, rule: Literal["not_worse", "lowest"] = "not_worse", n_particles: int = 300,
+                 rng: int | None = 0) -> None:
+        func = "HeldOutChoice"
+        self.methods = methods
+        self.model = model
+        self.max_folds = check_positive_int(max_folds, "max_folds", func)
+        self.rule = cast(Literal["not_worse", "lowest"], check_choice(rule, "rule", func, ("not_worse", "lowest")))
+        self.n_particles = check_positive_int(n_particles, "n_particles", func)
+        self.rng = rng
+
+    def fit(self, table: PairwiseTable) -> HeldOutChoice:
+        methods = self.methods
+        if methods is None:
+            methods = default_methods(n_particles=self.n_particles, rng=self.rng, systems=table.systems is not None)
+        self.evaluation_ = leave_one_human_out(table, methods=methods, max_folds=self.max_folds, rng=self.rng)
+        self.choice_ = choose_forecaster(self.evaluation_, model=self.model, rule=self.rule, rng=self.rng)
+        est = methods[self.choice_.chosen]()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            self.estimator_ = est.fit(table)
+        self._table = table
+        return self
+
+    def _check(self) -> None:
+        if not hasattr(self, "estimator_"):
+            raise InvalidParameterError("HeldOutChoice is not fitted yet; call fit(table) first.")
+
+    def predict_proba(self, table: PairwiseTable | None = None) -> np.ndarray:
+        """The chosen method's verdict distribution (n_pairs, 3) of the fitted table's pairs (or of
+        ``table``'s, re-scored, when the chosen method is the Bayesian model)."""
+        self._check()
+        if isinstance(self.estimator_, PairwiseBayesModel):
+            return self.estimator_.predict_proba(self._table if table is None else table)
+        return np.asarray(self.estimator_.predict_proba())
+
+    def predict_human_proba(self, table: PairwiseTable | None = None, *,
+                            like: Sequence[str] | None = None) -> np.ndarray:
+        """The chosen method's forecast of one more human verdict (its latent forecast when it has no
+        model of the humans)."""
+        self._check()
+        est = self.estimator_
+        if isinstance(est, PairwiseBayesModel):
+            return est.predict_human_proba(self._table if table is None else table, like=like)
+        if hasattr(est, "predict_human_proba"):
+            return np.asarray(est.predict_human_proba(like=like))
+        return np.asarray(est.predict_proba())
+
+
+#: estimators whose forecasts are read for a table (re-scored under their final state)
+_TABLE_READERS = (PairwiseBayesModel, HeldOutChoice)
