@@ -40,16 +40,22 @@ def _json(p, *extra):
     return json.loads(r.stdout)
 
 
-def test_watch_by_gives_each_group_the_where_runs_decisions(slices):
+def test_watch_by_gives_each_group_the_where_runs_decisions_and_validate_by_verdicts(slices):
+    # the running decisions per group are those of --where on it; the verdict beside them is validate --by's
+    # (the rules across groups applied), the pooled one validate's on the whole file
     by = _json(slices, "--by", "lang")
     groups = {g["group"]: g for g in by["groups"]}
     assert list(groups) == ["en", "fr", "de"]
+    val = runner.invoke(app, ["validate", str(slices), "--role", "role", "--by", "lang", "-f", "json"])
+    assert val.exit_code == 0, val.output
+    cells = {(c["judge"], c["group"]): c for c in json.loads(val.stdout)["records"]}
     for lang in ("en", "fr"):
         one = _json(slices, "--where", f"lang={lang}")
         assert groups[lang]["judges"] == one["judges"], lang
-        assert groups[lang]["verdicts"] == one["verdicts"], lang
+        assert [v["verdict"] for v in groups[lang]["verdicts"]] == [cells[("j", lang)]["verdict"]], lang
         assert groups[lang]["n_items"] == 30 and groups[lang]["error"] is None
     assert groups["de"]["judges"] is None and groups["de"]["error"].startswith("too small: 1 items")
+    assert by["rule"] == json.loads(val.stdout)["rule"]
     whole = _json(slices)
     assert by["pooled"] == whole["judges"] and by["pooled_verdicts"] == whole["verdicts"]
 

@@ -37,7 +37,7 @@ def test_study_loop_from_first_pass_to_estimate_and_report(tmp_path: Path) -> No
 
     # init
     out, _ = _voirdire("study", "init", "s.vdb", cwd=tmp_path)
-    assert out == "Created study s.vdb (schema 2)."
+    assert out == "Created study s.vdb (schema 3)."  # schema 3: item groups (study add --by)
 
     # add: the first pass, two judges on every item and human_1 on the first 100 items
     first = ex[ex["rater"].isin(["ChatGPT", "Llama-13B"]) | ((ex["rater"] == "human_1") & (ex["item"].astype(int) < 100))]

@@ -3,6 +3,8 @@
 See ``docs/study.md``.
 """
 
-from ._study import SCHEMA_VERSION, AddResult, ProbabilitySample, Study, StudyError, StudyStatus
+from ._study import (SCHEMA_VERSION, AddResult, ProbabilitySample, Study, StudyError, StudyInput, StudyStatus,
+                     text_frame)
 
-__all__ = ["SCHEMA_VERSION", "AddResult", "ProbabilitySample", "Study", "StudyError", "StudyStatus"]
+__all__ = ["SCHEMA_VERSION", "AddResult", "ProbabilitySample", "Study", "StudyError", "StudyInput", "StudyStatus",
+           "text_frame"]

@@ -21,10 +21,11 @@ from .._safe import shown
 from ..data import HUMAN, JUDGE, AnnotationTable, pipe_as_file, read_annotations, read_long_frame
 from ..exceptions import InvalidParameterError, SchemaError, VoirdireError
 
-__all__ = ["SCHEMA_VERSION", "Study", "StudyError", "StudyStatus", "AddResult", "ProbabilitySample"]
+__all__ = ["SCHEMA_VERSION", "Study", "StudyError", "StudyStatus", "AddResult", "ProbabilitySample", "StudyInput",
+           "text_frame"]
 
 #: Version of the database layout this release writes (``meta.schema_version``).
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _APP = "voirdire-study"
 _BUSY_MS = 30_000
 
@@ -51,13 +52,20 @@ CREATE TABLE assignments (
     stratum TEXT, status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'delivered')),
     PRIMARY KEY (round, item, rater));
 CREATE INDEX assignments_item ON assignments(item, rater);
+CREATE TABLE item_groups (item TEXT NOT NULL REFERENCES items(item), name TEXT NOT NULL, value TEXT NOT NULL,
+                          PRIMARY KEY (item, name));
 """
 
-# Version 1 had no `replaced` count and no `stratum` column: what `migrate` adds.
+# Version 1 had no `replaced` count and no `stratum` column, version 2 no item groups: what `migrate` adds.
 _MIGRATIONS = {
     1: ["ALTER TABLE rounds ADD COLUMN n_replaced INTEGER NOT NULL DEFAULT 0",
         "ALTER TABLE assignments ADD COLUMN stratum TEXT"],
+    2: ["CREATE TABLE item_groups (item TEXT NOT NULL REFERENCES items(item), name TEXT NOT NULL, "
+        "value TEXT NOT NULL, PRIMARY KEY (item, name))"],
 }
+
+#: The columns a study's labels already have: an item group (``add --by``) cannot take their names.
+_OWN_COLUMNS = ("item", "cluster", "rater", "role", "label", "round", "flagged", "inclusion_prob")
 
 
 #: The designs of :meth:`Study.draw`.
@@ -129,6 +137,46 @@ class ProbabilitySample(Result):
 
     def to_frame(self) -> pd.DataFrame:
         """The long table of labels estimation reads."""
+        return self.frame.copy()
+
+    @property
+    def note(self) -> str:
+        """What ``study estimate`` / ``study report`` estimate from, and what they leave out, in words."""
+        rounds = ", ".join(map(str, self.draw_rounds))
+        text = (f"Estimating from the probability sample of draw round(s) {rounds}: {self.n_items_drawn:,} item(s) "
+                f"drawn with recorded probabilities, {self.n_items_labelled:,} of them with human labels "
+                f"({self.n_human_labels:,} labels).")
+        if self.n_human_labels_left_out:
+            text += (f" Left out: {self.n_human_labels_left_out:,} other human label(s) on {self.n_items_left_out:,} "
+                     f"item(s) no chosen draw drew (round(s) {', '.join(map(str, self.left_out_rounds))}): no "
+                     f"probability says how those items went to the humans.")
+        if self.n_items_labelled < self.n_items_drawn:
+            text += (f" {self.n_items_drawn - self.n_items_labelled:,} drawn item(s) have no human label yet and count "
+                     f"as not drawn; add their labels (an estimate is valid for the design only when the drawn items "
+                     f"are labelled).")
+        return text + (" Choose the draws with --rounds." if self.n_human_labels_left_out else "")
+
+    def summary(self) -> dict[str, Any]:
+        """What it estimated from and what it left out (the ``study`` key of ``study estimate -f json``)."""
+        return {"draw_rounds": list(self.draw_rounds), "n_items_drawn": self.n_items_drawn,
+                "n_items_labelled": self.n_items_labelled, "n_human_labels": self.n_human_labels,
+                "n_human_labels_left_out": self.n_human_labels_left_out, "n_items_left_out": self.n_items_left_out,
+                "left_out_rounds": list(self.left_out_rounds), "note": self.note}
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class StudyInput(Result):
+    """What a study hands to ``voirdire validate|estimate|report`` (``study validate``...): the long frame the
+    command reads as its file, the column it weights by (``None``: the command's own ``--inclusion-prob``),
+    the report's ``unsampled`` policy, the probability sample it estimates from, and a note to say first."""
+
+    frame: pd.DataFrame
+    inclusion_prob: str | None = None
+    unsampled: str | None = None
+    sample: ProbabilitySample | None = None
+    note: str | None = None
+
+    def to_frame(self) -> pd.DataFrame:
         return self.frame.copy()
 
 
@@ -299,7 +347,7 @@ class Study:
 
     # ------------------------------------------------------------------ rounds of labels
     def add(self, file: str | os.PathLike[str], *, duplicates: str = "error", strict: bool = False,
-            **read: Any) -> AddResult:
+            by: tuple[str, ...] | list[str] = (), **read: Any) -> AddResult:
         """Import a file of labels as one new round, in one transaction.
 
         ``read`` holds the reading options of :func:`voirdire.data.read_annotations` (``judges``,
@@ -308,7 +356,9 @@ class Study:
         when a label differs, ``first`` keeps the study's, ``last`` takes the file's (the same
         label again is always counted as a duplicate and kept once). When the study has
         assignments, a label nobody was assigned is imported and flagged (``strict=True``
-        refuses the round). The same file (by content) twice is refused. A FIFO or character device
+        refuses the round). The same file (by content) twice is refused. ``by`` names columns of a long
+        file whose value per item the study keeps (a criterion, a language: one value per item), so that
+        its commands can group by them (``study validate --by COLUMN``). A FIFO or character device
         (``<(...)``) is read once, within the limits every reader keeps (``VOIRDIRE_MAX_PIPE_BYTES``,
         ``VOIRDIRE_PIPE_TIMEOUT``); an empty one (``/dev/null``) is refused as an empty file.
         """
@@ -325,6 +375,7 @@ class Study:
         with pipe_as_file(src, format=str(read.get("format", "auto"))) as data:  # a FIFO or device: copied once
             digest = _file_hash(data)
             table, phantom = _read_round(src, duplicates, read)
+            groups = _item_groups(src, tuple(by), read, table) if by else None
         frame = table.to_frame()
         if phantom is not None:  # a one-rater file: drop the stand-in rater that let the reader accept it
             frame = frame[frame["rater"].astype(str) != phantom]
@@ -368,6 +419,8 @@ class Study:
             items = pd.DataFrame({"item": new["item"], "cluster": clusters if clusters is not None else None})
             con.executemany("INSERT OR IGNORE INTO items VALUES (?, ?)",
                             items.drop_duplicates("item").itertuples(index=False, name=None))
+            if groups is not None:
+                self._add_groups(con, groups, str(file))
             rows = list(zip(ins["item"], ins["rater"], ins["label"], [rnd] * len(ins),
                             flagged.astype(int).tolist()))
             con.executemany("INSERT INTO labels VALUES (?, ?, ?, ?, ?) ON CONFLICT(item, rater) DO UPDATE SET "
@@ -381,6 +434,19 @@ class Study:
         return AddResult(round=rnd, source=str(src), file_hash=digest, n_rows=n_rows, n_imported=n_imp,
                          n_replaced=n_rep, n_duplicate=n_dup, n_rejected=n_rej, n_flagged=int(flagged.sum()),
                          rejected=rejected)
+
+    @staticmethod
+    def _add_groups(con: sqlite3.Connection, groups: pd.DataFrame, src: str) -> None:
+        """Record each item's group values; a value other than the one an earlier round recorded is refused."""
+        old = pd.read_sql_query("SELECT item, name, value AS old FROM item_groups", con)
+        both = groups.merge(old, on=["item", "name"], how="inner")
+        clash = both[both["value"] != both["old"]]
+        if not clash.empty:
+            r = clash.iloc[0]
+            raise StudyError(f"{shown(src)}: item {shown(r['item'])} has {shown(r['name'])} = {shown(r['value'])} here "
+                             f"but {shown(r['old'])} in an earlier round; an item keeps one value of each --by column.")
+        con.executemany("INSERT OR IGNORE INTO item_groups VALUES (?, ?, ?)",
+                        groups[["item", "name", "value"]].itertuples(index=False, name=None))
 
     @staticmethod
     def _new_round(con: sqlite3.Connection, kind: str, **fields: Any) -> int:
@@ -492,8 +558,8 @@ class Study:
         return res, rnd
 
     def draw(self, *, n: int, design: str = "uniform", rng: int = 0, judges: list[str] | None = None,
-             floor: float = 0.3, before_commit: Callable[[pd.DataFrame, int], Any] | None = None
-             ) -> tuple[pd.DataFrame, int]:
+             floor: float = 0.3, before_commit: Callable[[pd.DataFrame, int], Any] | None = None,
+             output: str | os.PathLike[str] | None = None) -> tuple[pd.DataFrame, int]:
         """Draw the human subsample for estimation (Poisson sampling) and record every probability.
 
         ``uniform``: each item with probability ``n / N``. ``active``
@@ -507,9 +573,24 @@ class Study:
         probability is recorded (with its stratum) and ``study estimate`` weights by it. Returns
         the drawn items (``item``, ``inclusion_prob``, and ``stratum`` for neyman) and the round.
         ``before_commit(drawn, round)`` runs before the round is committed (see
-        :meth:`record_assignments`): when it raises, nothing is recorded.
+        :meth:`record_assignments`): when it raises, nothing is recorded. ``output``: a CSV of the drawn
+        items, written (atomically) the same way, before the commit.
         """
         from ..estimation import draw_human_sample
+
+        if output is not None:
+            then = before_commit
+
+            def write(drawn: pd.DataFrame, rnd: int) -> None:
+                from .._io import atomic_write
+                from .._safe import csv_frame
+
+                with atomic_write(output, inputs=[self.path]) as fh:
+                    csv_frame(drawn).to_csv(fh, index=False)
+                if then is not None:
+                    then(drawn, rnd)
+
+            before_commit = write
 
         if design not in DRAW_DESIGNS:
             raise InvalidParameterError(f"draw design must be one of {', '.join(DRAW_DESIGNS)}. Got {design!r}.")
@@ -635,11 +716,41 @@ class Study:
 
     # ------------------------------------------------------------------ reading back
     def labels(self) -> pd.DataFrame:
-        """Every label with its rater's role, round and flag (long frame)."""
+        """Every label with its rater's role, round and flag (long frame), and a column per item group that
+        ``add --by`` recorded (empty for an item without a value)."""
         with self._read() as con:
-            return pd.read_sql_query(
+            df = pd.read_sql_query(
                 "SELECT l.item, i.cluster, l.rater, r.role, l.label, l.round, l.flagged FROM labels l "
                 "JOIN raters r USING (rater) JOIN items i USING (item) ORDER BY l.round, l.item, l.rater", con)
+            has = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'item_groups'").fetchone()
+            groups = pd.read_sql_query("SELECT item, name, value FROM item_groups ORDER BY name", con) if has \
+                else None  # an older study, read without migrating it, has none
+        if groups is not None:
+            for name, g in groups.groupby("name", sort=False):
+                df[str(name)] = df["item"].map(dict(zip(g["item"], g["value"])))
+        return df
+
+    def check_groups(self, by: list[str], frame: pd.DataFrame | None = None) -> None:
+        """Refuse a ``--by`` column the study does not keep (an item group of ``add --by``, or its own ``round``,
+        ``cluster``...), naming those it keeps and how to keep one."""
+        kept = [c for c in (self.labels() if frame is None else frame).columns
+                if c not in ("item", "rater", "role", "label")]
+        for c in by:
+            if c not in kept:
+                raise StudyError(f"{shown(str(self.path))} keeps no item group {shown(c)} (it keeps "
+                                 f"{', '.join(map(shown, kept)) or 'none'}); keep one when adding a round: "
+                                 f"`voirdire study add STUDY FILE --by {shown(c, quote=False)}`.")
+
+    def grouped_tables(self, by: list[str], **read: Any) -> Any:
+        """The study's labels split by item groups (``add --by``): :func:`voirdire.data.read_annotation_groups`
+        on ``study export``'s frame (as ``study validate --by`` reads it; ``read``: its reading options)."""
+        from ..data import frame_as_file, read_annotation_groups
+
+        frame = self.export_frame()
+        self.check_groups(by, frame)
+        with frame_as_file(self.path, text_frame(frame), source=str(self.path)):
+            return read_annotation_groups(self.path, by=by, item="item", rater="rater", label="label", role="role", format="long",
+                                          **read)
 
     def export_frame(self) -> pd.DataFrame:
         """The long frame `export` writes: labels plus each drawn item's ``inclusion_prob``."""
@@ -650,6 +761,68 @@ class Study:
         if df["cluster"].isna().all() or (df["cluster"] == "None").all():
             df = df.drop(columns="cluster")
         return df
+
+    def command_input(self, command: str, *, rounds: list[int] | None = None, inclusion_prob: Any = None,
+                      by: list[str] | None = None) -> StudyInput:
+        """The labels ``study COMMAND`` hands to ``voirdire COMMAND`` (``validate``, ``estimate``, ``report``).
+
+        ``validate``: every label (``study export``'s frame). ``estimate``: the probability sample of the
+        draw ``rounds`` (default: all), weighted by the recorded probabilities; with the caller's own
+        ``inclusion_prob``, every label instead. ``report``: every label, its Estimation section on the
+        recorded probabilities with the human labels of undrawn items left out (none without a draw, or
+        with ``by``: the grouped report takes no probabilities yet). Raises :class:`StudyError` for
+        ``rounds`` with ``inclusion_prob`` (one or the other), or ``rounds`` that are not draw rounds.
+        """
+        if rounds and inclusion_prob is not None:
+            raise StudyError("--rounds chooses the draws whose recorded probabilities are used; --inclusion-prob "
+                             "gives your own. Give one or the other.")
+        if command == "validate" or (command == "estimate" and inclusion_prob is not None):
+            return StudyInput(frame=self.export_frame())
+        if command == "estimate":
+            ps = self.probability_sample(rounds)
+            return StudyInput(frame=ps.frame, inclusion_prob="inclusion_prob", sample=ps, note=ps.note)
+        frame = self.export_frame()
+        if inclusion_prob is not None:
+            return StudyInput(frame=frame, unsampled="error")
+        if rounds is None and by and self.draw_rounds():
+            return StudyInput(frame=frame, unsampled="error", note=(
+                "with --by the report has no Estimation section (the draws' probabilities are not used by group "
+                "yet); `voirdire study estimate --by` estimates per group."))
+        if rounds is None and not self.draw_rounds():
+            return StudyInput(frame=frame, unsampled="error")  # the report says why it has no Estimation section
+        ps = self.probability_sample(rounds)
+        frame["inclusion_prob"] = frame["item"].map(ps.inclusion_prob)
+        return StudyInput(frame=frame, inclusion_prob="inclusion_prob", unsampled="omit", sample=ps)
+
+    def export(self, output: str | os.PathLike[str], *, to: str = "csv") -> None:
+        """Write :meth:`export_frame` to ``output`` (``csv`` or ``parquet``), atomically."""
+        from .._io import atomic_write, write_bytes
+        from .._safe import csv_frame
+
+        df = self.export_frame()
+        if to == "parquet":
+            import io
+
+            from .._optional import require
+
+            require("pyarrow", "Writing Parquet")
+            buf = io.BytesIO()
+            df.to_parquet(buf, index=False)
+            write_bytes(output, buf.getvalue(), inputs=[self.path])
+        else:
+            with atomic_write(output, inputs=[self.path]) as fh:
+                csv_frame(df).to_csv(fh, index=False)
+
+    def item_content(self) -> dict[str, dict[str, Any]]:
+        """Each item's content (Label Studio task data, Argilla record fields) from the study's label rounds
+        whose files are still where they were imported from, unchanged (same sha256); a later round's wins."""
+        from ..data import read_item_data
+
+        out: dict[str, dict[str, Any]] = {}
+        for rec in self.status().rounds.to_dict("records"):
+            if rec.get("kind") == "labels" and rec.get("source") and rec.get("file_hash"):
+                out.update(read_item_data(str(rec["source"]), sha256=str(rec["file_hash"])))
+        return out
 
     def to_table(self, **kw: Any) -> AnnotationTable:
         """The labels of every round as an :class:`AnnotationTable` (roles from the study)."""
@@ -684,24 +857,31 @@ class Study:
                            n_open_assignments=int(st.get("open", 0)), n_delivered_assignments=int(st.get("delivered", 0)),
                            n_items_with_probability=int(n_pi))
 
-    def sequential(self, judges: list[str] | None = None, *, method: str = "alt-test", epsilon: float | None = None,
-                   q: float = 0.05, rng: int = 0) -> list[Any]:
-        """The running anytime-valid decision per judge over the study's rounds (one look per round).
+    def label_rounds(self) -> pd.DataFrame:
+        """Each label's item, rater and the round it was imported in (``validate_sequential``'s ``rounds``)."""
+        df = self.labels()
+        return pd.DataFrame({"item": df["item"], "rater": df["rater"], "round": df["round"]})
 
-        :func:`voirdire.validation.validate_sequential` on every label with the round it was
-        imported in: accept, reject or continue, valid however often it is looked at. Raises
-        :class:`~voirdire.exceptions.InvalidParameterError` when the study has no judge or fewer
+    def sequential(self, judges: list[str] | None = None, *, method: str = "alt-test", epsilon: float | None = None,
+                   q: float = 0.05, rng: int = 0, verdicts: bool = True, by: list[str] | None = None) -> Any:
+        """The running anytime-valid decision per judge over the study's rounds (one look per round), and beside
+        it the judge's verdict: :func:`voirdire.workflows.sequential_validation` (as ``voirdire watch``) on
+        every label with the round it was imported in; with ``by`` (item groups kept by ``add --by``),
+        :func:`~voirdire.workflows.sequential_validation_by` (as ``watch --by``).
+
+        Raises :class:`~voirdire.exceptions.InvalidParameterError` when the study has no judge or fewer
         than two humans.
         """
-        from ..workflows import watch_judges
+        from ..workflows import sequential_validation, sequential_validation_by
 
-        table = self.to_table()
-        names = list(dict.fromkeys(judges)) if judges else list(table.judges)
-        if not names:
+        grouped = self.grouped_tables(by) if by else None
+        table = self.to_table() if grouped is None else grouped.pooled
+        if not (judges or list(table.judges)):
             raise InvalidParameterError(f"{shown(str(self.path))} has no judge to validate.")
-        df = self.labels()
-        rounds = pd.DataFrame({"item": df["item"], "rater": df["rater"], "round": df["round"]})
-        return watch_judges(table, rounds, names, method=method, epsilon=epsilon, q=q, seed=rng)  # as voirdire watch
+        opts = dict(method=method, epsilon=epsilon, q=q, seed=rng, verdicts=verdicts)
+        if grouped is not None:
+            return sequential_validation_by(grouped, self.label_rounds(), judges, **opts)  # type: ignore[arg-type]
+        return sequential_validation(table, self.label_rounds(), judges, **opts)  # type: ignore[arg-type]
 
     def integrity_check(self) -> bool:
         """SQLite's own integrity check (True when the file is sound)."""
@@ -741,6 +921,51 @@ def _read_round(src: Path, duplicates: str, read: dict[str, Any]) -> tuple[Annot
                                    **{k: v for k, v in kw.items() if k not in ("item", "rater")}, item=item,
                                    rater=rater)
     return dataclasses.replace(t, n_rows_read=t.n_rows_read - 1), phantom
+
+
+def text_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` as its CSV export reads back: every cell a string, a missing value empty."""
+    out = df.copy()
+    for c in out.columns:
+        col = out[c].astype(object)
+        out[c] = col.where(col.notna(), "").astype(str)
+    return out
+
+
+def _item_groups(src: Path, by: tuple[str, ...], read: dict[str, Any], table: AnnotationTable) -> pd.DataFrame:
+    """Each item's value of every ``by`` column of a long file (``item``, ``name``, ``value``): one value per
+    item, none empty; refused otherwise (naming the row), as is a column the study already has."""
+    from ..data import id_str
+
+    df, rows, source = read_long_frame(src)
+    item = read.get("item", "item")
+    for c in by:
+        if c in _OWN_COLUMNS:
+            raise StudyError(f"--by {shown(c)}: a study's labels already have a column {shown(c)}; --by names another "
+                             f"column of the file (a criterion, a language).")
+        if c not in df.columns:
+            raise StudyError(f"{shown(source)}: no column {shown(c)} for --by; the file's columns are "
+                             f"{[str(x)[:40] for x in list(df.columns)[:12]]}.")
+    ids = df[item].map(id_str)
+    keep = ids.isin(set(map(str, table.items))).to_numpy()
+    out = []
+    for c in by:
+        v = df[c].astype(object)
+        empty = keep & (v.isna() | (v.astype(str).str.strip() == "")).to_numpy()
+        if empty.any():
+            raise StudyError(f"{shown(source)}, row {rows[int(np.argmax(empty))]}: column {shown(c)} is empty; --by keeps "
+                             f"each item's {shown(c)}, so every row needs one.")
+        pairs = pd.DataFrame({"item": ids[keep], "value": v[keep].astype(str), "row": rows[keep]})
+        first = pairs.drop_duplicates(["item", "value"])
+        two = first["item"].duplicated()
+        if two.any():
+            r = first[two].iloc[0]
+            was = first[first["item"] == r["item"]].iloc[0]["value"]
+            raise StudyError(f"{shown(source)}, row {r['row']}: item {shown(r['item'])} has {shown(c)} = "
+                             f"{shown(r['value'])} here and {shown(was)} on an earlier row; a study keeps one {shown(c)} "
+                             f"per item: give each ({item}, {c}) its own item id (e.g. item__{c}).")
+        out.append(first.assign(name=c)[["item", "name", "value"]])
+    return pd.concat(out, ignore_index=True)
 
 
 def _label_text(x: Any) -> str:

@@ -9,7 +9,10 @@ so the same file, options and seed print the same numbers everywhere. See ``docs
 
 from ._advice import ADVICE_STATUSES, Advice, advise, comparison_capacity, judge_verdicts, need_text, running_text
 from ._design import DesignOverview, design_overview
-from ._sequential import watch_judges
+from ._sequential import (
+    GroupedSequentialValidation, RunningDecision, SequentialValidation, follow_file, label_rounds, not_ready,
+    sequential_validation, sequential_validation_by, watch_judges, with_verdicts,
+)
 from ._planning import (
     BatchCheck, BatchDraw, PlanRow, PlanningResult, check_batch, draw_batch, plan_from_moments, plan_validation,
 )
@@ -23,7 +26,6 @@ from ._estimate_plan import EstimationPlan, plan_estimation
 from ._pairwise import PairwiseSummary, summarise_pairwise
 from ._pairwise_fit import PairwiseFit, evaluation_notes, fit_pairwise, human_groups
 from ._simulate import DesignSimulation, simulate_designs
-from ._demo import DemoAgreement, hanna_agreement
 from ._compare import RaterComparison, compare_raters, compare_raters_stream
 from ._groups import (
     GROUP_ERRORS, GroupCell, GroupedComparison, GroupedEstimate, GroupedRaters, GroupedValidation, compare_raters_by,
@@ -53,6 +55,15 @@ __all__ = [
     "EstimationSummary",
     "DesignOverview",
     "watch_judges",
+    "GroupedSequentialValidation",
+    "RunningDecision",
+    "SequentialValidation",
+    "label_rounds",
+    "sequential_validation",
+    "sequential_validation_by",
+    "with_verdicts",
+    "follow_file",
+    "not_ready",
     "PlanningResult",
     "plan_validation",
     "BatchCheck",
@@ -92,8 +103,6 @@ __all__ = [
     "human_groups",
     "DesignSimulation",
     "simulate_designs",
-    "DemoAgreement",
-    "hanna_agreement",
     "DEFAULT_N_RESAMPLES",
     "GROUP_ERRORS",
     "GroupCell",
