@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .._checks import check_probability
-from .._results import Result
+from .._results import Result, to_jsonable
 from ..exceptions import VoirdireError
 from ._seeds import check_seed
 
@@ -472,13 +472,14 @@ class FileEstimate(Result):
             for g in [*d["groups"], {"result": d["pooled"]}]:
                 if g["result"] is not None:
                     g["result"]["design"]["inclusion_prob"] = self.inclusion_prob
-            return {"file": self.file, "judges": list(self.judges), **d, "warnings": self.warnings,
-                    "raters_counted_as_humans": unnamed}
+            return to_jsonable({"file": self.file, "judges": list(self.judges), **d, "warnings": self.warnings,
+                                "raters_counted_as_humans": unnamed})
         assert self.estimate is not None
         e = self.estimate.to_dict()
         e["design"]["inclusion_prob"] = self.inclusion_prob
-        return {"file": self.file, **{k: e[k] for k in ("judge", "judges", "model", "design", "estimates", "hints")},
-                "warnings": e["warnings"] + self.warnings, "raters_counted_as_humans": unnamed}
+        return to_jsonable({"file": self.file, **{k: e[k] for k in ("judge", "judges", "model", "design", "estimates",
+                                                                      "hints")},
+                            "warnings": e["warnings"] + self.warnings, "raters_counted_as_humans": unnamed})
 
     def to_frame(self) -> Any:
         """One row per estimator (and group, with ``--by``)."""

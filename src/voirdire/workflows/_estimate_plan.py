@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .._results import Result
+from .._results import Result, to_jsonable
 from ..exceptions import InfeasiblePlanError, InvalidParameterError, SchemaError, VoirdireWarning
 from ._estimate import _per_item_column, inclusion_prob_from_file
 from ._seeds import check_seed
@@ -72,13 +72,15 @@ class EstimationPlan(Result):
     def to_dict(self) -> dict[str, Any]:
         """``voirdire plan-estimate --format json``."""
         if self.kind == "active":
-            return {"design": "active", "sample": self._sample_dict(), "note": self.active.note}
-        if self.kind == "allocation":
-            if self.sample is None:
-                return self.allocation.to_dict()
-            return {"allocation": self.allocation.to_dict(), "sample": self._sample_dict()}
-        out = {"plan": self.sample_size.to_dict(), "pilot": self.pilot}
-        return out if self.sample is None else {**out, "sample": self._sample_dict()}
+            out = {"design": "active", "sample": self._sample_dict(), "note": self.active.note}
+        elif self.kind == "allocation":
+            out = self.allocation.to_dict() if self.sample is None else {"allocation": self.allocation.to_dict(),
+                                                                         "sample": self._sample_dict()}
+        else:
+            out = {"plan": self.sample_size.to_dict(), "pilot": self.pilot}
+            if self.sample is not None:
+                out["sample"] = self._sample_dict()
+        return to_jsonable(out)
 
     def to_frame(self) -> Any:
         """The plan as a table: the strata (allocation), the items (active), else the sample sizes' row."""
