@@ -177,3 +177,17 @@ def test_calibrated_intervals_are_not_marked(sim_csv):
                         "--format", "json").stdout)
     assert d["model"]["batch_move"] and d["model"]["quadrature"] == "adaptive"
     assert not any(j["bias_interval_optimistic"] for j in d["judges"])
+
+
+def test_named_systems_give_the_system_prior(tmp_path):
+    # a file with model_a/model_b: the model line names the system-strength prior, the JSON its fit
+    from voirdire.pairwise import simulate_sparse_pairwise
+    path = tmp_path / "sys.csv"
+    simulate_sparse_pairwise(200, n_humans=8, n_systems=3, rng=0).to_frame().drop(columns="role").to_csv(
+        path, index=False)
+    r = _run(path, "-j", "llm", "--particles", "30", "--top", "0")
+    assert r.exit_code == 0, r.output
+    assert "system-strength prior (3 systems on 200 pairs" in " ".join(r.output.split())
+    d = json.loads(_run(path, "-j", "llm", "--particles", "30", "--format", "json").stdout)
+    assert d["model"]["system_prior"] == "auto" and d["model"]["system_strengths"]["systems"] == [
+        "sys_0", "sys_1", "sys_2"]

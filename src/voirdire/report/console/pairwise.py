@@ -35,7 +35,9 @@ def pairwise_json(fit: Any, file: str) -> dict[str, Any]:
                   "judge_ties": model.judge_ties, "judge_reliability": model.judge_reliability,
                   "particles": model.particles, "batch_move": model.batch_move, "quadrature": model.quadrature,
                   "n_items_seen": post.n_items_seen, "n_resamples": post.n_resamples, "final_ess": fit.final_ess,
-                  "seed": fit.seed, "resumed_from": fit.resumed_from},
+                  "seed": fit.seed, "resumed_from": fit.resumed_from,
+                  "system_prior": model.system_prior,
+                  "system_strengths": None if model.system_strengths_ is None else model.system_strengths_.to_dict()},
         "judges": post.to_frame("judges").to_dict("records"),
         "humans": [{"human": h, "confusion": post.confusion[k], "dirichlet_counts": post.dirichlet_counts[k]}
                    for k, h in enumerate(post.humans)],
@@ -124,6 +126,14 @@ def _evaluation(console: Console, err_console: Console, fit: Any) -> None:
                           "and could not be predicted.", highlight=False)
 
 
+def _systems_phrase(strengths: Any) -> str:
+    """The system-strength prior in the model line (empty when the file names no systems)."""
+    if strengths is None:
+        return ""
+    return (f", system-strength prior ({len(strengths.systems)} systems on {strengths.n_pairs} pairs, "
+            f"strength sd {_num(strengths.sigma, 2)})")
+
+
 def render_pairwise(console: Console, err_console: Console, fit: Any, *, file: str, max_humans: int = 8,
                     save_state: str | None = None) -> None:
     """Print a :class:`~voirdire.workflows.PairwiseFit`."""
@@ -138,7 +148,8 @@ def render_pairwise(console: Console, err_console: Console, fit: Any, *, file: s
                   f"{'Laplace' if model.laplace else 'profile'} weights"
                   f"{', judge tie offsets' if model.judge_ties else ''}"
                   f"{', judge reliabilities' if model.judge_reliability else ''}"
-                  f"{', particles per judge' if model.particles == 'per_judge' else ''}, seed {fit.seed}",
+                  f"{', particles per judge' if model.particles == 'per_judge' else ''}"
+                  f"{_systems_phrase(model.system_strengths_)}, seed {fit.seed}",
                   highlight=False)
     if fit.choice is not None:
         console.print(_text(("held-out choice:", "bold"), f" {fit.choice.chosen} (leave-one-human-out, "
