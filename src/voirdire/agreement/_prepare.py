@@ -8,13 +8,14 @@ from typing import Any
 
 import numpy as np
 
+from .. import _options
 from .._checks import check_choice, check_fits
 from .._stats.parallel import both
 from ..data import AnnotationTable
 from ..exceptions import InvalidParameterError
 from ._results import AbstentionInfo
 
-ABSTAIN_POLICIES = ("exclude", "category", "disagree")
+ABSTAIN_POLICIES = _options.ABSTAIN_POLICIES  # the one registry of option values
 ABSTAIN_LABEL = "<abstain>"
 
 

@@ -6,27 +6,25 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
+from .._options import ABSTAIN_POLICIES, JUDGE_ONLY_ITEMS
 from .._scores import COEFFICIENTS, PER_ITEM_COEFFICIENTS, names_text
 from ._app import (
     Level, OutputFormat, ReaderOptions, app, console, emit_json, err_console, fail, format_options, handle_errors,
-    n_resamples_option, numeric_nominal_note, progress_bar, reader_options,
+    n_resamples_option, numeric_nominal_note, progress_bar, reader_options, registry_choices,
 )
 from ._console import echo_csv
 
 
-class AbstainPolicy(str, Enum):
-    exclude = "exclude"
-    category = "category"
-    disagree = "disagree"
-
-
-class JudgeOnlyItems(str, Enum):
-    drop = "drop"
-    keep = "keep"
+if TYPE_CHECKING:  # for mypy, any Enum; at run time, the choices of the registry of option values
+    AbstainPolicy = Enum
+    JudgeOnlyItems = Enum
+else:
+    AbstainPolicy = registry_choices("AbstainPolicy", ABSTAIN_POLICIES)
+    JudgeOnlyItems = registry_choices("JudgeOnlyItems", JUDGE_ONLY_ITEMS)
 
 
 @app.command("agree")
@@ -41,10 +39,10 @@ def agree_command(
         help=f"{', '.join(COEFFICIENTS)} (repeatable; default: a sensible set)."),  # the registry's names
     level: Level | None = typer.Option(None, "--level", help="Metric of Krippendorff's alpha (default: the scale)."),
     weights: str | None = typer.Option(None, "--weights", help="Weights of the weighted coefficients (linear, quadratic, ...)."),
-    abstain_policy: AbstainPolicy = typer.Option(AbstainPolicy.exclude, "--abstain-policy",
+    abstain_policy: AbstainPolicy = typer.Option(AbstainPolicy("exclude"), "--abstain-policy",
                                                  help="exclude, category (its own label) or disagree (a penalty)."),
     judge_only_items: JudgeOnlyItems = typer.Option(
-        JudgeOnlyItems.drop, "--judge-only-items",
+        JudgeOnlyItems("drop"), "--judge-only-items",
         help="Items only the judge labelled: drop them from the 'humans + judge' rows (default; they would only "
              "shift the chance term) or keep them (the old behaviour)."),
     positive: str | None = typer.Option(None, "--positive", help="Positive category of the binary family."),

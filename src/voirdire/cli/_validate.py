@@ -8,47 +8,32 @@ import sys
 from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from .._defaults import GATES as FAIL_ON  # the one gate rule (the CI summaries read it too)
 from .._io import check_not_input, write_text
+from .._options import ALT_TEST_SCORINGS, CORRECTIONS, GROUP_ERRORS, PER_HUMAN_TESTS, RANK_BY, VALIDATION_METHODS
 from ._app import (
     EXIT_GATE, ReaderOptions, ScoreName, app, console, emit_json, err_console, fail, format_options, handle_errors,
-    n_resamples_option, numeric_nominal_note, reader_options, require_overlap,
+    n_resamples_option, numeric_nominal_note, reader_options, registry_choices, require_overlap,
 )
 from ._console import styled
 
 
-class Method(str, Enum):
-    loo = "loo"
-    alt_test = "alt-test"
-    both = "both"
-
-
-class Scoring(str, Enum):
-    accuracy = "accuracy"
-    neg_rmse = "neg_rmse"
-
-
-class Correction(str, Enum):
-    by = "by"
-    bh = "bh"
-    holm = "holm"
-    bonferroni = "bonferroni"
-
-
-class PerHumanTest(str, Enum):
-    t = "t"
-    wilcoxon = "wilcoxon"
-
-
-class RankBy(str, Enum):
-    rho = "rho"
-    omega = "omega"
-    mean_d = "mean_d"
-    score = "score"
+if TYPE_CHECKING:  # for mypy, any Enum; at run time, the choices of the registry of option values
+    Method = Enum
+    Scoring = Enum
+    Correction = Enum
+    PerHumanTest = Enum
+    RankBy = Enum
+else:
+    Method = registry_choices("Method", VALIDATION_METHODS)
+    Scoring = registry_choices("Scoring", ALT_TEST_SCORINGS)
+    Correction = registry_choices("Correction", CORRECTIONS)
+    PerHumanTest = registry_choices("PerHumanTest", PER_HUMAN_TESTS)
+    RankBy = registry_choices("RankBy", RANK_BY)
 
 
 #: ``--format`` of ``validate``: the shared table/json/csv plus the CI summaries.
@@ -63,7 +48,7 @@ def validate_command(
     file: Path = typer.Argument(..., readable=False, help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
     judge: list[str] = typer.Option(None, "--judge", "-j", help="The LLM judge to validate (repeat for several; "
                                     "default: every judge in the file)."),
-    method: Method = typer.Option(Method.both, "--method", "-m", help="loo, alt-test or both."),
+    method: Method = typer.Option(Method("both"), "--method", "-m", help="loo, alt-test or both."),
     epsilon: float | None = typer.Option(
         None, "--epsilon", "-e", help="Tolerance of the chosen method (loo default 0.05; alt-test default 0.2). "
         "With --method both it is the leave-one-out tolerance; use --alt-epsilon for the alt-test."),
@@ -76,8 +61,8 @@ def validate_command(
     threshold: float = typer.Option(0.5, "--threshold", help="Leave-one-out: accept when omega reaches it."),
     min_items: int = typer.Option(10, "--min-items", help="Leave-one-out: humans with fewer eligible items are "
                                   "reported but not evaluated (1 = the plain rule)."),
-    correction: Correction = typer.Option(Correction.by, "--correction", help="Alt-test multiplicity correction."),
-    test: PerHumanTest = typer.Option(PerHumanTest.t, "--test", help="Alt-test per-human test: t or wilcoxon."),
+    correction: Correction = typer.Option(Correction("by"), "--correction", help="Alt-test multiplicity correction."),
+    test: PerHumanTest = typer.Option(PerHumanTest("t"), "--test", help="Alt-test per-human test: t or wilcoxon."),
     q: float = typer.Option(0.05, "--q", help="Alt-test level of the correction (FDR for by/bh)."),
     min_items_per_human: int = typer.Option(30, "--min-items-per-human", help="Alt-test: skip humans with fewer items."),
     min_humans_per_item: int = typer.Option(2, "--min-humans-per-item", help="Alt-test: keep items with this many humans."),
@@ -126,7 +111,7 @@ def validate_command(
     if sequential or round_column is not None:
         _validate_sequential(file, judge, method, epsilon, q, seed, round_column, fail_on, output_format, reader)
         return
-    run_loo = method in (Method.loo, Method.both)
+    run_loo = method.value in ("loo", "both")
     opts: dict[str, Any] = dict(
         method=method.value, score=None if score is None else score.value,
         scoring=None if scoring is None else scoring.value,
@@ -213,7 +198,7 @@ def _validate_by(file: Path, judge: list[str] | None, opts: dict[str, Any], fail
     """``validate --by COLUMN``: one verdict per (judge, group), the pooled one, the rules across groups;
     the gate fails when any (judge, group) verdict fails, naming them."""
     from ..report import grouped_junit, grouped_markdown, render_grouped_validation
-    from ..workflows import GROUP_ERRORS, validate_judges_by
+    from ..workflows import validate_judges_by
 
     if group_error not in GROUP_ERRORS:
         fail(f"--group-error must be one of {list(GROUP_ERRORS)}. Got {group_error!r}.")

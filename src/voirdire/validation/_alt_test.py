@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import stdtr  # the t cdf that scipy.stats.t.cdf calls (no scipy.stats import: ~1 s)
 
+from .. import _options
 from .._checks import as_generator, check_choice, check_positive_int, check_probability
 from .._results import Result
 from ..data import AnnotationTable
@@ -24,8 +25,8 @@ from .._stats.resampling import (
 
 __all__ = ["AltTestResult", "alt_test", "multiplicity_rejections", "rejected_flags"]
 
-CORRECTIONS = ("by", "bh", "holm", "bonferroni")
-TESTS = ("t", "wilcoxon")
+CORRECTIONS = _options.CORRECTIONS  # the one registry of option values
+TESTS = _options.PER_HUMAN_TESTS
 _REL_TOL = 1e-9
 
 
@@ -132,7 +133,7 @@ def rejected_flags(p: np.ndarray, q: float, *, correction: str) -> np.ndarray:
 def _check_scoring(scoring: Any, table: AnnotationTable, func: str) -> str:
     if callable(scoring):
         return getattr(scoring, "__name__", "callable")
-    name = check_choice(scoring, "scoring", func, ("accuracy", "neg_rmse"))
+    name = check_choice(scoring, "scoring", func, _options.ALT_TEST_SCORINGS)
     if name == "neg_rmse" and not table.scale.is_numeric:
         cats = list(table.scale.categories or ())[:8]
         raise InvalidParameterError(

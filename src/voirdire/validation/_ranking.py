@@ -10,6 +10,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from .. import _options
 from .._checks import as_generator, check_choice, check_confidence_level, check_positive_int
 from .._results import Result
 from ..exceptions import InvalidParameterError, SmallSampleWarning
@@ -21,7 +22,7 @@ from .._stats.resampling import resampling_unit
 
 __all__ = ["RankingResult", "rank_judges"]
 
-BY = ("rho", "omega", "mean_d", "score")
+BY = _options.RANK_BY  # the one registry of option values
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

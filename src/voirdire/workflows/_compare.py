@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .. import _options
 from .._checks import check_choice, check_positive_int, check_probability
 from .._results import Result
 from .._scores import NOMINAL_MATRIX_COEFFICIENT
@@ -20,7 +21,7 @@ from ._validate import DEFAULT_N_RESAMPLES
 __all__ = ["compare_raters", "compare_raters_stream", "RaterComparison", "rater_groups"]
 
 ProgressCallback = Callable[[str, int, int], None]
-JUDGE_ITEMS = ("drop", "keep")
+JUDGE_ITEMS = _options.JUDGE_ONLY_ITEMS  # the one registry of option values
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .. import _options
 from .._checks import check_choice, check_positive_int
 from .._stats.resampling import shared_draws
 from .._results import Result, to_jsonable
@@ -39,7 +40,7 @@ __all__ = ["GROUP_ERRORS", "GroupCell", "GroupedValidation", "validate_judges_by
            "GroupedWatch", "watch_judges_by"]
 
 #: ``group_error`` / ``--group-error``: the error rate controlled across groups.
-GROUP_ERRORS = ("fwer", "fdr", "none")
+GROUP_ERRORS = _options.GROUP_ERRORS  # the one registry of option values
 _CORRECTION = {"fwer": "holm", "fdr": "bh"}
 _RULE = {"fwer": "Holm (family-wise error rate)", "fdr": "Benjamini-Hochberg (false discovery rate)"}
 

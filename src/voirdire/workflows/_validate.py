@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
+from .. import _options
 from .._checks import check_choice, check_positive_int, check_probability
 from .._results import Result
 from .._stats._poisson import _blas_single
@@ -30,9 +31,9 @@ __all__ = ["validate_judges", "ValidationResult", "JudgeValidation", "DEFAULT_N_
 #: The number of bootstrap resamples of every workflow (and of every command's ``--n-resamples``).
 from .._defaults import DEFAULT_N_RESAMPLES  # noqa: E402 - one default for the CLI and the API
 
-METHODS = ("loo", "alt-test", "both")
+METHODS = _options.VALIDATION_METHODS  # the one registry of option values
 from .._scores import REFERENCE_COEFFICIENT, SCORES  # noqa: E402 - the one registry of score names
-RANK_BY = ("rho", "omega", "mean_d", "score")
+RANK_BY = _options.RANK_BY
 
 ProgressCallback = Callable[[str, int, int], None]
 

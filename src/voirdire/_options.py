@@ -1,0 +1,26 @@
+"""The one registry of option values users type (private): the choices of the commands' options and of the
+library's parameters they map to. The library checks its parameters against these tuples and the CLI builds its
+choices from them (``cli._app.registry_choices``), so a value is spelled here once. No imports, so a command's
+``--help`` stays cheap."""
+
+from __future__ import annotations
+
+__all__ = ["VALIDATION_METHODS", "ALT_TEST_SCORINGS", "CORRECTIONS", "PER_HUMAN_TESTS", "RANK_BY", "GROUP_ERRORS",
+           "ABSTAIN_POLICIES", "JUDGE_ONLY_ITEMS"]
+
+#: ``validate --method`` / ``validate_judges(method=)``.
+VALIDATION_METHODS: tuple[str, ...] = ("loo", "alt-test", "both")
+#: ``validate --scoring`` / ``alt_test(scoring=)``: the alt-test's per-item score.
+ALT_TEST_SCORINGS: tuple[str, ...] = ("accuracy", "neg_rmse")
+#: ``validate --correction`` / ``alt_test(correction=)``: the multiplicity correction over humans.
+CORRECTIONS: tuple[str, ...] = ("by", "bh", "holm", "bonferroni")
+#: ``validate --test`` / ``alt_test(test=)``: the per-human test.
+PER_HUMAN_TESTS: tuple[str, ...] = ("t", "wilcoxon")
+#: ``validate --rank-by`` / ``rank_judges(by=)``: the ranking statistic.
+RANK_BY: tuple[str, ...] = ("rho", "omega", "mean_d", "score")
+#: ``--group-error`` with ``--by``: the error rate controlled across groups.
+GROUP_ERRORS: tuple[str, ...] = ("fwer", "fdr", "none")
+#: ``agree --abstain-policy`` / ``agreement(abstain_policy=)``.
+ABSTAIN_POLICIES: tuple[str, ...] = ("exclude", "category", "disagree")
+#: ``agree --judge-only-items`` / ``compare_raters(judge_only_items=)``.
+JUDGE_ONLY_ITEMS: tuple[str, ...] = ("drop", "keep")
