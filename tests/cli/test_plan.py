@@ -203,6 +203,23 @@ def test_plan_prints_what_the_simulation_check_found(hanna_sparse) -> None:
                   r"comparisons per open held-out human, (\d+) needed: enough\)", flat)
     assert m, flat
     assert int(m.group(3)) >= int(m.group(4))
+    # the command reads the file as plan did, and gives what the check found (these humans never abstain)
+    cmd = re.search(r"Next: voirdire (assign .*?) \(for Beluga-13B", flat).group(1)
+    assert cmd.endswith("-o next_batch.csv --scale interval --abstain -1 --role role --judge Beluga-13B")
+    out = hanna_sparse.parent / "next.csv"
+    a = runner.invoke(app, cmd.replace("next_batch.csv", str(out)).split())
+    assert a.exit_code == 0, a.output
+    from voirdire.data import read_annotations
+    from voirdire.workflows import comparison_capacity
+
+    opts = dict(role="role", scale="interval", abstain=("-1",))
+    df = pd.read_csv(hanna_sparse)
+    batch = pd.read_csv(out)[["item", "rater"]].assign(label=3, role="human")
+    merged = hanna_sparse.parent / "merged.csv"
+    pd.concat([df, batch]).to_csv(merged, index=False)
+    gain = (comparison_capacity(read_annotations(merged, **opts), "Beluga-13B")[1]
+            - comparison_capacity(read_annotations(hanna_sparse, **opts), "Beluga-13B")[1])
+    assert int(gain.min()) == int(m.group(3))
 
 
 def test_plan_never_prints_a_batch_the_check_fails(hanna_sparse, monkeypatch) -> None:

@@ -88,6 +88,20 @@ def _budget_list(values: list[str] | None) -> list[int]:
     return out
 
 
+def _assign_args(reader: ReaderOptions, judges: list[str] | None, judge_file: Path | None) -> str:
+    """The reading options as ``voirdire assign`` spells them, so that the "Next:" command reads FILE as plan did."""
+    import shlex
+
+    kw = reader.read_kwargs()
+    pairs = [("--scale", kw["scale"]), ("--categories", ",".join(kw["categories"] or []) or None),
+             *[("--abstain", a) for a in kw["abstain"]], ("--role", kw["role"]), ("--judge-file", judge_file),
+             *[("--item", kw["item"]), ("--rater-column", kw["rater"]), ("--label", kw["label"])],
+             ("--duplicates", kw["duplicates"]), ("--missing", kw["missing"]), *[("--judge", j) for j in judges or []]]
+    default = {"--item": "item", "--rater-column": "rater", "--label": "label", "--duplicates": "error",
+               "--missing": "error"}
+    return "".join(f" {k} {shlex.quote(str(v))}" for k, v in pairs if v is not None and default.get(k) != v)
+
+
 @app.command("plan")
 @handle_errors
 @format_options
@@ -157,4 +171,5 @@ def plan_command(
     if output == TableOrJson.json:
         emit_json(plan_json(res, None if file is None else str(file)))
     else:
-        render_plan(console, err_console, res, file=None if file is None else str(file))
+        render_plan(console, err_console, res, file=None if file is None else str(file),
+                    options=_assign_args(reader, _unique(judge), judge_file))

@@ -182,14 +182,21 @@ def _certification(console: Console, res: Any, n_items: int | None, settled: set
                       "approximate false-reject probability today.")
 
 
+def _items(x: float, n_items: int | None, n_humans: int) -> str:
+    """A size in items: itself, or "> N (cannot be settled with the N items you have: needs about M more ...)"."""
+    if n_items is None or not math.isfinite(x) or x <= n_items:
+        return _need(x, math.inf) + " items"
+    return f"> {fmt_int(n_items)} items ({need_text(x, n_items, n_items, n_humans, 'items')})"
+
+
 def _ranking(console: Console, res: Any, n_items: int | None) -> None:
     rk = res.ranking
-    lim = math.inf if n_items is None else n_items
+    k = 0 if res.overview is None else sum(1 for role in res.overview.overlap.roles if role == "human")
     console.print(
-        f"Rank {rk.n_judges} judges: m*_rank = {_need(rk.m_star, lim)} items (Delta_min = {fmt_num(rk.delta_min)}, "
+        f"Rank {rk.n_judges} judges: m*_rank = {_items(rk.m_star, n_items, k)} (Delta_min = {fmt_num(rk.delta_min)}, "
         f"sigma0 = {fmt_num(rk.sigma0)}, z = {fmt_num(rk.z)}, Bonferroni over {rk.n_judges - 1} rivals)."
         + ("" if rk.m_star_paired is None else
-           f" From the observed paired differences (covariance included): {_need(rk.m_star_paired, lim)} items; "
+           f" From the observed paired differences (covariance included): {_items(rk.m_star_paired, n_items, k)}; "
            f"mean correlation best vs rivals {fmt_num(rk.correlation, 2)}."), highlight=False, soft_wrap=True)
     if res.validation is not None and res.validation.ranking is not None:  # the one order: validate's P(best)
         from ...workflows import order_text, ranking_tiers
@@ -227,10 +234,11 @@ def _checked(c: Any) -> str:
             + ("enough" if c.enough else "not enough"))
 
 
-def _next(console: Console, res: Any, file: str) -> None:
+def _next(console: Console, res: Any, file: str, options: str) -> None:
     b = res.next
     if b is not None:
-        _dim(console, f"Next: {b.command(file)} (for {b.judge}, the open judge needing the most; {_checked(b.check)})")
+        _dim(console, f"Next: {b.command(file)}{options} (for {b.judge}, the open judge needing the most; "
+                      f"{_checked(b.check)})")
         return
     for a in res.short:  # a batch the check found short is never suggested: what would settle it instead
         _dim(console, f"{a.judge}: {_checked(a.check)}; instead, {a.sentence.split(' (checked by')[0]}.")
@@ -240,8 +248,10 @@ def _next(console: Console, res: Any, file: str) -> None:
                            "needs new items, or needs something other than labels (see above).")
 
 
-def render_plan(console: Console, err_console: Console, res: Any, *, file: str | None = None) -> None:
-    """Print a :class:`~voirdire.workflows.PlanningResult`: the answers, the sizes, the simulation, "Next:"."""
+def render_plan(console: Console, err_console: Console, res: Any, *, file: str | None = None,
+                options: str = "") -> None:
+    """Print a :class:`~voirdire.workflows.PlanningResult`: the answers, the sizes, the simulation, "Next:"
+    (``options``: the reading options the "Next:" command needs to read ``file`` as plan did)."""
     n_items = res.n_items
     if res.answers is not None:
         _answers(console, res, n_items)
@@ -255,6 +265,6 @@ def render_plan(console: Console, err_console: Console, res: Any, *, file: str |
     _dim(console, "Planning aids, not error certificates: asymptotic, independent items (clusters inflate sigma0), "
                   "one comparison at a time.")
     if res.overview is not None and res.answers is not None:
-        _next(console, res, file or "FILE")
+        _next(console, res, file or "FILE", options)
     if res.overview is not None:
         _warn(err_console, res.overview.notes)
