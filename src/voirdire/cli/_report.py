@@ -12,24 +12,6 @@ from ._app import (PairwiseReaderOptions, ReaderOptions, app, console, err_conso
 from ._console import styled
 
 
-def _inclusion_prob(spec: str, file: Path, table: Any, item_col: str, rater_col: str, *,
-                    unsampled: str = "error") -> Any:
-    """``--inclusion-prob``: a number (the same for every item) or the name of a column in FILE,
-    read and checked exactly as ``voirdire estimate`` reads it (with ``unsampled="omit"``, a
-    human-labelled item without a probability is outside the sample instead of an error)."""
-    import numpy as np
-
-    from ._estimate import _inclusion_from_file
-
-    is_h = (table.roles[table.rater_idx] == "human") & ~table.is_abstention
-    labelled = (np.bincount(table.label_item[is_h], minlength=table.n_items) > 0) & (unsampled != "omit")
-    pi = _inclusion_from_file(spec, file, table, item_col, rater_col, np.where(labelled, 0.0, np.nan))
-    try:
-        return float(spec)  # one number (checked above): the report records it as a constant
-    except ValueError:
-        return pi
-
-
 @app.command("report")
 @handle_errors
 @format_options
@@ -83,8 +65,11 @@ def report_command(
             fail("no LLM judge: name one with --judge NAME (or mark judges in a --role column).")
     elif inclusion_prob is not None:
         fail("--inclusion-prob needs the annotation file (it is about the graded items).")
-    pi = None if inclusion_prob is None or file is None or table is None else _inclusion_prob(
-        inclusion_prob, file, table, reader.item, reader.rater, unsampled=unsampled)
+    pi = None
+    if inclusion_prob is not None and file is not None and table is not None:
+        from ..workflows import read_inclusion_prob
+
+        pi = read_inclusion_prob(inclusion_prob, file, table, item=reader.item, rater=reader.rater, unsampled=unsampled)
     ptable = None
     pcov = None
     if pairwise is not None:

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MIN_SCORE_VALUES", "numeric_nominal_note", "read_table", "read_table_groups", "read_pairwise_votes"]
+__all__ = ["MIN_SCORE_VALUES", "numeric_nominal_note", "read_table", "read_table_groups", "read_pairwise_votes",
+           "read_inclusion_prob"]
 
 #: Numeric labels with at least this many distinct values, read without a scale, get a note.
 MIN_SCORE_VALUES = 3
@@ -111,3 +112,22 @@ def read_pairwise_votes(file: Any, *, pair: Sequence[str], rater: str = "rater",
             {"model_a", "model_b"} <= set(df.columns) or {"len_a", "len_b"} <= set(df.columns)):
         cov = pair_covariates(df, pair=kcol, source=src, row_numbers=rows)  # the file's line numbers
     return table, cov
+
+
+def read_inclusion_prob(spec: str, file: Any, table: Any, *, item: str = "item", rater: str = "rater",
+                        unsampled: str = "error") -> Any:
+    """``--inclusion-prob SPEC`` of the report: a number (returned as a float, the same for every item) or the
+    per-item probabilities of column ``SPEC`` of ``file``, read and checked as ``voirdire estimate`` reads them
+    (:func:`voirdire.workflows.inclusion_prob_from_file`). Every human-labelled item needs one, unless
+    ``unsampled="omit"`` (then such an item without a probability is outside the probability sample)."""
+    import numpy as np
+
+    from ._estimate import inclusion_prob_from_file
+
+    is_h = (table.roles[table.rater_idx] == "human") & ~table.is_abstention
+    labelled = (np.bincount(table.label_item[is_h], minlength=table.n_items) > 0) & (unsampled != "omit")
+    pi = inclusion_prob_from_file(spec, file, table, item=item, rater=rater, human=np.where(labelled, 0.0, np.nan))
+    try:
+        return float(spec)  # one number (checked above): the report records it as a constant
+    except ValueError:
+        return pi
