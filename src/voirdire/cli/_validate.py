@@ -170,8 +170,10 @@ def _gate(fail_on: str, failing: Sequence[str], output_format: str, where: str =
 def _validate_sequential(file: Path, judge: list[str] | None, method: Any, epsilon: float | None, q: float, seed: int,
                          round_column: str | None, fail_on: str | None, output_format: str,
                          reader: ReaderOptions) -> None:
-    """``validate --sequential``: the anytime-valid rule of ``voirdire watch``; "continue" counts as inconclusive."""
-    from ._watch import _verdicts_json, render_sequential, render_verdicts, run_sequential
+    """``validate --sequential``: the anytime-valid rule of ``voirdire watch`` (its reading and
+    :func:`voirdire.workflows.sequential_validation`), the verdicts beside it; "continue" counts as inconclusive."""
+    from ..report.console.watch import render_looks, render_verdicts
+    from ._watch import read_watch
 
     if round_column is None:
         fail("--sequential needs --round-column COL: the column with each label's round (batch or time).")
@@ -179,18 +181,16 @@ def _validate_sequential(file: Path, judge: list[str] | None, method: Any, epsil
         fail("--sequential runs one method: add --method alt-test or --method loo.")
     if output_format not in ("table", "json"):
         fail(f"--sequential writes table or json. Got --format {output_format}.")
-    results = run_sequential(file, judges=list(judge or []), round_column=round_column, method=method.value,
-                             epsilon=epsilon, q=q, seed=seed, reader=reader)
-    table = reader.load(file, judges=[r.judge for r in results])  # the verdicts beside the running decision
+    res, table = read_watch(file, judges=list(judge or []), round_column=round_column, method=method.value,
+                            epsilon=epsilon, q=q, seed=seed, reader=reader)
     if output_format == "json":
-        emit_json({"file": str(file), "judges": [r.to_dict() for r in results],
-                   "verdicts": _verdicts_json(table, results, seed)})
+        emit_json({"file": str(file), "judges": [r.to_dict() for r in res.results], "verdicts": res.verdicts_dict()})
     else:
-        render_sequential(results, n_items=table.n_items)
-        render_verdicts(table, results, seed)
+        render_looks(console, res.results, n_items=table.n_items)
+        render_verdicts(console, res)
     if fail_on is not None:
         verdict = {"accept": "accept", "reject": "reject", "continue": "inconclusive"}
-        _gate(fail_on, [r.judge for r in results if verdict[r.decision] in FAIL_ON[fail_on]], output_format)
+        _gate(fail_on, [r.judge for r in res.results if verdict[r.decision] in FAIL_ON[fail_on]], output_format)
 
 
 def _validate_by(file: Path, judge: list[str] | None, opts: dict[str, Any], fail_on: str | None,
