@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 from enum import Enum
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -19,30 +17,6 @@ from ._plan import DesignName, TableOrJson
 
 class Preset(str, Enum):
     sparse_overlap = "sparse-overlap"
-
-
-def _write_outputs(sim: Any, out: Path, inputs: list[Path] | None = None) -> list[Path]:
-    """Every file of the run appears complete, or none changes; experiment.json is replaced last."""
-    from .._io import atomic_outputs
-    from .._safe import csv_frame
-    from ..report.console.simulate import OUTPUT_TABLES, simulation_markdown
-
-    if out.exists() and not out.is_dir():
-        fail(f"--output {str(out)!r} exists and is not a folder. Choose a folder.")
-    out.mkdir(parents=True, exist_ok=True)
-    res = sim.experiment
-    frames = dict(zip(OUTPUT_TABLES, (res.runs, res.tasks, res.cells, res.table1(), res.table2(), res.table3())))
-    files = [out / f"{name}.csv" for name in OUTPUT_TABLES] + [out / "tables.md", out / "experiment.json"]
-    meta = json.dumps({k: v for k, v in res.to_dict().items() if not k.startswith("table")}, indent=2) + "\n"
-    with atomic_outputs(inputs=inputs or ()) as group:
-        for name, p in zip(OUTPUT_TABLES, files):
-            with group.open(p) as fh:
-                csv_frame(frames[name]).to_csv(fh, index=False)
-        with group.open(files[-2]) as fh:
-            fh.write(simulation_markdown(res))
-        with group.open(files[-1]) as fh:
-            fh.write(meta)
-    return files
 
 
 @app.command("simulate")
@@ -83,7 +57,7 @@ def simulate_command(
     default), so that the reference decisions do not hang on one draw. Real: each --full set. Each run keeps the
     primary and the judges complete and gives every other human coverage x n items.
     """
-    from ..report.console.simulate import render_simulation
+    from ..report.console.simulate import render_simulation, write_simulation
     from ..workflows import simulate_designs
     from .._checks import fraction_hint
 
@@ -106,7 +80,7 @@ def simulate_command(
                                designs=[d.value for d in design] if design else None, coverages=coverage or None,
                                n_repetitions=repetitions, epsilon=epsilon, seed=seed, n_jobs=n_jobs,
                                scheduler=scheduler, progress=lambda d, n: prog.update(task, completed=d, total=n))
-    files = _write_outputs(sim, output, list(full or [])) if output is not None else []
+    files = write_simulation(sim, output, list(full or [])) if output is not None else []
     if fmt == TableOrJson.json:
         emit_json(sim.experiment.to_dict() | {"files": [str(f) for f in files]})
         return

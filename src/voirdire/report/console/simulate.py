@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from .._format import fmt_int, fmt_num
 
-__all__ = ["render_simulation", "simulation_markdown", "OUTPUT_TABLES"]
+__all__ = ["render_simulation", "simulation_markdown", "write_simulation", "OUTPUT_TABLES"]
 
 #: the CSV files ``voirdire simulate -o`` writes, with the experiment's table each holds
 OUTPUT_TABLES = ("runs", "tasks", "cells", "table1_alpha", "table2_ranking", "table3_decisions")
@@ -94,3 +95,30 @@ def render_simulation(console: Console, sim: Any) -> None:
                   "reject cell; WDR: any wrong decision; bound.: WDR on boundary-pass cells (means over cells). "
                   "rank / top-1: rank error and top-1 error against the full matrix; alpha: share of runs with the "
                   "human-pool alpha within 0.05 of the full matrix's.", style="dim", highlight=False, soft_wrap=True)
+
+
+def write_simulation(sim: Any, out: Path, inputs: Any = ()) -> list[Path]:
+    """``voirdire simulate -o FOLDER``: the CSV tables, tables.md and experiment.json. Every file appears
+    complete, or none changes; experiment.json is replaced last."""
+    import json
+
+    from ..._io import atomic_outputs
+    from ..._safe import csv_frame
+    from ...exceptions import InvalidParameterError
+
+    if out.exists() and not out.is_dir():
+        raise InvalidParameterError(f"--output {str(out)!r} exists and is not a folder. Choose a folder.")
+    out.mkdir(parents=True, exist_ok=True)
+    res = sim.experiment
+    frames = (res.runs, res.tasks, res.cells, res.table1(), res.table2(), res.table3())
+    files = [out / f"{name}.csv" for name in OUTPUT_TABLES] + [out / "tables.md", out / "experiment.json"]
+    meta = json.dumps({k: v for k, v in res.to_dict().items() if not k.startswith("table")}, indent=2) + "\n"
+    with atomic_outputs(inputs=inputs or ()) as group:
+        for df, p in zip(frames, files):
+            with group.open(p) as fh:
+                csv_frame(df).to_csv(fh, index=False)
+        with group.open(files[-2]) as fh:
+            fh.write(simulation_markdown(res))
+        with group.open(files[-1]) as fh:
+            fh.write(meta)
+    return files
