@@ -40,7 +40,7 @@ def read_watch(file: Path, *, judges: list[str], round_column: str, method: str,
 
 # kept for `validate --sequential` (cli/_validate.py) until it calls read_watch and report.console.watch itself
 def run_sequential(file: Path, **kw: Any) -> list[Any]:
-    return list(read_watch(file, **kw)[0].results)
+    return list(read_watch(file, **kw, verdicts=False)[0].results)
 
 
 def render_sequential(results: list[Any], *, since: int = 0, n_items: int | None = None) -> None:
@@ -91,7 +91,7 @@ def watch_command(
     chance of ever accepting stays below q. Each look also says about how many more comparisons per
     human would settle the decision at the current estimates.
     """
-    from ..report.console.watch import render_looks, render_running_by, render_verdicts, render_watch, render_watch_by
+    from ..report.console.watch import render_verdicts, render_version, render_watch, render_watch_by
     from ..workflows import follow_file, with_verdicts
 
     if not 0 < q < 1:
@@ -109,13 +109,10 @@ def watch_command(
                                      every=follow, max_wait=max_wait):
             if kind == "waiting":
                 err_console.print(f"waiting: {file}: {got}.", highlight=False, soft_wrap=True)
-            elif table and reader.by:
-                render_running_by(console, got[0])
-            elif table:  # the looks not shown yet (the last one shown again: it may have grown)
-                since = 0 if res is None else max(0, len(got[0].results[0].looks) - 1)
-                render_looks(console, got[0].results, since=since, n_items=got[0].n_items)
-            if kind == "read":
-                res, tables = got
+                continue
+            if table:
+                render_version(console, got[0], res)
+            res, tables = got
         if not res.decided:
             err_console.print(f"no decision after {max_wait:g} s; stopping (the file can be watched again).",
                               highlight=False)

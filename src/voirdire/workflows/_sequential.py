@@ -84,7 +84,7 @@ def label_rounds(rounds: Any, *, duplicates: str = "error", source: str = "") ->
         first = r.iloc[0]
         other = r.loc[key.loc[r.index] == key.loc[r.index[0]], "round"].iloc[1]
         raise SchemaError(f"{source}: item {shown(id_str(first['item']))}, rater {shown(id_str(first['rater']))} has "
-                          f"two rounds ({shown(first['round'])} and {shown(other)}): which one the label arrived in is "
+                          f"two rounds ({shown(str(first['round']))} and {shown(str(other))}): which one the label arrived in is "
                           f"unknown. Keep one row with --duplicates first|last, or fix the file.")
     return rounds
 

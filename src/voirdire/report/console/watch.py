@@ -11,7 +11,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["line", "render_looks", "render_verdicts", "render_watch", "render_watch_by", "render_running_by", "verdict_text"]
+__all__ = ["line", "render_looks", "render_verdicts", "render_watch", "render_watch_by", "render_running_by", "render_version",
+           "verdict_text"]
 
 _NOTE = ("Anytime-valid: the decision may be read after every round without inflating its error (betting "
          "e-processes, e-BH across humans). 'more per human': expected further comparisons at the current estimates.")
@@ -107,6 +108,16 @@ def render_running_by(console: Any, res: Any) -> None:
             cells.append(f"{g}: no decision ({e})")
     console.print(line(("running anytime-valid decisions: ", "dim"), "; ".join(cells)), highlight=False,
                   soft_wrap=True)
+
+
+def render_version(console: Any, res: Any, previous: Any) -> None:
+    """``watch --follow``'s view of each new version read: with ``--by`` one line of running decisions, else
+    the looks not shown yet (the last one shown again: it may have grown)."""
+    if hasattr(res, "watch"):
+        render_running_by(console, res)
+    else:
+        since = 0 if previous is None else max(0, len(res.results[0].looks) - 1)
+        render_looks(console, res.results, since=since, n_items=res.n_items)
 
 
 def render_watch_by(console: Any, res: Any) -> None:
