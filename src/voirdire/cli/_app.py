@@ -399,11 +399,11 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 def require_overlap(table: Any) -> None:
     """Refuse (one line, exit 1) a table in which no item has labels from two raters: nothing to compare."""
-    import numpy as np
+    from ..workflows import overlap_problem
 
-    if table.n_items and int(np.diff(table.indptr).max()) < 2:
-        fail(f"{table.source}: no item has two raters (each of its {table.n_items:,} items has one label), so no "
-             "rater can be compared with another. Check that the same item has the same id in every rater's rows.")
+    problem = overlap_problem(table)
+    if problem:
+        fail(problem)
 
 
 #: Notes found while reading (e.g. numeric labels read as nominal), printed once the command has

@@ -17,7 +17,9 @@ from ._planning import (
     BatchCheck, BatchDraw, PlanRow, PlanningResult, check_batch, draw_batch, plan_from_moments, plan_validation,
 )
 from ._raters import AnnotatorSummary, RaterDiagnosis, check_raters, diagnose_annotators, diagnose_raters, rater_sensitivity
-from ._reading import numeric_nominal_note, read_inclusion_prob, read_pairwise_votes, read_table, read_table_groups
+from ._reading import (
+    numeric_nominal_note, overlap_problem, read_inclusion_prob, read_pairwise_votes, read_table, read_table_groups,
+)
 from ._estimate import (
     EstimationSummary, FileEstimate, JudgeEstimate, MeanEstimate, estimate_from_file, estimate_judges, estimate_mean,
     inclusion_prob_from_file,
@@ -83,6 +85,7 @@ __all__ = [
     "read_table",
     "read_table_groups",
     "read_inclusion_prob",
+    "overlap_problem",
     "design_overview",
     "JudgeEstimate",
     "estimate_judges",

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["MIN_SCORE_VALUES", "numeric_nominal_note", "read_table", "read_table_groups", "read_pairwise_votes",
-           "read_inclusion_prob"]
+           "read_inclusion_prob", "overlap_problem"]
 
 #: Numeric labels with at least this many distinct values, read without a scale, get a note.
 MIN_SCORE_VALUES = 3
@@ -131,3 +131,13 @@ def read_inclusion_prob(spec: str, file: Any, table: Any, *, item: str = "item",
         return float(spec)  # one number (checked above): the report records it as a constant
     except ValueError:
         return pi
+
+
+def overlap_problem(table: Any) -> str | None:
+    """Why ``table`` holds nothing to compare (no item has labels from two raters), or None when it does."""
+    import numpy as np
+
+    if table.n_items and int(np.diff(table.indptr).max()) < 2:
+        return (f"{table.source}: no item has two raters (each of its {table.n_items:,} items has one label), so no "
+                "rater can be compared with another. Check that the same item has the same id in every rater's rows.")
+    return None
