@@ -210,7 +210,8 @@ class PairStats:
     """
 
     __slots__ = ("judge_valid", "complete_judges", "elig_judge", "elig_human", "layout", "n_categories",
-                 "n_items", "shape", "_score", "_level", "_dm", "_Hx", "_Gx", "_vk", "_C", "_m", "_cache", "_hsum")
+                 "n_items", "shape", "_score", "_level", "_dm", "_Hx", "_Gx", "_vk", "_C", "_m", "_cache", "_hsum",
+                 "_items")
 
     #: per-item statistics are materialised whole below this many floats, else in item chunks
     max_floats = 50_000_000
@@ -256,6 +257,7 @@ class PairStats:
         self._Hx, self._Gx, self._vk, self._C, self._m = Hx, Gx, vk, C, m
         self._cache: tuple[np.ndarray, np.ndarray] | None = None
         self._hsum: np.ndarray | None = None  # human_sums(), once summed
+        self._items: tuple[sp.csr_matrix, np.ndarray] | None = None  # item_matrix() of a table held whole
         J, K = Gx.shape[1], Hx.shape[1]
         S = _n_stats(score, level, L)
         if n * J * K * S <= self.max_floats:
@@ -373,6 +375,8 @@ class PairStats:
         """The per-item statistics as one sparse ``(n_items, J*K*S + H)`` matrix, judge side first
         (``H`` = ``K*S`` when :attr:`complete_judges`, else ``J*K*S``: the human side restricted to
         each judge's items), and each column's segment (one (judge, human) pair or one human)."""
+        if self._items is not None:  # the bootstrap and the jackknife both read it
+            return self._items
         n, J, K, S = self.shape
         vjf = self.judge_valid.astype(float)
         parts = []
@@ -383,7 +387,10 @@ class PairStats:
         X = parts[0] if len(parts) == 1 else sp.vstack(parts, format="csr")
         seg_j = np.repeat(np.arange(J * K), S)
         seg_h = J * K + (np.repeat(np.arange(K), S) if self.complete_judges else seg_j)
-        return X, np.concatenate([seg_j, seg_h])
+        out = (X, np.concatenate([seg_j, seg_h]))
+        if self._cache is not None:
+            self._items = out
+        return out
 
     def split_sums(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Column sums of :meth:`item_matrix` ``(b, columns)`` as :meth:`sums` gives them: judge side and
