@@ -224,11 +224,12 @@ def test_choose_forecaster_rules_differ_only_when_the_interval_covers_0():
     res = leave_one_human_out(table, methods={"a": lambda: _Constant([0.6, 0.2, 0.2]),
                                               "b": lambda: _Constant([0.2, 0.2, 0.6])}, rng=0)
     # (3 x 0.511 + 1.609) / 4 = 0.786 against (3 x 1.609 + 0.511) / 4 = 1.335
-    kept = choose_forecaster(res, model="b")
+    kept = choose_forecaster(res, model="b", rule="not_worse")
     assert kept.nll_difference == pytest.approx((3 * np.log(3) - np.log(3)) / 4)
-    assert kept.nll_low <= 0 < kept.nll_difference and kept.chosen == "b"
-    low = choose_forecaster(res, model="b", rule="lowest")
-    assert low.chosen == "a" and "rule 'lowest'" in low.reason
+    assert kept.nll_low <= 0 < kept.nll_difference and kept.chosen == "b" and "not shown" in kept.reason
+    low = choose_forecaster(res, model="b")                      # the default rule: the lowest NLL
+    assert low.chosen == "a" and low.rule == "lowest" and "by the point estimate" in low.reason
+    assert choose_forecaster(res, model="a").chosen == "a"
     with pytest.raises(InvalidParameterError, match="'rule' parameter"):
         choose_forecaster(res, model="b", rule="best")  # type: ignore[arg-type]
 

@@ -20,6 +20,7 @@ from ._baselines import (
     mace_arrays,
 )
 from ._evaluate import (
+    FORECAST_RULES,
     ForecastChoice,
     HeldOutChoice,
     LOHOResult,
@@ -36,5 +37,5 @@ __all__ = ["PairwiseBayesModel", "PairwisePosterior", "PairwiseTruth", "simulate
            "DEFAULT_CONFUSIONS", "entropy", "MajorityVote", "BradleyTerryDavidson", "DawidSkene", "MACE",
            "GLAD", "crowd_arrays", "leave_one_human_out", "LOHOResult", "score_predictions", "default_methods",
            "bias_report", "BiasReport", "pair_covariates", "model_family", "dawid_skene_arrays", "mace_arrays",
-           "MAX_JOINT_JUDGES", "choose_forecaster", "ForecastChoice", "HeldOutChoice",
+           "MAX_JOINT_JUDGES", "choose_forecaster", "ForecastChoice", "HeldOutChoice", "FORECAST_RULES",
            "simulate_sparse_pairwise", "SystemBradleyTerryDavidson", "SystemStrengths", "fit_system_strengths"]
