@@ -91,6 +91,8 @@ def status_command(path: Path = typer.Argument(..., readable=False, help="The st
     from ..report.console.study import render_status, render_status_by, render_status_decisions
 
     s = _open(path)
+    if by:  # the item groups `study add --by` kept
+        s.check_groups(by)
     st = s.status()
     seq, why = None, None
     if sequential and st.n_labels:

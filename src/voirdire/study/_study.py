@@ -731,14 +731,14 @@ class Study:
         return df
 
     def check_groups(self, by: list[str], frame: pd.DataFrame | None = None) -> None:
-        """Refuse a ``--by`` column the study does not keep (an item group of ``add --by``, or its own ``round``,
-        ``cluster``...), naming those it keeps and how to keep one."""
-        kept = [c for c in (self.labels() if frame is None else frame).columns
-                if c not in ("item", "rater", "role", "label")]
+        """Refuse a ``--by`` column the study does not have: an item group kept by ``add --by``, or one of its
+        own columns (``round``, ``cluster``...); the message names the groups kept and how to keep one."""
+        cols = list((self.labels() if frame is None else frame).columns)
+        groups = [c for c in cols if c not in _OWN_COLUMNS]
         for c in by:
-            if c not in kept:
-                raise StudyError(f"{shown(str(self.path))} keeps no item group {shown(c)} (it keeps "
-                                 f"{', '.join(map(shown, kept)) or 'none'}); keep one when adding a round: "
+            if c not in cols or c in ("item", "rater", "role", "label"):
+                raise StudyError(f"{shown(str(self.path))} keeps no item group {shown(c)} (item groups kept: "
+                                 f"{', '.join(map(shown, groups)) or 'none'}); keep one when adding a round: "
                                  f"`voirdire study add STUDY FILE --by {shown(c, quote=False)}`.")
 
     def grouped_tables(self, by: list[str], **read: Any) -> Any:
