@@ -114,12 +114,14 @@ def _ppi(x: np.ndarray, y: np.ndarray, lab: np.ndarray, check: bool = False) -> 
 
 def references(x_best: np.ndarray, y: np.ndarray, reps: int, seed: int) -> pd.DataFrame:
     """Mean widths and mean squared errors (about the full-data mean) of human-only (finite) and
-    PPI++ (ppi_py) on a grid of fractions."""
+    PPI++ (ppi_py) on a grid of fractions, and PPI++'s studentised errors ``|estimate - truth| /
+    half-width`` per draw (column ``ppi z``: a list), from which its interval widened or narrowed
+    to any coverage is read (:func:`_ppi_at`)."""
     rows = []
     truth = float(y.mean())
     for f in REF_FRACS:
         rng = np.random.default_rng([seed, int(f * 1000), 7])
-        wh, wp, ch, cp, eh, ep = [], [], [], [], [], []
+        wh, wp, ch, cp, eh, ep, zp = [], [], [], [], [], [], []
         for r in range(reps):
             lab = rng.random(y.size) < f
             if lab.sum() < 3 or lab.all():
@@ -133,10 +135,33 @@ def references(x_best: np.ndarray, y: np.ndarray, reps: int, seed: int) -> pd.Da
             cp.append(lo <= truth <= hi)
             eh.append((h.estimate - truth) ** 2)
             ep.append(((lo + hi) / 2 - truth) ** 2)  # ppi_py's interval is symmetric about its estimate
+            zp.append(abs((lo + hi) / 2 - truth) / ((hi - lo) / 2))
         rows.append({"frac": f, "n": f * y.size, "human-only": np.mean(wh), "PPI++": np.mean(wp),
                      "cov human-only": np.mean(ch), "cov PPI++": np.mean(cp),
-                     "mse human-only": np.mean(eh), "mse PPI++": np.mean(ep)})
+                     "mse human-only": np.mean(eh), "mse PPI++": np.mean(ep), "ppi z": np.asarray(zp)})
     return pd.DataFrame(rows)
+
+
+def _ppi_at(ref: pd.DataFrame, coverage: float) -> pd.DataFrame:
+    """The PPI++ reference with its interval scaled, at each grid fraction, to cover the truth as
+    often as ``coverage`` (the ``coverage`` quantile of its studentised errors times its half-width):
+    PPI++ at equal coverage."""
+    k = np.array([float(np.quantile(z, min(max(coverage, 0.0), 1.0))) for z in ref["ppi z"]])
+    return ref.assign(**{"PPI++ eq": ref["PPI++"].to_numpy() * k})
+
+
+def oracle_r2(X: np.ndarray, y: np.ndarray, folds: int = 10, seed: int = 0) -> float:
+    """Cross-fitted R^2 of least squares on every judge column fitted on *all* items (10 folds): what
+    no estimator fitted on a subsample can beat. The oracle saving at fraction ``f`` is
+    ``R^2 (1 - f)`` (a finite-population regression estimator with residual variance ``(1 - R^2)
+    sigma^2`` needs ``n`` labels where human-only needs ``n'`` with ``1 - n/n' = R^2 (1 - f)``)."""
+    fold = np.random.default_rng(seed).permutation(y.size) % folds
+    A = np.column_stack([np.ones(y.size), X])
+    pred = np.empty(y.size)
+    for k in range(folds):
+        tr = fold != k
+        pred[~tr] = A[~tr] @ np.linalg.lstsq(A[tr], y[tr], rcond=None)[0]
+    return float(1.0 - np.mean((y - pred) ** 2) / np.var(y))
 
 
 def _labels_for(width: float, ref: pd.DataFrame, col: str) -> float:
@@ -165,21 +190,24 @@ def _labels_for_mse(mse: float, ref: pd.DataFrame, col: str, n_items: int) -> fl
 
 
 def one_set(name: str, X: pd.DataFrame, y: np.ndarray, reps: int, seed: int, ref_reps: int,
-            models: tuple[str, ...] = ("calibrated",), best_judge: bool = True) -> list[dict]:
+            models: tuple[str, ...] = ("calibrated",), best_judge: bool = True, active: bool = True,
+            fracs: tuple[float, ...] = FRACS) -> list[dict]:
     truth = float(y.mean())
     r2s = {c: float(np.corrcoef(X[c], y)[0, 1] ** 2) for c in X.columns}
     best = max(r2s, key=r2s.__getitem__)
     xb = X[best].to_numpy(float)
     Xa = X.to_numpy(float)
     ref = references(xb, y, ref_reps, seed)
+    r2_oracle = oracle_r2(Xa, y)
     rows = []
-    for f in FRACS:
+    for f in fracs:
         rng = np.random.default_rng([seed, int(f * 1000), len(name)])
         acc: dict[str, dict[str, list]] = {}
 
-        def add(key, res_lo, res_hi, w_fin, w_sp, est=None):
-            a = acc.setdefault(key, {"hit": [], "w": [], "wsp": [], "se2": []})
+        def add(key, res_lo, res_hi, w_fin, w_sp, est=None, w_human=np.nan):
+            a = acc.setdefault(key, {"hit": [], "w": [], "wsp": [], "se2": [], "wider": []})
             a["hit"].append(res_lo <= truth <= res_hi)
+            a["wider"].append(w_fin > w_human * (1 + 1e-9))
             a["w"].append(w_fin)
             a["wsp"].append(w_sp)
             a["se2"].append((((res_lo + res_hi) / 2 if est is None else est) - truth) ** 2)
@@ -197,7 +225,9 @@ def one_set(name: str, X: pd.DataFrame, y: np.ndarray, reps: int, seed: int, ref
             runs += [(f"{m}, all judges", Xa, m) for m in models]
             for key, XX, model in runs:
                 res = dr_mean(XX, yy, f, model=model, target="finite", rng=r)
-                add(key, res.ci.low, res.ci.high, res.ci.width, _sp_width(res), res.estimate)
+                add(key, res.ci.low, res.ci.high, res.ci.width, _sp_width(res), res.estimate, h.ci.width)
+            if not active:
+                continue
             # active: a uniform pilot with half the expected labels, then plan_active for the rest
             pilot_lab = rng.random(y.size) < f / 2
             pilot = np.where(pilot_lab, y, np.nan)
@@ -210,11 +240,19 @@ def one_set(name: str, X: pd.DataFrame, y: np.ndarray, reps: int, seed: int, ref
         n = f * y.size
         for key, a in acc.items():
             w, wsp = float(np.mean(a["w"])), float(np.nanmean(a["wsp"])) if np.isfinite(a["wsp"]).any() else np.nan
+            cov = float(np.mean(a["hit"]))
+            saved = 1 - n / _labels_for(w, ref, "human-only") if np.isfinite(w) else np.nan
             rows.append({
                 "data": name, "N": y.size, "best judge": best, "best r2": r2s[best], "frac": f, "n": n,
-                "method": key, "coverage": float(np.mean(a["hit"])), "reps": len(a["hit"]),
+                "method": key, "coverage": cov, "reps": len(a["hit"]),
+                "coverage mc se": float(np.sqrt(cov * (1 - cov) / len(a["hit"]))),
+                "wider than human-only": float(np.mean(a["wider"])),
                 "width": w, "width_sp": wsp,
-                "saving vs human-only": 1 - n / _labels_for(w, ref, "human-only") if np.isfinite(w) else np.nan,
+                "oracle r2": r2_oracle, "oracle bound": r2_oracle * (1 - f),
+                "share of bound": saved / (r2_oracle * (1 - f)),
+                "saving vs PPI++ eq cov": (1 - n / _labels_for(w, _ppi_at(ref, cov), "PPI++ eq")
+                                           if np.isfinite(w) else np.nan),
+                "saving vs human-only": saved,
                 "saving vs PPI++": 1 - n / _labels_for(wsp, ref, "PPI++") if np.isfinite(wsp) else np.nan,
                 "mse": float(np.mean(a["se2"])),
                 "mse saving vs PPI++": 1 - n / _labels_for_mse(float(np.mean(a["se2"])), ref, "mse PPI++", y.size),
@@ -342,6 +380,8 @@ def markdown(df: pd.DataFrame) -> None:
             w = r["width"] if np.isfinite(r["width"]) else r["width_sp"]
             print(f"| {r['method']} | {r['frac']:.0%} | {r['coverage']:.3f} | {w:.4f} | "
                   f"{_pct(r['saving vs human-only'])} | {_pct(r['saving vs PPI++'])} | {_pct(r['mse saving vs PPI++'])} |")
+    for method in dict.fromkeys(m for m in df["method"] if m.endswith("all judges")):
+        goal_table(df, method)
     print("\n**Average saving over the data sets of each collection** (by method and fraction)\n")
     df = df.assign(collection=df["data"].str.split().str[0])
     cols = ["coverage", "saving vs human-only", "saving vs PPI++", "mse saving vs PPI++"]
@@ -358,6 +398,41 @@ def markdown(df: pd.DataFrame) -> None:
     for (c, m), r in all_f.iterrows():
         print(f"| {c} | {m} | {r['coverage']:.3f} | {_pct(r['saving vs human-only'])} | "
               f"{_pct(r['saving vs PPI++'])} | {_pct(r['mse saving vs PPI++'])} |")
+
+
+def goal_table(df: pd.DataFrame, method: str = "calibrated, all judges") -> None:
+    """Issue 33's goal table for ``method``: per data set and fraction the labels saved against
+    human-only, the oracle bound ``R^2_cv (1 - f)``, the share of it reached, the coverage with its
+    Monte-Carlo standard error, PPI++'s coverage, and the labels saved against PPI++ at equal
+    coverage (its interval scaled to cover as often as ``method``'s); then the means per collection
+    and fraction."""
+    g = df[df["method"] == method]
+    if g.empty:
+        return
+    ppi = df[df["method"] == "PPI++ best judge (ppi_py)"].set_index(["data", "frac"])["coverage"]
+    print(f"\n**Goal table: {method}** (saved = labels saved against human-only for the same width; "
+          "bound = R²_cv (1 − f), 10-fold least squares on all items; vs PPI++ = labels saved against the "
+          "best single-judge PPI++ with its interval scaled to the same coverage)\n")
+    print("| data | frac | n | saved | oracle bound | share of bound | coverage ± MC se | PPI++ coverage "
+          "| vs PPI++, equal coverage | vs PPI++, equal width | draws wider than human-only |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for _, r in g.iterrows():
+        pc = ppi.get((r["data"], r["frac"]), np.nan)
+        print(f"| {r['data']} | {r['frac']:.0%} | {r['n']:.0f} | {r['saving vs human-only']:.1%} | "
+              f"{r['oracle bound']:.1%} | {r['share of bound']:.0%} | {r['coverage']:.3f} ± {r['coverage mc se']:.3f} | "
+              f"{pc:.3f} | {_pct(r['saving vs PPI++ eq cov'])} | {_pct(r['saving vs PPI++'])} | "
+              f"{r['wider than human-only']:.1%} |")
+    c = g.assign(collection=g["data"].str.split().str[0]).groupby(["collection", "frac"])
+    summ = c[["saving vs human-only", "oracle bound", "coverage", "saving vs PPI++ eq cov"]].mean()
+    summ["cells in [0.94, 0.96]"] = c["coverage"].apply(lambda v: f"{int(((v >= 0.94) & (v <= 0.96)).sum())}/{v.size}")
+    summ["min vs PPI++ eq cov"] = c["saving vs PPI++ eq cov"].min()
+    print("\n| collection | frac | mean saved | mean bound | share (mean saved ÷ mean bound) | mean coverage "
+          "| cells in [0.94, 0.96] | vs PPI++ equal coverage: mean / worst cell |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for (col, f), r in summ.iterrows():
+        print(f"| {col} | {f:.0%} | {r['saving vs human-only']:.1%} | {r['oracle bound']:.1%} | "
+              f"{r['saving vs human-only'] / r['oracle bound']:.0%} | {r['coverage']:.3f} | {r['cells in [0.94, 0.96]']} | "
+              f"{_pct(r['saving vs PPI++ eq cov'])} / {_pct(r['min vs PPI++ eq cov'])} |")
 
 
 def _pct(v: float) -> str:
@@ -380,6 +455,9 @@ def main() -> None:
                     help="dr_mean models side by side (comma-separated; the first is also run on the best judge)")
     ap.add_argument("--no-best-judge", action="store_true",
                     help="skip the row of the first model on the best single judge (a third less time at 5%%)")
+    ap.add_argument("--no-active", action="store_true", help="skip the active design (uniform samples only)")
+    ap.add_argument("--fracs", default=",".join(str(f) for f in FRACS),
+                    help="comma-separated expected labelled fractions (default 0.05,0.1,0.25)")
     ap.add_argument("--only", default=None,
                     help="comma-separated data set names to run (e.g. 'HANNA Surprise'): split a long run over "
                          "processes, each with its --csv; the draws do not depend on which sets run")
@@ -413,7 +491,8 @@ def main() -> None:
     t0 = time.perf_counter()
     for name, (X, y) in data.items():
         rows += one_set(name, X, y, a.reps, a.seed, a.ref_reps, tuple(a.models.split(",")),
-                        best_judge=not a.no_best_judge)
+                        best_judge=not a.no_best_judge, active=not a.no_active,
+                        fracs=tuple(float(f) for f in a.fracs.split(",")))
         print(f"{name}: done at {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     df = pd.DataFrame(rows)
     if a.csv:

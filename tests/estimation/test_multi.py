@@ -395,9 +395,9 @@ def test_skewness_correction_equal_probabilities_is_the_sample_skewness_over_roo
 
 @pytest.mark.parametrize("layout", ["items, strata", "clusters"])
 def test_small_sample_variance_is_the_jackknife_of_the_whole_estimator(layout):
-    # below 100 labelled units the default's design term is the mean of the linearised one and the
-    # delete-one jackknife: the same as calling dr_mean again without each labelled unit's human
-    # scores (model, penalty and lam refitted), with the (1 - pi) factor and within strata
+    # below 100 labelled units the default's design term is the linearised one moved a third of the
+    # way to the delete-one jackknife: the same as calling dr_mean again without each labelled
+    # unit's human scores (model, penalty and lam refitted), with the (1 - pi) factor and within strata
     rng = np.random.default_rng(31)
     n = 450
     X = rng.normal(size=(n, 2))
@@ -429,8 +429,9 @@ def test_small_sample_variance_is_the_jackknife_of_the_whole_estimator(layout):
         t, p = thetas[strata == h], pis[strata == h]
         v += (t.size - 1) / t.size * np.sum((1 - p) * (t - t.mean()) ** 2)
     lin = dr_mean(X, y, pi, target="finite", clusters=cl, strata=st, rng=0, interval="t")
-    assert res.var_residual == pytest.approx(0.5 * (v + lin.var_residual), rel=1e-9)
-    assert res.se == pytest.approx(math.sqrt(0.5 * (v + lin.var_residual)), rel=1e-9)
+    expected = lin.var_residual + (v - lin.var_residual) / 3
+    assert res.var_residual == pytest.approx(expected, rel=1e-9)
+    assert res.se == pytest.approx(math.sqrt(expected), rel=1e-9)
     assert lin.estimate == res.estimate and abs(v - lin.var_residual) > 0.05 * lin.var_residual
 
 

@@ -38,10 +38,10 @@ class EstimateResult(Result):
     var_residual : float
         The residual penalty term ``(1/N^2) sum (1 - pi_i) / pi_i^2 (Y_i - m(X_i))^2`` over the
         labelled items: the price of scoring only a subsample, small when the prediction model
-        predicts the humans well. With ``interval="auto"`` below 100 labelled units it is the mean
-        of that term and the jackknife over the labelled units (the estimator refitted without
-        each), which carries the model's own estimation noise (human-only: the jackknife of the
-        Hajek mean). For ``method="ppi++"`` it is PPI's "rectifier" term
+        predicts the humans well. With ``interval="auto"`` below 100 labelled units it is that
+        term moved a third of the way to the jackknife over the labelled units (the estimator
+        refitted without each), which carries the model's own estimation noise (human-only: the
+        jackknife of the Hajek mean). For ``method="ppi++"`` it is PPI's "rectifier" term
         ``Var(Y - lam Yhat) / n``.
     model : str
         Prediction model ``m``: ``"identity"``, ``"linear"``, ``"isotonic"``, ``"constant"``
