@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -84,11 +83,7 @@ def report_command(
                            n_resamples=n_resamples, epsilon=epsilon, alt_test_epsilon=alt_epsilon,
                            stability_threshold=stability_threshold, reference_floor=reference_floor,
                            input_path=file if file is not None else pairwise, pairwise_path=pairwise,
-                           title=title, progress=progress, unsampled=unsampled)
-        if grouped is not None:
-            rep = _with_groups(rep, grouped, judge, seed=seed, confidence_level=confidence_level,
-                               n_resamples=n_resamples, epsilon=epsilon, alt_test_epsilon=alt_epsilon,
-                               stability_threshold=stability_threshold, reference_floor=reference_floor)
+                           title=title, progress=progress, unsampled=unsampled, grouped=grouped)
         progress("Writing", 1, 1)
         paths = write_report(rep, out, inputs=[f for f in (file, pairwise) if f is not None])
     for s in rep.not_available:
@@ -102,14 +97,3 @@ def report_command(
         fail(f"no section of the report could be computed ({len(failed)} failed, the others do not apply); "
              f"the page lists why. First: {failed[0].title}: {failed[0].reason}")
 
-
-def _with_groups(rep: Any, grouped: Any, judge: list[str] | None, **options: Any) -> Any:
-    """The report with its "By group" section (:func:`voirdire.workflows.validate_judges_by`, rendered by
-    :func:`voirdire.report.grouped_section`) after the sections of the pool."""
-    import dataclasses
-
-    from ..report import grouped_section
-    from ..workflows import validate_judges_by
-
-    res = validate_judges_by(grouped, list(dict.fromkeys(judge)) if judge else None, **options)
-    return dataclasses.replace(rep, sections=rep.sections + (grouped_section(res),))

@@ -208,6 +208,7 @@ def build_report(
     title: str | None = None,
     progress: ProgressCallback | None = None,
     unsampled: str = "error",
+    grouped: Any = None,
 ) -> Report:
     """Run every analysis the data allow and collect the results, tables and figures of a report.
 
@@ -243,6 +244,10 @@ def build_report(
         refuses it; ``"omit"`` takes the item as outside the probability sample, so the
         Estimation section leaves its human labels out (and says how many); the other sections
         use every label. ``voirdire study report`` uses ``"omit"`` on the recorded draws.
+    grouped : GroupedTables, optional
+        The file split by ``--by`` columns (:func:`voirdire.data.read_annotation_groups`; ``table`` is its
+        pool): a "By group" section (:func:`voirdire.workflows.validate_judges_by`, same options) follows the
+        pool's sections.
     seed : int
         Seed of every resampling step (default 0); the same seed gives the same numbers.
     confidence_level : float
@@ -380,6 +385,14 @@ def build_report(
         meta["pairwise_input"] = _input_meta(pairwise_path, str(getattr(pairwise, "source", "") or ""),
                                              lambda: _fingerprint_any(pairwise))
     summary = table.summary().to_dict()
+    if grouped is not None:  # one verdict per (judge, group) after the pool's sections
+        from ..workflows import validate_judges_by
+        from ._groups import grouped_section
+
+        sections.append(grouped_section(validate_judges_by(
+            grouped, list(dict.fromkeys(judges)) if judges else None, seed=seed, confidence_level=confidence_level,
+            n_resamples=n_resamples, epsilon=epsilon, alt_test_epsilon=alt_test_epsilon,
+            stability_threshold=stability_threshold, reference_floor=reference_floor)))
     return Report(title=title or f"voirdire validation report: {inp['name']}", meta=meta, summary=summary,
                   checklist=tuple(checklist), sections=tuple(sections))
 
