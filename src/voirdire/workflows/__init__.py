@@ -28,6 +28,7 @@ from ._estimate_plan import EstimationPlan, plan_estimation
 from ._pairwise import PairwiseSummary, summarise_pairwise
 from ._pairwise_fit import PairwiseFit, evaluation_notes, fit_pairwise, human_groups
 from ._simulate import DesignSimulation, simulate_designs
+from ._demo import DemoAgreement, hanna_agreement
 from ._compare import RaterComparison, compare_raters, compare_raters_stream
 from ._groups import (
     GROUP_ERRORS, GroupCell, GroupedComparison, GroupedEstimate, GroupedRaters, GroupedValidation, compare_raters_by,
@@ -107,6 +108,8 @@ __all__ = [
     "human_groups",
     "DesignSimulation",
     "simulate_designs",
+    "DemoAgreement",
+    "hanna_agreement",
     "DEFAULT_N_RESAMPLES",
     "GROUP_ERRORS",
     "GroupCell",
