@@ -38,34 +38,6 @@ def read_watch(file: Path, *, judges: list[str], round_column: str, method: str,
     return sequential_validation(table, rounds, judges, **opts), table  # type: ignore[arg-type]
 
 
-# kept for `validate --sequential` (cli/_validate.py) until it calls read_watch and report.console.watch itself
-def run_sequential(file: Path, **kw: Any) -> list[Any]:
-    return list(read_watch(file, **kw, verdicts=False)[0].results)
-
-
-def render_sequential(results: list[Any], *, since: int = 0, n_items: int | None = None) -> None:
-    from ..report.console.watch import render_looks
-
-    render_looks(console, results, since=since, n_items=n_items)
-
-
-def _verdicts_json(table: Any, results: list[Any], seed: int) -> list[dict[str, Any]]:
-    return _with_verdicts(table, results, seed).verdicts_dict()
-
-
-def render_verdicts(table: Any, results: list[Any], seed: int) -> None:
-    from ..report.console.watch import render_verdicts as render
-
-    render(console, _with_verdicts(table, results, seed))
-
-
-def _with_verdicts(table: Any, results: list[Any], seed: int) -> Any:
-    from ..workflows import SequentialValidation, with_verdicts
-
-    return with_verdicts(SequentialValidation(results=tuple(results), running=(), verdicts=None, n_items=0,
-                                              seed=seed), table)
-
-
 @app.command("watch")
 @handle_errors
 @format_options
