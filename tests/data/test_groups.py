@@ -175,6 +175,17 @@ def test_cli_wide_rater_criterion_file_equals_the_long_file_by_criterion(tmp_pat
     alone = _cli("validate", pl, "--where", "criterion=facts", "--judge", "gpt", "--n-resamples", "40",
                  "--no-check-raters", "-f", "json")
     assert alone["judges"] == dw["groups"][1]["result"]["judges"]
+    # --where on the wide file's CRITERION (the part after ':') reads the same group, told wide or guessed
+    for wide in (["--wide"], []):
+        w = _cli("validate", pw, *wide, "--where", "criterion=facts", "--judge", "gpt", "--n-resamples", "40",
+                 "--no-check-raters", "-f", "json")
+        assert w["judges"] == dw["groups"][1]["result"]["judges"]
+    g = read_annotation_groups(pw, by="criterion", wide=True, judges=["gpt"])
+    _same(g.tables[1], read_annotations(pw, wide=True, judges=["gpt"], where=["criterion=facts"]))
+    with pytest.raises(SchemaError, match="matches no row"):
+        read_annotations(pw, wide=True, judges=["gpt"], where=["criterion=tone"])
+    with pytest.raises(SchemaError, match="--where names column 'criterion'"):
+        read_annotations(pw, format="long", judges=["gpt"], where=["criterion=facts"])  # told long: not melted
 
 
 def test_cli_label_studio_several_controls_one_group_per_control():

@@ -253,6 +253,8 @@ def prepare(p: Path, src: str, *, format: str = "auto", item: str = "item", rate
         with shaped("an Argilla flattened records export", src):
             tf = argilla_flat_frame(recs, src, question=question, item=item)
         return _where(_tool(tf, guessed), conds, src)
+    # --where CRITERION=... on a wide file whose columns are RATER:CRITERION: applied to the long labels
+    conds, after_melt = _wide_name_where(df, conds, item=item, wide=wide, forced_long=fmt == "long" and not guessed)
     df, rows, n_out = apply_where(df, rows, conds, src)
     skipped = {"not matching --where": n_out} if n_out else {}
     item, rater = crowdkit_names(df, item, rater)
@@ -261,10 +263,19 @@ def prepare(p: Path, src: str, *, format: str = "auto", item: str = "item", rate
     if wide or (wide is None and not forced_long and looks_wide(df, item, rater, label, extra=extra)):
         long, where_rows = wide_to_long(df, rows, src, item=item, abstain=abstain,
                                         keep=[c for c in extra if c in df.columns])
+        if after_melt:
+            from .._groups import _split_wide_names
+
+            long = _split_wide_names(long, "rater", list(after_melt), src)
+            long, where_rows, n_late = apply_where(long, where_rows, after_melt, src)
+            if n_late:
+                skipped["not matching --where"] = skipped.get("not matching --where", 0) + n_late
         what = "a wide table (one row per item, one column per rater)"
         return Prepared(frame=long, rows=where_rows, item="item", rater="rater", label="label", role=None,
                         skipped=skipped, taken_for=what if taken_for is None else f"{taken_for}, {what}",
                         guessed=wide is None)
+    if after_melt:  # not a wide file after all: the column is missing, as --where says
+        apply_where(df, rows, after_melt, src)
     absent = [c for c in (item, rater, label) if c not in df.columns]
     if absent:
         cols = [str(c) for c in df.columns]
@@ -274,6 +285,19 @@ def prepare(p: Path, src: str, *, format: str = "auto", item: str = "item", rate
             f"judge columns).", source=src, column=absent[0])
     return Prepared(frame=df, rows=rows, item=item, rater=rater, label=label, role=role, skipped=skipped,
                     taken_for=taken_for, guessed=taken_for is not None)
+
+
+def _wide_name_where(df: pd.DataFrame, conds: dict[str, list[str]], *, item: str, wide: bool | None,
+                     forced_long: bool) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Split the ``--where`` conditions into those on the file's columns and the one (at most) on the
+    CRITERION of wide ``RATER:CRITERION`` columns (data/_groups.WIDE_SEP), which applies after melting."""
+    from .._groups import WIDE_SEP
+
+    absent = [c for c in conds if c not in df.columns]
+    if len(absent) != 1 or wide is False or forced_long or not any(
+            WIDE_SEP in str(c) for c in df.columns if str(c) != item):
+        return conds, {}
+    return {k: v for k, v in conds.items() if k != absent[0]}, {absent[0]: conds[absent[0]]}
 
 
 def _need_list(obj: Any, src: str, what: str) -> None:
