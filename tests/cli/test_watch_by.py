@@ -56,6 +56,11 @@ def test_watch_by_gives_each_group_the_where_runs_decisions_and_validate_by_verd
         assert groups[lang]["n_items"] == 30 and groups[lang]["error"] is None
     assert groups["de"]["judges"] is None and groups["de"]["error"].startswith("too small: 1 items")
     assert by["rule"] == json.loads(val.stdout)["rule"]
+    # one record per (judge, group), the pool last: the running decision beside validate --by's verdict
+    recs = {(r["group"], r["judge"]): r for r in by["records"]}
+    assert list(recs) == [("en", "j"), ("fr", "j"), ("de", "j"), ("(pooled)", "j")]
+    assert recs[("de", "j")]["decision"] is None and recs[("de", "j")]["verdict"] == cells[("j", "de")]["verdict"]
+    assert recs[("en", "j")]["decision"] == groups["en"]["judges"][0]["decision"]
     whole = _json(slices)
     assert by["pooled"] == whole["judges"] and by["pooled_verdicts"] == whole["verdicts"]
 

@@ -101,8 +101,7 @@ def status_command(path: Path = typer.Argument(..., readable=False, help="The st
         except InvalidParameterError as exc:
             why = str(exc)
     if output == "json" and by:
-        emit_json({**st.to_dict(), **({} if seq is None else {**seq.to_dict(), "records": seq.records()}),
-                   "sequential_note": why})
+        emit_json({**st.to_dict(), **({} if seq is None else seq.to_dict()), "sequential_note": why})
     elif output == "json":
         emit_json({**st.to_dict(), "sequential": [] if seq is None else [r.to_dict() for r in seq.running],
                    "sequential_note": why, "verdicts": [] if seq is None else seq.verdicts_dict()})

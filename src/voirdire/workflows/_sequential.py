@@ -295,7 +295,7 @@ class GroupedSequentialValidation(Result):
             if r is not None:
                 g["verdicts"] = r.verdicts_dict()
         return {**d, "pooled_verdicts": None if self.pooled is None else self.pooled.verdicts_dict(),
-                "rule": None if self.verdicts is None else self.verdicts.rule}
+                "rule": None if self.verdicts is None else self.verdicts.rule, "records": self.records()}
 
     def to_frame(self) -> Any:
         return self.watch.to_frame()
