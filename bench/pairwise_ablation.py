@@ -43,6 +43,7 @@ VARIANTS = {
     "  without refine sweeps": {"n_refine": 0},
     "  with the batch move (batch_move=True)": {"batch_move": True},
     "  refine to convergence (n_refine=30)": {"n_refine": 30},
+    "  without the system-strength prior": {"system_prior": "off"},
     "  flat Dirichlet confusions (lambda 0.01/0.01, n_refine=30)":
         {"n_refine": 30, "lambda_diag": 0.01, "lambda_off": 0.01},
 }

@@ -644,7 +644,7 @@ def pairwise_section(ctx: Context, w: Writer) -> None:
             w.text(f"The β intervals of {', '.join(optimistic)} are optimistic: with a reliability and a tie offset "
                    "per judge (the default judge model) such 95% intervals covered the planted bias in only 80-82% "
                    "of simulated streams of 300-2,000 pairs (docs/pairwise.md, 'Are the bias intervals honest?'; "
-                   "`voirdire pairwise --calibrated-intervals` gives intervals that covered 93%).", "warning")
+                   "`voirdire pairwise --calibrated-intervals` gives intervals that covered 92-93%).", "warning")
         one = [j for j, b in zip(judges, both) if not b]
         if one:
             w.text(f"{', '.join(one)} {'was' if len(one) == 1 else 'were'} asked in one order only: β is then "
@@ -814,7 +814,7 @@ def build_pairwise_glance(ctx: Context, w: Writer, sections: list[Section]) -> N
     if post is not None and any(post.get("bias_interval_optimistic") or []):
         w.text("* optimistic: the default judge model's β intervals covered the planted bias in only 80-82% of "
                "simulated streams (docs/pairwise.md, 'Are the bias intervals honest?'); "
-               "`voirdire pairwise --calibrated-intervals` gives intervals that covered 93%.", "note")
+               "`voirdire pairwise --calibrated-intervals` gives intervals that covered 92-93%.", "note")
 
 
 # ----------------------------------------------------------------------------------------- checklist

@@ -74,7 +74,7 @@ def _judges(console: Console, fit: Any) -> None:
         console.print("* optimistic: with a reliability and a tie offset per judge (the default judge model) "
                       "these 95% intervals covered the planted bias in only 80-82% of simulated streams of "
                       "300-2,000 pairs (docs/pairwise.md, 'Are the bias intervals honest?'); "
-                      "--calibrated-intervals gives ones that covered 93%.", highlight=False, markup=False)
+                      "--calibrated-intervals gives ones that covered 92-93%.", highlight=False, markup=False)
     if model.judge_reliability:
         nil = [jn for k, jn in enumerate(post.judges) if post.reliability_low[k] < 0.05]
         console.print("reliability: 1 = the judge answers from the pair's own verdict distribution, 0 = its "
