@@ -191,3 +191,9 @@ def test_named_systems_give_the_system_prior(tmp_path):
     d = json.loads(_run(path, "-j", "llm", "--particles", "30", "--format", "json").stdout)
     assert d["model"]["system_prior"] == "auto" and d["model"]["system_strengths"]["systems"] == [
         "sys_0", "sys_1", "sys_2"]
+
+
+def test_evaluate_states_the_held_out_rule(sim_csv):
+    r = _run(sim_csv, "-j", "judge_1", "-j", "judge_2", "--particles", "30", "--top", "0", "--evaluate")
+    assert r.exit_code == 0, r.output
+    assert "rule: the method with the lowest held-out NLL (the model on a tie)" in " ".join(r.output.split())

@@ -229,6 +229,7 @@ def test_choose_forecaster_rules_differ_only_when_the_interval_covers_0():
     assert kept.nll_low <= 0 < kept.nll_difference and kept.chosen == "b" and "not shown" in kept.reason
     low = choose_forecaster(res, model="b")                      # the default rule: the lowest NLL
     assert low.chosen == "a" and low.rule == "lowest" and "by the point estimate" in low.reason
+    assert low.rule_text == "the method with the lowest held-out NLL (the model on a tie)"
     assert choose_forecaster(res, model="a").chosen == "a"
     with pytest.raises(InvalidParameterError, match="'rule' parameter"):
         choose_forecaster(res, model="b", rule="best")  # type: ignore[arg-type]

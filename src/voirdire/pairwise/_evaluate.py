@@ -378,6 +378,8 @@ class ForecastChoice(Result):
         The rule's verdict in one sentence.
     rule : str
         The rule applied (:func:`choose_forecaster`): ``"lowest"`` or ``"not_worse"``.
+    rule_text : str
+        The rule in words (:data:`FORECAST_RULES`), as the terminal prints it.
     """
 
     chosen: str
@@ -394,6 +396,7 @@ class ForecastChoice(Result):
     n_labels: int
     reason: str
     rule: str = "lowest"
+    rule_text: str = ""
 
 
 #: The held-out choice's rules in words (the CLI and the docs print these).
@@ -479,7 +482,7 @@ def choose_forecaster(result: LOHOResult, *, model: str = "BayesJudge", group: s
                           accuracy_difference=float(d.loc["accuracy", "estimate"]),
                           accuracy_low=float(d.loc["accuracy", "low"]), accuracy_high=float(d.loc["accuracy", "high"]),
                           confidence_level=float(confidence_level), n_labels=int(d.loc["nll", "n_labels"]),
-                          reason=reason, rule=str(rule))
+                          reason=reason, rule=str(rule), rule_text=FORECAST_RULES[str(rule)])
 
 
 class HeldOutChoice:

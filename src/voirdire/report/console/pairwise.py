@@ -152,12 +152,9 @@ def render_pairwise(console: Console, err_console: Console, fit: Any, *, file: s
                   f"{_systems_phrase(model.system_strengths_)}, seed {fit.seed}",
                   highlight=False)
     if fit.choice is not None:
-        from ...pairwise import FORECAST_RULES
-
         console.print(_text(("held-out choice:", "bold"), f" {fit.choice.chosen} (leave-one-human-out, "
-                            f"{fit.evaluation.n_folds} folds; rule: "
-                            f"{FORECAST_RULES.get(fit.choice.rule, fit.choice.rule)}). {fit.choice.reason}"),
-                      highlight=False)
+                            f"{fit.evaluation.n_folds} folds; rule: {fit.choice.rule_text or fit.choice.rule}). "
+                            f"{fit.choice.reason}"), highlight=False)
     if post.judges:
         _judges(console, fit)
     if post.humans:
