@@ -95,3 +95,21 @@ def test_no_suggestion_when_the_check_fails(monkeypatch):
 def test_the_check_refuses_a_batch_that_cannot_be_drawn():
     t = _table(0.0)
     assert check_batch(t, "judge", design="panel", n_per_rater=N_ITEMS, seed=0, need=1) is None
+
+
+def test_no_batch_when_an_accept_cannot_stand():
+    # both tests accept but the humans' alpha is below the floor (HANNA Complexity's Beluga-13B): labels of
+    # this judge cannot make the accept stand, so no batch is suggested; a test leaning to reject keeps one
+    t = _table(0.0)
+
+    def verdict(*codes):
+        rs = [types.SimpleNamespace(code="unstable", method="alt_test", blocking=True),
+              types.SimpleNamespace(code="reference_unreliable", method="reference", blocking=False)]
+        rs += [types.SimpleNamespace(code=c, method=m, blocking=False) for c, m in codes]
+        return types.SimpleNamespace(decision="inconclusive", reasons=tuple(rs))
+
+    both = verdict(("test_accepts", "leave_one_out"), ("test_accepts", "alt_test"))
+    adv = advise(t, "judge", both, alt_more=20, seed=0)
+    assert adv.status == "not_labels" and adv.command() is None and "an accept cannot stand" in adv.sentence
+    mixed = verdict(("test_accepts", "leave_one_out"), ("test_rejects", "alt_test"))
+    assert advise(t, "judge", mixed, alt_more=20, seed=0).status == "label_more"

@@ -4,7 +4,6 @@ workflow's result (issue 28: the CLI parses, calls one workflow and renders)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from typer.testing import CliRunner
 
@@ -47,24 +46,21 @@ def test_pairwise_json_is_the_workflow_result(tmp_path):
 
 
 def test_plan_json_next_is_the_workflow_result(tmp_path):
-    # the sparse HANNA Complexity labels of docs/tutorials/validating-judges.md: Beluga-13B is open and a
+    # a judge just below the humans on 3,000 items, each human on 12% (as test_one_decision.py): open, and a
     # batch on the items on hand passes the simulation check
     import numpy as np
-    import pandas as pd
 
     from voirdire.data import read_annotations
+    from voirdire.simulate import simulate_annotations
 
-    df = pd.read_csv(Path(__file__).resolve().parents[2] / "examples" / "hanna_complexity.csv")
-    rng = np.random.default_rng(7)
-    df = df[df["item"].isin(rng.choice(df["item"].unique(), size=300, replace=False))]
-    p = tmp_path / "labels.csv"
-    df[(df["role"] == "judge") | (rng.random(len(df)) < 0.45)].to_csv(p, index=False)
-    read = dict(role="role", scale="interval", abstain=("-1",))
-    r = runner.invoke(app, ["plan", str(p), "--role", "role", "--scale", "interval", "--abstain", "-1",
-                            "-j", "Beluga-13B", "--n-resamples", "200", "--seed", "2", "-f", "json"])
+    df = simulate_annotations(n_items=3000, n_humans=3, judge_accuracies=[0.78], rng=0).table.to_frame()
+    df = df[(df["rater"] == "judge_1") | (np.random.default_rng(0).random(len(df)) < 0.12)]
+    p = tmp_path / "sparse.csv"
+    df[["item", "rater", "label"]].to_csv(p, index=False)
+    r = runner.invoke(app, ["plan", str(p), "-j", "judge_1", "--n-resamples", "200", "--seed", "2", "-f", "json"])
     assert r.exit_code == 0, r.output
     cli = json.loads(r.stdout)
-    res = plan_validation(read_annotations(p, judges=["Beluga-13B"], **read), ["Beluga-13B"], n_resamples=200, seed=2)
+    res = plan_validation(read_annotations(p, judges=["judge_1"]), ["judge_1"], n_resamples=200, seed=2)
     assert res.next is not None and res.next.check.enough
     assert cli["verdicts"][0]["advice"] == json.loads(json.dumps(to_jsonable(res.validation.judges[0].advice)))
     assert cli["next"] == json.loads(json.dumps(to_jsonable(res.next)))

@@ -195,6 +195,15 @@ def advise(table: Any, judge: str, verdict: Any, *, plan: Any = None, alt_more: 
                                "and read that method's decision"
                                + ("; the humans' own agreement is below the floor, so only a reject can stand"
                                   if weak else ""))
+    ran = {r.method for r in verdict.reasons if r.method in ("leave_one_out", "alt_test")}
+    if any(r.code == "reference_unreliable" for r in verdict.reasons) and ran and ran <= {
+            r.method for r in verdict.reasons if r.code == "test_accepts"}:
+        # every test accepts and the humans' agreement caps an accept at inconclusive: labels of this judge
+        # can only make the accept more certain, which still cannot stand
+        return Advice(status="not_labels", more_comparisons=math.nan, by=None, **base,  # type: ignore[arg-type]
+                      sentence="more labels of this judge will not settle it: every test accepts it, but the humans' "
+                               "own agreement is below the floor, so an accept cannot stand; revise the guidelines "
+                               "or adjudicate the contested items first (voirdire raters)")
     loo_open = any(r.method == "leave_one_out" and r.blocking for r in verdict.reasons) or "method_inconclusive" in codes
     alt_open = any(r.method == "alt_test" and r.blocking for r in verdict.reasons)
     needs: list[tuple[float, str]] = []
