@@ -10,10 +10,10 @@ from voirdire.data import PairwiseTable
 from voirdire.pairwise import (
     BradleyTerryDavidson,
     DawidSkene,
+    HeldOutChoice,
     MajorityVote,
     PairwiseBayesModel,
     SystemBradleyTerryDavidson,
-    choose_forecaster,
     fit_system_strengths,
     leave_one_human_out,
     simulate_pairwise,
@@ -105,22 +105,45 @@ def test_sparse_simulation_is_reproducible():
     assert simulate_sparse_pairwise(80, rng=6).fingerprint() != a.fingerprint()
 
 
-@pytest.mark.statistical
-@pytest.mark.parametrize("subjective", [False, True])
-def test_default_does_not_lose_to_the_best_baseline_on_sparse_raters(subjective):
-    # issue 30's goal on its simulated sparse-rater export (60 humans, 1-2 votes a pair, 12 systems
-    # repeated across pairs, judge order unknown): the default's held-out NLL minus the best
-    # baseline's has a paired 95% interval not above 0, and its accuracy is within 0.005 of the best
-    t = simulate_sparse_pairwise(2400, subjective=subjective, rng=11)
-    methods = {"model": lambda: PairwiseBayesModel(rng=0), "majority vote": lambda: MajorityVote(smoothing=0.5),
-               "Bradley-Terry-Davidson": lambda: BradleyTerryDavidson(),
-               "Dawid-Skene": lambda: DawidSkene(smoothing=0.01),
-               "systems Bradley-Terry-Davidson": lambda: SystemBradleyTerryDavidson()}
-    res = leave_one_human_out(t, methods=methods, rng=11)
-    c = choose_forecaster(res, model="model", rng=0)
-    assert c.chosen == "model" and c.nll_low <= 0 and c.nll_difference <= 0
+def _baselines():
+    return {"majority vote": lambda: MajorityVote(smoothing=0.5),
+            "Bradley-Terry-Davidson": lambda: BradleyTerryDavidson(),
+            "Dawid-Skene": lambda: DawidSkene(smoothing=0.01),
+            "systems Bradley-Terry-Davidson": lambda: SystemBradleyTerryDavidson()}
+
+
+def _does_not_lose(res, method):
+    # issue 30's goal: the paired 95% interval of NLL(method) - NLL(best baseline) not above 0 (and the
+    # point estimate at most 0), accuracy within 0.005 of the best baseline's
     tab = res.table[res.table["group"] == "all"].set_index("method")
-    assert tab.loc["model", "accuracy"] >= tab.drop("model")["accuracy"].max() - 0.005
-    # and the systems are what closes the gap: without them the model forecasts worse
-    off = leave_one_human_out(t, methods={"off": lambda: PairwiseBayesModel(rng=0, system_prior="off")}, rng=11)
-    assert off.table.set_index("method").loc["off", "nll"] > tab.loc["model", "nll"]
+    base = tab.drop([m for m in tab.index if m not in _baselines()])
+    d = res.difference(method, str(base["nll"].idxmin()), rng=0).set_index("metric")
+    assert d.loc["nll", "estimate"] <= 0 and d.loc["nll", "low"] <= 0
+    assert tab.loc[method, "accuracy"] >= base["accuracy"].max() - 0.005
+    return tab
+
+
+@pytest.mark.statistical
+def test_default_model_does_not_lose_on_sparse_raters():
+    # the simulated sparse-rater export of issue 30 (60 humans, 1-2 votes a pair, 12 systems repeated
+    # across pairs, judge order unknown), against every baseline, the systems' own Bradley-Terry included
+    t = simulate_sparse_pairwise(2400, rng=11)
+    res = leave_one_human_out(t, methods={"model": lambda: PairwiseBayesModel(rng=0),
+                                          "no system prior": lambda: PairwiseBayesModel(rng=0, system_prior="off"),
+                                          **_baselines()}, rng=11)
+    tab = _does_not_lose(res, "model")
+    # the system prior is part of why: without it the model forecasts reliably worse
+    assert res.difference("model", "no system prior", rng=0).set_index("metric").loc["nll", "high"] < 0
+    assert tab.loc["no system prior", "nll"] > tab.loc["model", "nll"]
+
+
+@pytest.mark.statistical
+def test_held_out_choice_does_not_lose_on_subjective_sparse_raters():
+    # humans with no shared latent verdict (each sees the pair through its own noise): the systems'
+    # Bradley-Terry can forecast them better than the model; the held-out choice (nested: chosen
+    # inside every outer fold from 5 inner folds of its training humans) does not lose to it
+    t = simulate_sparse_pairwise(2400, subjective=True, rng=11)
+    inner = {"model": lambda: PairwiseBayesModel(rng=0), **_baselines()}
+    res = leave_one_human_out(t, methods={"choice": lambda: HeldOutChoice(inner, model="model", rng=0),
+                                          **_baselines()}, rng=11)
+    _does_not_lose(res, "choice")
