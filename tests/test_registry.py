@@ -151,3 +151,23 @@ def test_option_values_come_from_their_registry():
     for option, values in (("--abstain-policy", _options.ABSTAIN_POLICIES),
                            ("--judge-only-items", _options.JUDGE_ONLY_ITEMS)):
         assert f"{option} <{'|'.join(values)}>" in agree, option
+
+
+def test_reader_option_values_come_from_their_registry():
+    # --scale/--level, --duplicates and --missing: the library's checks read the registry; the commands' shared
+    # enums (cli._app, used by name across the commands) hold exactly its values
+    from voirdire import _options
+    from voirdire._stats.distances import LEVELS as DISTANCE_LEVELS
+    from voirdire.agreement._coefficients import LEVEL_NAMES
+    from voirdire.cli._app import Duplicates, Level, Missing
+    from voirdire.data._scale import LEVELS
+    from voirdire.validation._loo import _LEVELS
+
+    assert LEVELS is DISTANCE_LEVELS is LEVEL_NAMES is _LEVELS is _options.LEVELS
+    for enum, values in ((Level, _options.LEVELS), (Duplicates, _options.DUPLICATE_POLICIES),
+                         (Missing, _options.MISSING_POLICIES)):
+        assert tuple(e.value for e in enum) == values, enum
+    agree = _help("agree")
+    for option, values in (("--scale", _options.LEVELS), ("--duplicates", _options.DUPLICATE_POLICIES),
+                           ("--missing", _options.MISSING_POLICIES)):
+        assert f"{option} <{'|'.join(values)}>" in agree, option

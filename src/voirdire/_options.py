@@ -5,9 +5,15 @@ choices from them (``cli._app.registry_choices``), so a value is spelled here on
 
 from __future__ import annotations
 
-__all__ = ["VALIDATION_METHODS", "ALT_TEST_SCORINGS", "CORRECTIONS", "PER_HUMAN_TESTS", "RANK_BY", "GROUP_ERRORS",
+__all__ = ["LEVELS", "DUPLICATE_POLICIES", "MISSING_POLICIES", "VALIDATION_METHODS", "ALT_TEST_SCORINGS", "CORRECTIONS", "PER_HUMAN_TESTS", "RANK_BY", "GROUP_ERRORS",
            "ABSTAIN_POLICIES", "JUDGE_ONLY_ITEMS"]
 
+#: ``--scale`` / ``--level`` / ``Scale(level=)``: the levels of measurement.
+LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
+#: ``--duplicates`` / ``read_annotations(duplicates=)``: a rater labelling an item twice differently.
+DUPLICATE_POLICIES: tuple[str, ...] = ("error", "first", "last")
+#: ``--missing`` / ``read_annotations(missing=)``, ``read_pairwise(missing=)``: empty labels or verdicts.
+MISSING_POLICIES: tuple[str, ...] = ("error", "drop")
 #: ``validate --method`` / ``validate_judges(method=)``.
 VALIDATION_METHODS: tuple[str, ...] = ("loo", "alt-test", "both")
 #: ``validate --scoring`` / ``alt_test(scoring=)``: the alt-test's per-item score.

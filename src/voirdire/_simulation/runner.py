@@ -13,6 +13,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
+from .. import _options
 from .._checks import check_choice, check_positive_int, fraction_hint
 from .._results import Result, to_jsonable
 from ..data import AnnotationTable
@@ -246,7 +247,7 @@ def _prepare(st: ExperimentSetting, score: str, epsilon: float, rank_by: str) ->
             raise InvalidParameterError(f"Setting {st.name!r}: the primary {st.primary!r} is not a human.")
     sec = np.array([h for h in hidx if h != pcol], dtype=np.intp)
     level = st.level or t.scale.level
-    check_choice(level, "level", "ExperimentSetting", ("nominal", "ordinal", "interval", "ratio"))
+    check_choice(level, "level", "ExperimentSetting", _options.LEVELS)
     cv = np.asarray([float(c) for c in (t.scale.categories or ())], dtype=float) if t.scale.is_numeric else None
     small = codes.astype(np.int16) if codes.max(initial=0) < 32767 else codes
     prep = _Prepared(name=st.name, group=st.group, codes=small, human_cols=hidx.astype(np.intp),

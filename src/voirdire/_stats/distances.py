@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _options
+
 __all__ = ["LEVELS", "WEIGHT_NAMES", "agreement_weights", "delta", "ordinal_delta"]
 
-LEVELS = ("nominal", "ordinal", "interval", "ratio")
+LEVELS = _options.LEVELS  # the one registry of option values
 WEIGHT_NAMES = ("identity", "linear", "quadratic", "ordinal", "radical", "ratio", "circular", "bipolar")
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _scores
+from .. import _options, _scores
 from .._checks import check_choice, check_confidence_level, check_on_undefined
 from ..data import AnnotationTable
 from ..exceptions import InvalidParameterError
@@ -15,7 +15,7 @@ from . import _core
 from ._prepare import ABSTAIN_POLICIES, Prepared, prepare
 from ._results import AgreementResult, AgreementTable
 
-LEVEL_NAMES = ("nominal", "ordinal", "interval", "ratio")
+LEVEL_NAMES = _options.LEVELS  # the one registry of option values
 COEFFICIENTS = _scores.COEFFICIENTS  # the one registry of coefficient names
 _RATIO_MATRIX_LIMIT = 2000
 _WEIGHTED = _scores.WEIGHTED_COEFFICIENTS

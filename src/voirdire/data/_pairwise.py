@@ -14,6 +14,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from .. import _options
 from .._results import Result
 from .._safe import shown
 from ..exceptions import InvalidParameterError, SchemaError, VoirdireWarning
@@ -309,9 +310,9 @@ class PairwiseTable:
                    missing: MissingPolicy = "error", source: str = "<memory>",
                    row_numbers: np.ndarray | None = None) -> PairwiseTable:
         """Build a table from a long frame with one row per verdict (see :func:`read_pairwise`)."""
-        if missing not in ("error", "drop"):
-            raise InvalidParameterError(
-                f"The 'missing' parameter of read_pairwise must be one of ['error', 'drop']. Got {missing!r} instead.")
+        if missing not in _options.MISSING_POLICIES:
+            raise InvalidParameterError(f"The 'missing' parameter of read_pairwise must be one of "
+                                        f"{list(_options.MISSING_POLICIES)}. Got {missing!r} instead.")
         if isinstance(judges, str):
             judges = [judges]
         if not isinstance(pair, str):

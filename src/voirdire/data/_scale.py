@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
+from .. import _options
 from .._results import Result
 from ..exceptions import InvalidParameterError
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
-LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
+LEVELS: tuple[str, ...] = _options.LEVELS  # the one registry of option values
 
 __all__ = ["Scale", "Level", "LEVELS"]
 

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import infer_dtype
 
+from .. import _options
 from .._results import Result
 from .._safe import shown
 from ..exceptions import InvalidParameterError, SchemaError
@@ -324,12 +325,12 @@ class AnnotationTable:
             an interval/ratio scale, conflicting duplicates, fewer than two raters, unknown judges.
         """
         func = "AnnotationTable.from_frame"
-        if duplicates not in ("error", "first", "last"):
-            raise InvalidParameterError(
-                f"The 'duplicates' parameter of {func} must be one of ['error', 'first', 'last']. Got {duplicates!r} instead.")
-        if missing not in ("error", "drop"):
-            raise InvalidParameterError(
-                f"The 'missing' parameter of {func} must be one of ['error', 'drop']. Got {missing!r} instead.")
+        if duplicates not in _options.DUPLICATE_POLICIES:
+            raise InvalidParameterError(f"The 'duplicates' parameter of {func} must be one of "
+                                        f"{list(_options.DUPLICATE_POLICIES)}. Got {duplicates!r} instead.")
+        if missing not in _options.MISSING_POLICIES:
+            raise InvalidParameterError(f"The 'missing' parameter of {func} must be one of "
+                                        f"{list(_options.MISSING_POLICIES)}. Got {missing!r} instead.")
         if isinstance(scale, str) or scale is None:
             level = scale or "nominal"
             if level not in LEVELS:

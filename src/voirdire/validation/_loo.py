@@ -6,13 +6,14 @@ import dataclasses
 
 import numpy as np
 
+from .. import _options
 from .._checks import check_fits
 from ..exceptions import InvalidParameterError
 from ._kernel import FIX_TOO_LARGE, SCORES, PairStats, delta_matrix, finalize, kernel_bytes
 
 __all__ = ["LooArrays", "loo_core"]
 
-_LEVELS = ("nominal", "ordinal", "interval", "ratio")
+_LEVELS = _options.LEVELS  # the one registry of option values
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
