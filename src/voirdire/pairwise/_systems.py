@@ -126,10 +126,11 @@ def fit_system_strengths(systems: np.ndarray, rho: np.ndarray, *, n_iter: int = 
             w_gg = float((pt * (1 - pt)).sum())
             grad = np.bincount(ia, weights=gd, minlength=S) - np.bincount(ib, weights=gd, minlength=S) - s / sigma2
             H = np.zeros((S + 1, S + 1))
-            np.add.at(H, (ia, ia), w_dd)
-            np.add.at(H, (ib, ib), w_dd)
-            np.add.at(H, (ia, ib), -w_dd)
-            np.add.at(H, (ib, ia), -w_dd)
+            # the strengths' block: w on (a, a) and (b, b), -w on (a, b) and (b, a), summed over pairs
+            H[:S, :S] = (np.bincount(ia * S + ia, weights=w_dd, minlength=S * S)
+                         + np.bincount(ib * S + ib, weights=w_dd, minlength=S * S)
+                         - np.bincount(ia * S + ib, weights=w_dd, minlength=S * S)
+                         - np.bincount(ib * S + ia, weights=w_dd, minlength=S * S)).reshape(S, S)
             hg = np.bincount(ia, weights=w_dg, minlength=S) - np.bincount(ib, weights=w_dg, minlength=S)
             H[:S, S] = H[S, :S] = hg
             H[S, S] = w_gg + 1e-6
