@@ -320,7 +320,24 @@ class PairStats:
             np.multiply(ek, Ch, out=outh[..., 1])
             layout["agree"] = slice(1, 2)
             filled = 2
-        if score in ("kappa", "ac1", "alpha"):
+        if score == "ac1" or (score == "alpha" and level != "ordinal"):
+            # marg = row + col written straight into its columns, without the (n, J, K, L) one-hots and their
+            # products: the coder's category counts C times eligibility, minus the held-out human's own label
+            # (the pool is C less it), plus n_pairs at the coder's label. Integer counts, so the same floats
+            # as the one-hot sums (and a third of the build's time on many distinct values: bench/slices.md)
+            sm = slice(filled, filled + L)
+            layout["marg"] = sm
+            filled += L
+            mj, mh = outj[..., sm], outh[..., sm]
+            np.multiply(fj[..., None], C[:, None, None, :], out=mj)
+            np.multiply(fh[..., None], C[:, None, :], out=mh)
+            ih, kh = np.nonzero(Hx < L)
+            ch = Hx[ih, kh]
+            mj[ih, :, kh, ch] -= fj[ih, :, kh]
+            mh[ih, kh, ch] += nph[ih, kh] - fh[ih, kh]
+            ig, jg = np.nonzero(Gx < L)
+            mj[ig, jg, :, Gx[ig, jg]] += npj[ig, jg, :]
+        if score == "kappa" or (score == "alpha" and level == "ordinal"):
             OH = eye[Hx]                                                # (n, K, L) one-hot, zero when missing
             pool = C[:, None, :] - OH                                   # (n, K, L)
             colj = fj[..., None] * pool[:, None, :, :]                  # (n, J, K, L)
@@ -331,24 +348,22 @@ class PairStats:
             if score == "kappa":
                 add("row", rowj, rowh)
                 add("col", colj, colh)
-            elif score == "ac1" or level != "ordinal":
-                add("marg", rowj + colj, rowh + colh)
-            if score == "alpha" and level == "ordinal":
+            else:
                 confj = OG[:, :, None, :, None] * pool[:, None, :, None, :] * fj[..., None, None]
                 confh = OH[:, :, :, None] * pool[:, :, None, :] * fh[..., None, None]
                 b, J, K = confj.shape[:3]
                 add("conf", confj.reshape(b, J, K, L * L), confh.reshape(b, K, L * L))
-            elif score == "alpha" and level != "nominal":
-                dm = self._dm
-                if dm is None:  # set in __init__ for exactly this score/level
-                    raise VoirdireError("internal error: no delta matrix for an interval/ratio alpha kernel")
-                D = Cx @ dm                                            # (n, L+1): sum_b C_b delta(a, b)
-                Dg = np.take_along_axis(D, Gx, axis=1)                  # (n, J)
-                dgh = dm[Gx[:, :, None], Hx[:, None, :]]                # (n, J, K)
-                disj = fj * (Dg[:, :, None] - dgh)
-                Dh = np.take_along_axis(D, Hx, axis=1)
-                dish = fh * Dh
-                add("dis", disj, dish)
+        if score == "alpha" and level not in ("nominal", "ordinal"):
+            dm = self._dm
+            if dm is None:  # set in __init__ for exactly this score/level
+                raise VoirdireError("internal error: no delta matrix for an interval/ratio alpha kernel")
+            D = Cx @ dm                                            # (n, L+1): sum_b C_b delta(a, b)
+            Dg = np.take_along_axis(D, Gx, axis=1)                  # (n, J)
+            dgh = dm[Gx[:, :, None], Hx[:, None, :]]                # (n, J, K)
+            disj = fj * (Dg[:, :, None] - dgh)
+            Dh = np.take_along_axis(D, Hx, axis=1)
+            dish = fh * Dh
+            add("dis", disj, dish)
         if filled != S:  # pragma: no cover - _n_stats counts what is added above
             raise VoirdireError(f"internal error: {filled} pair statistics built, {S} expected")
         return outj, outh, layout
@@ -433,10 +448,12 @@ class PairStats:
             X = sp.csr_matrix(self.item_matrix()[0] if clusters is None else self.unit_matrix(clusters))
             dense = X.nnz > _DENSE_SHARE * X.shape[0] * X.shape[1]
             Xd = X.toarray() if dense else None
-            XT = None if dense else X.T.tocsr()
             for Wu in weight_batches(X.shape[0], n_resamples, rng, batch=batch):
-                s = Wu @ Xd if Xd is not None else np.ascontiguousarray((XT @ np.ascontiguousarray(Wu.T)).T)
-                yield self.split_sums(s)
+                # sparse: ``Wu @ X`` is scipy's ``(X.T @ Wu.T).T``, X.T read as CSC over the units: each column's
+                # sum taken over the units in the same order as a CSR transpose times a contiguous copy of Wu.T
+                # (the same floats), without the two copies (half the time: bench/slices.md)
+                s = Wu @ Xd if Xd is not None else Wu @ X
+                yield self.split_sums(np.asarray(s))
             return
         for W in weight_batches(n, n_resamples, rng, clusters=clusters, batch=batch):
             yield self.sums(W)
