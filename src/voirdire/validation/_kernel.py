@@ -451,9 +451,9 @@ class PairStats:
             for Wu in weight_batches(X.shape[0], n_resamples, rng, batch=batch):
                 # sparse: ``Wu @ X`` is scipy's ``(X.T @ Wu.T).T``, X.T read as CSC over the units: each column's
                 # sum taken over the units in the same order as a CSR transpose times a contiguous copy of Wu.T
-                # (the same floats), without the two copies (half the time: bench/slices.md)
-                s = Wu @ Xd if Xd is not None else Wu @ X
-                yield self.split_sums(np.asarray(s))
+                # (the same floats), without the CSR transpose; row-major after, as finalize's sums expect
+                s = Wu @ Xd if Xd is not None else np.ascontiguousarray(Wu @ X)
+                yield self.split_sums(s)
             return
         for W in weight_batches(n, n_resamples, rng, clusters=clusters, batch=batch):
             yield self.sums(W)
