@@ -398,7 +398,10 @@ class PairStats:
         for sl, pj, ph in self._chunks():
             b = pj.shape[0]
             hx = ph if self.complete_judges else vjf[sl][:, :, None, None] * ph[:, None, :, :]
-            parts.append(sp.csr_matrix(np.concatenate([pj.reshape(b, -1), hx.reshape(b, -1)], axis=1)))
+            # each side to CSR, then side by side (the same rows, indices and values as one dense concatenation
+            # converted, without copying the dense blocks into it)
+            parts.append(sp.hstack([sp.csr_matrix(pj.reshape(b, -1)), sp.csr_matrix(hx.reshape(b, -1))],
+                                   format="csr"))
         X = parts[0] if len(parts) == 1 else sp.vstack(parts, format="csr")
         seg_j = np.repeat(np.arange(J * K), S)
         seg_h = J * K + (np.repeat(np.arange(K), S) if self.complete_judges else seg_j)
