@@ -651,14 +651,15 @@ def _gh_sums(theta: np.ndarray, tau: np.ndarray, l11: np.ndarray, l21: np.ndarra
     lin = l21 * ex + l22 * ey
     ma = tau * e0 + lin
     maa = tau * tau * e0 + 2.0 * tau * lin + l21 * l21 * exx + 2.0 * l21 * l22 * exy + l22 * l22 * eyy
-    return np.moveaxis(e0, 0, -1), np.stack([np.moveaxis(v, 0, -1) for v in (mt, mtt, ma, maa)], -1), corr
+    ax = tuple(range(1, theta.ndim + 1)) + (0,)                     # the class axis last (np.moveaxis, cheaper)
+    return e0.transpose(ax), np.stack([v.transpose(ax) for v in (mt, mtt, ma, maa)], -1), corr
 
 
 def mix_humans(Epi: np.ndarray, Emom: np.ndarray, logL: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`human_mixture`'s results from :func:`judge_expectations`' (rows already matched to
     the pairs of ``logL`` (B, 3)): ``rho`` (B, M, 3), ``log_mix`` (B, M), ``moments`` (B, M, 4)."""
     top = logL.max(1, keepdims=True)
-    L = np.exp(np.clip(logL - top, -300.0, 0.0))                      # (B, 3)
+    L = np.exp(_clip(logL - top, -300.0, 0.0))                        # (B, 3)
     num = Epi * L[:, None, :]
     tot = np.maximum(num.sum(-1), 1e-300)
     mom = np.einsum("bmkj,bk->bmj", Emom, L) / tot[..., None]

@@ -18,7 +18,7 @@ from .._checks import as_generator, check_choice, check_positive_int, check_prob
 from .._results import Result
 from ..data import VERDICTS, PairwiseTable
 from ..exceptions import ConvergenceWarning, InvalidParameterError, SchemaError
-from ._kernel import _BOUND, Prior, human_mixture, judge_expectations, judges_map, local_map, mix_humans, warm_start
+from ._kernel import _BOUND, Prior, _clip, human_mixture, judge_expectations, judges_map, local_map, mix_humans, warm_start
 from ._systems import SystemStrengths, fit_system_strengths, system_log_prior
 
 __all__ = ["PairwiseBayesModel", "PairwisePosterior", "entropy"]
@@ -211,10 +211,12 @@ class PairwiseBayesModel:
     batch_size : int, default 64
         Pairs processed per vectorised pass. Within a pass the humans' confusion matrices are
         held at their value at the start of the pass (the only approximation relative to a
-        one-pair-at-a-time run, which ``batch_size=1`` gives exactly); resampling still happens
-        at the exact pair where the ESS first falls below the threshold (the pass is cut there
-        and the rest recomputed). Results are identical to an uninterrupted run when a stream is
-        split (``partial_fit``, ``save``/``load``) at multiples of ``batch_size`` pairs.
+        one-pair-at-a-time run, which ``batch_size=1`` gives exactly). Resampling still happens
+        at the exact pair where the ESS falls below the threshold; the resampled particles are
+        copies, which carry their parents' likelihoods through the rest of the pass, and are
+        jittered once at its end (so within a pass only the jitter is later than one pair at a
+        time). Results are identical to an uninterrupted run when a stream is split
+        (``partial_fit``, ``save``/``load``) at multiples of ``batch_size`` pairs.
     learn_bias : bool, default True
         ``False`` fixes every ``beta_j = 0`` (ablation).
     learn_confusion : bool, default True
@@ -399,6 +401,9 @@ class PairwiseBayesModel:
         #: True: every pair's judges-only problem solved on its own and the humans integrated by
         #: ``human_mixture`` (the reference the distinct-rows path is tested against)
         self._reference = False
+        #: False: the stream cuts a step where the ESS falls below the threshold, resamples and jitters
+        #: there and recomputes the rest of the step (the reference of :meth:`_commit_step`)
+        self._deferred_jitter = True
         self._reset()
 
     # ------------------------------------------------------------------ state
@@ -429,6 +434,8 @@ class PairwiseBayesModel:
         self._out: list[np.ndarray] = []          # rows: p_A, p_T, p_B, theta, tau
         self._fixed_means: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._prior_memo: tuple[np.ndarray, Prior] | None = None
+        #: during refine: chunk start -> (distinct judge rows, theta, tau) of the last sweep's solutions
+        self._sweep_starts: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
         self.move_ess_: float | None = None
         self.system_strengths_: SystemStrengths | None = None    # the system-strength prior (refine)
         self._moved_at = -1                        # n_items_seen_ at the last batch move (-1: none)
@@ -539,9 +546,16 @@ class PairwiseBayesModel:
         hp = table.label_pair[hmask][ok]
         hr, hy = hr[ok], table.verdicts[hmask][ok].astype(np.int64)
         R = len(self.humans_)
+        # each sweep's Newton steps start from the last sweep's solutions (the particles do not move in
+        # the sweeps; only the humans' counts and the pair prior do)
+        self._sweep_starts = {}
         for _ in range(n_sweeps):
             mom = np.zeros((table.n_pairs, 4))
-            rho = self._run(table, commit=False, moments=mom)[0]
+            try:
+                rho = self._run(table, commit=False, moments=mom)[0]
+            except BaseException:
+                self._sweep_starts = None
+                raise
             if self.learn_confusion and R:
                 if self.update == "hard":
                     add: np.ndarray = np.bincount(hr * 9 + np.argmax(rho, 1)[hp] * 3 + hy,
@@ -557,6 +571,7 @@ class PairwiseBayesModel:
                 self._hyper = np.concatenate([[table.n_pairs], mom.sum(0), rho.sum(0)])
             if self.system_prior == "auto" and table.systems is not None:
                 self.system_strengths_ = fit_system_strengths(table.systems, rho)
+        self._sweep_starts = None
         if n_sweeps and self.batch_move:
             self._batch_move(table)
         return self
@@ -822,8 +837,15 @@ class PairwiseBayesModel:
                 # distinct row of (n, d, nt) (pairs with the same judge verdicts share it), then each
                 # pair's humans are mixed in (mix_humans; human_mixture is the per-pair reference)
                 uk, inv = _distinct_rows(np.concatenate([n, d, nt], 1))
+                sweep = self._sweep_starts
+                start = None
+                if sweep is not None and s in sweep and np.array_equal(sweep[s][0], uk) \
+                        and sweep[s][1].shape == (len(uk), shift.shape[0]):
+                    start = sweep[s][1:]
                 thu, tau_u, fu, logdetu, Epi, Emom, conv = self._solve_rows(
-                    uk[:, :K], uk[:, K:2 * K], uk[:, 2 * K:], shift, wcol, tshift, slope, prior)
+                    uk[:, :K], uk[:, K:2 * K], uk[:, 2 * K:], shift, wcol, tshift, slope, prior, start=start)
+                if sweep is not None:
+                    sweep[s] = (uk, thu, tau_u)
                 if fast_read:
                     if not conv:
                         logger.warning("local MAP did not reach tol=%g in 30 Newton steps for some pairs", self.tol)
@@ -872,6 +894,10 @@ class PairwiseBayesModel:
                         (Wg * ta_r).sum((1, 2)), (Wg * (ta_r ** 2 + v_ta.reshape(B, G, M))).sum((1, 2))])
                 s = e
                 continue
+            if self._deferred_jitter:
+                s += self._commit_step(table, s, B, F, q.reshape(B, G, M, 3), th, ta, v_th, v_ta, lw0, blocks,
+                                       jp, ch, hp, hr, hy, proba)
+                continue
             logW = lw0[None] + np.cumsum(F, axis=0)                      # (B, G, M)
             lwn = logW - _lse(logW, 2)[:, :, None]
             ess = 1.0 / np.exp(2.0 * lwn).sum(2)                         # (B, G)
@@ -914,20 +940,25 @@ class PairwiseBayesModel:
         return proba, logpred
 
     def _solve_rows(self, nu: np.ndarray, du: np.ndarray, ntu: np.ndarray, shift: np.ndarray, wcol: np.ndarray,
-                    tshift: np.ndarray | None, slope: np.ndarray | None, prior: Prior
+                    tshift: np.ndarray | None, slope: np.ndarray | None, prior: Prior,
+                    start: tuple[np.ndarray, np.ndarray] | None = None
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
         """The judges-only problem of every distinct judge row ``(nu, du, ntu)`` under every particle column:
         its MAP ``(theta, tau)``, the objective there, ``log det(-H)`` (less twice the adaptive rule's
         correction) and the verdict's expectations (:func:`judge_expectations`); in blocks of rows that
-        bound the (rows x columns) arrays."""
+        bound the (rows x columns) arrays. ``start``: Newton's starting points (U, N) (the previous refine
+        sweep's solutions), else :func:`warm_start`'s."""
         U, N = len(nu), shift.shape[0]
         step = max(1, _READ_VALUES // max(1, N))
         parts = []
         conv = True
         for r in range(0, max(U, 1), step):
             sl = slice(r, r + step)
-            th0, ta0 = warm_start(shift, wcol, nu[sl], du[sl], ntu[sl], None, tol=self.tol * 1e-2, tshift=tshift,
-                                  prior=prior, slope=slope)
+            if start is not None:
+                th0, ta0 = start[0][sl], start[1][sl]
+            else:
+                th0, ta0 = warm_start(shift, wcol, nu[sl], du[sl], ntu[sl], None, tol=self.tol * 1e-2, tshift=tshift,
+                                      prior=prior, slope=slope)
             thu, tau_u, fu, logdetu, hess, _, ok = judges_map(th0, ta0, shift, nu[sl], du[sl], ntu[sl], tol=self.tol,
                                                               tshift=tshift, prior=prior, slope=slope)
             Epi, Emom, corr = judge_expectations(thu, tau_u, shift, nu[sl], du[sl], ntu[sl], tshift=tshift, prior=prior,
@@ -949,6 +980,127 @@ class PairwiseBayesModel:
         m_t, p_t, m_a, p_a = self._pair_prior
         return system_log_prior(self.system_strengths_, table.systems, _class_prior(m_t, 1.0 / p_t, m_a, 1.0 / p_a))
 
+    def _commit_step(self, table: PairwiseTable, s: int, B: int, F: np.ndarray, q: np.ndarray, th: np.ndarray,
+                     ta: np.ndarray, v_th: np.ndarray, v_ta: np.ndarray, lw0: np.ndarray, blocks: list[int | None],
+                     jp: np.ndarray, ch: np.ndarray, hp: np.ndarray, hr: np.ndarray, hy: np.ndarray,
+                     proba: np.ndarray) -> int:
+        """Commit the ``B`` pairs of one stream step: weights, resampling where the ESS falls below the
+        threshold, the humans' counts and the pair prior's statistics. Returns ``B``.
+
+        Each pair's marginal likelihood ``F`` (B, G, M) was computed under the particles at the start of
+        the step. Where the ESS of a block first falls below ``ess_threshold * M`` its particles are
+        resampled (systematic) at that pair, as copies: a copy's likelihood of every later pair of the
+        step is its parent's, so the step goes on without recomputing (the ESS can fall and be
+        resampled again), and the copies are jittered once, at the end of the step, by ``k`` times the
+        variance of one jitter (``k`` resamplings). One pair a step (``batch_size=1``) is the paper's
+        filter exactly; with longer steps only the jitter is later (tested against the filter that cuts
+        the step at the resampling and recomputes the rest: ``_deferred_jitter=False``)."""
+        G, M = F.shape[1], F.shape[2]
+        thr = self.ess_threshold * M
+        arrs = [F, q] + [a.reshape(B, G, M) for a in (th, ta, v_th, v_ta)]
+        copied = False
+        lw = lw0.copy()
+        LWN = np.empty((B, G, M))
+        ess_end = 0.0
+        kres = np.zeros(G, dtype=np.int64)
+        first_cut = -1
+        pos = 0
+        while pos < B:
+            logW = lw[None] + np.cumsum(F[pos:], axis=0)
+            lwn = logW - _lse(logW, 2)[:, :, None]
+            ess = 1.0 / np.exp(2.0 * lwn).sum(2)                      # (b, G)
+            low = ess < thr
+            below = np.flatnonzero(low.any(1))
+            c = int(below[0]) if len(below) else len(lwn) - 1
+            LWN[pos:pos + c + 1] = lwn[:c + 1]
+            lw = lwn[c].copy()
+            ess_end = float(ess[c].min())
+            if not len(below):
+                break
+            nxt = pos + c + 1
+            for g in np.flatnonzero(low[c]):
+                if blocks[g] is None and self.particles != "joint":
+                    continue                                            # no judge on these pairs
+                idx = self._systematic(np.exp(lwn[c, g]))
+                self._copy_particles(blocks[g], idx)
+                if nxt < B:
+                    if not copied:           # the caller's arrays stay as they were
+                        arrs = [np.array(a, dtype=float) for a in arrs]
+                        F = arrs[0]
+                        copied = True
+                    for a in arrs:
+                        a[nxt:, g] = a[nxt:, g][:, idx]
+                lw[g] = -np.log(M)
+                kres[g] += 1
+            first_cut = pos + c if first_cut < 0 else first_cut
+            self._ess.append((float(self.n_items_seen_ + nxt), ess_end))
+            pos = nxt
+        q = arrs[1]
+        per = arrs[2:]
+        W = np.exp(LWN)
+        rho = np.einsum("bgm,bgmk->bk", W, q) / G
+        rho /= rho.sum(1, keepdims=True)
+        proba[s:s + B] = rho
+        self._set_logw(blocks, lw)
+        th_r, ta_r, vt_r, va_r = per
+        if self.pair_prior == "empirical":
+            Wg = W / G
+            self._hyper = self._hyper + np.concatenate([[
+                B, (Wg * th_r).sum(), (Wg * (th_r ** 2 + vt_r)).sum(),
+                (Wg * ta_r).sum(), (Wg * (ta_r ** 2 + va_r)).sum()], rho.sum(0)])
+        self.n_items_seen_ += B
+        if not (self._ess and self._ess[-1][0] == self.n_items_seen_):
+            self._ess.append((float(self.n_items_seen_), ess_end))
+        if len(self._jcount):
+            seen = ch >= 0
+            jj = np.unique(jp[seen] * len(self._jcount) + ch[seen] // 2) % len(self._jcount)
+            self._jcount = self._jcount + np.bincount(jj, minlength=len(self._jcount))
+        if self.store_items:
+            out = np.column_stack([rho, (W * th_r).sum((1, 2)) / G, (W * ta_r).sum((1, 2)) / G])
+            self._out.append(out)
+            self._out_pairs.append(np.asarray(table.pairs[s:s + B], dtype=object))
+        if self.learn_confusion and len(self.humans_):
+            self._update_counts(rho, hp, hr, hy, B)
+        for g in np.flatnonzero(kres):
+            self._jitter(blocks[g], int(kres[g]))
+        if first_cut >= 0:
+            self._chunk_len = max(1, min(self.batch_size, 2 * (first_cut + 1)))
+        else:
+            self._chunk_len = min(self.batch_size, 2 * self._chunk_len)
+        return B
+
+    def _systematic(self, w: np.ndarray) -> np.ndarray:
+        """Systematic resampling indices of the normalised weights ``w``."""
+        M = len(w)
+        u = (self._rng.random() + np.arange(M)) / M
+        return np.minimum(np.searchsorted(np.cumsum(w), u), M - 1)
+
+    def _copy_particles(self, block: int | None, idx: np.ndarray) -> None:
+        """Particles ``idx`` of a block (every judge, or judge ``block``) replace its particles (no jitter)."""
+        beta, delta, rel = self._beta.copy(), self._delta.copy(), self._slope.copy()
+        if block is None:
+            beta, delta, rel = beta[idx], delta[idx], rel[idx]
+        else:
+            beta[:, block] = beta[idx, block]
+            delta[:, block] = delta[idx, block]
+            rel[:, block] = rel[idx, block]
+        self._beta, self._delta, self._slope = beta, delta, rel
+        self.n_resamples_ += 1
+
+    def _jitter(self, block: int | None, k: int = 1) -> None:
+        """Gaussian jitter of a block's particles after ``k`` resamplings: sd ``sqrt(k) * jitter / sqrt(t_j)``."""
+        cols = np.arange(self._beta.shape[1]) if block is None else np.array([block])
+        M = self._beta.shape[0]
+        step = math.sqrt(k) * self.jitter / np.sqrt(np.maximum(self._jcount[cols], 1))[None, :]
+        beta, delta, rel = self._beta.copy(), self._delta.copy(), self._slope.copy()
+        if self.learn_bias and self.jitter > 0 and len(cols):
+            beta[:, cols] = beta[:, cols] + self._rng.normal(0.0, 1.0, (M, len(cols))) * step
+        if self.judge_ties and self.jitter > 0 and len(cols):
+            delta[:, cols] = delta[:, cols] + self._rng.normal(0.0, 1.0, (M, len(cols))) * step
+        if self.judge_reliability and self.jitter > 0 and len(cols):
+            rel[:, cols] = _reflect(rel[:, cols] + self._rng.normal(0.0, 1.0, (M, len(cols))) * step)
+        self._beta, self._delta, self._slope = beta, delta, rel
+
     def _read_only(self, s: int, e: int, inv: np.ndarray, lw0: np.ndarray, lapu: np.ndarray, Epi: np.ndarray,
                    Emom: np.ndarray, logL: np.ndarray, proba: np.ndarray, logpred: np.ndarray,
                    moments: np.ndarray | None) -> None:
@@ -966,7 +1118,7 @@ class PairwiseBayesModel:
         P = np.exp(a - cu[..., None])
         A = np.einsum("ugm,ugmk->ugk", P, Epi.reshape(U, G, M, 3))
         top = logL.max(1, keepdims=True)
-        L = np.exp(np.clip(logL - top, -300.0, 0.0))                   # (B, 3)
+        L = np.exp(_clip(logL - top, -300.0, 0.0))                     # (B, 3)
         Au = A[inv]                                                    # (B, G, 3)
         Z = np.maximum(np.einsum("bgk,bk->bg", Au, L), 1e-300)
         iZ = 1.0 / Z
@@ -1069,11 +1221,11 @@ class PairwiseBayesModel:
                 tshift = np.concatenate(ts) if self.judge_ties else None
                 slope = np.concatenate(rs) if use_rel else None
                 lw0 = self._logw[:, present].T
-        shift = np.clip(shift, -_BOUND, _BOUND)
+        shift = _clip(shift, -_BOUND, _BOUND)
         if tshift is not None:
-            tshift = np.clip(tshift, -_BOUND, _BOUND)
+            tshift = _clip(tshift, -_BOUND, _BOUND)
         if slope is not None:
-            slope = np.clip(slope, *_RELIABILITY_RANGE)
+            slope = _clip(slope, *_RELIABILITY_RANGE)
         return shift, tshift, slope, blocks, lw0
 
     def _set_logw(self, blocks: list[int | None], lw: np.ndarray) -> None:
@@ -1516,8 +1668,8 @@ _GH7_WW = np.outer(_GH7_W, _GH7_W)
 
 def _class_prior(m_t: float, v_t: float, m_a: float, v_a: float) -> np.ndarray:
     """``E[softmax(theta, tau, -theta)]`` under independent normals (7 x 7 Gauss-Hermite)."""
-    th = np.clip(m_t + np.sqrt(v_t) * _GH7_X[:, None], -_BOUND, _BOUND)
-    ta = np.clip(m_a + np.sqrt(v_a) * _GH7_X[None, :], -_BOUND, _BOUND)
+    th = _clip(m_t + math.sqrt(v_t) * _GH7_X[:, None], -_BOUND, _BOUND)
+    ta = _clip(m_a + math.sqrt(v_a) * _GH7_X[None, :], -_BOUND, _BOUND)
     e1 = np.exp(th - ta)                       # relative to tau: |theta|, |tau| <= 50, no overflow
     e3 = np.exp(-th - ta)
     w = _GH7_WW / (1.0 + e1 + e3)
