@@ -20,10 +20,11 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from typing import Any
 
 import numpy as np
 
-HANNA = dict(label="score", role="role", scale="interval", abstain=[-1], cluster="story")
+HANNA: dict[str, Any] = dict(label="score", role="role", scale="interval", abstain=[-1], cluster="story")
 
 
 def _clock() -> tuple[float, float]:
@@ -35,9 +36,10 @@ def hanna(n_resamples: int) -> None:
     from voirdire.datasets import hanna_path
     from voirdire.workflows import validate_judges, validate_judges_by
 
-    opts = dict(n_resamples=n_resamples, seed=0)
-    validate_judges(read_annotations(hanna_path(), where=["criterion=Coherence"], **HANNA).select(items=range(50)),
-                    n_resamples=50)  # warm imports
+    opts: dict[str, Any] = dict(n_resamples=n_resamples, seed=0)
+    # warm imports and caches with a full-size run (a first full-size run measured up to 0.1 s slower than a
+    # repeat of it, which would flatter the ratio through the first --where run)
+    validate_judges(read_annotations(hanna_path(), where=["criterion=Coherence"], **HANNA), **opts)
     single = {}
     results = {}
     for crit in ("Relevance", "Coherence", "Empathy", "Surprise", "Engagement", "Complexity"):
@@ -71,14 +73,35 @@ def hanna(n_resamples: int) -> None:
         validate_judges(g.pooled, **opts)
         t2 = time.process_time()
         each = []
-        for t in g.tables:
+        for tg in g.tables:
             s0 = time.process_time()
-            validate_judges(t, **opts)
+            validate_judges(tg, **opts)
             each.append(time.process_time() - s0)
     t3 = time.process_time()
     print(f"  CPU breakdown: read {t1 - t0:.2f} s, pool {t2 - t1:.2f} s, six groups {t3 - t2:.2f} s "
           f"({', '.join(f'{x:.2f}' for x in each)}); the groups alone are {(t3 - t2) / cmax:.2f}x the slowest "
           f"single criterion, the pool {(t2 - t1) / cmax:.2f}x")
+    # which analyses that time is (CPU under cProfile, cumulative: the profiler adds a little)
+    import cProfile
+    import pstats
+
+    parts = {"leave-one-out": "leave_one_out", "alt-test": "alt_test", "planner": "_plan",
+             "annotator check": "check_raters", "humans' alpha": "human_reference", "ranking": "rank_judges",
+             "new draws": "_draw_counts"}
+    runs: tuple[tuple[str, list[Any]], ...] = (("pool", [g.pooled]), ("six groups", list(g.tables)))
+    for what, tables in runs:
+        with shared_draws():
+            if what == "six groups":  # the pool's draws first, as in the grouped call
+                validate_judges(g.pooled, **opts)
+            prof = cProfile.Profile(time.process_time)
+            prof.enable()
+            for tt in tables:
+                validate_judges(tt, **opts)
+            prof.disable()
+        st = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+        total = sum(v[2] for v in st.values())
+        cum = {name: sum(v[3] for k, v in st.items() if k[2] == fn) for name, fn in parts.items()}
+        print(f"  {what} ({total:.2f} s profiled): " + ", ".join(f"{k} {v:.2f}" for k, v in cum.items()))
 
 
 def slices(n_tables: int) -> None:
