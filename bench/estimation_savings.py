@@ -30,6 +30,19 @@ PPI++ is computed by ``voirdire.estimation.ppi_mean`` (equal to ppi_py's ``ppi_m
 and checked against ppi_py itself on the first draw of every cell. A long run can be split over
 processes with ``--only`` and ``--csv``, then printed with ``--from-csv``.
 
+**Goal table** (issue 33, printed per method on all judges): per data set and fraction the labels
+saved against human-only, the **oracle bound** ``R^2_cv (1 - f)`` (``R^2_cv``: 10-fold least
+squares on every judge column fitted on *all* items, :func:`oracle_r2`), the share of it reached,
+the coverage with its Monte-Carlo standard error ``sqrt(c (1 - c) / draws)``, PPI++'s coverage,
+the labels saved against PPI++ **at equal coverage** (its interval scaled, at each reference
+fraction, by the quantile of its studentised errors that makes it cover as often as the method:
+:func:`_ppi_at`) and at equal width, and the share of draws on which the method's interval is
+wider than human-only's on the same labels. ``--no-active`` skips the active design and
+``--fracs`` sets the fractions.
+
+    nice .venv-oracle/bin/python bench/estimation_savings.py --reps 500 --ref-reps 300 --models calibrated \
+        --no-best-judge --csv out.csv      # the issue-33 table (split with --only, join with --from-csv)
+
 Coverage is of the full-data human mean by the finite-target interval (our methods and
 human-only) and by ppi_py's (superpopulation) interval. **Labels needed for the same width**:
 each reference (human-only, PPI++) is also run on a grid of fractions; the labels it needs for a
