@@ -89,7 +89,7 @@ class PairwisePosterior(Result):
         zeros unless the model was fitted with ``judge_ties=True``.
     bias_interval_optimistic : ndarray of bool (n_judges,)
         True where the ``beta`` interval is known to be too narrow: under the default judge model
-        (a reliability and/or a tie offset per judge) the 95% intervals covered the truth in 80-87%
+        (a reliability and/or a tie offset per judge) the 95% intervals covered the truth in 80-90%
         of simulated streams of 300-2,000 pairs (docs/pairwise.md, "Are the bias intervals honest?";
         see :meth:`PairwiseBayesModel.posterior` for the rule). Read such intervals as optimistic.
     reliability_mean, reliability_sd, reliability_low, reliability_high : ndarray (n_judges,)
