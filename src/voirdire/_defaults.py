@@ -5,10 +5,13 @@ The command line reads them to build its options; ``voirdire --help`` must not l
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_N_RESAMPLES", "GATES"]
+__all__ = ["DEFAULT_N_RESAMPLES", "GATES", "REPORT_MIN_N_RESAMPLES"]
 
 #: Bootstrap resamples behind every interval and decision-stability figure, in every command.
 DEFAULT_N_RESAMPLES = 2000
+
+#: The fewest resamples the validation report takes (its every section has intervals; 0 = none is refused).
+REPORT_MIN_N_RESAMPLES = 10
 
 #: The gate rule (``--fail-on``): which verdicts fail a judge, read by ``validate`` (its exit code), the
 #: Markdown and JUnit summaries and the grouped grid; declared once.

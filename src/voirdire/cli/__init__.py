@@ -16,9 +16,10 @@ __all__ = ["app", "main"]
 
 
 def _load_app() -> Any:
-    from . import (  # noqa: F401 - importing a command module registers the command
-        _agree, _assign, _bias, _demo, _estimate, _pairwise, _plan, _raters, _report, _simulate, _study, _validate,
-        _watch,
+    # importing a command module registers the command; the root help lists them in this order
+    from . import _agree, _plan  # noqa: F401 - agree, then overlap and plan
+    from . import (  # noqa: F401
+        _assign, _bias, _demo, _estimate, _pairwise, _raters, _report, _simulate, _study, _validate, _watch,
     )
     from ._app import app
 

@@ -13,8 +13,9 @@ import typer
 from .._options import ABSTAIN_POLICIES, JUDGE_ONLY_ITEMS
 from .._scores import COEFFICIENTS, PER_ITEM_COEFFICIENTS, names_text
 from ._app import (
-    Level, OutputFormat, ReaderOptions, app, console, emit_json, err_console, fail, format_options, handle_errors,
-    n_resamples_option, numeric_nominal_note, progress_bar, reader_options, registry_choices,
+    Level, OutputFormat, ReaderOptions, app, confidence_level_option, console, err_console, fail,
+    emit_result_json, format_option, format_options, handle_errors, judge_option, n_resamples_option,
+    progress_bar, reader_options, registry_choices, scale_notes, seed_option,
 )
 from ._console import echo_csv
 
@@ -33,7 +34,7 @@ else:
 @reader_options
 def agree_command(
     file: Path = typer.Argument(..., readable=False, help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
-    judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeat for several)."),
+    judge: list[str] = judge_option(),
     coefficient: list[str] = typer.Option(
         None, "--coefficient", "-c",
         help=f"{', '.join(COEFFICIENTS)} (repeatable; default: a sensible set)."),  # the registry's names
@@ -46,10 +47,10 @@ def agree_command(
         help="Items only the judge labelled: drop them from the 'humans + judge' rows (default; they would only "
              "shift the chance term) or keep them (the old behaviour)."),
     positive: str | None = typer.Option(None, "--positive", help="Positive category of the binary family."),
-    output_format: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="table, json or csv."),
-    seed: int = typer.Option(0, "--seed", help="Seed of every random stream (same seed, same numbers)."),
+    output_format: OutputFormat = format_option(OutputFormat.table, "table, json or csv."),
+    seed: int = seed_option(),
     n_resamples: int = n_resamples_option(),
-    confidence_level: float = typer.Option(0.95, "--confidence-level", help="Level of the intervals."),
+    confidence_level: float = confidence_level_option(),
     matrix: bool = typer.Option(False, "--matrix", help="Also print the rater-by-rater Cohen's kappa matrix."),
     stream: bool = typer.Option(
         False, "--stream",
@@ -88,19 +89,15 @@ def agree_command(
         table = reader.load(file, judges=judges)
         with progress_bar("agreement", quiet=output_format != OutputFormat.table) as progress:
             comp = compare_raters(table, judges, positive=positive, matrix=matrix, progress=progress, **opts)
-        scale_note = numeric_nominal_note(table) if reader.scale is None else None
         _emit(comp, {"table": table.summary()}, output_format, lambda: render_comparison(console, err_console, table, comp),
-              notes=[scale_note] if scale_note else [], drop=() if comp.matrix is not None else ("matrix",))
+              notes=scale_notes(table, reader), drop=() if comp.matrix is not None else ("matrix",))
 
 
 def _emit(res: Any, head: dict[str, Any], output_format: OutputFormat, render: Any, *, notes: list[str] | None = None,
           drop: tuple[str, ...] = ()) -> None:
     """``res`` as JSON (``head`` first, ``notes`` before its own, the ``drop`` keys left out), CSV or the terminal."""
     if output_format == OutputFormat.json:
-        doc = {**head, **res.to_dict()}
-        if notes:
-            doc["notes"] = notes + doc["notes"]
-        emit_json({k: v for k, v in doc.items() if k not in drop})
+        emit_result_json(res, head, notes=notes, drop=drop)
     elif output_format == OutputFormat.csv:
         echo_csv(res.to_frame())
     else:

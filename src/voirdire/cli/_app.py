@@ -19,7 +19,7 @@ from typer.core import TyperGroup
 
 from .._format_names import format_in_help
 from .._scores import PER_ITEM_COEFFICIENTS, SCORES
-from ._console import console, err_console, styled
+from ._console import console, err_console, progress_bar, styled
 from ._errors import one_line, report_exception, set_debug
 from ._ranges import check_ranges
 
@@ -133,9 +133,12 @@ def missing_option() -> Any:
     return typer.Option(Missing.error, "--missing", help=MISSING_HELP)
 
 
+ROLE_HELP = "Column with human/judge per row (instead of --judge)."
+
+
 def role_option() -> Any:
     """The ``--role`` option: a column marking each row's rater as human or judge."""
-    return typer.Option(None, "--role", help="Column with human/judge per row (instead of --judge).")
+    return typer.Option(None, "--role", help=ROLE_HELP)
 
 
 _FORMAT_PARAMS = ("format_in", "wide", "where", "control", "question", "by")
@@ -239,27 +242,33 @@ class ReaderOptions:
                           cluster_sep=self.cluster_sep, duplicates=self.duplicates, missing=self.missing, **extra)
 
 
-def _reader_parameters() -> list[inspect.Parameter]:
-    kw = inspect.Parameter.KEYWORD_ONLY
-    P = inspect.Parameter
-    return [
-        P("scale", kw, annotation=Optional[Level],
-          default=typer.Option(None, "--scale", help="Level of measurement of the labels.")),
-        P("categories", kw, annotation=Optional[list[str]],
-          default=typer.Option(None, "--categories", help="Categories in order (comma-separated or repeated).")),
-        P("abstain", kw, annotation=Optional[list[str]],
-          default=typer.Option(None, "--abstain", help="A label value meaning 'cannot assess' (repeatable).")),
-        P("item", kw, annotation=str, default=typer.Option("item", "--item", help="Item id column.")),
-        P("rater", kw, annotation=str, default=typer.Option("rater", "--rater", help="Rater column.")),
-        P("label", kw, annotation=str, default=typer.Option("label", "--label", help="Label column.")),
-        P("role", kw, annotation=Optional[str], default=role_option()),
-        P("cluster", kw, annotation=Optional[str],
-          default=typer.Option(None, "--cluster", help="Column grouping items into clusters (resampled together).")),
-        P("cluster_sep", kw, annotation=Optional[str],
-          default=typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator (e.g. '__').")),
-        P("duplicates", kw, annotation=Duplicates, default=duplicates_option()),
-        P("missing", kw, annotation=Missing, default=missing_option()),
-    ]
+#: The shared reader options: parameter name -> (annotation, default, help), in the order ``--help`` lists them.
+_READER_SPECS: dict[str, tuple[Any, Any, str]] = {
+    "scale": (Optional[Level], None, "Level of measurement of the labels."),
+    "categories": (Optional[list[str]], None, "Categories in order (comma-separated or repeated)."),
+    "abstain": (Optional[list[str]], None, "A label value meaning 'cannot assess' (repeatable)."),
+    "item": (str, "item", "Item id column."),
+    "rater": (str, "rater", "Rater column."),
+    "label": (str, "label", "Label column."),
+    "role": (Optional[str], None, ROLE_HELP),
+    "cluster": (Optional[str], None, "Column grouping items into clusters (resampled together)."),
+    "cluster_sep": (Optional[str], None, "Cluster = item id before this separator (e.g. '__')."),
+    "duplicates": (Duplicates, Duplicates.error, DUPLICATES_HELP),
+    "missing": (Missing, Missing.error, MISSING_HELP),
+}
+
+
+def _reader_parameters(*, only: tuple[str, ...] | None = None, defaults: dict[str, Any] | None = None,
+                       helps: dict[str, str] | None = None, flags: dict[str, str] | None = None,
+                       ) -> list[inspect.Parameter]:
+    """The shared reader options as parameters (:data:`_READER_SPECS`). A command may keep ``only`` some, and
+    give some its own ``defaults``, ``helps`` (what the option means to it) or ``flags`` (a name of its own
+    where the shared one is taken, e.g. ``assign --rater-column``)."""
+    defaults, helps, flags = defaults or {}, helps or {}, flags or {}
+    return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=typer.Option(
+                defaults.get(name, default), flags.get(name, "--" + name.replace("_", "-")),
+                help=helps.get(name, help)))
+            for name, (annotation, default, help) in _READER_SPECS.items() if only is None or name in only]
 
 
 READER_OPTION_NAMES = tuple(f.name for f in dataclasses.fields(ReaderOptions))
@@ -296,12 +305,15 @@ def _option_group(func: F, argname: str, cls: type, parameters: list[inspect.Par
     return wrapper  # type: ignore[return-value]
 
 
-def reader_options(func: F) -> F:
+def reader_options(func: F | None = None, **spec: Any) -> Any:
     """Give a command the shared reader options, declared once here.
 
     The command takes ``reader: ReaderOptions`` instead of the eleven options; its ``--help``
-    lists them after its own.
+    lists them after its own. ``@reader_options(only=..., defaults=..., helps=..., flags=...)``
+    gives it some of them, or says what they mean to it (see :func:`_reader_parameters`).
     """
+    if func is None:
+        return lambda f: _option_group(f, "reader", ReaderOptions, _reader_parameters(**spec))
     return _option_group(func, "reader", ReaderOptions, _reader_parameters())
 
 
@@ -508,11 +520,13 @@ def load_groups(file: Path, *, judges: list[str] | None = None, **kwargs: Any) -
     return grouped
 
 
-def numeric_nominal_note(table: Any) -> str | None:
-    """The note for numeric labels read as nominal (:func:`voirdire.workflows.numeric_nominal_note`)."""
-    from ..workflows import numeric_nominal_note as note
+def scale_notes(table: Any, reader: ReaderOptions) -> list[str]:
+    """The note for numeric labels read as nominal (:func:`voirdire.workflows.numeric_nominal_note`) when
+    ``--scale`` was not given, for a JSON document's notes (the terminal gets it on stderr)."""
+    from ..workflows import numeric_nominal_note
 
-    return note(table)
+    note = numeric_nominal_note(table) if reader.scale is None else None
+    return [note] if note else []
 
 
 #: Keys a wrapping command adds to the JSON object the command it runs emits (``study estimate`` adds
@@ -530,6 +544,15 @@ def json_extra(**keys: Any) -> Iterator[None]:
         _JSON_EXTRA.reset(token)
 
 
+def emit_result_json(res: Any, head: dict[str, Any], *, notes: list[str] | None = None,
+                     drop: tuple[str, ...] = ()) -> None:
+    """``res.to_dict()`` as JSON: ``head`` first, ``notes`` before its own notes, the ``drop`` keys left out."""
+    doc = {**head, **res.to_dict()}
+    if notes:
+        doc["notes"] = notes + doc["notes"]
+    emit_json({k: v for k, v in doc.items() if k not in drop})
+
+
 def emit_json(obj: Any) -> None:
     """Write JSON (the ``to_dict()`` of a result, or a plain object) to stdout."""
     from .._results import to_jsonable
@@ -540,29 +563,69 @@ def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(to_jsonable(obj), indent=2) + "\n")
 
 
-def n_resamples_option() -> Any:
+def n_resamples_option(*, minimum: int = 0, help: str | None = None, default: int | None = None,
+                       zero: str = "0 = none") -> Any:
     """``--n-resamples`` (alias ``--resamples``): one name and one default everywhere (agree, validate, plan,
-    report)."""
+    raters, report).
+
+    ``minimum``: the fewest the command takes, said in the help (0: none at all is accepted, ``zero`` says
+    what that gives; the report's sections all have intervals, it needs
+    :data:`voirdire._defaults.REPORT_MIN_N_RESAMPLES`)."""
     from .._defaults import DEFAULT_N_RESAMPLES
 
-    return typer.Option(DEFAULT_N_RESAMPLES, "--n-resamples", "--resamples",
-                        help="Bootstrap resamples for every interval and decision stability (0 = none).")
+    least = zero if minimum == 0 else f"at least {minimum}"
+    return typer.Option(DEFAULT_N_RESAMPLES if default is None else default, "--n-resamples", "--resamples",
+                        help=f"{help or 'Bootstrap resamples for every interval and decision stability'} ({least}).")
 
 
-@contextlib.contextmanager
-def progress_bar(first: str, *, quiet: bool = False, elapsed: bool = False) -> Iterator[Callable[[str, int, int], None]]:
-    """A transient progress bar on stderr (none when ``quiet``) and the ``progress(step, done, total)``
-    callback a workflow reports to; ``elapsed`` shows the time spent instead of the time left."""
-    from rich.progress import BarColumn, Progress, TaskProgressColumn, TimeElapsedColumn, TimeRemainingColumn
+class TableOrJson(str, Enum):
+    """``--format`` of the commands that print a table or JSON."""
 
-    from ._console import description_column
+    table = "table"
+    json = "json"
 
-    cols: list[Any] = [description_column(), BarColumn()]
-    cols += [TimeElapsedColumn()] if elapsed else [TaskProgressColumn(), TimeRemainingColumn()]
-    with Progress(*cols, console=err_console, transient=True, disable=quiet) as bar:
-        task = bar.add_task(first, total=1)
 
-        def progress(step: str, done: int, total: int) -> None:
-            bar.update(task, description=step, completed=done, total=total)
+class DesignName(str, Enum):
+    """``--design`` of the assignment designs (assign, plan --budget, simulate)."""
 
-        yield progress
+    random = "random"
+    strat = "strat"
+    panel = "panel"
+    seq_refined = "seq-refined"
+    seq_coverage = "seq-coverage"
+
+
+class SeqMethod(str, Enum):
+    """``--method`` of the sequential rule (watch, study status)."""
+
+    alt_test = "alt-test"
+    loo = "loo"
+
+
+#: ``--seed``'s help where it seeds every random stream of the command.
+SEED_HELP = "Seed of every random stream (same seed, same numbers)."
+
+
+def judge_option(help: str = "An LLM judge (repeatable).", *, required: bool = False) -> Any:
+    """``--judge``/``-j``: a rater that is an LLM judge, repeatable; ``help`` says what the command does with it."""
+    return typer.Option(... if required else None, "--judge", "-j", help=help)
+
+
+def seed_option(help: str = SEED_HELP, *, default: int | None = 0, min: int | None = None) -> Any:
+    """``--seed``: what it seeds, said in ``help`` (its range, 0 to 2**63 - 1, is checked in cli/_ranges.py)."""
+    return typer.Option(default, "--seed", help=help, min=min)
+
+
+def format_option(default: Any, help: str = "table or json.") -> Any:
+    """``--format``/``-f``: the output format (:class:`OutputFormat`, :class:`TableOrJson`)."""
+    return typer.Option(default, "--format", "-f", help=help)
+
+
+def confidence_level_option(help: str = "Level of the intervals.") -> Any:
+    """``--confidence-level``: the level of the command's intervals (default 0.95)."""
+    return typer.Option(0.95, "--confidence-level", help=help)
+
+
+def judge_file_option() -> Any:
+    """``--judge-file``: the judges' labels in a nested JSON file beside FILE."""
+    return typer.Option(None, "--judge-file", readable=False, help="Nested JSON of judge labels.")

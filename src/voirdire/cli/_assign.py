@@ -8,11 +8,9 @@ from pathlib import Path
 import typer
 
 from ._app import (
-    Duplicates, Level, Missing, app, console, duplicates_option, emit_json, fail, handle_errors, load_table,
-    missing_option, role_option, format_options,
+    _FORMAT_OPTS, DesignName, ReaderOptions, app, console, emit_json, fail, format_options, handle_errors,
+    judge_file_option, judge_option, reader_options, seed_option,
 )
-from ._app import _FORMAT_OPTS
-from ._plan import DesignName
 
 
 class FileFormat(str, Enum):
@@ -25,6 +23,8 @@ class FileFormat(str, Enum):
 @app.command("assign")
 @handle_errors
 @format_options
+@reader_options(only=("scale", "categories", "abstain", "item", "rater", "label", "role", "duplicates", "missing"),
+                flags=dict(rater="--rater-column"), helps=dict(rater="Rater column of FILE."))  # --rater: who gets work
 def assign_command(
     file: Path = typer.Argument(..., readable=False, help="The labels so far (long CSV/TSV/JSONL/Parquet, or an AltTest directory)."),
     n_per_rater: int = typer.Option(..., "--n-per-rater", "-n", help="Items each rater gets."),
@@ -35,24 +35,17 @@ def assign_command(
     assignee: list[str] = typer.Option(None, "--rater", "-r",
                                        help="Who gets work, in order (repeatable; new names allowed). "
                                             "Default: every human but the primary."),
-    judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge in FILE (repeatable)."),
+    judge: list[str] = judge_option("An LLM judge in FILE (repeatable)."),
     primary: str | None = typer.Option(None, "--primary", help="Human whose labels define the strata."),
-    seed: int | None = typer.Option(None, "--seed", help="Seed (a drawn seed is recorded in the manifest)."),
+    seed: int | None = seed_option("Seed (a drawn seed is recorded in the manifest).", default=None),
     file_format: FileFormat = typer.Option(None, "--to", "--format", "-f",
                                            help="csv or jsonl (default: from the extension), or the annotation tool "
                                                 "that will import the round: label-studio (tasks JSON) or argilla "
                                                 "(records JSON)."),
     json_out: bool = typer.Option(False, "--json", help="Print the manifest as JSON instead of a summary."),
-    scale: Level = typer.Option(None, "--scale", help="Level of measurement of the labels."),
-    categories: list[str] = typer.Option(None, "--categories", help="Categories in order (comma-separated)."),
-    abstain: list[str] = typer.Option(None, "--abstain", help="A label meaning 'cannot assess' (repeatable)."),
-    item: str = typer.Option("item", "--item", help="Item id column."),
-    rater_col: str = typer.Option("rater", "--rater-column", help="Rater column of FILE."),
-    label: str = typer.Option("label", "--label", help="Label column."),
-    role: str | None = role_option(),
-    judge_file: Path | None = typer.Option(None, "--judge-file", readable=False, help="Nested JSON of judge labels."),
-    duplicates: Duplicates = duplicates_option(),
-    missing: Missing = missing_option(),
+    judge_file: Path | None = judge_file_option(),
+    *,
+    reader: ReaderOptions,
 ) -> None:
     """Write who labels which item next, with a manifest (design, seed, source table hash).
 
@@ -66,12 +59,10 @@ def assign_command(
 
     if n_per_rater < 1:
         fail(f"--n-per-rater must be >= 1. Got {n_per_rater}.")
-    table = load_table(file, judges=judge, scale=scale, categories=categories, abstain=abstain, item=item,
-                       rater=rater_col, label=label, judge_file=judge_file, duplicates=duplicates, missing=missing,
-                       role=role)
+    table = reader.load(file, judges=judge, judge_file=judge_file)
     tool = file_format in (FileFormat.label_studio, FileFormat.argilla)
     # the source export's task data / record fields: the text the tool shows annotators
-    item_data = read_item_data(file, item=item, control=_FORMAT_OPTS.get().get("control")) if tool else None
+    item_data = read_item_data(file, item=reader.item, control=_FORMAT_OPTS.get().get("control")) if tool else None
     draw = draw_batch(table, design=design.value, n_per_rater=n_per_rater, raters=assignee or None, primary=primary,
                       seed=seed, item_data=item_data)
     out, man = write_assignments(draw.assignment, output, format=None if file_format is None else file_format.value,

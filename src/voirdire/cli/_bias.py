@@ -7,7 +7,10 @@ from pathlib import Path
 
 import typer
 
-from ._app import OutputFormat, PairwiseReaderOptions, app, console, emit_json, fail, handle_errors, pairwise_reader_options
+from ._app import (
+    OutputFormat, PairwiseReaderOptions, app, console, emit_json, fail, format_option, handle_errors, judge_option,
+    pairwise_reader_options,
+)
 
 
 @app.command("bias")
@@ -16,11 +19,11 @@ from ._app import OutputFormat, PairwiseReaderOptions, app, console, emit_json, 
 def bias_command(
     file: Path = typer.Argument(..., readable=False, help="Long table of verdicts: one row per (pair, rater, presented order); "
                                           "optional columns model_a, model_b (systems) and len_a, len_b (lengths)."),
-    judge: list[str] = typer.Option(None, "--judge", "-j", help="A rater that is an LLM judge (repeatable)."),
+    judge: list[str] = judge_option("A rater that is an LLM judge (repeatable)."),
     family: list[str] = typer.Option(None, "--family", help="NAME=FAMILY for a judge or model whose family the "
                                                              "built-in rule does not know (repeatable)."),
     fdr: float = typer.Option(0.05, "--fdr", help="False discovery rate of the flags (Benjamini-Hochberg)."),
-    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="table, json or csv."),
+    fmt: OutputFormat = format_option(OutputFormat.table, "table, json or csv."),
     *,
     preader: PairwiseReaderOptions,
 ) -> None:

@@ -9,6 +9,8 @@ hide text. Styling is explicit: ``console.print(text, style="dim")`` or :func:`s
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from rich.console import Console
@@ -62,16 +64,31 @@ def description_column() -> Any:
     return _Description()
 
 
-def progress_bar(show: bool, *, count: bool = True) -> Any:
-    """The commands' progress bar on stderr (transient; ``show=False`` draws nothing, e.g. for JSON
-    or CSV output): description, bar, ``done/total`` (``count``) and the time remaining."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+@contextlib.contextmanager
+def progress_bar(first: str, *, quiet: bool = False, elapsed: bool = False, count: bool = False,
+                 prefix: str = "") -> Iterator[Callable[[str, int, int], None]]:
+    """The commands' progress bar on stderr (transient; ``quiet`` draws nothing, e.g. for JSON or CSV
+    output) and the ``progress(step, done, total)`` callback a workflow reports to.
+
+    Columns: ``first``, then each step after ``prefix``; the bar; the time spent (``elapsed``), or
+    ``done/total`` (``count``) or the percentage, and the time left.
+    """
+    from rich.progress import (
+        BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TimeElapsedColumn, TimeRemainingColumn,
+    )
 
     cols: list[Any] = [description_column(), BarColumn()]
-    if count:
-        cols.append(MofNCompleteColumn())
-    cols.append(TimeRemainingColumn())
-    return Progress(*cols, console=err_console, transient=True, disable=not show)
+    if elapsed:
+        cols.append(TimeElapsedColumn())
+    else:
+        cols += [MofNCompleteColumn() if count else TaskProgressColumn(), TimeRemainingColumn()]
+    with Progress(*cols, console=err_console, transient=True, disable=quiet) as bar:
+        task = bar.add_task(first, total=None)
+
+        def progress(step: str, done: int, total: int) -> None:
+            bar.update(task, description=prefix + step, completed=done, total=total)
+
+        yield progress
 
 
 def with_styled_words(text: str, styles: dict[str, str]) -> Text:

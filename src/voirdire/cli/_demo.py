@@ -13,7 +13,8 @@ from typing import Any
 
 import typer
 
-from ._app import app, console, err_console, handle_errors
+from .._defaults import REPORT_MIN_N_RESAMPLES
+from ._app import app, console, err_console, handle_errors, n_resamples_option, seed_option
 
 #: Where ``voirdire demo`` writes its report without ``--out`` (git-ignored).
 DEMO_REPORT_DIR = "voirdire-report"
@@ -34,17 +35,11 @@ def run_demo(output_dir: Path | str | None = None, *, seed: int = 0, n_resamples
     quiet : bool
         Compute without printing.
     """
-    import json
-
-    from .._io import write_text
-    from .._results import to_jsonable
-    from ..exceptions import InvalidParameterError
     from ..report.console.demo import render_demo
-    from ..workflows import hanna_agreement
+    from ..workflows import check_demo_folder, hanna_agreement, write_demo_agreement
 
     out = None if output_dir is None else Path(output_dir)
-    if out is not None and out.exists() and not out.is_dir():
-        raise InvalidParameterError(f"--out {out} is not a folder. Give a folder (created when missing).")
+    check_demo_folder(out)
     res = hanna_agreement(seed=seed, n_resamples=n_resamples)
     if not quiet:
         render_demo(console, err_console, res)
@@ -52,9 +47,7 @@ def run_demo(output_dir: Path | str | None = None, *, seed: int = 0, n_resamples
                                "per_criterion": [(c, list(row)) for c, row in res.per_criterion],
                                "notes": list(res.notes), "elapsed_s": res.elapsed_s, "agreement": res}
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        path = out / "agreement.json"
-        write_text(path, json.dumps(to_jsonable(res.to_dict()), indent=2) + "\n")
+        path = write_demo_agreement(res, out)
         results["paths"] = {"agreement_json": path}
         if not quiet:
             console.print(f"Agreement results: {path}", highlight=False, soft_wrap=True)
@@ -72,12 +65,7 @@ def demo_report(table: Any, out: Path, *, seed: int, n_resamples: int, quiet: bo
     from ._console import progress_bar
 
     t0 = time.perf_counter()
-    with progress_bar(not quiet, count=False) as bar:
-        task = bar.add_task("Validation report", total=1)
-
-        def progress(step: str, done: int, total: int) -> None:
-            bar.update(task, description=f"Validation report: {step}", completed=done, total=total)
-
+    with progress_bar("Validation report", quiet=quiet, prefix="Validation report: ") as progress:
         rep = build_report(table, seed=seed, n_resamples=n_resamples, input_path=hanna_path(),
                            title="voirdire demo: HANNA story ratings, 3 humans and 5 LLM judges", progress=progress)
         paths = write_report(rep, out)
@@ -91,8 +79,8 @@ def demo_report(table: Any, out: Path, *, seed: int, n_resamples: int, quiet: bo
 @handle_errors
 def demo_command(
     out: Path | None = typer.Option(None, "--out", "-o", readable=False, help="Folder for the demo's files (agreement.json, report)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
-    resamples: int = typer.Option(1000, "--resamples", help="Bootstrap resamples."),
+    seed: int = seed_option("Seed of the bootstrap."),
+    resamples: int = n_resamples_option(default=1000, minimum=REPORT_MIN_N_RESAMPLES, help="Bootstrap resamples"),
 ) -> None:
     """Agreement on the bundled HANNA story ratings (3 humans, 5 LLM judges side by side), then the
     self-contained HTML validation report (default folder: voirdire-report/)."""

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Any
 
 import typer
 
 from ._app import (
-    Duplicates, Level, Missing, ReaderOptions, app, console, duplicates_option, emit_json, err_console, fail,
-    handle_errors, missing_option, role_option, format_options,
+    Level, ReaderOptions, TableOrJson, app, confidence_level_option, console, emit_json, err_console, fail,
+    format_option, format_options, handle_errors, judge_option, reader_options, seed_option,
 )
 
 
@@ -40,19 +39,22 @@ class Design(str, Enum):
     active = "active"
 
 
-class TableOrJson(str, Enum):
-    table = "table"
-    json = "json"
+#: What ``estimate`` and ``plan-estimate`` read: numeric scores.
+_SCORES = dict(scale="Level of the scores (numeric).", abstain="A score value meaning 'cannot assess' (repeatable).",
+               label="Score column.")
 
 
 @app.command("estimate")
 @handle_errors
 @format_options
+@reader_options(only=("scale", "abstain", "item", "rater", "label", "role", "cluster", "cluster_sep", "duplicates",
+                      "missing"), defaults=dict(scale=Level.interval),
+                helps=dict(_SCORES, cluster="Column grouping items into clusters.",
+                           cluster_sep="Cluster = item id before this separator."))
 def estimate_command(
     file: Path = typer.Argument(..., readable=False, help="Long annotation file (CSV/TSV/JSONL/Parquet): one row per item, rater, score."),
-    judges: list[str] = typer.Option(..., "--judge", "-j",
-                                     help="An LLM judge (repeatable: several judges, prompts or samples are "
-                                          "combined); each must score every item."),
+    judges: list[str] = judge_option("An LLM judge (repeatable: several judges, prompts or samples are combined); "
+                                     "each must score every item.", required=True),
     inclusion_prob: str = typer.Option(..., "--inclusion-prob", "-p",
                                        help="Probability each item was sent to humans: a number for all items, or a "
                                             "column of FILE (constant within an item)."),
@@ -66,22 +68,14 @@ def estimate_command(
     strata: str | None = typer.Option(None, "--strata", help="Column of FILE with the design stratum of each item."),
     target: Target = typer.Option(Target.superpopulation, "--target",
                                   help="superpopulation (items sampled from a larger pool) or finite (these items)."),
-    confidence_level: float = typer.Option(0.95, "--confidence-level", help="Level of the intervals."),
+    confidence_level: float = confidence_level_option(),
     compare: bool = typer.Option(True, "--compare/--no-compare", help="Also show human-only and PPI++ estimates."),
     drop_unscored: bool = typer.Option(False, "--drop-unscored",
                                        help="Drop items the judge did not score instead of failing."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the cross-fitting folds."),
-    output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json."),
-    scale: Level = typer.Option(Level.interval, "--scale", help="Level of the scores (numeric)."),
-    abstain: list[str] = typer.Option(None, "--abstain", help="A score value meaning 'cannot assess' (repeatable)."),
-    item: str = typer.Option("item", "--item", help="Item id column."),
-    rater: str = typer.Option("rater", "--rater", help="Rater column."),
-    label: str = typer.Option("label", "--label", help="Score column."),
-    role: str | None = role_option(),
-    cluster: str | None = typer.Option(None, "--cluster", help="Column grouping items into clusters."),
-    cluster_sep: str | None = typer.Option(None, "--cluster-sep", help="Cluster = item id before this separator."),
-    duplicates: Duplicates = duplicates_option(),
-    missing: Missing = missing_option(),
+    seed: int = seed_option("Seed of the cross-fitting folds."),
+    output: TableOrJson = format_option(TableOrJson.table),
+    *,
+    reader: ReaderOptions,
 ) -> None:
     """Estimate the mean human score from LLM scores on every item and human scores on a designed subsample.
 
@@ -91,15 +85,13 @@ def estimate_command(
     from ..report.console.estimate import estimate_warnings, render_estimate
     from ..workflows import estimate_from_file
 
-    if scale == Level.nominal:
+    if reader.scale == Level.nominal:
         fail("--scale nominal has no mean; use interval (default), ratio or ordinal with numeric scores.")
     judges = list(dict.fromkeys(judges))  # a judge named twice is one predictor
-    reader = ReaderOptions(scale=scale, abstain=abstain, item=item, rater=rater, label=label, role=role,
-                           cluster=cluster, cluster_sep=cluster_sep, duplicates=duplicates, missing=missing)
     # with --by: one table per group and the pooled one (one estimate each)
     table = reader.load_groups(file, judges=judges) if reader.by else reader.load(file, judges=judges)
-    res = estimate_from_file(file, table, judges, inclusion_prob, strata=strata, role=role, item=item, rater=rater,
-                             model=model.value, cross_fit=cross_fit or "auto", target=target.value,
+    res = estimate_from_file(file, table, judges, inclusion_prob, strata=strata, role=reader.role, item=reader.item,
+                             rater=reader.rater, model=model.value, cross_fit=cross_fit or "auto", target=target.value,
                              confidence_level=confidence_level, compare=compare, drop_unscored=drop_unscored,
                              seed=seed)
     if output == TableOrJson.json:
@@ -109,28 +101,27 @@ def estimate_command(
         render_estimate(console, err_console, res)
 
 
-def _inclusion_from_file(spec: str, file: Path, table: Any, item_col: str, rater_col: str, human: Any) -> Any:
-    """``--inclusion-prob`` per item, read as ``estimate`` reads it (``voirdire report`` uses it)."""
-    from ..workflows import inclusion_prob_from_file
-
-    return inclusion_prob_from_file(spec, file, table, item=item_col, rater=rater_col, human=human)
-
-
 @app.command("plan-estimate")
 @handle_errors
 @format_options
+@reader_options(only=("scale", "abstain", "item", "rater", "label", "role", "duplicates", "missing"),
+                defaults=dict(scale=Level.interval),
+                helps=dict(item="Item id column of the pilot and --draw files.", rater="Rater column of the pilot.",
+                           label="Score column of the pilot.", scale="Level of the pilot's scores.",
+                           role="Column with human/judge per row of the pilot (instead of --judge).",
+                           abstain="A pilot score meaning 'cannot assess' (repeatable)."))
 def plan_estimate_command(
     target_halfwidth: float | None = typer.Option(None, "--target-halfwidth", help="Wanted CI half-width (score units)."),
     n_star: float | None = typer.Option(None, "--n-star", help="Human-only sample size whose precision to match."),
     effect_size: float | None = typer.Option(None, "--effect-size", help="Difference to detect (score units)."),
     power: float = typer.Option(0.8, "--power", help="Power for --effect-size."),
     significance_level: float = typer.Option(0.05, "--significance-level", help="Test level for --effect-size."),
-    confidence_level: float = typer.Option(0.95, "--confidence-level", help="Level for --target-halfwidth."),
+    confidence_level: float = confidence_level_option("Level for --target-halfwidth."),
     sd: float | None = typer.Option(None, "--sd", help="Standard deviation of the human scores (or from --pilot)."),
     r2: float | None = typer.Option(None, "--r2", help="Share of the human variance the judge explains, in [0, 1)."),
     pilot: Path | None = typer.Option(None, "--pilot", readable=False, help="Pilot annotation file (judge and humans on the same items)."),
-    judges: list[str] = typer.Option(None, "--judge", "-j", help="A judge in the pilot file (repeatable: several "
-                                                                 "judges are combined, as in estimate)."),
+    judges: list[str] = judge_option("A judge in the pilot file (repeatable: several judges are combined, as in "
+                                     "estimate)."),
     design: Design = typer.Option(Design.standard, "--design",
                                   help="standard (sample sizes, or Neyman strata with --strata) or active: "
                                        "item-level probabilities from the judges' predicted residuals and costs "
@@ -158,16 +149,10 @@ def plan_estimate_command(
                                                                    "(item, inclusion_prob, selected[, stratum])."),
     strata_column: str | None = typer.Option(None, "--strata-column", help="Column of the --draw file with each item's "
                                                                            "stratum (with --strata)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the --draw sample (same seed, same sample)."),
-    output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json."),
-    item: str = typer.Option("item", "--item", help="Item id column of the pilot and --draw files."),
-    rater: str = typer.Option("rater", "--rater", help="Rater column of the pilot."),
-    label: str = typer.Option("label", "--label", help="Score column of the pilot."),
-    role: str | None = typer.Option(None, "--role", help="Column with human/judge per row of the pilot (instead of --judge)."),
-    scale: Level = typer.Option(Level.interval, "--scale", help="Level of the pilot's scores."),
-    abstain: list[str] = typer.Option(None, "--abstain", help="A pilot score meaning 'cannot assess' (repeatable)."),
-    duplicates: Duplicates = duplicates_option(),
-    missing: Missing = missing_option(),
+    seed: int = seed_option("Seed of the --draw sample (same seed, same sample)."),
+    output: TableOrJson = format_option(TableOrJson.table),
+    *,
+    reader: ReaderOptions,
 ) -> None:
     """Plan a two-stage study: how many items the LLM and the humans must score, or where to put the human labels.
 
@@ -176,14 +161,11 @@ def plan_estimate_command(
     With --draw ITEMS --out FILE: also draw the Poisson human sample and write it with the
     probabilities beside it (N defaults to the number of items in ITEMS).
     """
-    from .._io import atomic_write, check_not_input
-    from .._safe import csv_frame
+    from .._io import check_not_input
     from ..report.console.estimate import plan_estimate_warnings, render_plan_estimate
-    from ..workflows import plan_estimation
+    from ..workflows import plan_estimation, write_plan_sample
 
     judges = list(dict.fromkeys(judges or []))  # a judge named twice is one predictor
-    pilot_reader = ReaderOptions(scale=scale, abstain=abstain, item=item, rater=rater, label=label, role=role,
-                                 duplicates=duplicates, missing=missing)
     if design == Design.standard:
         if (draw is None) != (draw_out is None):
             fail("--draw ITEMS and --out FILE go together (the items to sample from, and where to write the sample).")
@@ -192,13 +174,12 @@ def plan_estimate_command(
     plan = plan_estimation(
         design=design.value, target_halfwidth=target_halfwidth, n_star=n_star, effect_size=effect_size, power=power,
         significance_level=significance_level, confidence_level=confidence_level, sd=sd, r2=r2, pilot=pilot,
-        read_pilot=lambda js: pilot_reader.load(pilot, judges=js),  # type: ignore[arg-type]
+        read_pilot=lambda js: reader.load(pilot, judges=js),  # type: ignore[arg-type]
         judges=judges, model=model.value, n_total=n_total, n_labeled=n_labeled, inclusion_prob=inclusion_prob,
         strata=strata_file, budget=budget, min_prob=min_prob, draw=draw, strata_column=strata_column, out=draw_out,
-        cost_column=cost_column, pilot_prob=pilot_prob, floor=floor, item=item, rater=rater, seed=seed)
-    if plan.sample is not None:  # the sample, with the probabilities the estimate needs beside it
-        with atomic_write(draw_out, inputs=[draw, pilot, strata_file]) as fh:  # type: ignore[arg-type]
-            csv_frame(plan.sample.assignments).to_csv(fh, index=False)
+        cost_column=cost_column, pilot_prob=pilot_prob, floor=floor, item=reader.item, rater=reader.rater,
+        seed=seed)
+    write_plan_sample(plan, draw_out, inputs=[draw, pilot, strata_file])  # type: ignore[arg-type]
     if output == TableOrJson.json:
         plan_estimate_warnings(err_console, plan)
         emit_json(plan.to_dict())

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import typer
 
-from ._app import (OutputFormat, PairwiseReaderOptions, app, console, emit_json, err_console, fail, handle_errors,
-                   pairwise_reader_options)
+from ._app import (
+    OutputFormat, PairwiseReaderOptions, app, console, emit_json, err_console, fail, format_option, handle_errors,
+    judge_option, pairwise_reader_options, seed_option,
+)
 from ._console import progress_bar
 
 
@@ -17,7 +19,7 @@ from ._console import progress_bar
 @pairwise_reader_options
 def pairwise_command(
     file: Path = typer.Argument(..., readable=False, help="Long table of verdicts: one row per (pair, rater, presented order)."),
-    judge: list[str] = typer.Option(None, "--judge", "-j", help="A rater that is an LLM judge (repeatable)."),
+    judge: list[str] = judge_option("A rater that is an LLM judge (repeatable)."),
     evaluate: bool = typer.Option(False, "--evaluate", help="Leave-one-human-out comparison with the baselines."),
     group: list[str] = typer.Option(None, "--group", help="Human group for --evaluate: NAME=GROUP or PREFIX*=GROUP (first match wins)."),
     particles: int = typer.Option(300, "--particles", help="SMC particles."),
@@ -31,13 +33,13 @@ def pairwise_command(
                                     help="Judges' bias intervals of nominal coverage: adaptive quadrature and "
                                          "a batch move of the particles after the stream (about 3x the time)."),
     mode: str = typer.Option("auto", "--mode", help="Particles: joint, per-judge, or auto (per-judge above 16 judges)."),
-    seed: int = typer.Option(0, "--seed", help="Random seed (reproducible results)."),
+    seed: int = seed_option("Random seed (reproducible results)."),
     top: int = typer.Option(10, "--top", help="How many of the most uncertain pairs to list (0: none)."),
     max_humans: int = typer.Option(8, "--max-humans", help="Confusion matrices shown in the table output."),
     save_state: Path = typer.Option(None, "--save-state", readable=False, help="Save the model state (.npz) to resume the stream."),
     resume: Path = typer.Option(None, "--resume", readable=False, help="Continue the stream from a saved state (model options come from the state)."),
-    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f",
-                                     help="table, json, or csv (one row per pair; with --evaluate the comparison)."),
+    fmt: OutputFormat = format_option(OutputFormat.table, "table, json, or csv (one row per pair; with --evaluate the "
+                                                          "comparison)."),
     *,
     preader: PairwiseReaderOptions,
 ) -> None:
@@ -67,12 +69,12 @@ def pairwise_command(
 
         check_not_input(save_state, [file])
     table, _ = preader.read(file, judges=judge)
-    with progress_bar(fmt == OutputFormat.table and evaluate) as bar:
-        task = bar.add_task("leave-one-human-out fits", total=None)
+    step = "leave-one-human-out fits"
+    with progress_bar(step, quiet=fmt != OutputFormat.table or not evaluate, count=True) as progress:
         fit = fit_pairwise(table, n_particles=particles, update=update, laplace=laplace, judge_ties=judge_ties,
                            judge_reliability=judge_reliability, calibrated=calibrated, mode=mode, seed=seed, top=top,
                            resume=resume, evaluate=evaluate, groups=group or (),
-                           progress=lambda done, total: bar.update(task, completed=done, total=total))
+                           progress=lambda done, total: progress(step, done, total))
     if save_state is not None:
         fit.model.save(save_state)
     if fmt == OutputFormat.csv:  # one table: the pairs' posteriors (stream order), or with --evaluate the comparison

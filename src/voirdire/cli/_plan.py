@@ -7,36 +7,15 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 
 import typer
 
 from ._app import (
-    ReaderOptions, app, console, emit_json, err_console, fail, format_options, handle_errors, reader_options,
+    DesignName, ReaderOptions, ScoreName, TableOrJson, app, console, emit_json, err_console, fail, format_option,
+    format_options, handle_errors, judge_file_option, judge_option, n_resamples_option, reader_options, seed_option,
 )
-from ._app import n_resamples_option
 from ._console import progress_bar
-
-
-class TableOrJson(str, Enum):
-    table = "table"
-    json = "json"
-
-
-class ScoreName(str, Enum):
-    agreement = "agreement"
-    alpha = "alpha"
-    kappa = "kappa"
-    ac1 = "ac1"
-
-
-class DesignName(str, Enum):
-    random = "random"
-    strat = "strat"
-    panel = "panel"
-    seq_refined = "seq-refined"
-    seq_coverage = "seq-coverage"
 
 
 def _unique(names: list[str] | None) -> list[str] | None:
@@ -50,11 +29,11 @@ def _unique(names: list[str] | None) -> list[str] | None:
 @reader_options
 def overlap_command(
     file: Path = typer.Argument(..., readable=False, help="Annotation file (long CSV/TSV/JSONL/Parquet, or an AltTest directory)."),
-    judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeatable)."),
+    judge: list[str] = judge_option(),
     primary: str | None = typer.Option(None, "--primary", help="The first-pass human (default: who labelled every item)."),
     min_eligible: int = typer.Option(30, "--min-eligible", help="Warn below this many eligible items per comparison."),
-    output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json."),
-    judge_file: Path | None = typer.Option(None, "--judge-file", readable=False, help="Nested JSON of judge labels."),
+    output: TableOrJson = format_option(TableOrJson.table),
+    judge_file: Path | None = judge_file_option(),
     *,
     reader: ReaderOptions,
 ) -> None:
@@ -88,31 +67,17 @@ def _budget_list(values: list[str] | None) -> list[int]:
     return out
 
 
-def _assign_args(reader: ReaderOptions, judges: list[str] | None, judge_file: Path | None) -> str:
-    """The reading options as ``voirdire assign`` spells them, so that the "Next:" command reads FILE as plan did."""
-    import shlex
-
-    kw = reader.read_kwargs()
-    pairs = [("--scale", kw["scale"]), ("--categories", ",".join(kw["categories"] or []) or None),
-             *[("--abstain", a) for a in kw["abstain"]], ("--role", kw["role"]), ("--judge-file", judge_file),
-             *[("--item", kw["item"]), ("--rater-column", kw["rater"]), ("--label", kw["label"])],
-             ("--duplicates", kw["duplicates"]), ("--missing", kw["missing"]), *[("--judge", j) for j in judges or []]]
-    default = {"--item": "item", "--rater-column": "rater", "--label": "label", "--duplicates": "error",
-               "--missing": "error"}
-    return "".join(f" {k} {shlex.quote(str(v))}" for k, v in pairs if v is not None and default.get(k) != v)
-
-
 @app.command("plan")
 @handle_errors
 @format_options
 @reader_options
 def plan_command(
     file: Path | None = typer.Argument(None, readable=False, help="Pilot annotation file (omit to plan from --mu-d/--sigma0)."),
-    judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge to plan for (repeatable)."),
+    judge: list[str] = judge_option("An LLM judge to plan for (repeatable)."),
     epsilon: float = typer.Option(0.05, "--epsilon", help="Tolerance of the leave-one-out rule (d_k >= -epsilon)."),
     significance_level: float = typer.Option(0.05, "--significance-level",
                                              help="One comparison may falsely reject with probability a/2."),
-    score: ScoreName = typer.Option(ScoreName.agreement, "--score",
+    score: ScoreName = typer.Option(ScoreName("agreement"), "--score",
                                     help="Score of the rule: agreement (closed form) or alpha/kappa/ac1 (bootstrap sigma0)."),
     mu_d: float | None = typer.Option(None, "--mu-d", help="Mean per-item difference judge - human (no pilot)."),
     sigma0: float | None = typer.Option(None, "--sigma0", help="Its per-item standard deviation (no pilot)."),
@@ -125,10 +90,10 @@ def plan_command(
     fr_target: float = typer.Option(0.10, "--fr-target", help="Largest acceptable false-reject rate."),
     fa_target: float = typer.Option(0.10, "--fa-target", help="Largest acceptable false-accept rate."),
     n_jobs: int = typer.Option(1, "--n-jobs", help="Worker processes for --budget."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the simulation and of the verdicts (as validate --seed)."),
+    seed: int = seed_option("Seed of the simulation and of the verdicts (as validate --seed)."),
     n_resamples: int = n_resamples_option(),
-    output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json."),
-    judge_file: Path | None = typer.Option(None, "--judge-file", readable=False, help="Nested JSON of judge labels."),
+    output: TableOrJson = format_option(TableOrJson.table),
+    judge_file: Path | None = judge_file_option(),
     *,
     reader: ReaderOptions,
 ) -> None:
@@ -139,7 +104,7 @@ def plan_command(
     Asymptotic planning aids: --budget checks them by simulating the whole decision. The "Next:"
     batch is checked by simulation on the file's own structure before it is printed.
     """
-    from ..report.console.plan import plan_json, render_plan
+    from ..report.console.plan import assign_options, plan_json, render_plan
     from ..workflows import plan_from_moments, plan_validation
 
     budgets = _budget_list(budget)
@@ -161,15 +126,15 @@ def plan_command(
             fail(f"{file}: no judge. Name it with --judge.")
         if len(table.humans) < 2:
             fail(f"{file}: planning needs at least two human raters; found {len(table.humans)}.")
-        with progress_bar(output == TableOrJson.table and bool(budgets)) as p:
-            task = p.add_task("simulating budgets", total=None)
+        step = "simulating budgets"
+        with progress_bar(step, quiet=output != TableOrJson.table or not budgets, count=True) as progress:
             res = plan_validation(table, judges, epsilon=epsilon, significance_level=significance_level,
                                   score=score.value, seed=seed, n_resamples=n_resamples, budgets=budgets,
                                   design=design.value, fr_target=fr_target, fa_target=fa_target,
                                   n_repetitions=repetitions, n_jobs=n_jobs,
-                                  progress=lambda done, total: p.update(task, completed=done, total=total))
+                                  progress=lambda done, total: progress(step, done, total))
     if output == TableOrJson.json:
         emit_json(plan_json(res, None if file is None else str(file)))
     else:
         render_plan(console, err_console, res, file=None if file is None else str(file),
-                    options=_assign_args(reader, _unique(judge), judge_file))
+                    options=assign_options(reader.read_kwargs(), _unique(judge), judge_file))

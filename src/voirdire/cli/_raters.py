@@ -10,8 +10,9 @@ import typer
 
 from .._scores import PER_ITEM_COEFFICIENTS, REFERENCE_COEFFICIENT, names_text
 from ._app import (
-    OutputFormat, PoolCoefficient, ReaderOptions, ScoreName, app, console, emit_json, err_console, fail,
-    format_options, handle_errors, reader_options, require_overlap,
+    OutputFormat, PoolCoefficient, ReaderOptions, ScoreName, app, confidence_level_option, console, emit_json,
+    err_console, fail, format_option, format_options, handle_errors, judge_option, n_resamples_option, reader_options,
+    require_overlap, seed_option,
 )
 from ._assign import FileFormat
 
@@ -22,7 +23,7 @@ from ._assign import FileFormat
 @reader_options
 def raters_command(
     file: Path = typer.Argument(..., metavar="FILE", readable=False, help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
-    judge: list[str] = typer.Option(None, "--judge", "-j", help="Mark this rater as a judge (left out of the pool)."),
+    judge: list[str] = judge_option("Mark this rater as a judge (left out of the pool)."),
     rater_names: list[str] = typer.Option(None, "--rater-name", help="Pool of annotators (repeat; default: every human)."),
     score: ScoreName | None = typer.Option(None, "--score", help="Leave-one-out score S (as validate's; default: alpha "
                                            "on interval/ratio labels, else agreement)."),
@@ -41,11 +42,10 @@ def raters_command(
     adjudicator: str = typer.Option("adjudicator", "--adjudicator", help="Rater name in the adjudication file."),
     file_format: FileFormat = typer.Option(None, "--to", help="Format of the --adjudicate file: csv or jsonl (default: "
                                            "from the extension), label-studio (tasks JSON) or argilla (records JSON)."),
-    output_format: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="table, json or csv."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap (same seed, same numbers as validate and the report)."),
-    resamples: int = typer.Option(2000, "--n-resamples", "--resamples",
-                                  help="Bootstrap resamples (0 = no intervals, no flags)."),
-    confidence_level: float = typer.Option(0.95, "--confidence-level", help="Level of the intervals."),
+    output_format: OutputFormat = format_option(OutputFormat.table, "table, json or csv."),
+    seed: int = seed_option("Seed of the bootstrap (same seed, same numbers as validate and the report)."),
+    resamples: int = n_resamples_option(help="Bootstrap resamples", zero="0 = no intervals, no flags"),
+    confidence_level: float = confidence_level_option(),
     *,
     reader: ReaderOptions,
 ) -> None:

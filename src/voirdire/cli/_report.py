@@ -6,9 +6,12 @@ from pathlib import Path
 
 import typer
 
-from ._app import (PairwiseReaderOptions, ReaderOptions, app, console, err_console, fail, format_options, handle_errors,
-                   n_resamples_option, pairwise_reader_options, progress_bar, reader_options)
-from ._console import styled
+from .._defaults import REPORT_MIN_N_RESAMPLES
+from ._app import (
+    PairwiseReaderOptions, ReaderOptions, app, confidence_level_option, console, err_console, fail, format_options,
+    handle_errors, judge_option, n_resamples_option, pairwise_reader_options, progress_bar, reader_options,
+    seed_option,
+)
 
 
 @app.command("report")
@@ -19,16 +22,16 @@ from ._console import styled
 def report_command(
     file: Path | None = typer.Argument(None, readable=False, help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style "
                                                   "folder; omit it for a pairwise-only report (--pairwise)."),
-    judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeat for several)."),
+    judge: list[str] = judge_option(),
     out: Path = typer.Option(Path("voirdire-report"), "--out", "-o", readable=False, help="Output folder for report.html and report.json."),
     pairwise: Path | None = typer.Option(None, "--pairwise", readable=False, help="Pairwise verdicts file for the Pairwise section."),
     pairwise_judge: list[str] = typer.Option(None, "--pairwise-judge",
                                              help="An LLM judge in the pairwise file (default: its 'role' column, else the --judge names in it)."),
     inclusion_prob: str | None = typer.Option(None, "--inclusion-prob",
                                               help="Known probability each item went to the humans: a number, or a column of FILE."),
-    seed: int = typer.Option(0, "--seed", help="Seed of every resampling step (same seed, same numbers)."),
-    confidence_level: float = typer.Option(0.95, "--confidence-level", help="Level of every interval."),
-    n_resamples: int = n_resamples_option(),
+    seed: int = seed_option("Seed of every resampling step (same seed, same numbers)."),
+    confidence_level: float = confidence_level_option("Level of every interval."),
+    n_resamples: int = n_resamples_option(minimum=REPORT_MIN_N_RESAMPLES),
     epsilon: float = typer.Option(0.05, "--epsilon", help="Tolerance of the leave-one-human-out rule."),
     alt_epsilon: float = typer.Option(0.2, "--alt-epsilon",
                                       help="Margin of the alt-test: 0.2 expert, 0.15 skilled, 0.1 crowd annotators."),
@@ -47,6 +50,7 @@ def report_command(
 ) -> None:
     """Write a self-contained HTML validation report (with plots) and a JSON file with every number."""
     from ..report import build_report, write_report
+    from ..report.console.report import render_written_report
 
     preader.verdict_spellings()  # a malformed --verdict-map fails before any reading
     if file is None and pairwise is None:
@@ -86,14 +90,7 @@ def report_command(
                            title=title, progress=progress, unsampled=unsampled, grouped=grouped)
         progress("Writing", 1, 1)
         paths = write_report(rep, out, inputs=[f for f in (file, pairwise) if f is not None])
-    for s in rep.not_available:
-        err_console.print(styled((f"{s.status}:", "yellow"), f" {s.title}: {s.reason}"), highlight=False,
-                          soft_wrap=True)
-    console.print(f"Report: {paths.html}", highlight=False, soft_wrap=True, markup=False)
-    console.print(f"JSON:   {paths.json}", highlight=False, soft_wrap=True, markup=False)
-    analyses = [s for s in rep.sections if s.key != "data"]
-    failed = [s for s in analyses if s.status == "error"]
-    if failed and not any(s.status == "ok" for s in analyses):  # a page of errors is no report: say so
-        fail(f"no section of the report could be computed ({len(failed)} failed, the others do not apply); "
-             f"the page lists why. First: {failed[0].title}: {failed[0].reason}")
+    problem = render_written_report(console, err_console, rep, paths)
+    if problem:  # a page of errors is no report: say so
+        fail(problem)
 

@@ -8,11 +8,10 @@ from pathlib import Path
 import typer
 
 from ._app import (
-    Duplicates, Missing, app, console, duplicates_option, emit_json, fail, format_options, handle_errors, load_table,
-    missing_option,
+    DesignName, ReaderOptions, TableOrJson, app, console, emit_json, fail, format_option, format_options,
+    handle_errors, judge_option, reader_options, seed_option,
 )
 from ._console import progress_bar
-from ._plan import DesignName, TableOrJson
 
 
 class Preset(str, Enum):
@@ -22,6 +21,9 @@ class Preset(str, Enum):
 @app.command("simulate")
 @handle_errors
 @format_options
+@reader_options(only=("item", "rater", "label", "duplicates", "missing"),
+                helps=dict(item="Item id column of --full long files.", rater="Rater column of --full long files.",
+                           label="Label column of --full long files."))
 def simulate_command(
     preset: Preset = typer.Option(Preset.sparse_overlap, "--preset", help="The experiment to run."),
     repetitions: int = typer.Option(50, "--repetitions", "-r", help="Repetitions per setting (matrix), design and coverage."),
@@ -31,15 +33,10 @@ def simulate_command(
     scheduler: str | None = typer.Option(None, "--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 (only one you trust: Dask unpickles what "
                                      "it sends)."),
     output: Path | None = typer.Option(None, "--output", "-o", readable=False, help="Directory for the CSV and Markdown tables."),
-    seed: int = typer.Option(0, "--seed", help="Seed (results are identical for a seed on any executor)."),
+    seed: int = seed_option("Seed (results are identical for a seed on any executor)."),
     full: list[Path] = typer.Option(None, "--full", readable=False, help="A fully crossed real data set to subsample as well "
                                                           "(repeatable; e.g. an AltTest directory)."),
-    judge: list[str] = typer.Option(None, "--judge", "-j", help="Judges in --full long files (repeatable)."),
-    item: str = typer.Option("item", "--item", help="Item id column of --full long files."),
-    rater: str = typer.Option("rater", "--rater", help="Rater column of --full long files."),
-    label: str = typer.Option("label", "--label", help="Label column of --full long files."),
-    duplicates: Duplicates = duplicates_option(),
-    missing: Missing = missing_option(),
+    judge: list[str] = judge_option("Judges in --full long files (repeatable)."),
     design: list[DesignName] = typer.Option(None, "--design", help="Designs (default: random, strat, seq-refined, seq-coverage)."),
     coverage: list[float] = typer.Option(None, "--coverage", help="Per-secondary coverages (default 0.05, 0.25, 0.5)."),
     n_items: int = typer.Option(500, "--n-items", help="Items of the synthetic matrices."),
@@ -48,7 +45,9 @@ def simulate_command(
     cluster_sd: float = typer.Option(1.0, "--cluster-sd", help="Cluster difficulty sd (logit scale) of the clustered variant."),
     no_synthetic: bool = typer.Option(False, "--no-synthetic", help="Only the --full real data sets."),
     epsilon: float = typer.Option(0.05, "--epsilon", help="Tolerance of the leave-one-out rule."),
-    fmt: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json (the summaries)."),
+    fmt: TableOrJson = format_option(TableOrJson.table, "table or json (the summaries)."),
+    *,
+    reader: ReaderOptions,
 ) -> None:
     """Measure how often sparse designs give the wrong decision (the paper's Tables 1-3).
 
@@ -69,23 +68,19 @@ def simulate_command(
         fail(f"--epsilon must be in [0, 1). Got {epsilon:g}.{fraction_hint(epsilon, open_low=False)}")
     real = {}
     for p in full or []:
-        t = load_table(p, judges=judge, item=item, rater=rater, label=label, duplicates=duplicates, missing=missing)
+        t = reader.load(p, judges=judge)
         if not t.judges:
             fail(f"{p}: no judge to validate; name them with --judge.")
         real[p.name if p.name else str(p)] = t
-    with progress_bar(fmt == TableOrJson.table) as prog:
-        task = prog.add_task(f"{preset.value}: sparse validations", total=None)
+    step = f"{preset.value}: sparse validations"
+    with progress_bar(step, quiet=fmt != TableOrJson.table, count=True) as progress:
         sim = simulate_designs(real, synthetic=not no_synthetic, n_items=n_items, n_matrices=matrices,
                                clustered=clustered, n_clusters=n_clusters, cluster_sd=cluster_sd,
                                designs=[d.value for d in design] if design else None, coverages=coverage or None,
                                n_repetitions=repetitions, epsilon=epsilon, seed=seed, n_jobs=n_jobs,
-                               scheduler=scheduler, progress=lambda d, n: prog.update(task, completed=d, total=n))
+                               scheduler=scheduler, progress=lambda d, n: progress(step, d, n))
     files = write_simulation(sim, output, list(full or [])) if output is not None else []
     if fmt == TableOrJson.json:
         emit_json(sim.experiment.to_dict() | {"files": [str(f) for f in files]})
         return
-    render_simulation(console, sim)
-    if files:
-        console.print(f"Wrote {len(files)} files to {output} (tables.md, table1_alpha.csv, table2_ranking.csv, "
-                      "table3_decisions.csv, runs.csv, tasks.csv, cells.csv, experiment.json).",
-                      highlight=False, soft_wrap=True)
+    render_simulation(console, sim, files, output)

@@ -10,10 +10,10 @@ from typing import Any, Optional
 import typer
 
 from . import _estimate, _report, _validate  # noqa: F401  (registered first: the study commands take their options)
-from ._app import (HelpGroup, ReaderOptions, app, console, emit_json, err_console, fail, handle_errors, json_extra,
-                   reader_options)
-from ._plan import TableOrJson
-from ._watch import SeqMethod
+from ._app import (
+    HelpGroup, ReaderOptions, SeqMethod, TableOrJson, app, console, emit_json, err_console, fail, format_option,
+    handle_errors, json_extra, judge_option, reader_options, seed_option,
+)
 
 study_app = typer.Typer(help="A study workspace: rounds of labels, assignments and inclusion probabilities in one "
                              "SQLite file (init, add, status, assign, draw, export, validate, estimate, report).",
@@ -55,11 +55,11 @@ def init_command(path: Path = typer.Argument(..., readable=False, help="The stud
 def add_command(
     path: Path = typer.Argument(..., readable=False, help="The study file."),
     file: Path = typer.Argument(..., readable=False, help="Labels to import as one new round (any file voirdire reads)."),
-    judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeatable)."),
+    judge: list[str] = judge_option(),
     strict: bool = typer.Option(False, "--strict", help="Refuse the round if a human label was never assigned."),
     by: list[str] = typer.Option(None, "--by", help="Keep each item's COLUMN (a criterion, a language; one value per "
                                                     "item; repeatable) so that the study's commands can group by it."),
-    output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json."),
+    output: TableOrJson = format_option(TableOrJson.table),
     *,
     reader: ReaderOptions,
 ) -> None:
@@ -75,20 +75,20 @@ def add_command(
 @study_app.command("status")
 @handle_errors
 def status_command(path: Path = typer.Argument(..., readable=False, help="The study file."),
-                   output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json."),
+                   output: TableOrJson = format_option(TableOrJson.table),
                    sequential: bool = typer.Option(True, "--sequential/--no-sequential",
                                                    help="Show the running anytime-valid decision per judge over the "
                                                         "rounds (as voirdire watch)."),
                    method: SeqMethod = typer.Option(SeqMethod.alt_test, "--method", help="alt-test or loo."),
                    epsilon: float | None = typer.Option(None, "--epsilon",
                                                         help="Margin (default 0.2 alt-test, 0.05 loo)."),
-                   seed: int = typer.Option(0, "--seed", min=0, help="Order of the items within a round."),
+                   seed: int = seed_option("Order of the items within a round.", min=0),
                    by: list[str] = typer.Option(None, "--by", help="One running decision and verdict per value of "
                                                 "an item group kept by `study add --by` (repeatable), and the pooled "
                                                 "one.")) -> None:
     """Rounds, every row accounted for, coverage per rater, open assignments, the running decision per judge."""
     from ..exceptions import InvalidParameterError
-    from ..report.console.study import render_status, render_status_by, render_status_decisions
+    from ..report.console.study import render_study_status, study_status_json
 
     s = _open(path)
     if by:  # the item groups `study add --by` kept
@@ -100,17 +100,10 @@ def status_command(path: Path = typer.Argument(..., readable=False, help="The st
             seq = s.sequential(method=method.value, epsilon=epsilon, rng=seed, by=by or None)
         except InvalidParameterError as exc:
             why = str(exc)
-    if output == "json" and by:
-        emit_json({**st.to_dict(), **({} if seq is None else seq.to_dict()), "sequential_note": why})
-    elif output == "json":
-        emit_json({**st.to_dict(), "sequential": [] if seq is None else [r.to_dict() for r in seq.running],
-                   "sequential_note": why, "verdicts": [] if seq is None else seq.verdicts_dict()})
+    if output == "json":
+        emit_json(study_status_json(st, seq, why, by=bool(by)))
     else:
-        render_status(console, st)
-        if seq is not None:
-            (render_status_by if by else render_status_decisions)(console, seq)
-        elif why:
-            console.print(f"No sequential decision: {why}", highlight=False, soft_wrap=True)
+        render_study_status(console, st, seq, why, by=bool(by))
 
 
 @study_app.command("export")
@@ -131,7 +124,7 @@ def assign_command(
     output: Path = typer.Option(..., "--output", "-o", readable=False, help="The next batch (.csv, .jsonl, or .json with --to)."),
     design: str = typer.Option("strat", "--design", help="random, strat, panel, seq-refined or seq-coverage."),
     assignee: list[str] = typer.Option(None, "--rater", "-r", help="A human to give work (repeatable; default all)."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the draw (recorded)."),
+    seed: int = seed_option("Seed of the draw (recorded).", min=0),
     to: str = typer.Option(None, "--to", help="csv, jsonl, label-studio or argilla."),
 ) -> None:
     """The next batch of assignments, written for the annotators and recorded with its probabilities.
@@ -161,11 +154,10 @@ def draw_command(
     design: DrawDesign = typer.Option(DrawDesign.uniform, "--design", help="uniform (Poisson, pi = n/N); active "
                                       "(more where the judges disagree, plan_active); neyman (strata = the first "
                                       "judge's score, residual sd from the humans' scores so far, plan_allocation)."),
-    judge: list[str] = typer.Option(None, "--judge", "-j", help="Judge(s) whose scores drive active/neyman "
-                                                                "(default: every judge of the study)."),
+    judge: list[str] = judge_option("Judge(s) whose scores drive active/neyman (default: every judge of the study)."),
     floor: float = typer.Option(0.3, "--floor", help="active: share of the uniform design mixed in; neyman: every "
                                                      "item keeps at least floor * n / N."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the draw (recorded)."),
+    seed: int = seed_option("Seed of the draw (recorded).", min=0),
 ) -> None:
     """Draw the human subsample for estimation; every probability is recorded in the study."""
     drawn, rnd = _open(path).draw(n=n, design=design.value, rng=seed, judges=list(judge) if judge else None,

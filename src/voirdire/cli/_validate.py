@@ -5,7 +5,6 @@ pipeline (``--fail-on``)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,8 +15,9 @@ from .._defaults import GATES as FAIL_ON  # the one gate rule (the CI summaries 
 from .._io import check_not_input, write_text
 from .._options import ALT_TEST_SCORINGS, CORRECTIONS, GROUP_ERRORS, PER_HUMAN_TESTS, RANK_BY, VALIDATION_METHODS
 from ._app import (
-    EXIT_GATE, ReaderOptions, ScoreName, app, console, emit_json, err_console, fail, format_options, handle_errors,
-    n_resamples_option, numeric_nominal_note, reader_options, registry_choices, require_overlap,
+    EXIT_GATE, ReaderOptions, ScoreName, app, confidence_level_option, console, emit_json, err_console, fail,
+    emit_result_json, format_option, format_options, handle_errors, judge_option, n_resamples_option, reader_options,
+    registry_choices, require_overlap, scale_notes, seed_option,
 )
 from ._console import styled
 
@@ -46,8 +46,7 @@ FORMATS = ("table", "json", "csv", "markdown", "junit")
 @reader_options
 def validate_command(
     file: Path = typer.Argument(..., readable=False, help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
-    judge: list[str] = typer.Option(None, "--judge", "-j", help="The LLM judge to validate (repeat for several; "
-                                    "default: every judge in the file)."),
+    judge: list[str] = judge_option("The LLM judge to validate (repeat for several; default: every judge in the file)."),
     method: Method = typer.Option(Method("both"), "--method", "-m", help="loo, alt-test or both."),
     epsilon: float | None = typer.Option(
         None, "--epsilon", "-e", help="Tolerance of the chosen method (loo default 0.05; alt-test default 0.2). "
@@ -74,13 +73,12 @@ def validate_command(
                                           help="Humans' own alpha below which no judge is accepted (in [0, 1))."),
     fail_on: str | None = typer.Option(None, "--fail-on", help="Exit with code 3 when a judge's verdict is reject "
                                        "('reject') or reject/inconclusive ('inconclusive'); 1 when it cannot run."),
-    output_format: str = typer.Option("table", "--format", "-f",
-                                      help="table, json, csv, markdown (a CI summary) or junit (one case per judge)."),
+    output_format: str = format_option("table", "table, json, csv, markdown (a CI summary) or junit (one case per judge)."),
     junit: Path | None = typer.Option(None, "--junit", readable=False, help="Also write the JUnit XML report (one case "
                                       "per judge) to this file: one run gives a CI summary and a CI reporter's file."),
-    seed: int = typer.Option(0, "--seed", help="Seed of every random stream (same seed, same numbers)."),
+    seed: int = seed_option(),
     n_resamples: int = n_resamples_option(),
-    confidence_level: float = typer.Option(0.95, "--confidence-level", help="Level of the intervals."),
+    confidence_level: float = confidence_level_option(),
     exclude_rater: list[str] = typer.Option(None, "--exclude-rater", help="Leave this human out of the validation "
                                             "(repeatable); said in the output, never silent."),
     check_raters: bool = typer.Option(True, "--check-raters/--no-check-raters", help="Flag outlier annotators and "
@@ -111,13 +109,12 @@ def validate_command(
     if sequential or round_column is not None:
         _validate_sequential(file, judge, method, epsilon, q, seed, round_column, fail_on, output_format, reader)
         return
-    run_loo = method.value in ("loo", "both")
+    from ..workflows import method_margins
+
+    loo_epsilon, alt_test_epsilon = method_margins(method.value, epsilon, alt_epsilon)
     opts: dict[str, Any] = dict(
         method=method.value, score=None if score is None else score.value,
-        scoring=None if scoring is None else scoring.value,
-        epsilon=0.05 if epsilon is None or not run_loo else epsilon,
-        alt_test_epsilon=alt_epsilon if alt_epsilon is not None else (
-            epsilon if epsilon is not None and not run_loo else 0.2),
+        scoring=None if scoring is None else scoring.value, epsilon=loo_epsilon, alt_test_epsilon=alt_test_epsilon,
         threshold=threshold, min_items=min_items, correction=correction.value, test=test.value, q=q,
         min_items_per_human=min_items_per_human, min_humans_per_item=min_humans_per_item,
         rank_by=None if rank_by is None else rank_by.value, confidence_level=confidence_level,
@@ -128,20 +125,14 @@ def validate_command(
         return
     from ..report import render_junit, render_markdown, render_validation
     from ..report.console.raters import sensitivity_lines
-    from ..workflows import validate_judges
+    from ..workflows import judges_to_validate, validate_judges, validated_table
 
     table = reader.load(file, judges=judge)
     require_overlap(table)
-    judges = list(dict.fromkeys(judge)) if judge else list(table.judges)
-    if not judges:
-        fail(f"{table.source} marks no rater as a judge. Name the judge with --judge NAME.")
-    res = validate_judges(table, judges, **opts)
-    if res.excluded_raters:
-        table = table.select(raters=[str(r) for r in table.raters if str(r) not in res.excluded_raters])
+    res = validate_judges(table, judges_to_validate(table, judge), **opts)
+    table = validated_table(table, res)
     if output_format == "json":
-        scale_note = numeric_nominal_note(table) if reader.scale is None else None
-        doc = {"table": table.summary(), **res.to_dict()}
-        emit_json({**doc, "notes": ([scale_note] if scale_note else []) + doc["notes"]})
+        emit_result_json(res, {"table": table.summary()}, notes=scale_notes(table, reader))
     elif output_format == "csv":
         from ._console import echo_csv
 
@@ -153,13 +144,15 @@ def validate_command(
         sensitivity_lines(console, res.annotators, [j.sensitivity for j in res.judges if j.sensitivity is not None])
     if junit is not None:
         write_text(junit, render_junit(res, fail_on=fail_on), inputs=[file])
-    if fail_on is not None:
-        _gate(fail_on, [f"{j.judge} is {j.verdict.decision}" for j in res.judges
-                        if j.verdict.decision in FAIL_ON[fail_on]], output_format)
+    _gate(fail_on, res, output_format)
 
 
-def _gate(fail_on: str, failing: Sequence[str], output_format: str, where: str = "") -> None:
-    """``--fail-on``: exit with code 3 when a verdict fails the gate (said on stderr with the table format)."""
+def _gate(fail_on: str | None, res: Any, output_format: str, where: str = "") -> None:
+    """``--fail-on``: exit with code 3 when a verdict of ``res`` fails the gate (said on stderr with the table
+    format; :func:`voirdire.workflows.gate_failures`)."""
+    from ..workflows import gate_failures
+
+    failing = [] if fail_on is None else gate_failures(res, fail_on)
     if failing:
         if output_format == "table":
             err_console.print(styled(("gate failed", "bold red"), f" (--fail-on {fail_on}{where}): "
@@ -188,9 +181,7 @@ def _validate_sequential(file: Path, judge: list[str] | None, method: Any, epsil
     else:
         render_looks(console, res.results, n_items=table.n_items)
         render_verdicts(console, res)
-    if fail_on is not None:
-        verdict = {"accept": "accept", "reject": "reject", "continue": "inconclusive"}
-        _gate(fail_on, [r.judge for r in res.results if verdict[r.decision] in FAIL_ON[fail_on]], output_format)
+    _gate(fail_on, res, output_format)
 
 
 def _validate_by(file: Path, judge: list[str] | None, opts: dict[str, Any], fail_on: str | None,
@@ -198,15 +189,12 @@ def _validate_by(file: Path, judge: list[str] | None, opts: dict[str, Any], fail
     """``validate --by COLUMN``: one verdict per (judge, group), the pooled one, the rules across groups;
     the gate fails when any (judge, group) verdict fails, naming them."""
     from ..report import grouped_junit, grouped_markdown, render_grouped_validation
-    from ..workflows import validate_judges_by
+    from ..workflows import judges_to_validate, validate_judges_by
 
     if group_error not in GROUP_ERRORS:
         fail(f"--group-error must be one of {list(GROUP_ERRORS)}. Got {group_error!r}.")
     grouped = reader.load_groups(file, judges=judge)
-    judges = list(dict.fromkeys(judge)) if judge else list(grouped.pooled.judges)
-    if not judges:
-        fail(f"{grouped.pooled.source} marks no rater as a judge. Name the judge with --judge NAME.")
-    res = validate_judges_by(grouped, judges, group_error=group_error, **opts)  # type: ignore[arg-type]
+    res = validate_judges_by(grouped, judges_to_validate(grouped.pooled, judge), group_error=group_error, **opts)  # type: ignore[arg-type]
     if output_format == "json":
         emit_json({"table": grouped.pooled.summary(), **res.to_dict(), "records": [c.to_dict() for c in res.cells]})
     elif output_format == "csv":
@@ -217,6 +205,4 @@ def _validate_by(file: Path, judge: list[str] | None, opts: dict[str, Any], fail
         sys.stdout.write((grouped_markdown if output_format == "markdown" else grouped_junit)(res, fail_on=fail_on))
     else:
         render_grouped_validation(console, err_console, res)
-    if fail_on is not None:
-        _gate(fail_on, [f"{c.judge} is {c.verdict.decision} on {c.group}" for c in res.failing(FAIL_ON[fail_on])],
-              output_format, f" --by {','.join(res.by)}")
+    _gate(fail_on, res, output_format, f" --by {','.join(res.by)}")

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from ._app import ReaderOptions, app, console, emit_json, err_console, fail, format_options, handle_errors, reader_options
-from ._plan import TableOrJson
-
-
-class SeqMethod(str, Enum):
-    alt_test = "alt-test"
-    loo = "loo"
+from ._app import (
+    ReaderOptions, SeqMethod, TableOrJson, app, console, emit_json, err_console, fail, format_option, format_options,
+    handle_errors, judge_option, reader_options, seed_option,
+)
 
 
 def read_watch(file: Path, *, judges: list[str], round_column: str, method: str, epsilon: float | None, q: float,
@@ -27,9 +23,8 @@ def read_watch(file: Path, *, judges: list[str], round_column: str, method: str,
     if file.is_dir():
         fail(f"{file}: sequential validation needs a long file with a round column (--round-column), not an "
              f"AltTest directory.")
-    dup = reader.duplicates.value if isinstance(reader.duplicates, Enum) else reader.duplicates
     rounds = label_rounds(read_rounds(file, column=round_column, item=reader.item, rater=reader.rater),
-                          duplicates=dup, source=str(file))
+                          duplicates=reader.read_kwargs()["duplicates"], source=str(file))
     opts = dict(method=method, epsilon=epsilon, q=q, seed=seed, verdicts=verdicts)
     if reader.by:
         grouped = reader.load_groups(file, judges=judges)
@@ -44,7 +39,7 @@ def read_watch(file: Path, *, judges: list[str], round_column: str, method: str,
 @reader_options
 def watch_command(
     file: Path = typer.Argument(..., readable=False, help="Long annotation file with a round (batch or timestamp) column."),
-    judge: list[str] = typer.Option(None, "--judge", "-j", help="An LLM judge (repeatable)."),
+    judge: list[str] = judge_option(),
     round_column: str = typer.Option(..., "--round-column", help="Column with each label's round or arrival time."),
     method: SeqMethod = typer.Option(SeqMethod.alt_test, "--method", help="alt-test or loo."),
     epsilon: float | None = typer.Option(None, "--epsilon", help="Margin (default 0.2 alt-test, 0.05 loo)."),
@@ -52,8 +47,8 @@ def watch_command(
     follow: float | None = typer.Option(None, "--follow", help="Re-read the file every SECONDS while it grows, "
                                                                 "until a decision (Ctrl-C stops)."),
     max_wait: float | None = typer.Option(None, "--max-wait", min=0.0, help="With --follow: give up after SECONDS."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Order of the items within a round."),
-    output: TableOrJson = typer.Option(TableOrJson.table, "--format", "-f", help="table or json."),
+    seed: int = seed_option("Order of the items within a round.", min=0),
+    output: TableOrJson = format_option(TableOrJson.table),
     *,
     reader: ReaderOptions,
 ) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._checks import check_confidence_level, check_positive_int, check_probability
+from .._defaults import REPORT_MIN_N_RESAMPLES
 from .._results import to_jsonable
 from ..exceptions import InvalidParameterError, VoirdireError
 from ._format import fmt_int, fmt_num, fmt_p, fmt_pct
@@ -310,7 +311,7 @@ def build_report(
         raise InvalidParameterError(
             f"The 'pairwise' parameter of {func} must be a PairwiseTable. Got {type(pairwise).__name__} instead.{hint}")
     confidence_level = check_confidence_level(confidence_level, func)
-    n_resamples = check_positive_int(n_resamples, "n_resamples", func, minimum=10)
+    n_resamples = check_positive_int(n_resamples, "n_resamples", func, minimum=REPORT_MIN_N_RESAMPLES)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InvalidParameterError(
             f"The 'seed' parameter of {func} must be a non-negative integer. Got {seed!r} instead.")

@@ -16,7 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._options import DUPLICATE_POLICIES
 from .._results import Result
+from .._scores import names_text
 from .._safe import shown
 from ..data import HUMAN, JUDGE, AnnotationTable, pipe_as_file, read_annotations, read_long_frame
 from ..exceptions import InvalidParameterError, SchemaError, VoirdireError
@@ -362,8 +364,8 @@ class Study:
         (``<(...)``) is read once, within the limits every reader keeps (``VOIRDIRE_MAX_PIPE_BYTES``,
         ``VOIRDIRE_PIPE_TIMEOUT``); an empty one (``/dev/null``) is refused as an empty file.
         """
-        if duplicates not in ("error", "first", "last"):
-            raise InvalidParameterError(f"duplicates must be error, first or last. Got {duplicates!r}.")
+        if duplicates not in DUPLICATE_POLICIES:
+            raise InvalidParameterError(f"duplicates must be {names_text(DUPLICATE_POLICIES)}. Got {duplicates!r}.")
         src = Path(file)
         if not src.exists():
             raise StudyError(f"{shown(str(file), 4096)}: file not found.")  # the path whole (up to PATH_MAX)

@@ -9,6 +9,7 @@ so the same file, options and seed print the same numbers everywhere. See ``docs
 
 from ._advice import ADVICE_STATUSES, Advice, advise, comparison_capacity, judge_verdicts, need_text, running_text
 from ._design import DesignOverview, design_overview
+from ._gate import gate_failures
 from ._sequential import (
     GroupedSequentialValidation, RunningDecision, SequentialValidation, follow_file, label_rounds, not_ready,
     sequential_validation, sequential_validation_by, watch_judges, with_verdicts,
@@ -24,11 +25,11 @@ from ._estimate import (
     EstimationSummary, FileEstimate, JudgeEstimate, MeanEstimate, estimate_from_file, estimate_judges, estimate_mean,
     inclusion_prob_from_file,
 )
-from ._estimate_plan import EstimationPlan, plan_estimation
+from ._estimate_plan import EstimationPlan, plan_estimation, write_plan_sample
 from ._pairwise import PairwiseSummary, summarise_pairwise
 from ._pairwise_fit import PairwiseFit, evaluation_notes, fit_pairwise, human_groups
 from ._simulate import DesignSimulation, simulate_designs
-from ._demo import DemoAgreement, hanna_agreement
+from ._demo import DemoAgreement, check_demo_folder, hanna_agreement, write_demo_agreement
 from ._compare import RaterComparison, compare_raters, compare_raters_stream
 from ._groups import (
     GROUP_ERRORS, GroupCell, GroupedComparison, GroupedEstimate, GroupedRaters, GroupedValidation, compare_raters_by,
@@ -37,7 +38,8 @@ from ._groups import (
 from ._seeds import seed_sequence, stream
 from ._validate import (
     DEFAULT_N_RESAMPLES, JudgeValidation, ValidationResult, check_table_fits, default_score, default_scoring,
-    order_text, ranking_tiers, tier_ranks, top_tier_note, validate_judges,
+    judges_to_validate, method_margins, order_text, ranking_tiers, tier_ranks, top_tier_note, validate_judges,
+    validated_table,
 )
 from ._verdict import REASON_CODES, TENTATIVE_LINE, Reason, ReferenceReliability, Verdict
 
@@ -97,6 +99,7 @@ __all__ = [
     "inclusion_prob_from_file",
     "EstimationPlan",
     "plan_estimation",
+    "write_plan_sample",
     "GroupedEstimate",
     "estimate_mean_by",
     "GroupedWatch",
@@ -110,6 +113,8 @@ __all__ = [
     "simulate_designs",
     "DemoAgreement",
     "hanna_agreement",
+    "check_demo_folder",
+    "write_demo_agreement",
     "DEFAULT_N_RESAMPLES",
     "GROUP_ERRORS",
     "GroupCell",
@@ -131,6 +136,10 @@ __all__ = [
     "compare_raters_stream",
     "default_score",
     "default_scoring",
+    "gate_failures",
+    "judges_to_validate",
+    "method_margins",
+    "validated_table",
     "seed_sequence",
     "stream",
     "validate_judges",

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from pathlib import Path
 from typing import Any
 
 from .._results import Result
+from .._scores import REFERENCE_COEFFICIENT
 
-__all__ = ["DEMO_COEFFICIENTS", "DemoAgreement", "hanna_agreement"]
+__all__ = ["DEMO_COEFFICIENTS", "DemoAgreement", "hanna_agreement", "check_demo_folder", "write_demo_agreement"]
 
 #: the coefficients the demo shows
-DEMO_COEFFICIENTS = ("krippendorff_alpha",)
+DEMO_COEFFICIENTS = (REFERENCE_COEFFICIENT,)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,6 +63,27 @@ class DemoAgreement(Result):
                 "per_criterion": {c: [r.to_dict() for r in row] for c, row in self.per_criterion}}
 
 
+def check_demo_folder(out: Path | None) -> None:
+    """Refuse (before any work) a demo folder ``out`` that exists and is not a folder."""
+    from ..exceptions import InvalidParameterError
+
+    if out is not None and out.exists() and not out.is_dir():
+        raise InvalidParameterError(f"--out {out} is not a folder. Give a folder (created when missing).")
+
+
+def write_demo_agreement(res: DemoAgreement, out: Path) -> Path:
+    """Write ``res`` as ``out/agreement.json`` (the folder created when missing, the file atomically)."""
+    import json
+
+    from .._io import write_text
+    from .._results import to_jsonable
+
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "agreement.json"
+    write_text(path, json.dumps(to_jsonable(res.to_dict()), indent=2) + "\n")
+    return path
+
+
 def hanna_agreement(*, seed: int = 0, n_resamples: int = 1000) -> DemoAgreement:
     """Agreement on HANNA: the three humans, then the humans with each of the five LLM judges, pooled and per
     criterion (interval alpha, bootstrap over stories)."""
@@ -81,7 +104,7 @@ def hanna_agreement(*, seed: int = 0, n_resamples: int = 1000) -> DemoAgreement:
     rows = []
     for c in sorted(set(pd.read_csv(hanna_path(), usecols=["criterion"])["criterion"])):
         cc = compare(load_hanna(criterion=c))
-        rows.append((c, tuple(g["krippendorff_alpha"] for g in cc.groups)))
+        rows.append((c, tuple(g[REFERENCE_COEFFICIENT] for g in cc.groups)))
         notes += [f"{c}: {n}" for n in cc.notes]
     methods = ", ".join(sorted({str(r.ci.method) for g in comp.groups for r in g.results}))
     halves = [(r.ci.high - r.ci.low) / 2 for _, row in rows for r in row if r.ci.high == r.ci.high]

@@ -5,7 +5,7 @@ Three designs, one result (:class:`EstimationPlan`): the sample sizes of a two-s
 allocation over strata (:func:`~voirdire.estimation.plan_allocation`), and the active design's
 item-level probabilities (:func:`~voirdire.estimation.plan_active`); each optionally with the
 human sample drawn (:func:`~voirdire.estimation.draw_human_sample`). The caller writes the sample
-(``EstimationPlan.sample.assignments``) where it wants it.
+(``EstimationPlan.sample.assignments``) where it wants it, with :func:`write_plan_sample` as CSV.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ..exceptions import InfeasiblePlanError, InvalidParameterError, SchemaError
 from ._estimate import _per_item_column, inclusion_prob_from_file
 from ._seeds import check_seed
 
-__all__ = ["EstimationPlan", "plan_estimation"]
+__all__ = ["EstimationPlan", "plan_estimation", "write_plan_sample"]
 
 #: the seed of the pilot's cross-fitting folds (the pilot's R² does not depend on --seed, the draw's seed)
 PILOT_SEED = 0
@@ -410,3 +410,16 @@ def plan_estimation(*, design: str = "standard", target_halfwidth: float | None 
     return EstimationPlan(kind="sample_size", sample_size=res, pilot=pilot_info, sources=sources, sample=sample,
                           sample_file=file_out, model=model, judges=tuple(judges), seed=seed,
                           streams={**streams, **({"draw": seed} if sample is not None else {})})
+
+
+def write_plan_sample(plan: EstimationPlan, out: Path, *, inputs: Sequence[Path | None] = ()) -> None:
+    """Write ``plan``'s drawn human sample (item, inclusion_prob, selected[, stratum]: the probabilities the
+    estimate needs beside the items) to ``out`` as CSV, atomically, never over one of ``inputs``; nothing
+    when no sample was drawn."""
+    from .._io import atomic_write
+    from .._safe import csv_frame
+
+    if plan.sample is None:
+        return
+    with atomic_write(out, inputs=inputs) as fh:
+        csv_frame(plan.sample.assignments).to_csv(fh, index=False)

@@ -26,7 +26,8 @@ from ._verdict import (
 )
 
 __all__ = ["validate_judges", "ValidationResult", "JudgeValidation", "DEFAULT_N_RESAMPLES", "default_score",
-           "default_scoring", "ranking_tiers", "order_text", "tier_ranks", "top_tier_note", "check_table_fits"]
+           "default_scoring", "ranking_tiers", "order_text", "tier_ranks", "top_tier_note", "check_table_fits",
+           "method_margins", "judges_to_validate", "validated_table"]
 
 #: The number of bootstrap resamples of every workflow (and of every command's ``--n-resamples``).
 from .._defaults import DEFAULT_N_RESAMPLES  # noqa: E402 - one default for the CLI and the API
@@ -49,6 +50,42 @@ def default_scoring(table: Any) -> str:
     if table.scale.level in ("ordinal", "interval", "ratio") and table.scale.is_numeric:
         return "neg_rmse"
     return "accuracy"
+
+
+def method_margins(method: str, epsilon: float | None, alt_test_epsilon: float | None) -> tuple[float, float]:
+    """The leave-one-out tolerance and the alt-test margin of ``method`` from a user's one or two margins.
+
+    ``epsilon`` is the leave-one-out tolerance when that rule runs (``loo``, ``both``), else the alt-test
+    margin; ``alt_test_epsilon`` is the alt-test margin. ``None``: the default, 0.05 and 0.2.
+    """
+    run_loo = method in ("loo", "both")
+    loo = 0.05 if epsilon is None or not run_loo else epsilon
+    if alt_test_epsilon is not None:
+        return loo, alt_test_epsilon
+    return loo, epsilon if epsilon is not None and not run_loo else 0.2
+
+
+def judges_to_validate(table: Any, judges: Sequence[str] | None) -> list[str]:
+    """The judges named (each once, in order: ``-j X -j X`` is one judge), else every judge ``table`` marks.
+
+    Raises
+    ------
+    InvalidParameterError
+        When none is named and the table marks no rater as a judge.
+    """
+    from ..exceptions import InvalidParameterError
+
+    names = list(dict.fromkeys(judges)) if judges else list(table.judges)
+    if not names:
+        raise InvalidParameterError(f"{table.source} marks no rater as a judge. Name the judge with --judge NAME.")
+    return names
+
+
+def validated_table(table: Any, res: Any) -> Any:
+    """``table`` less the raters ``res`` (:func:`validate_judges`) left out: the table its numbers are about."""
+    if not res.excluded_raters:
+        return table
+    return table.select(raters=[str(r) for r in table.raters if str(r) not in res.excluded_raters])
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,7 +12,7 @@ from ...workflows import need_text
 from .._format import fmt_int, fmt_num, fmt_pct
 from .._terminal import _text, verdict_lines
 
-__all__ = ["render_overlap", "overlap_json", "render_plan", "plan_json"]
+__all__ = ["render_overlap", "overlap_json", "render_plan", "plan_json", "assign_options"]
 
 
 def _warn(err_console: Console, notes: Any) -> None:
@@ -232,6 +232,21 @@ def _checked(c: Any) -> str:
             "assignee, each human labelling at their observed rate): it gives about "
             f"{fmt_int(math.floor(c.fewest))} new comparisons per open held-out human, {fmt_int(c.need)} needed: "
             + ("enough" if c.enough else "not enough"))
+
+
+def assign_options(read: dict[str, Any], judges: list[str] | None, judge_file: Any = None) -> str:
+    """The reading options ``read`` (:meth:`voirdire.cli._app.ReaderOptions.read_kwargs`), the judges and the
+    judge file as ``voirdire assign`` spells them, so that the "Next:" command reads FILE as plan did."""
+    import shlex
+
+    pairs = [("--scale", read["scale"]), ("--categories", ",".join(read["categories"] or []) or None),
+             *[("--abstain", a) for a in read["abstain"]], ("--role", read["role"]), ("--judge-file", judge_file),
+             *[("--item", read["item"]), ("--rater-column", read["rater"]), ("--label", read["label"])],
+             ("--duplicates", read["duplicates"]), ("--missing", read["missing"]),
+             *[("--judge", j) for j in judges or []]]
+    default = {"--item": "item", "--rater-column": "rater", "--label": "label", "--duplicates": "error",
+               "--missing": "error"}
+    return "".join(f" {k} {shlex.quote(str(v))}" for k, v in pairs if v is not None and default.get(k) != v)
 
 
 def _next(console: Console, res: Any, file: str, options: str) -> None:

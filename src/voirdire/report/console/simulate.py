@@ -71,8 +71,9 @@ def simulation_markdown(res: Any) -> str:
     ])
 
 
-def render_simulation(console: Console, sim: Any) -> None:
-    """Per group: FR, FA, WDR, boundary WDR, rank and top-1 errors and the alpha's reliability."""
+def render_simulation(console: Console, sim: Any, files: list[Path] | None = None, output: Path | None = None) -> None:
+    """Per group: FR, FA, WDR, boundary WDR, rank and top-1 errors and the alpha's reliability; then the
+    ``files`` :func:`write_simulation` wrote to ``output``."""
     from rich import box
     from rich.table import Table
 
@@ -95,6 +96,10 @@ def render_simulation(console: Console, sim: Any) -> None:
                   "reject cell; WDR: any wrong decision; bound.: WDR on boundary-pass cells (means over cells). "
                   "rank / top-1: rank error and top-1 error against the full matrix; alpha: share of runs with the "
                   "human-pool alpha within 0.05 of the full matrix's.", style="dim", highlight=False, soft_wrap=True)
+    if files:
+        console.print(f"Wrote {len(files)} files to {output} (tables.md, table1_alpha.csv, table2_ranking.csv, "
+                      "table3_decisions.csv, runs.csv, tasks.csv, cells.csv, experiment.json).",
+                      highlight=False, soft_wrap=True)
 
 
 def write_simulation(sim: Any, out: Path, inputs: Any = ()) -> list[Path]:

@@ -8,7 +8,26 @@ from typing import Any
 
 from .watch import line, verdict_text
 
-__all__ = ["render_added", "render_assigned", "render_status", "render_status_by", "render_status_decisions"]
+__all__ = ["render_added", "render_assigned", "render_status", "render_status_by", "render_status_decisions",
+           "render_study_status", "study_status_json"]
+
+
+def study_status_json(st: Any, seq: Any, why: str | None, *, by: bool) -> dict[str, Any]:
+    """``study status --format json``: the status ``st``, the running decisions ``seq`` (None: ``why`` there
+    are none); with ``by``, ``seq`` is grouped and its records are given as ``watch --by`` gives them."""
+    if by:
+        return {**st.to_dict(), **({} if seq is None else seq.to_dict()), "sequential_note": why}
+    return {**st.to_dict(), "sequential": [] if seq is None else [r.to_dict() for r in seq.running],
+            "sequential_note": why, "verdicts": [] if seq is None else seq.verdicts_dict()}
+
+
+def render_study_status(console: Any, st: Any, seq: Any, why: str | None, *, by: bool) -> None:
+    """``study status``: the status, then the running decisions per judge (per group with ``by``), or why none."""
+    render_status(console, st)
+    if seq is not None:
+        (render_status_by if by else render_status_decisions)(console, seq)
+    elif why:
+        console.print(f"No sequential decision: {why}", highlight=False, soft_wrap=True)
 
 
 def render_status(console: Any, st: Any) -> None:
