@@ -84,7 +84,9 @@ def test_sam_pairwise_resume_bias_and_report(tmp_path: Path) -> None:
     ev = table(e.out, header_has="accuracy", title_has="Leave-one-human-out").by("method")
     assert {"BayesJudge", "majority vote", "Dawid-Skene"} <= set(ev)
     assert {r["labels"] for r in ev.values()} == {"480"}          # 3 held-out humans x 160 pairs
-    said = re.findall(r"\[all\] (accuracy|nll|brier|ece): (.+?) beats (.+?) \(([\d.]+) vs ([\d.]+)\)", e.flat)
+    # one sentence each ([^[]: a match never runs on into the next '[group] metric:' sentence, such as
+    # '[all] ece: BayesJudge best (0.802; next Dawid-Skene 0.809).')
+    said = re.findall(r"\[all\] (accuracy|nll|brier|ece): ([^\[]+?) beats ([^\[]+?) \(([\d.]+) vs ([\d.]+)\)", e.flat)
     assert said, e
     column = {"accuracy": "accuracy", "nll": "NLL", "brier": "Brier", "ece": "ECE"}
     for metric, winner, loser, a, b in said:           # the sentences under the table quote the table
