@@ -103,7 +103,8 @@ class PairwisePosterior(Result):
     dirichlet_counts : ndarray (n_humans, 3, 3)
         Dirichlet pseudo-counts (prior plus updates) behind ``confusion``.
     ess_history : ndarray (n_steps, 2)
-        ``(items seen, effective sample size)`` at the end of every processing step (with
+        ``(items seen, effective sample size)`` at every resampling (the ESS that set it off) and at
+        the end of every processing step that did not end with one (with
         ``particles="per_judge"``: the smallest ESS over the judges of the step).
     """
 
