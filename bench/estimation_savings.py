@@ -393,7 +393,7 @@ def markdown(df: pd.DataFrame) -> None:
             w = r["width"] if np.isfinite(r["width"]) else r["width_sp"]
             print(f"| {r['method']} | {r['frac']:.0%} | {r['coverage']:.3f} | {w:.4f} | "
                   f"{_pct(r['saving vs human-only'])} | {_pct(r['saving vs PPI++'])} | {_pct(r['mse saving vs PPI++'])} |")
-    for method in dict.fromkeys(m for m in df["method"] if m.endswith("all judges")):
+    for method in dict.fromkeys(m for m in df["method"] if "all judges" in m):
         goal_table(df, method)
     print("\n**Average saving over the data sets of each collection** (by method and fraction)\n")
     df = df.assign(collection=df["data"].str.split().str[0])
