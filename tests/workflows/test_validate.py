@@ -121,3 +121,26 @@ def test_one_order_of_judges_by_p_best_with_ties():
     d = {"judges": list(r.judges), "p_best": list(r.p_best), "confidence_level": 0.95,
          "p_order": [list(x) for x in r.p_order]}
     assert ranking_tiers(d) == ranking_tiers(r)
+
+
+def test_method_margins_read_one_epsilon_per_method():
+    # --epsilon is the leave-one-out tolerance when that rule runs, else the alt-test margin; defaults 0.05, 0.2
+    m = _validate.method_margins
+    assert m("both", None, None) == (0.05, 0.2)
+    assert m("both", 0.1, None) == (0.1, 0.2)
+    assert m("both", 0.1, 0.15) == (0.1, 0.15)
+    assert m("loo", 0.1, None) == (0.1, 0.2)
+    assert m("alt-test", 0.1, None) == (0.05, 0.1)
+    assert m("alt-test", 0.1, 0.15) == (0.05, 0.15)
+
+
+def test_judges_to_validate_names_each_once_or_every_marked_judge():
+    from voirdire.exceptions import InvalidParameterError
+
+    t = AnnotationTable.from_arrays([1, 1, 1, 2, 2, 2], ["h1", "h2", "j", "h1", "h2", "j"],
+                                    [0, 1, 0, 1, 1, 1]).with_roles(judges=["j"])
+    assert _validate.judges_to_validate(t, ["j", "j"]) == ["j"]
+    assert _validate.judges_to_validate(t, None) == ["j"]
+    humans = t.select(raters=["h1", "h2"])
+    with pytest.raises(InvalidParameterError, match="marks no rater as a judge"):
+        _validate.judges_to_validate(humans, None)

@@ -146,26 +146,35 @@ _FORMAT_PARAMS = ("format_in", "wide", "where", "control", "question", "by")
 _FORMAT_OPTS: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("voirdire_format_opts", default={})
 
 
-def _format_parameters() -> list[inspect.Parameter]:
-    kw = inspect.Parameter.KEYWORD_ONLY
-    P = inspect.Parameter
-    return [
-        P("format_in", kw, annotation=str, default=typer.Option(
-            "auto", "--format-in", help=format_in_help())),  # the registry of input format names
-        P("wide", kw, annotation=bool, default=typer.Option(
-            False, "--wide", help="FILE is wide: one row per item, one column per rater (--judge names the judge "
-            "columns). Detected when there are no rater/label columns.")),
-        P("where", kw, annotation=Optional[list[str]], default=typer.Option(
-            None, "--where", help="Keep only rows where COLUMN=VALUE (repeatable; a column repeated means any of "
-            "its values).")),
-        P("control", kw, annotation=Optional[str], default=typer.Option(
-            None, "--control", help="Label Studio export: the control (from_name) holding the label.")),
-        P("question", kw, annotation=Optional[str], default=typer.Option(
-            None, "--question", help="Argilla export: the question whose answers are the labels.")),
-        P("by", kw, annotation=Optional[list[str]], default=typer.Option(
-            None, "--by", help="One result per value of COLUMN (a criterion, a language), and the pooled one "
-            "(repeatable: --by criterion --by language). A wide file may name its columns RATER:CRITERION.")),
-    ]
+#: An option group's options: parameter name -> (annotation, default, help), in the order ``--help`` lists them.
+OptionSpecs = dict[str, tuple[Any, Any, str]]
+
+#: What FILE holds (:func:`format_options`).
+_FORMAT_SPECS: OptionSpecs = {
+    "format_in": (str, "auto", format_in_help()),  # the registry of input format names
+    "wide": (bool, False, "FILE is wide: one row per item, one column per rater (--judge names the judge columns). "
+                          "Detected when there are no rater/label columns."),
+    "where": (Optional[list[str]], None, "Keep only rows where COLUMN=VALUE (repeatable; a column repeated means any "
+                                         "of its values)."),
+    "control": (Optional[str], None, "Label Studio export: the control (from_name) holding the label."),
+    "question": (Optional[str], None, "Argilla export: the question whose answers are the labels."),
+    "by": (Optional[list[str]], None, "One result per value of COLUMN (a criterion, a language), and the pooled one "
+                                      "(repeatable: --by criterion --by language). A wide file may name its columns "
+                                      "RATER:CRITERION."),
+}
+
+
+def _spec_parameters(specs: OptionSpecs, *, only: tuple[str, ...] | None = None,
+                     defaults: dict[str, Any] | None = None, helps: dict[str, str] | None = None,
+                     flags: dict[str, str] | None = None) -> list[inspect.Parameter]:
+    """``specs`` as keyword-only parameters whose defaults are Typer options named ``--<name>``. A command may
+    keep ``only`` some, and give some its own ``defaults``, ``helps`` (what the option means to it) or
+    ``flags`` (a name of its own where the shared one is taken, e.g. ``assign --rater-column``)."""
+    defaults, helps, flags = defaults or {}, helps or {}, flags or {}
+    return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=typer.Option(
+                defaults.get(name, default), flags.get(name, "--" + name.replace("_", "-")),
+                help=helps.get(name, help)))
+            for name, (annotation, default, help) in specs.items() if only is None or name in only]
 
 
 #: the commands that group by ``--by`` (the others say they do not, before any work)
@@ -184,7 +193,7 @@ def format_options(func: F) -> F:
     sig = inspect.signature(func)
     hints = typing.get_type_hints(func) if not hasattr(func, "__signature__") else {}
     own = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()]
-    params = own + _format_parameters()
+    params = own + _spec_parameters(_FORMAT_SPECS)
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -242,8 +251,8 @@ class ReaderOptions:
                           cluster_sep=self.cluster_sep, duplicates=self.duplicates, missing=self.missing, **extra)
 
 
-#: The shared reader options: parameter name -> (annotation, default, help), in the order ``--help`` lists them.
-_READER_SPECS: dict[str, tuple[Any, Any, str]] = {
+#: The shared reader options (:func:`reader_options`).
+_READER_SPECS: OptionSpecs = {
     "scale": (Optional[Level], None, "Level of measurement of the labels."),
     "categories": (Optional[list[str]], None, "Categories in order (comma-separated or repeated)."),
     "abstain": (Optional[list[str]], None, "A label value meaning 'cannot assess' (repeatable)."),
@@ -258,17 +267,9 @@ _READER_SPECS: dict[str, tuple[Any, Any, str]] = {
 }
 
 
-def _reader_parameters(*, only: tuple[str, ...] | None = None, defaults: dict[str, Any] | None = None,
-                       helps: dict[str, str] | None = None, flags: dict[str, str] | None = None,
-                       ) -> list[inspect.Parameter]:
-    """The shared reader options as parameters (:data:`_READER_SPECS`). A command may keep ``only`` some, and
-    give some its own ``defaults``, ``helps`` (what the option means to it) or ``flags`` (a name of its own
-    where the shared one is taken, e.g. ``assign --rater-column``)."""
-    defaults, helps, flags = defaults or {}, helps or {}, flags or {}
-    return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=typer.Option(
-                defaults.get(name, default), flags.get(name, "--" + name.replace("_", "-")),
-                help=helps.get(name, help)))
-            for name, (annotation, default, help) in _READER_SPECS.items() if only is None or name in only]
+def _reader_parameters(**spec: Any) -> list[inspect.Parameter]:
+    """The shared reader options as parameters (:data:`_READER_SPECS`; ``spec``: see :func:`_spec_parameters`)."""
+    return _spec_parameters(_READER_SPECS, **spec)
 
 
 READER_OPTION_NAMES = tuple(f.name for f in dataclasses.fields(ReaderOptions))
@@ -367,26 +368,19 @@ class PairwiseReaderOptions:
                                    covariates=covariates, role_if_present=role_if_present)
 
 
-def _pairwise_parameters() -> list[inspect.Parameter]:
-    kw = inspect.Parameter.KEYWORD_ONLY
-    P = inspect.Parameter
-    return [
-        P("pair", kw, annotation=Optional[list[str]], default=typer.Option(
-            None, "--pair", help="Pairwise file: column with the pair id; repeat it for a key spanning several "
-            "columns (--pair q_id --pair model_a --pair model_b). Default: pair.")),
-        P("rater", kw, annotation=str, default=typer.Option("rater", "--rater", help="Column with the rater name.")),
-        P("verdict", kw, annotation=str, default=typer.Option(
-            "verdict", "--verdict", help="Pairwise file: column with the verdict (A, T for tie, or B).")),
-        P("order", kw, annotation=str, default=typer.Option(
-            "order", "--order", help="Pairwise file: column with the presented order AB/BA (judges).")),
-        P("role", kw, annotation=Optional[str], default=role_option()),
-        P("presented", kw, annotation=bool, default=typer.Option(
-            False, "--presented", help="Pairwise verdicts are in the presented order (A = shown first).")),
-        P("verdict_map", kw, annotation=Optional[list[str]], default=typer.Option(
-            None, "--verdict-map", help="Pairwise file: extra verdict spelling RAW=A|T|B, e.g. model_1=A "
-            "(repeatable).")),
-        P("missing", kw, annotation=Missing, default=missing_option()),
-    ]
+#: The options of a file of pairwise verdicts (:func:`pairwise_reader_options`).
+_PAIRWISE_SPECS: OptionSpecs = {
+    "pair": (Optional[list[str]], None, "Pairwise file: column with the pair id; repeat it for a key spanning "
+                                        "several columns (--pair q_id --pair model_a --pair model_b). Default: pair."),
+    "rater": (str, "rater", "Column with the rater name."),
+    "verdict": (str, "verdict", "Pairwise file: column with the verdict (A, T for tie, or B)."),
+    "order": (str, "order", "Pairwise file: column with the presented order AB/BA (judges)."),
+    "role": (Optional[str], None, ROLE_HELP),
+    "presented": (bool, False, "Pairwise verdicts are in the presented order (A = shown first)."),
+    "verdict_map": (Optional[list[str]], None, "Pairwise file: extra verdict spelling RAW=A|T|B, e.g. model_1=A "
+                                               "(repeatable)."),
+    "missing": (Missing, Missing.error, MISSING_HELP),
+}
 
 
 def pairwise_reader_options(func: F) -> F:
@@ -395,7 +389,7 @@ def pairwise_reader_options(func: F) -> F:
     The command takes ``preader: PairwiseReaderOptions``. Apply it above :func:`reader_options`
     when a command reads both kinds of file: ``--rater``, ``--role`` and ``--missing`` are then
     shared by the two readers."""
-    return _option_group(func, "preader", PairwiseReaderOptions, _pairwise_parameters())
+    return _option_group(func, "preader", PairwiseReaderOptions, _spec_parameters(_PAIRWISE_SPECS))
 
 
 #: Exit codes of every command: ran (and passed any gate); could not run (one-line error); the
