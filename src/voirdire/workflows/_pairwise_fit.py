@@ -1,24 +1,29 @@
 """``fit_pairwise``: everything ``voirdire pairwise`` shows, in one result (private).
 
 The Bayesian pairwise model (:class:`voirdire.pairwise.PairwiseBayesModel`, fitted or resumed from a saved
-state) with its posterior, the most uncertain pairs, which orders each judge was asked in and, with
-``evaluate``, the leave-one-human-out comparison with the baselines, the held-out choice and the plain
-sentences saying where BayesJudge is best and where a baseline beats it. Nothing is computed where it is
-shown.
+state) with its posterior, which orders each judge was asked in, the held-out choice of the forecaster
+(by default: leave-one-human-out in ``choice_folds`` folds of humans, the model against the baselines,
+:func:`voirdire.pairwise.choose_forecaster`), the per-pair forecasts of the chosen method and its most
+uncertain pairs and, with ``evaluate``, the fuller leave-one-human-out comparison (every fold, the choice
+made from it) and the plain sentences saying where BayesJudge is best and where a baseline beats it.
+Nothing is computed where it is shown.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._results import Result
-from ..exceptions import InvalidParameterError
+import numpy as np
 
-__all__ = ["PairwiseFit", "fit_pairwise", "human_groups", "evaluation_notes"]
+from .._results import Result
+from ..exceptions import ConvergenceWarning, InvalidParameterError
+
+__all__ = ["PairwiseFit", "fit_pairwise", "human_groups", "evaluation_notes", "MODEL_NAME"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,7 +45,20 @@ class PairwiseFit(Result):
     evaluation : LOHOResult or None
         The leave-one-human-out comparison (``evaluate``).
     choice : ForecastChoice or None
-        The held-out choice between BayesJudge and the baselines.
+        The held-out choice between BayesJudge and the baselines (None when not made: ``choice_note``).
+    choice_evaluation : LOHOResult or None
+        The leave-one-human-out scores the choice was made from (``evaluation`` with ``evaluate``).
+    choice_note : str
+        Why the choice was not made (empty when it was, or when it was switched off: ``choice_off``).
+    choice_off : bool
+        ``choose=False`` (``--no-choice``).
+    forecaster : str
+        The method whose per-pair forecasts ``forecasts`` and ``uncertain`` hold: ``"BayesJudge"`` unless the
+        held-out choice picked a baseline.
+    forecasts : DataFrame
+        Per pair of the posterior (stream order): ``pair, p_A, p_T, p_B, entropy`` and, for BayesJudge,
+        ``theta, tau`` (its posterior's ``to_frame("items")``); a chosen baseline's are its fit on the
+        whole file, with a ``forecaster`` column naming it.
     notes : tuple of str
         Where BayesJudge is best and where a baseline beats it (:func:`evaluation_notes`).
     evaluation_rows : DataFrame or None
@@ -59,6 +77,11 @@ class PairwiseFit(Result):
     uncertain: Any
     evaluation: Any = None
     choice: Any = None
+    choice_evaluation: Any = None
+    choice_note: str = ""
+    choice_off: bool = False
+    forecaster: str = "BayesJudge"
+    forecasts: Any = None
     notes: tuple[str, ...] = ()
     evaluation_rows: Any = None
     human_labels: tuple[float, ...] = ()
@@ -127,17 +150,88 @@ def _shown_rows(loho: Any) -> Any:
     return rows
 
 
+#: The model's name in the held-out choice (the method :func:`fit_pairwise` shows unless a baseline is chosen).
+MODEL_NAME = "BayesJudge"
+
+
+_FEW_SCORED = ("fewer than 2 pairs had a held-out human verdict that the other raters could forecast "
+               "(pairs seen by one human only)")
+
+
+def _why_no_choice(table: Any) -> str:
+    """Why the held-out choice cannot be made on ``table`` (empty when it can be tried)."""
+    n = len(table.humans)
+    if n < 2:
+        return (f"the file has {n} human{'s' if n != 1 else ''}; the choice forecasts each held-out human from "
+                "the other raters and needs at least 2")
+    counts = np.bincount(table.label_pair, minlength=len(table.pairs))
+    if not (counts >= 2).any():
+        return ("every pair was labelled once (by one human only and no judge), so no held-out verdict can be "
+                "forecast from the other raters")
+    return ""
+
+
+def _forecast_frame(est: Any, table: Any, name: str) -> Any:
+    """``pair, p_A, p_T, p_B, entropy, forecaster`` of baseline ``name`` fitted on the whole ``table`` (the
+    table's pair order)."""
+    import pandas as pd
+
+    proba = np.asarray(est.predict_proba(), dtype=float)
+    df = pd.DataFrame({"pair": table.pairs})
+    for k, v in enumerate(("A", "T", "B")):
+        df[f"p_{v}"] = proba[:, k]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df["entropy"] = -np.where(proba > 0, proba * np.log(proba), 0.0).sum(1)
+    df["forecaster"] = name
+    return df
+
+
+def _held_out_choice(table: Any, model_factory: Callable[[int], Any], *, n_particles: int, folds: int, seed: int,
+                     progress: Callable[[int, int], None] | None) -> tuple[Any, Any, str]:
+    """(LOHOResult, ForecastChoice, "") or (scores or None, None, why not) of the default held-out choice."""
+    from ..pairwise import choose_forecaster, default_methods, leave_one_human_out
+    from ._seeds import stream
+
+    why = _why_no_choice(table)
+    if why:
+        return None, None, why
+    gen = stream(seed, "pairwise", "choice")
+    model_seed = int(gen.integers(0, 2**32))
+    methods = default_methods(n_particles=n_particles, rng=gen, systems=table.systems is not None)
+    methods[MODEL_NAME] = lambda: model_factory(model_seed)  # the model as the user fitted it (its options)
+    loho = leave_one_human_out(table, methods=methods, max_folds=folds, n_particles=n_particles, rng=gen,
+                               progress=progress)
+    if loho.labels["pair"].nunique() < 2:
+        return loho, None, _FEW_SCORED
+    choice = choose_forecaster(loho, model=MODEL_NAME, rng=stream(seed, "pairwise", "choice", "bootstrap"))
+    return loho, choice, ""
+
+
 def fit_pairwise(table: Any, *, n_particles: int = 300, update: str = "soft", laplace: bool = True,
                  judge_ties: bool = True, judge_reliability: bool = True, calibrated: bool = False,
                  mode: str = "auto", seed: int = 0, top: int = 10, resume: str | Path | None = None,
-                 evaluate: bool = False, groups: Sequence[str] = (),
+                 evaluate: bool = False, groups: Sequence[str] = (), choose: bool = True, choice_folds: int = 5,
                  progress: Callable[[int, int], None] | None = None) -> PairwiseFit:
-    """Fit (or resume) the Bayesian pairwise model on ``table`` and, with ``evaluate``, compare it with the
-    baselines leave-one-human-out (``groups``: ``--group`` specs), as ``voirdire pairwise``.
+    """Fit (or resume) the Bayesian pairwise model on ``table``, choose the forecaster by held-out humans and,
+    with ``evaluate``, compare it with the baselines leave-one-human-out in full (``groups``: ``--group``
+    specs), as ``voirdire pairwise``.
 
     ``calibrated``: adaptive quadrature and a batch move after the stream (``--calibrated-intervals``);
     ``mode``: ``joint``, ``per-judge`` or ``auto`` (per judge above
     :data:`voirdire.pairwise.MAX_JOINT_JUDGES` judges); ``resume``: a saved state whose options replace these.
+
+    The held-out choice (``choose``, the default; ``--no-choice`` skips it): the humans are split at random
+    into ``choice_folds`` folds (one human a fold when there are fewer; seed stream ``("pairwise",
+    "choice")``), every fold is held out in turn and forecast by the model (with the options above) and by
+    the baselines (:func:`voirdire.pairwise.default_methods`: majority vote, Bradley-Terry-Davidson,
+    Dawid-Skene, MACE, GLAD and, when the file names the systems, the systems' Bradley-Terry-Davidson)
+    fitted on the rest, and :func:`voirdire.pairwise.choose_forecaster` applies its default rule: **the
+    method with the lowest held-out NLL, the model on a tie** (the paired 95% interval of the difference is
+    reported, not used). When a baseline is chosen, ``forecasts`` and ``uncertain`` are that baseline's
+    fitted on the whole file. With ``evaluate`` the choice is made from the full comparison instead (up to
+    10 folds). Not made (``choice_note`` says why; the model's forecasts are shown): fewer than 2 humans,
+    no pair labelled twice or fewer than 2 pairs whose held-out verdicts could be forecast, or a resumed
+    stream (the baselines would see this file only while the model carries the earlier ones).
     """
     from ..pairwise import MAX_JOINT_JUDGES, PairwiseBayesModel, choose_forecaster, leave_one_human_out
 
@@ -149,24 +243,57 @@ def fit_pairwise(table: Any, *, n_particles: int = 300, update: str = "soft", la
         raise InvalidParameterError(f"--update must be 'soft' or 'hard'. Got {update!r}.")
     if mode not in ("auto", "joint", "per-judge"):
         raise InvalidParameterError(f"--mode must be auto, joint or per-judge. Got {mode!r}.")
+    if isinstance(choice_folds, bool) or not isinstance(choice_folds, (int, np.integer)) or choice_folds < 2:
+        raise InvalidParameterError(f"--choice-folds must be an integer >= 2. Got {choice_folds!r}.")
+    per_judge = mode == "per-judge" or (mode == "auto" and len(table.judges) > MAX_JOINT_JUDGES)
+
+    def new_model(rng: int) -> Any:
+        return PairwiseBayesModel(n_particles=n_particles, update=update, laplace=laplace,  # type: ignore[arg-type]
+                                  judge_ties=judge_ties, judge_reliability=judge_reliability,
+                                  particles="per_judge" if per_judge else "joint", batch_move=calibrated,
+                                  quadrature="adaptive" if calibrated else "laplace", rng=rng)
+
     if resume is not None:
         model = PairwiseBayesModel.load(resume)
         model.partial_fit(table)
     else:
-        per_judge = mode == "per-judge" or (mode == "auto" and len(table.judges) > MAX_JOINT_JUDGES)
-        model = PairwiseBayesModel(n_particles=n_particles, update=update, laplace=laplace,  # type: ignore[arg-type]
-                                   judge_ties=judge_ties, judge_reliability=judge_reliability,
-                                   particles="per_judge" if per_judge else "joint", batch_move=calibrated,
-                                   quadrature="adaptive" if calibrated else "laplace", rng=seed)
+        model = new_model(seed)
         model.fit(table)
     post = model.posterior()
     named = human_groups(groups, table.humans) if groups else {}
-    loho = choice = None
+    loho = choice = choice_loho = None
+    choice_note = ""
     if evaluate:
         if not table.humans:
             raise InvalidParameterError("--evaluate needs human raters in the file (it predicts each held-out human).")
         loho = leave_one_human_out(table, groups=named, n_particles=n_particles, rng=seed, progress=progress)
-        choice = choose_forecaster(loho, rng=seed)
+        choice_loho = loho
+        if loho.labels["pair"].nunique() < 2:
+            choice_note = _FEW_SCORED
+        else:
+            choice = choose_forecaster(loho, rng=seed)
+    elif choose and resume is not None:
+        choice_note = ("a resumed stream: the baselines would be fitted on this file only while the model carries "
+                       "the earlier files; rerun on the whole stream without --resume to choose")
+    elif choose:
+        choice_loho, choice, choice_note = _held_out_choice(table, new_model, n_particles=n_particles,
+                                                            folds=choice_folds, seed=seed, progress=progress)
+    forecaster = MODEL_NAME
+    forecasts = post.to_frame("items")
+    if choice is not None and choice.chosen != MODEL_NAME:
+        if resume is not None:
+            choice_note = (f"{choice.chosen} forecasts the held-out humans best, but the stream was resumed: the "
+                           f"forecasts shown stay {MODEL_NAME}'s (the baselines see this file only)")
+        else:
+            from ..pairwise import default_methods
+            from ._seeds import stream
+
+            est = default_methods(n_particles=n_particles, rng=stream(seed, "pairwise", "choice", "refit"),
+                                  systems=table.systems is not None)[choice.chosen]()
+            with warnings.catch_warnings():  # a baseline that stops at n_iter still forecasts; not the result
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                est.fit(table)
+            forecaster, forecasts = choice.chosen, _forecast_frame(est, table, choice.chosen)
     seen = {}
     for jn in post.judges:
         if jn in table.judges:
@@ -175,8 +302,11 @@ def fit_pairwise(table: Any, *, n_particles: int = 300, update: str = "soft", la
         else:
             seen[str(jn)] = "-"
     ess = float(post.ess_history[-1, 1]) if len(post.ess_history) else float("nan")
+    uncertain = forecasts.sort_values("entropy", ascending=False, kind="stable").head(top).reset_index(drop=True)
     return PairwiseFit(summary=table.summary(), model=model, posterior=post, final_ess=ess,
-                       orders_seen=seen, uncertain=post.most_uncertain(top), evaluation=loho, choice=choice,
+                       orders_seen=seen, uncertain=uncertain, evaluation=loho, choice=choice,
+                       choice_evaluation=choice_loho, choice_note=choice_note, choice_off=not choose and not evaluate,
+                       forecaster=forecaster, forecasts=forecasts,
                        notes=() if loho is None else tuple(evaluation_notes(loho)),
                        evaluation_rows=None if loho is None else _shown_rows(loho), seed=int(seed),
                        human_labels=tuple(float(post.dirichlet_counts[k].sum() - float(model.confusion_prior_.sum()))

@@ -26,6 +26,23 @@ def _pct(x: float) -> str:
     return "-" if not math.isfinite(x) else f"{100 * x:.1f}%"
 
 
+def _choice_json(fit: Any) -> dict[str, Any]:
+    """The held-out choice in ``voirdire pairwise --format json``: ``made``, ``method`` (whose forecasts
+    ``pairs`` holds), ``rule``, ``folds``, the model minus the best baseline in NLL (``difference``) with its
+    ``interval``, the same for accuracy, and ``not_made`` (why, when it was not)."""
+    ch, ev = fit.choice, fit.choice_evaluation
+    out: dict[str, Any] = {"made": ch is not None, "method": fit.forecaster, "off": fit.choice_off,
+                           "not_made": fit.choice_note or None,
+                           "folds": None if ev is None else ev.n_folds}
+    if ch is None:
+        return out
+    return {**out, "chosen": ch.chosen, "rule": ch.rule, "rule_text": ch.rule_text, "model": ch.model,
+            "best_baseline": ch.best_baseline, "metric": "nll", "difference": ch.nll_difference,
+            "interval": [ch.nll_low, ch.nll_high], "accuracy_difference": ch.accuracy_difference,
+            "accuracy_interval": [ch.accuracy_low, ch.accuracy_high], "confidence_level": ch.confidence_level,
+            "n_labels": ch.n_labels, "reason": ch.reason}
+
+
 def pairwise_json(fit: Any, file: str) -> dict[str, Any]:
     """``voirdire pairwise --format json``."""
     model, post, loho = fit.model, fit.posterior, fit.evaluation
@@ -41,8 +58,9 @@ def pairwise_json(fit: Any, file: str) -> dict[str, Any]:
         "judges": post.to_frame("judges").to_dict("records"),
         "humans": [{"human": h, "confusion": post.confusion[k], "dirichlet_counts": post.dirichlet_counts[k]}
                    for k, h in enumerate(post.humans)],
+        "choice": _choice_json(fit), "forecaster": fit.forecaster,
         "most_uncertain": fit.uncertain.to_dict("records"),
-        "pairs": post.to_frame("items").to_dict("records"),
+        "pairs": fit.forecasts.to_dict("records"),
         "evaluation": None if loho is None else {
             "target": loho.target, "n_folds": loho.n_folds, "n_labels_unscored": loho.n_labels_unscored,
             "table": loho.table.to_dict("records"), "per_human": loho.per_human.to_dict("records"),
@@ -126,6 +144,28 @@ def _evaluation(console: Console, err_console: Console, fit: Any) -> None:
                           "and could not be predicted.", highlight=False)
 
 
+def _choice_lines(console: Console, fit: Any) -> None:
+    """The held-out choice, before the posteriors: which method forecasts best, by how much, by which rule."""
+    ch = fit.choice
+    if ch is None:
+        if fit.choice_note:
+            console.print(_text(("held-out choice:", "bold"), f" not made: {fit.choice_note}. The forecasts "
+                                f"shown are {fit.forecaster}'s."), highlight=False, markup=False)
+        return
+    pct = f"{100 * ch.confidence_level:g}%"
+    console.print(_text(("held-out choice:", "bold"), f" {ch.chosen} (leave-one-human-out, "
+                        f"{fit.choice_evaluation.n_folds} folds of humans; rule: {ch.rule_text or ch.rule}). "
+                        f"{ch.reason} Accuracy {ch.model} minus {ch.best_baseline}: {ch.accuracy_difference:+.4f} "
+                        f"[{ch.accuracy_low:+.4f}, {ch.accuracy_high:+.4f}] ({pct})."), highlight=False)
+    if fit.forecaster != ch.model:
+        console.print(f"The per-pair forecasts below (most uncertain pairs; JSON and CSV 'pairs') are "
+                      f"{fit.forecaster}'s, fitted on the whole file; the judges' biases and the humans' confusion "
+                      f"matrices are {ch.model}'s (--no-choice shows {ch.model}'s forecasts).",
+                      highlight=False, markup=False)
+    elif fit.choice_note:
+        console.print(fit.choice_note + ".", highlight=False, markup=False)
+
+
 def _systems_phrase(strengths: Any) -> str:
     """The system-strength prior in the model line (empty when the file names no systems)."""
     if strengths is None:
@@ -151,16 +191,14 @@ def render_pairwise(console: Console, err_console: Console, fit: Any, *, file: s
                   f"{', particles per judge' if model.particles == 'per_judge' else ''}"
                   f"{_systems_phrase(model.system_strengths_)}, seed {fit.seed}",
                   highlight=False)
-    if fit.choice is not None:
-        console.print(_text(("held-out choice:", "bold"), f" {fit.choice.chosen} (leave-one-human-out, "
-                            f"{fit.evaluation.n_folds} folds; rule: {fit.choice.rule_text or fit.choice.rule}). "
-                            f"{fit.choice.reason}"), highlight=False)
+    _choice_lines(console, fit)
     if post.judges:
         _judges(console, fit)
     if post.humans:
         _humans(console, fit, max_humans)
     if len(fit.uncertain):  # --top 0 lists none
-        ut = Table(title=f"Most uncertain pairs (entropy in nats; max {math.log(3):.3f})", title_justify="left")
+        by = "" if fit.forecaster == "BayesJudge" else f" by {fit.forecaster}'s forecasts (the held-out choice)"
+        ut = Table(title=f"Most uncertain pairs{by} (entropy in nats; max {math.log(3):.3f})", title_justify="left")
         for c in ("pair", "P(A)", "P(tie)", "P(B)", "entropy"):
             ut.add_column(c, justify="left" if c == "pair" else "right")
         rec: Any
