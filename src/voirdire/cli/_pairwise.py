@@ -22,6 +22,11 @@ def pairwise_command(
     judge: list[str] = judge_option("A rater that is an LLM judge (repeatable)."),
     evaluate: bool = typer.Option(False, "--evaluate", help="Leave-one-human-out comparison with the baselines."),
     group: list[str] = typer.Option(None, "--group", help="Human group for --evaluate: NAME=GROUP or PREFIX*=GROUP (first match wins)."),
+    choice: bool = typer.Option(True, "--choice/--no-choice",
+                                help="Held-out choice of the forecaster: the model and the baselines forecast held-out "
+                                     "humans; the per-pair forecasts shown are those of the lowest held-out NLL "
+                                     "(the model on a tie)."),
+    choice_folds: int = typer.Option(5, "--choice-folds", help="Folds of humans for the held-out choice (>= 2)."),
     particles: int = typer.Option(300, "--particles", help="SMC particles."),
     update: str = typer.Option("soft", "--update", help="Dirichlet update of the humans' counts: soft or hard."),
     laplace: bool = typer.Option(True, "--laplace/--profile", help="Laplace-corrected or profile-likelihood weights."),
@@ -63,6 +68,8 @@ def pairwise_command(
         fail(f"--update must be 'soft' or 'hard'. Got {update!r}.")
     if mode not in ("auto", "joint", "per-judge"):
         fail(f"--mode must be auto, joint or per-judge. Got {mode!r}.")
+    if choice_folds < 2:
+        fail(f"--choice-folds must be an integer >= 2. Got {choice_folds}.")
     preader.verdict_spellings()  # a malformed --verdict-map fails before any reading
     if save_state is not None:  # the state may replace --resume's file (atomically), never the votes
         from .._io import check_not_input
@@ -70,17 +77,18 @@ def pairwise_command(
         check_not_input(save_state, [file])
     table, _ = preader.read(file, judges=judge)
     step = "leave-one-human-out fits"
-    with progress_bar(step, quiet=fmt != OutputFormat.table or not evaluate, count=True) as progress:
+    with progress_bar(step, quiet=fmt != OutputFormat.table or not (evaluate or choice), count=True) as progress:
         fit = fit_pairwise(table, n_particles=particles, update=update, laplace=laplace, judge_ties=judge_ties,
                            judge_reliability=judge_reliability, calibrated=calibrated, mode=mode, seed=seed, top=top,
-                           resume=resume, evaluate=evaluate, groups=group or (),
+                           resume=resume, evaluate=evaluate, groups=group or (), choose=choice,
+                           choice_folds=choice_folds,
                            progress=lambda done, total: progress(step, done, total))
     if save_state is not None:
         fit.model.save(save_state)
-    if fmt == OutputFormat.csv:  # one table: the pairs' posteriors (stream order), or with --evaluate the comparison
+    if fmt == OutputFormat.csv:  # one table: the chosen forecaster's pairs (stream order), or with --evaluate the comparison
         from ._console import echo_csv
 
-        echo_csv(fit.posterior.to_frame("items") if fit.evaluation is None else fit.evaluation.table)
+        echo_csv(fit.forecasts if fit.evaluation is None else fit.evaluation.table)
     elif fmt == OutputFormat.json:
         emit_json(pairwise_json(fit, str(file)))
     else:
