@@ -76,11 +76,20 @@ def test_csv_output(sim_csv):
 
     import pandas as pd
 
-    r = _run(sim_csv, "-j", "judge_1", "-j", "judge_2", "--particles", "30", "--format", "csv")
+    r = _run(sim_csv, "-j", "judge_1", "-j", "judge_2", "--particles", "30", "--format", "csv", "--no-choice")
     assert r.exit_code == 0, r.output
     df = pd.read_csv(io.StringIO(r.stdout))
     assert list(df.columns) == ["pair", "p_A", "p_T", "p_B", "entropy", "theta", "tau"] and len(df) == 150
     np.testing.assert_allclose(df[["p_A", "p_T", "p_B"]].sum(axis=1), 1.0, atol=1e-9)
+    # by default the pairs are the held-out choice's forecaster's: the model's columns, or a baseline's named
+    d = json.loads(_run(sim_csv, "-j", "judge_1", "-j", "judge_2", "--particles", "30", "--format", "json").stdout)
+    c = pd.read_csv(io.StringIO(_run(sim_csv, "-j", "judge_1", "-j", "judge_2", "--particles", "30",
+                                     "--format", "csv").stdout))
+    if d["forecaster"] == "BayesJudge":
+        pd.testing.assert_frame_equal(c, df)
+    else:
+        assert list(c.columns) == ["pair", "p_A", "p_T", "p_B", "entropy", "forecaster"]
+        assert set(c["forecaster"]) == {d["forecaster"]} and len(c) == 150
     ev = _run(sim_csv, "-j", "judge_1", "-j", "judge_2", "--particles", "20", "--evaluate", "--format", "csv")
     assert ev.exit_code == 0, ev.output
     t = pd.read_csv(io.StringIO(ev.stdout))
@@ -197,3 +206,34 @@ def test_evaluate_states_the_held_out_rule(sim_csv):
     r = _run(sim_csv, "-j", "judge_1", "-j", "judge_2", "--particles", "30", "--top", "0", "--evaluate")
     assert r.exit_code == 0, r.output
     assert "rule: the method with the lowest held-out NLL (the model on a tie)" in " ".join(r.output.split())
+
+
+def test_the_held_out_choice_is_made_by_default(sim_csv, tmp_path):
+    # the default run chooses the forecaster by held-out humans and says so before the posteriors
+    args = (sim_csv, "-j", "judge_1", "-j", "judge_2", "--particles", "30", "--top", "3")
+    t = _run(*args)
+    assert t.exit_code == 0, t.output
+    flat = " ".join(t.output.split())
+    assert "held-out choice:" in flat and "3 folds of humans" in flat and "NLL" in flat and "Accuracy" in flat
+    assert flat.index("held-out choice:") < flat.index("position bias")
+    d = json.loads(_run(*args, "--format", "json").stdout)
+    c = d["choice"]
+    assert c["made"] and c["method"] == d["forecaster"] == c["chosen"] and c["rule"] == "lowest"
+    assert c["folds"] == 3 and c["interval"][0] <= c["difference"] <= c["interval"][1] and len(d["pairs"]) == 150
+    assert f"held-out choice: {c['method']} (leave-one-human-out" in flat
+    assert (f"Most uncertain pairs by {c['method']}'s forecasts" in flat) == (c["method"] != "BayesJudge")
+    assert json.loads(_run(*args, "--format", "json", "--choice-folds", "2").stdout)["choice"]["folds"] == 2
+    off = json.loads(_run(*args, "--format", "json", "--no-choice").stdout)
+    assert not off["choice"]["made"] and off["choice"]["off"] and off["forecaster"] == "BayesJudge"
+    assert "held-out choice" not in _run(*args, "--no-choice").output
+    bad = _run(*args, "--choice-folds", "1")
+    assert bad.exit_code == 1 and "--choice-folds must be an integer >= 2" in bad.output
+    # one human: the choice is not made, and the line says why
+    import pandas as pd
+
+    one = tmp_path / "one.csv"
+    f = pd.read_csv(sim_csv)
+    f[~f["rater"].isin(["human_2", "human_3"])].to_csv(one, index=False)
+    r = _run(one, "-j", "judge_1", "-j", "judge_2", "--particles", "20", "--top", "0")
+    assert r.exit_code == 0, r.output
+    assert "held-out choice: not made: the file has 1 human" in " ".join(r.output.split())
