@@ -62,6 +62,9 @@ def test_sam_pairwise_resume_bias_and_report(tmp_path: Path) -> None:
     p = voirdire("pairwise", "votes.csv", "--role", "role", "--particles", "100", "--top", "5", cwd=tmp_path)
     assert p.out.startswith("votes.csv: 160 pairs, 3 humans, 1 judges, 800 verdicts "
                             "(160 pairs with a judge in both orders)"), p
+    # before the posteriors: which method forecasts held-out humans best (its forecasts are the pairs shown)
+    assert re.search(r"held-out choice: .+ \(leave-one-human-out, 3 folds of humans; rule: the method with the "
+                     r"lowest held-out NLL", p.flat.split("Judges' position bias")[0]), p
     row = table(p.out, header_has="beta").by("judge")[JUDGE]
     lo, hi = (number(x) for x in row["95% interval"].strip("[]*").split(","))
     assert lo < number(row["beta"]) < hi and row["orders seen"] == "AB+BA"
@@ -94,12 +97,14 @@ def test_sam_pairwise_resume_bias_and_report(tmp_path: Path) -> None:
         assert number(ev[winner][column[metric]]) == pytest.approx(float(a) * scale, abs=tol)
         assert number(ev[loser][column[metric]]) == pytest.approx(float(b) * scale, abs=tol)
 
-    # day by day: day 2 resumes from day 1's state; day 1's pairs keep their numbers
+    # day by day: day 2 resumes from day 1's state; day 1's pairs keep their numbers (the model's: a stream
+    # resumed day by day skips the held-out choice, whose baselines would see one day's file only)
     d1 = json.loads(voirdire("pairwise", "day1.csv", "--role", "role", "--particles", "100", "--save-state", "s1.npz",
-                             "-f", "json", cwd=tmp_path).out)
+                             "--no-choice", "-f", "json", cwd=tmp_path).out)
     d2 = json.loads(voirdire("pairwise", "day2.csv", "--role", "role", "--resume", "s1.npz", "--save-state",
                              "s2.npz", "-f", "json", cwd=tmp_path).out)
     assert d2["model"]["n_items_seen"] == 160 and d2["model"]["resumed_from"] == "s1.npz"
+    assert not d2["choice"]["made"] and "resumed stream" in d2["choice"]["not_made"]
     assert d2["model"]["n_particles"] == 100            # the model options come from the state
     day1 = {x["pair"]: x for x in d1["pairs"]}
     day2 = {x["pair"]: x for x in d2["pairs"]}
