@@ -23,7 +23,8 @@ import numpy as np
 from .._results import Result
 from ..exceptions import ConvergenceWarning, InvalidParameterError
 
-__all__ = ["PairwiseFit", "fit_pairwise", "human_groups", "evaluation_notes", "MODEL_NAME"]
+__all__ = ["PairwiseFit", "fit_pairwise", "human_groups", "evaluation_notes", "MODEL_NAME",
+           "CHOICE_BASELINES"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -154,6 +155,10 @@ def _shown_rows(loho: Any) -> Any:
 MODEL_NAME = "BayesJudge"
 
 
+#: The baselines the default held-out choice scores against the model (the issue's goal's four; MACE and GLAD,
+#: slower and never the best by held-out NLL on the shared sets or the simulations, are in ``--evaluate`` only).
+CHOICE_BASELINES = ("majority vote", "Bradley-Terry-Davidson", "Dawid-Skene", "systems Bradley-Terry-Davidson")
+
 _FEW_SCORED = ("fewer than 2 pairs had a held-out human verdict that the other raters could forecast "
                "(pairs seen by one human only)")
 
@@ -197,8 +202,9 @@ def _held_out_choice(table: Any, model_factory: Callable[[int], Any], *, n_parti
         return None, None, why
     gen = stream(seed, "pairwise", "choice")
     model_seed = int(gen.integers(0, 2**32))
-    methods = default_methods(n_particles=n_particles, rng=gen, systems=table.systems is not None)
-    methods[MODEL_NAME] = lambda: model_factory(model_seed)  # the model as the user fitted it (its options)
+    every = default_methods(n_particles=n_particles, rng=gen, systems=table.systems is not None)
+    methods: dict[str, Callable[[], Any]] = {MODEL_NAME: lambda: model_factory(model_seed)}  # the user's options
+    methods.update((m, every[m]) for m in CHOICE_BASELINES if m in every)
     loho = leave_one_human_out(table, methods=methods, max_folds=folds, n_particles=n_particles, rng=gen,
                                progress=progress)
     if loho.labels["pair"].nunique() < 2:
@@ -223,15 +229,16 @@ def fit_pairwise(table: Any, *, n_particles: int = 300, update: str = "soft", la
     The held-out choice (``choose``, the default; ``--no-choice`` skips it): the humans are split at random
     into ``choice_folds`` folds (one human a fold when there are fewer; seed stream ``("pairwise",
     "choice")``), every fold is held out in turn and forecast by the model (with the options above) and by
-    the baselines (:func:`voirdire.pairwise.default_methods`: majority vote, Bradley-Terry-Davidson,
-    Dawid-Skene, MACE, GLAD and, when the file names the systems, the systems' Bradley-Terry-Davidson)
+    the baselines (:data:`CHOICE_BASELINES`: majority vote, Bradley-Terry-Davidson, Dawid-Skene and, when
+    the file names the systems, the systems' Bradley-Terry-Davidson; ``evaluate`` adds MACE and GLAD)
     fitted on the rest, and :func:`voirdire.pairwise.choose_forecaster` applies its default rule: **the
     method with the lowest held-out NLL, the model on a tie** (the paired 95% interval of the difference is
     reported, not used). When a baseline is chosen, ``forecasts`` and ``uncertain`` are that baseline's
     fitted on the whole file. With ``evaluate`` the choice is made from the full comparison instead (up to
-    10 folds). Not made (``choice_note`` says why; the model's forecasts are shown): fewer than 2 humans,
-    no pair labelled twice or fewer than 2 pairs whose held-out verdicts could be forecast, or a resumed
-    stream (the baselines would see this file only while the model carries the earlier ones).
+    10 folds). Not made (``choice_note`` says why; the model's forecasts are shown): fewer than 2 humans
+    (without ``evaluate``), no pair labelled twice or fewer than 2 pairs whose held-out verdicts could be
+    forecast, or a resumed stream (the baselines would see this file only while the model carries the
+    earlier ones).
     """
     from ..pairwise import MAX_JOINT_JUDGES, PairwiseBayesModel, choose_forecaster, leave_one_human_out
 
