@@ -1,9 +1,10 @@
 """Added cost of ``voirdire pairwise``'s default held-out choice (CPU seconds, one thread).
 
-Usage: .venv/bin/python bench/pairwise_choice_cost.py [--repeat 3] [--sets summeval_h2h] [--folds 5]
+Usage: .venv/bin/python bench/pairwise_choice_cost.py [--repeat 3] [--sets summeval_h2h,subjective] [--folds 5]
 
 For the 1,000-pair bench stream (``simulate_pairwise(1000, biases=[0.8, -0.3], rng=1)``: 3 humans, 2
-judges in both orders, 300 particles) and each shared set (``../shared/data/pairwise``), ``fit_pairwise``
+judges in both orders, 300 particles) each shared set named in ``--sets`` (``../shared/data/pairwise``) and ``subjective`` (the simulated sparse
+subjective raters, ``simulate_sparse_pairwise(2400, subjective=True, rng=0)``), ``fit_pairwise``
 is timed with ``choose=False`` (the model alone, as before the choice) and with the default choice
 (``choice_folds`` folds of humans); the best of ``--repeat`` CPU times (``time.process_time``) of each is
 printed with the difference, and the method chosen with its NLL difference and interval.
@@ -29,6 +30,10 @@ ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "pairwis
 def _table(name: str):  # type: ignore[no-untyped-def]
     if name == "bench":
         return simulate_pairwise(1000, biases=[0.8, -0.3], rng=1)[0]
+    if name == "subjective":  # the simulated sparse subjective raters of docs/pairwise.md, seed 0
+        from voirdire.pairwise import simulate_sparse_pairwise
+
+        return simulate_sparse_pairwise(2400, subjective=True, rng=0)
     from voirdire.data import PairwiseTable, pairwise_set_frame
 
     f = pairwise_set_frame(name, ROOT)
