@@ -170,3 +170,14 @@ def test_reader_option_values_come_from_their_registry():
     for option, values in (("--scale", _options.LEVELS), ("--duplicates", _options.DUPLICATE_POLICIES),
                            ("--missing", _options.MISSING_POLICIES)):
         assert f"{option} <{'|'.join(values)}>" in agree, option
+
+
+def test_design_choices_are_the_registry_s():
+    # the allocation designs (assign, plan, simulate, the library's allocate) and the study's draw designs
+    from voirdire import _designs, _options
+    from voirdire.study import _study
+
+    assert _designs.DESIGNS is _options.ALLOCATION_DESIGNS and _study.DRAW_DESIGNS is _options.DRAW_DESIGNS
+    for argv, values in ((("assign",), _options.ALLOCATION_DESIGNS), (("plan",), _options.ALLOCATION_DESIGNS),
+                         (("study", "draw"), _options.DRAW_DESIGNS)):
+        assert f"--design <{'|'.join(values)}>" in _help(*argv), argv

@@ -12,13 +12,14 @@ from typing import Any
 
 import numpy as np
 
+from . import _options
 from ._results import Result
 from .exceptions import InfeasiblePlanError
 
 __all__ = ["DESIGNS", "LABEL_DEPENDENT", "proportional_quota", "stratified_draw", "item_modes",
            "draw_design", "AssignmentResult"]
 
-DESIGNS: tuple[str, ...] = ("random", "strat", "panel", "seq-refined", "seq-coverage")
+DESIGNS: tuple[str, ...] = _options.ALLOCATION_DESIGNS  # the one registry of option values
 #: Designs whose selection depends on observed labels (they break the label-independent-mask
 #: assumption of the variance results in METHODS §2).
 LABEL_DEPENDENT: frozenset[str] = frozenset({"strat", "panel", "seq-refined", "seq-coverage"})

@@ -6,7 +6,7 @@ choices from them (``cli._app.registry_choices``), so a value is spelled here on
 from __future__ import annotations
 
 __all__ = ["LEVELS", "DUPLICATE_POLICIES", "MISSING_POLICIES", "VALIDATION_METHODS", "ALT_TEST_SCORINGS", "CORRECTIONS", "PER_HUMAN_TESTS", "RANK_BY", "GROUP_ERRORS",
-           "ABSTAIN_POLICIES", "JUDGE_ONLY_ITEMS"]
+           "ABSTAIN_POLICIES", "JUDGE_ONLY_ITEMS", "ALLOCATION_DESIGNS", "DRAW_DESIGNS"]
 
 #: ``--scale`` / ``--level`` / ``Scale(level=)``: the levels of measurement.
 LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
@@ -30,3 +30,7 @@ GROUP_ERRORS: tuple[str, ...] = ("fwer", "fdr", "none")
 ABSTAIN_POLICIES: tuple[str, ...] = ("exclude", "category", "disagree")
 #: ``agree --judge-only-items`` / ``compare_raters(judge_only_items=)``.
 JUDGE_ONLY_ITEMS: tuple[str, ...] = ("drop", "keep")
+#: ``assign --design`` / ``plan --design`` / ``simulate --design`` / ``allocate(design=)``: the allocation designs.
+ALLOCATION_DESIGNS: tuple[str, ...] = ("random", "strat", "panel", "seq-refined", "seq-coverage")
+#: ``study draw --design`` / ``Study.draw(design=)``: the designs of the human subsample for estimation.
+DRAW_DESIGNS: tuple[str, ...] = ("uniform", "active", "neyman")

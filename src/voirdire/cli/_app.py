@@ -18,6 +18,7 @@ import typer
 from typer.core import TyperGroup
 
 from .._format_names import format_in_help
+from .._options import ALLOCATION_DESIGNS
 from .._scores import PER_ITEM_COEFFICIENTS, SCORES
 from ._console import console, err_console, progress_bar, styled
 from ._errors import one_line, report_exception, set_debug
@@ -112,7 +113,10 @@ def registry_choices(name: str, names: tuple[str, ...]) -> type[Enum]:
 if TYPE_CHECKING:  # for mypy, any Enum; at run time, the registry's names
     ScoreName = Enum
     PoolCoefficient = Enum
+    DesignName = Enum
 else:
+    #: ``--design`` of the allocation designs (assign, plan --budget, simulate): :data:`voirdire._options.ALLOCATION_DESIGNS`.
+    DesignName = registry_choices("DesignName", ALLOCATION_DESIGNS)
     #: ``--score`` of validate and raters: the validation scores (:data:`voirdire._scores.SCORES`).
     ScoreName = registry_choices("ScoreName", SCORES)
     #: ``raters --coefficient``: the per-item coefficients (:data:`voirdire._scores.PER_ITEM_COEFFICIENTS`).
@@ -577,16 +581,6 @@ class TableOrJson(str, Enum):
 
     table = "table"
     json = "json"
-
-
-class DesignName(str, Enum):
-    """``--design`` of the assignment designs (assign, plan --budget, simulate)."""
-
-    random = "random"
-    strat = "strat"
-    panel = "panel"
-    seq_refined = "seq-refined"
-    seq_coverage = "seq-coverage"
 
 
 class SeqMethod(str, Enum):

@@ -29,7 +29,7 @@ def assign_command(
     file: Path = typer.Argument(..., readable=False, help="The labels so far (long CSV/TSV/JSONL/Parquet, or an AltTest directory)."),
     n_per_rater: int = typer.Option(..., "--n-per-rater", "-n", help="Items each rater gets."),
     output: Path = typer.Option(..., "--output", "-o", readable=False, help="File to write (.csv, .jsonl, or .json with --to)."),
-    design: DesignName = typer.Option(DesignName.strat, "--design",
+    design: DesignName = typer.Option(DesignName("strat"), "--design",
                                       help="random, strat (primary's labels as strata), panel (one shared panel), "
                                            "seq-refined or seq-coverage."),
     assignee: list[str] = typer.Option(None, "--rater", "-r",

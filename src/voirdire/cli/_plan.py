@@ -85,7 +85,7 @@ def plan_command(
     n_judges: int | None = typer.Option(None, "--n-judges", help="Number of judges to rank (no pilot)."),
     budget: list[str] = typer.Option(None, "--budget", "-b",
                                      help="Candidate items per secondary to simulate (repeatable or comma-separated)."),
-    design: DesignName = typer.Option(DesignName.random, "--design", help="Allocation design for --budget."),
+    design: DesignName = typer.Option(DesignName("random"), "--design", help="Allocation design for --budget."),
     repetitions: int = typer.Option(200, "--repetitions", help="Simulated runs per budget."),
     fr_target: float = typer.Option(0.10, "--fr-target", help="Largest acceptable false-reject rate."),
     fa_target: float = typer.Option(0.10, "--fa-target", help="Largest acceptable false-accept rate."),

@@ -5,14 +5,15 @@ from __future__ import annotations
 import inspect
 from enum import Enum
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
+from .._options import DRAW_DESIGNS
 from . import _estimate, _report, _validate  # noqa: F401  (registered first: the study commands take their options)
 from ._app import (
     HelpGroup, ReaderOptions, SeqMethod, TableOrJson, app, console, emit_json, err_console, fail, format_option,
-    handle_errors, json_extra, judge_option, reader_options, seed_option,
+    handle_errors, json_extra, judge_option, reader_options, registry_choices, seed_option,
 )
 
 study_app = typer.Typer(help="A study workspace: rounds of labels, assignments and inclusion probabilities in one "
@@ -26,10 +27,10 @@ class ExportFormat(str, Enum):
     parquet = "parquet"
 
 
-class DrawDesign(str, Enum):
-    uniform = "uniform"
-    active = "active"
-    neyman = "neyman"
+if TYPE_CHECKING:  # for mypy, any Enum; at run time, the choices of the registry of option values
+    DrawDesign = Enum
+else:
+    DrawDesign = registry_choices("DrawDesign", DRAW_DESIGNS)
 
 
 def _open(path: Path) -> Any:
@@ -151,7 +152,7 @@ def draw_command(
     path: Path = typer.Argument(..., readable=False, help="The study file."),
     n: int = typer.Option(..., "-n", min=1, help="Expected number of items to send to humans."),
     output: Path = typer.Option(..., "--output", "-o", readable=False, help="CSV of the drawn items with their probabilities."),
-    design: DrawDesign = typer.Option(DrawDesign.uniform, "--design", help="uniform (Poisson, pi = n/N); active "
+    design: DrawDesign = typer.Option(DrawDesign("uniform"), "--design", help="uniform (Poisson, pi = n/N); active "
                                       "(more where the judges disagree, plan_active); neyman (strata = the first "
                                       "judge's score, residual sd from the humans' scores so far, plan_allocation)."),
     judge: list[str] = judge_option("Judge(s) whose scores drive active/neyman (default: every judge of the study)."),

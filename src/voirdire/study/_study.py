@@ -16,10 +16,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .. import _options
 from .._options import DUPLICATE_POLICIES
 from .._results import Result
-from .._scores import names_text
 from .._safe import shown
+from .._scores import names_text
 from ..data import HUMAN, JUDGE, AnnotationTable, pipe_as_file, read_annotations, read_long_frame
 from ..exceptions import InvalidParameterError, SchemaError, VoirdireError
 
@@ -70,8 +71,8 @@ _MIGRATIONS = {
 _OWN_COLUMNS = ("item", "cluster", "rater", "role", "label", "round", "flagged", "inclusion_prob")
 
 
-#: The designs of :meth:`Study.draw`.
-DRAW_DESIGNS = ("uniform", "active", "neyman")
+#: The designs of :meth:`Study.draw` (the registry of option values).
+DRAW_DESIGNS = _options.DRAW_DESIGNS
 
 
 class StudyError(VoirdireError, ValueError):
