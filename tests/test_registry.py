@@ -181,3 +181,18 @@ def test_design_choices_are_the_registry_s():
     for argv, values in ((("assign",), _options.ALLOCATION_DESIGNS), (("plan",), _options.ALLOCATION_DESIGNS),
                          (("study", "draw"), _options.DRAW_DESIGNS)):
         assert f"--design <{'|'.join(values)}>" in _help(*argv), argv
+
+
+def test_sequential_methods_and_file_formats_are_the_registry_s():
+    from voirdire import _options
+    from voirdire.design._allocate import WRITE_FORMATS
+    from voirdire.validation._sequential import METHODS
+
+    assert METHODS is _options.SEQUENTIAL_METHODS and WRITE_FORMATS is _options.ASSIGNMENT_FORMATS
+    assert set(_options.ANNOTATION_TOOLS) <= set(_options.ASSIGNMENT_FORMATS)
+    for argv, option, values in ((("watch",), "--method", _options.SEQUENTIAL_METHODS),
+                                 (("study", "status"), "--method", _options.SEQUENTIAL_METHODS),
+                                 (("raters",), "--to", _options.ASSIGNMENT_FORMATS),
+                                 (("study", "export"), "--to", _options.EXPORT_FORMATS)):
+        assert f"{option} <{'|'.join(values)}>" in _help(*argv), argv
+    assert f"--format <{'|'.join(_options.ASSIGNMENT_FORMATS)}>" in _help("assign")

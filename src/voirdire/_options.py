@@ -6,7 +6,8 @@ choices from them (``cli._app.registry_choices``), so a value is spelled here on
 from __future__ import annotations
 
 __all__ = ["LEVELS", "DUPLICATE_POLICIES", "MISSING_POLICIES", "VALIDATION_METHODS", "ALT_TEST_SCORINGS", "CORRECTIONS", "PER_HUMAN_TESTS", "RANK_BY", "GROUP_ERRORS",
-           "ABSTAIN_POLICIES", "JUDGE_ONLY_ITEMS", "ALLOCATION_DESIGNS", "DRAW_DESIGNS"]
+           "ABSTAIN_POLICIES", "JUDGE_ONLY_ITEMS", "ALLOCATION_DESIGNS", "DRAW_DESIGNS",
+           "SEQUENTIAL_METHODS", "ANNOTATION_TOOLS", "ASSIGNMENT_FORMATS", "EXPORT_FORMATS"]
 
 #: ``--scale`` / ``--level`` / ``Scale(level=)``: the levels of measurement.
 LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
@@ -34,3 +35,11 @@ JUDGE_ONLY_ITEMS: tuple[str, ...] = ("drop", "keep")
 ALLOCATION_DESIGNS: tuple[str, ...] = ("random", "strat", "panel", "seq-refined", "seq-coverage")
 #: ``study draw --design`` / ``Study.draw(design=)``: the designs of the human subsample for estimation.
 DRAW_DESIGNS: tuple[str, ...] = ("uniform", "active", "neyman")
+#: ``watch --method`` / ``study status --method`` / ``validate_sequential(method=)``: the sequential rules.
+SEQUENTIAL_METHODS: tuple[str, ...] = ("alt-test", "loo")
+#: The annotation tools an assignment file can be written for (tasks JSON, records JSON), with each item's content.
+ANNOTATION_TOOLS: tuple[str, ...] = ("label-studio", "argilla")
+#: ``assign --to`` / ``raters --to`` / ``study assign --to`` / ``write_assignments(format=)``.
+ASSIGNMENT_FORMATS: tuple[str, ...] = ("csv", "jsonl", *ANNOTATION_TOOLS)
+#: ``study export --to`` / ``Study.export(to=)``.
+EXPORT_FORMATS: tuple[str, ...] = ("csv", "parquet")

@@ -46,3 +46,20 @@ def test_follow_file_waits_for_a_complete_version_and_stops_when_decided(tmp_pat
     assert [k for k, _ in events] == ["read"] and events[0][1][1] == "table" and reads == [1]
     undecided = list(follow_file(f, lambda: (SimpleNamespace(decided=False), None), every=0.01, max_wait=0.05))
     assert [k for k, _ in undecided] == ["read"]  # read once (the file did not change), then max_wait
+
+
+def test_read_sequential_reads_the_rounds_once_and_refuses_a_folder(tmp_path):
+    from voirdire.data import read_annotations, read_rounds
+    from voirdire.exceptions import InvalidParameterError
+    from voirdire.workflows import read_sequential, sequential_validation
+
+    f = tmp_path / "labels.csv"
+    rows = [(i, r, (i + k * (r == "j")) % 2, i // 10) for i in range(40) for k, r in enumerate(("h1", "h2", "h3", "j"))]
+    pd.DataFrame(rows, columns=["item", "rater", "label", "round"]).to_csv(f, index=False)
+    load = lambda: read_annotations(f, judges=["j"])  # noqa: E731
+    res, table = read_sequential(f, load, round_column="round", judges=["j"], method="loo", verdicts=False)
+    direct = sequential_validation(load(), label_rounds(read_rounds(f, column="round")), ["j"], method="loo",
+                                   verdicts=False)
+    assert table.n_items == 40 and res.to_dict() == direct.to_dict()
+    with pytest.raises(InvalidParameterError, match="not an AltTest directory"):
+        read_sequential(tmp_path, load, round_column="round")

@@ -18,7 +18,7 @@ import typer
 from typer.core import TyperGroup
 
 from .._format_names import format_in_help
-from .._options import ALLOCATION_DESIGNS
+from .._options import ALLOCATION_DESIGNS, ASSIGNMENT_FORMATS, SEQUENTIAL_METHODS
 from .._scores import PER_ITEM_COEFFICIENTS, SCORES
 from ._console import console, err_console, progress_bar, styled
 from ._errors import one_line, report_exception, set_debug
@@ -114,8 +114,15 @@ if TYPE_CHECKING:  # for mypy, any Enum; at run time, the registry's names
     ScoreName = Enum
     PoolCoefficient = Enum
     DesignName = Enum
+    SeqMethod = Enum
+    FileFormat = Enum
 else:
-    #: ``--design`` of the allocation designs (assign, plan --budget, simulate): :data:`voirdire._options.ALLOCATION_DESIGNS`.
+    #: ``--method`` of the sequential rule (watch, study status): :data:`voirdire._options.SEQUENTIAL_METHODS`.
+    SeqMethod = registry_choices("SeqMethod", SEQUENTIAL_METHODS)
+    #: ``--to`` of an assignment file (assign, raters --adjudicate): :data:`voirdire._options.ASSIGNMENT_FORMATS`.
+    FileFormat = registry_choices("FileFormat", ASSIGNMENT_FORMATS)
+    #: ``--design`` of the allocation designs (assign, plan --budget, simulate):
+    #: :data:`voirdire._options.ALLOCATION_DESIGNS`.
     DesignName = registry_choices("DesignName", ALLOCATION_DESIGNS)
     #: ``--score`` of validate and raters: the validation scores (:data:`voirdire._scores.SCORES`).
     ScoreName = registry_choices("ScoreName", SCORES)
@@ -581,13 +588,6 @@ class TableOrJson(str, Enum):
 
     table = "table"
     json = "json"
-
-
-class SeqMethod(str, Enum):
-    """``--method`` of the sequential rule (watch, study status)."""
-
-    alt_test = "alt-test"
-    loo = "loo"
 
 
 #: ``--seed``'s help where it seeds every random stream of the command.

@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 
 import typer
 
+from .._options import ANNOTATION_TOOLS
 from ._app import (
-    _FORMAT_OPTS, DesignName, ReaderOptions, app, console, emit_json, fail, format_options, handle_errors,
+    _FORMAT_OPTS, DesignName, FileFormat, ReaderOptions, app, console, emit_json, fail, format_options, handle_errors,
     judge_file_option, judge_option, reader_options, seed_option,
 )
-
-
-class FileFormat(str, Enum):
-    csv = "csv"
-    jsonl = "jsonl"
-    label_studio = "label-studio"
-    argilla = "argilla"
 
 
 @app.command("assign")
@@ -60,7 +53,7 @@ def assign_command(
     if n_per_rater < 1:
         fail(f"--n-per-rater must be >= 1. Got {n_per_rater}.")
     table = reader.load(file, judges=judge, judge_file=judge_file)
-    tool = file_format in (FileFormat.label_studio, FileFormat.argilla)
+    tool = file_format is not None and file_format.value in ANNOTATION_TOOLS
     # the source export's task data / record fields: the text the tool shows annotators
     item_data = read_item_data(file, item=reader.item, control=_FORMAT_OPTS.get().get("control")) if tool else None
     draw = draw_batch(table, design=design.value, n_per_rater=n_per_rater, raters=assignee or None, primary=primary,

@@ -10,11 +10,10 @@ import typer
 
 from .._scores import PER_ITEM_COEFFICIENTS, REFERENCE_COEFFICIENT, names_text
 from ._app import (
-    OutputFormat, PoolCoefficient, ReaderOptions, ScoreName, app, confidence_level_option, console, emit_json,
+    FileFormat, OutputFormat, PoolCoefficient, ReaderOptions, ScoreName, app, confidence_level_option, console, emit_json,
     err_console, fail, format_option, format_options, handle_errors, judge_option, n_resamples_option, reader_options,
     require_overlap, seed_option,
 )
-from ._assign import FileFormat
 
 
 @app.command("raters")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
-from .._options import DRAW_DESIGNS
+from .._options import ANNOTATION_TOOLS, DRAW_DESIGNS, EXPORT_FORMATS
 from . import _estimate, _report, _validate  # noqa: F401  (registered first: the study commands take their options)
 from ._app import (
     HelpGroup, ReaderOptions, SeqMethod, TableOrJson, app, console, emit_json, err_console, fail, format_option,
@@ -22,15 +22,12 @@ study_app = typer.Typer(help="A study workspace: rounds of labels, assignments a
 app.add_typer(study_app, name="study")
 
 
-class ExportFormat(str, Enum):
-    csv = "csv"
-    parquet = "parquet"
-
-
 if TYPE_CHECKING:  # for mypy, any Enum; at run time, the choices of the registry of option values
     DrawDesign = Enum
+    ExportFormat = Enum
 else:
     DrawDesign = registry_choices("DrawDesign", DRAW_DESIGNS)
+    ExportFormat = registry_choices("ExportFormat", EXPORT_FORMATS)
 
 
 def _open(path: Path) -> Any:
@@ -80,7 +77,7 @@ def status_command(path: Path = typer.Argument(..., readable=False, help="The st
                    sequential: bool = typer.Option(True, "--sequential/--no-sequential",
                                                    help="Show the running anytime-valid decision per judge over the "
                                                         "rounds (as voirdire watch)."),
-                   method: SeqMethod = typer.Option(SeqMethod.alt_test, "--method", help="alt-test or loo."),
+                   method: SeqMethod = typer.Option(SeqMethod("alt-test"), "--method", help="alt-test or loo."),
                    epsilon: float | None = typer.Option(None, "--epsilon",
                                                         help="Margin (default 0.2 alt-test, 0.05 loo)."),
                    seed: int = seed_option("Order of the items within a round.", min=0),
@@ -111,7 +108,7 @@ def status_command(path: Path = typer.Argument(..., readable=False, help="The st
 @handle_errors
 def export_command(path: Path = typer.Argument(..., readable=False, help="The study file."),
                    output: Path = typer.Option(..., "--output", "-o", readable=False, help="File to write."),
-                   to: ExportFormat = typer.Option(ExportFormat.csv, "--to", help="csv or parquet.")) -> None:
+                   to: ExportFormat = typer.Option(ExportFormat("csv"), "--to", help="csv or parquet.")) -> None:
     """Every label (item, rater, role, label, round, flagged, inclusion_prob, item groups) as one long file."""
     _open(path).export(output, to=to.value)
     console.print(f"Wrote {output}.", highlight=False)
@@ -137,7 +134,7 @@ def assign_command(
     from ..report.console.study import render_assigned
 
     s = _open(path)
-    content = s.item_content() if to in ("label-studio", "argilla") else None
+    content = s.item_content() if to in ANNOTATION_TOOLS else None
     written: list[Any] = []  # written (atomically) inside the round's transaction: a failed write rolls it back
     res, rnd = s.assign(design=design, n_per_rater=n_per_rater, raters=assignee or None, rng=seed,
                         before_commit=lambda res, _: written.extend(

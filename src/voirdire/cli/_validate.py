@@ -73,7 +73,8 @@ def validate_command(
                                           help="Humans' own alpha below which no judge is accepted (in [0, 1))."),
     fail_on: str | None = typer.Option(None, "--fail-on", help="Exit with code 3 when a judge's verdict is reject "
                                        "('reject') or reject/inconclusive ('inconclusive'); 1 when it cannot run."),
-    output_format: str = format_option("table", "table, json, csv, markdown (a CI summary) or junit (one case per judge)."),
+    output_format: str = format_option("table", "table, json, csv, markdown (a CI summary) or junit (one case per "
+                                                "judge)."),
     junit: Path | None = typer.Option(None, "--junit", readable=False, help="Also write the JUnit XML report (one case "
                                       "per judge) to this file: one run gives a CI summary and a CI reporter's file."),
     seed: int = seed_option(),

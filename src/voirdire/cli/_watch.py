@@ -15,22 +15,15 @@ from ._app import (
 
 def read_watch(file: Path, *, judges: list[str], round_column: str, method: str, epsilon: float | None, q: float,
                seed: int, reader: ReaderOptions, verdicts: bool = True) -> tuple[Any, Any]:
-    """Read ``file`` and its rounds once and run :func:`voirdire.workflows.sequential_validation` (``_by`` with
-    ``--by``): the result and the table (or grouped tables) it was computed on."""
-    from ..data import read_rounds
-    from ..workflows import label_rounds, sequential_validation, sequential_validation_by
+    """Read ``file`` and its rounds once with the command's reading options and run the sequential rule
+    (:func:`voirdire.workflows.read_sequential`; per group with ``--by``): the result and the table (or grouped
+    tables) it was computed on."""
+    from ..workflows import read_sequential
 
-    if file.is_dir():
-        fail(f"{file}: sequential validation needs a long file with a round column (--round-column), not an "
-             f"AltTest directory.")
-    rounds = label_rounds(read_rounds(file, column=round_column, item=reader.item, rater=reader.rater),
-                          duplicates=reader.read_kwargs()["duplicates"], source=str(file))
-    opts = dict(method=method, epsilon=epsilon, q=q, seed=seed, verdicts=verdicts)
-    if reader.by:
-        grouped = reader.load_groups(file, judges=judges)
-        return sequential_validation_by(grouped, rounds, judges, **opts), grouped  # type: ignore[arg-type]
-    table = reader.load(file, judges=judges)
-    return sequential_validation(table, rounds, judges, **opts), table  # type: ignore[arg-type]
+    load = reader.load_groups if reader.by else reader.load
+    return read_sequential(file, lambda: load(file, judges=judges), round_column=round_column, item=reader.item,
+                           rater=reader.rater, duplicates=reader.read_kwargs()["duplicates"], grouped=bool(reader.by),
+                           judges=judges, method=method, epsilon=epsilon, q=q, seed=seed, verdicts=verdicts)
 
 
 @app.command("watch")
@@ -41,7 +34,7 @@ def watch_command(
     file: Path = typer.Argument(..., readable=False, help="Long annotation file with a round (batch or timestamp) column."),
     judge: list[str] = judge_option(),
     round_column: str = typer.Option(..., "--round-column", help="Column with each label's round or arrival time."),
-    method: SeqMethod = typer.Option(SeqMethod.alt_test, "--method", help="alt-test or loo."),
+    method: SeqMethod = typer.Option(SeqMethod("alt-test"), "--method", help="alt-test or loo."),
     epsilon: float | None = typer.Option(None, "--epsilon", help="Margin (default 0.2 alt-test, 0.05 loo)."),
     q: float = typer.Option(0.05, "--q", help="e-BH level across humans."),
     follow: float | None = typer.Option(None, "--follow", help="Re-read the file every SECONDS while it grows, "

@@ -12,6 +12,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from .. import _options
 from .._checks import check_choice, check_positive_int
 from .._io import atomic_outputs
 from .._safe import csv_cell, csv_frame, shown
@@ -196,7 +197,7 @@ escape_formula = csv_cell
 
 
 #: what :func:`write_assignments` writes: a table, or the next round as the annotation tool imports it
-WRITE_FORMATS = ("csv", "jsonl", "label-studio", "argilla")
+WRITE_FORMATS = _options.ASSIGNMENT_FORMATS  # the one registry of option values
 
 
 def write_assignments(result: AssignmentResult, path: str | os.PathLike[str], *,
@@ -255,7 +256,7 @@ def write_assignments(result: AssignmentResult, path: str | os.PathLike[str], *,
             f"{list(WRITE_FORMATS)} (--to).")
     df = result.to_frame()
     man = result.manifest()
-    if fmt in ("label-studio", "argilla"):
+    if fmt in _options.ANNOTATION_TOOLS:
         carried = sum(1 for it in dict.fromkeys(str(i) for i in result.item) if (item_data or {}).get(it))
         man["n_items_with_content"] = carried  # items whose source task data / fields were carried over
     man.update({"file": p.name, "format": fmt,

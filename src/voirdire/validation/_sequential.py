@@ -10,6 +10,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from .. import _options
 from .._checks import as_generator, check_choice, check_confidence_level, check_probability
 from .._results import Result
 from ..data import AnnotationTable, id_str
@@ -20,7 +21,7 @@ from ._common import check_epsilon, check_table, resolve_judges
 
 __all__ = ["SequentialResult", "validate_sequential"]
 
-METHODS = ("alt-test", "loo")
+METHODS = _options.SEQUENTIAL_METHODS  # the one registry of option values
 _E_MAX = 1e300
 
 

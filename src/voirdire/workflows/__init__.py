@@ -12,7 +12,7 @@ from ._design import DesignOverview, design_overview
 from ._gate import gate_failures
 from ._sequential import (
     GroupedSequentialValidation, RunningDecision, SequentialValidation, follow_file, label_rounds, not_ready,
-    sequential_validation, sequential_validation_by, watch_judges, with_verdicts,
+    read_sequential, sequential_validation, sequential_validation_by, watch_judges, with_verdicts,
 )
 from ._planning import (
     BatchCheck, BatchDraw, PlanRow, PlanningResult, check_batch, draw_batch, plan_from_moments, plan_validation,
@@ -67,6 +67,7 @@ __all__ = [
     "sequential_validation",
     "sequential_validation_by",
     "with_verdicts",
+    "read_sequential",
     "follow_file",
     "not_ready",
     "PlanningResult",

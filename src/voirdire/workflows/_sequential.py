@@ -6,7 +6,8 @@ every label with its round, at one seed, and puts beside it the one verdict of t
 (:func:`judge_verdicts`: what ``voirdire validate`` says on the same labels and seed), never instead
 of it. :func:`sequential_validation_by` does the same per ``--by`` group and on the pool (the loop is
 :func:`watch_judges_by`'s). :func:`label_rounds` gives each label its round as the table reader
-keeps the labels (a row repeated whole is one label; ``duplicates`` resolves the rest).
+keeps the labels (a row repeated whole is one label; ``duplicates`` resolves the rest);
+:func:`read_sequential` reads a file's rounds and runs the one or the other.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ._seeds import check_seed
 
 __all__ = ["watch_judges", "label_rounds", "RunningDecision", "SequentialValidation", "sequential_validation",
-           "GroupedSequentialValidation", "sequential_validation_by", "with_verdicts", "follow_file", "not_ready"]
+           "GroupedSequentialValidation", "sequential_validation_by", "with_verdicts", "follow_file", "not_ready",
+           "read_sequential"]
 
 
 def watch_judges(table: Any, rounds: Any, judges: Sequence[str] | None = None, *, method: str = "alt-test",
@@ -463,3 +465,30 @@ def follow_file(file: Any, read: Callable[[], tuple[Any, Any]], *, every: float,
                 raise SchemaError(f"{file}: no labels to read after {max_wait:g} s ({why or 'no complete version'}).")
             return
         time.sleep(every)
+
+
+def read_sequential(file: Any, load: Callable[[], Any], *, round_column: str, item: str = "item",
+                    rater: str = "rater", duplicates: str = "error", grouped: bool = False,
+                    judges: Sequence[str] | None = None, method: str = "alt-test", epsilon: float | None = None,
+                    q: float = 0.05, seed: int = 0, verdicts: bool = True) -> tuple[Any, Any]:
+    """Read the rounds of ``file`` once (its ``round_column``, :func:`label_rounds`) and run
+    :func:`sequential_validation` on the table ``load()`` reads (:func:`sequential_validation_by` on its
+    groups when ``grouped``): the result and the table (or grouped tables) it was computed on.
+
+    Raises
+    ------
+    InvalidParameterError
+        When ``file`` is a folder (an AltTest directory has no round column).
+    """
+    from pathlib import Path
+
+    from ..data import read_rounds
+
+    if Path(file).is_dir():
+        raise InvalidParameterError(f"{file}: sequential validation needs a long file with a round column "
+                                    f"(--round-column), not an AltTest directory.")
+    rounds = label_rounds(read_rounds(file, column=round_column, item=item, rater=rater), duplicates=duplicates,
+                          source=str(file))
+    table = load()
+    run = sequential_validation_by if grouped else sequential_validation
+    return run(table, rounds, judges, method=method, epsilon=epsilon, q=q, seed=seed, verdicts=verdicts), table
