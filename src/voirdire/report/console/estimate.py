@@ -11,19 +11,9 @@ from rich.text import Text
 
 from ..._safe import escape_control
 from .._format import fmt_int, fmt_num
+from ._lines import line as _styled
 
 __all__ = ["render_estimate", "estimate_warnings", "render_plan_estimate", "plan_estimate_warnings"]
-
-
-def _styled(*parts: str | tuple[str, str]) -> Text:
-    """A line from plain and ``(text, style)`` parts, every part shown literally (as the CLI's ``styled``)."""
-    out = Text()
-    for part in parts:
-        if isinstance(part, tuple):
-            out.append(escape_control(part[0], keep="\n\t"), style=part[1])
-        else:
-            out.append(escape_control(part, keep="\n\t"))
-    return out
 
 
 def _line(console: Console, text: Any) -> None:

@@ -12,23 +12,12 @@ from typing import Any
 
 __all__ = ["raters_table", "items_table", "sensitivity_lines", "render_raters", "render_raters_by"]
 
+from ._lines import line as _line
+
 _LEGEND = ("S(k;pool): the annotator vs the other annotators on the same items (the bar a judge must clear in "
            "validate --method loo); gap: S minus the others' median; p: bootstrap p-value of gap >= -margin; "
            "delta pool: the pool's coefficient without the annotator minus with; DS: Dawid-Skene accuracy; "
            "MACE: 1 - spamming probability.")
-
-
-def _line(*parts: str | tuple[str, str]) -> Any:
-    """One line from plain and ``(text, style)`` parts, each shown literally (control characters escaped)."""
-    from rich.text import Text
-
-    from ..._safe import escape_control
-
-    out = Text()
-    for part in parts:
-        text, style = part if isinstance(part, tuple) else (part, "")
-        out.append(escape_control(text, keep="\n\t"), style=style)
-    return out
 
 
 def _f(x: Any, digits: int = 3, sign: bool = False) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .watch import line, verdict_text
+from .watch import line, render_groups, verdict_text
 
 __all__ = ["render_added", "render_assigned", "render_status", "render_status_by", "render_status_decisions",
            "render_study_status", "study_status_json"]
@@ -109,14 +109,7 @@ def render_assigned(console: Any, res: Any, head: str, written: Any, content: di
 def render_status_by(console: Any, res: Any) -> None:
     """A :class:`~voirdire.workflows.GroupedSequentialValidation`: per group, then the pool, each judge's verdict
     (``validate --by``'s in a group, ``validate``'s on the pool) with the running decision beside it."""
-    for g, n, r, e in res.parts():
-        head = f"{', '.join(res.by)} = {g}" if g != "(pooled)" else g
-        if r is None:
-            console.print(line((head, "bold"), f" ({n} items): ", ("no decision", "bold yellow"), f": {e}"),
-                          highlight=False, soft_wrap=True)
-        else:
-            console.print(line((head, "bold"), f" ({n} items)"), highlight=False, soft_wrap=True)
-            render_status_decisions(console, r, command="study validate" + (
-                f" --by {' --by '.join(res.by)}" if g != "(pooled)" else ""))
+    render_groups(console, res, lambda r, g: render_status_decisions(console, r, command="study validate" + (
+        f" --by {' --by '.join(res.by)}" if g != "(pooled)" else "")), blank=False)
     if res.verdicts is not None:
         console.print(f"Verdicts: {res.verdicts.rule}", style="dim", highlight=False, soft_wrap=True)

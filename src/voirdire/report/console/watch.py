@@ -11,24 +11,13 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ._lines import line
+
 __all__ = ["line", "render_looks", "render_verdicts", "render_watch", "render_watch_by", "render_running_by", "render_version",
-           "verdict_text"]
+           "verdict_text", "render_groups"]
 
 _NOTE = ("Anytime-valid: the decision may be read after every round without inflating its error (betting "
          "e-processes, e-BH across humans). 'more per human': expected further comparisons at the current estimates.")
-
-
-def line(*parts: str | tuple[str, str]) -> Any:
-    """One line from plain and ``(text, style)`` parts, each shown literally (control characters escaped)."""
-    from rich.text import Text
-
-    from ..._safe import escape_control
-
-    out = Text()
-    for part in parts:
-        text, style = part if isinstance(part, tuple) else (part, "")
-        out.append(escape_control(text, keep="\n\t"), style=style)
-    return out
 
 
 def verdict_text(e: Any) -> str:
@@ -123,6 +112,13 @@ def render_version(console: Any, res: Any, previous: Any) -> None:
 def render_watch_by(console: Any, res: Any) -> None:
     """A :class:`~voirdire.workflows.GroupedSequentialValidation`: each group's looks and decision beside its
     verdicts, then the pool's."""
+    render_groups(console, res, lambda r, g: render_watch(
+        console, r, command=f"voirdire validate --by {','.join(res.by)}" if g != "(pooled)" else "voirdire validate"))
+
+
+def render_groups(console: Any, res: Any, render: Any, *, blank: bool = True) -> None:
+    """Each part of a grouped sequential result (the groups, then the pool) under its heading: ``render(result,
+    group)`` for a group with a decision, its reason for one without; with ``blank``, a blank line after each."""
     for g, n, r, e in res.parts():
         head = f"{', '.join(res.by)} = {g}" if g != "(pooled)" else g
         if r is None:
@@ -130,9 +126,9 @@ def render_watch_by(console: Any, res: Any) -> None:
                           highlight=False, soft_wrap=True)
         else:
             console.print(line((head, "bold"), f" ({n} items)"), highlight=False, soft_wrap=True)
-            render_watch(console, r, command=f"voirdire validate --by {','.join(res.by)}" if g != "(pooled)"
-                         else "voirdire validate")
-        console.print()
+            render(r, g)
+        if blank:
+            console.print()
     console.print("The e-BH level q holds within each group; nothing is corrected across groups. A group's "
                   "decisions are those of --where on it at the same seed.", highlight=False, soft_wrap=True)
     if res.verdicts is not None:
