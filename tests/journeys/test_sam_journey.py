@@ -136,6 +136,9 @@ def test_sam_pairwise_resume_bias_and_report(tmp_path: Path) -> None:
     post = sec["pairwise"]["results"]["posterior"]
     i = post["judges"].index(JUDGE)
     assert post["bias_mean"][i] == pytest.approx(full["judges"][0]["bias_mean"], abs=1e-12)
+    # ... the held-out choice and the per-pair forecasts shown included (the report fits through fit_pairwise)
+    assert sec["pairwise"]["results"]["choice"] == full["choice"] and full["choice"]["made"]
+    assert sec["pairwise"]["results"]["forecasts"] == full["pairs"]
     assert sec["biases"]["results"]["bias"]["effects"] == bj["effects"]
     html = (tmp_path / "report" / "report.html").read_text()
     assert JUDGE in html and f"flip rate {flips / 160:.3f}" in html

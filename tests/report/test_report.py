@@ -90,6 +90,10 @@ def test_schema_rejects_broken_documents(written):
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, report_schema())
     bad = json.loads(json.dumps(doc))
+    del bad["sections"]["pairwise"]["results"]["choice"]  # the pairwise section states its held-out choice
+    with pytest.raises(jsonschema.ValidationError, match="'choice' is a required property"):
+        jsonschema.validate(bad, report_schema())
+    bad = json.loads(json.dumps(doc))
     bad["sections"]["pairwise"]["status"] = "not available"  # ... and one that did not, its reason
     bad["sections"]["pairwise"]["reason"] = ""
     with pytest.raises(jsonschema.ValidationError):

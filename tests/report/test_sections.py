@@ -155,18 +155,28 @@ def test_estimation_equals_the_estimate_command(tmp_path):
 
 def test_pairwise_matches_direct_call(built):
     from voirdire.pairwise import PairwiseBayesModel, simulate_pairwise
+    from voirdire.report._format import choice_sentence
+    from voirdire.workflows import fit_pairwise
 
     rep, _ = built
     pt, _ = simulate_pairwise(150, rng=2)
     post = PairwiseBayesModel(rng=7).fit(pt).posterior(credible_level=0.95)
     res = rep.section("pairwise").results
     _eq(res["posterior"], post.to_dict())
+    # the held-out choice is voirdire pairwise's at the report's seed (here it keeps the model, so the per-pair
+    # forecasts shown are the posterior's)
+    fit = fit_pairwise(pt, seed=7, top=0)
+    _eq(res["choice"], fit.choice_dict())
+    assert res["forecaster"] == fit.forecaster == "BayesJudge"
+    _eq(res["forecasts"], fit.forecasts.to_dict("records"))
     ent = np.asarray(post.entropy)
     assert res["most_uncertain"][0] == int(np.argmax(ent))
+    assert [r["entropy"] for r in res["forecasts"]] == pytest.approx(ent.tolist(), abs=0)
     # the default judge model's beta intervals are marked optimistic where the report shows them
     assert all(res["posterior"]["bias_interval_optimistic"])
     texts = [b.text for b in rep.section("pairwise").blocks if hasattr(b, "text")]
     assert any("intervals of" in t and "are optimistic" in t for t in texts)
+    assert f"held-out choice: {choice_sentence(fit.choice_dict())}" in texts
 
 
 def test_judge_biases_match_direct_call(built):

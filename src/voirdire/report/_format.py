@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["fmt_num", "fmt_int", "fmt_p", "fmt_pct", "fmt_ci", "is_missing", "DASH"]
+__all__ = ["fmt_num", "fmt_int", "fmt_p", "fmt_pct", "fmt_ci", "is_missing", "DASH", "choice_sentence"]
 
 #: What a missing or undefined number is shown as.
 DASH = "\u2014"
@@ -92,3 +92,23 @@ def fmt_ci(low: Any, high: Any, digits: int = 3) -> str:
     lo = "\u2212\u221e" if is_missing(low) else fmt_num(low, digits)
     hi = "\u221e" if is_missing(high) else fmt_num(high, digits)
     return f"[{lo}, {hi}]"
+
+
+def choice_sentence(choice: dict[str, Any]) -> str:
+    """The held-out choice of the pairwise forecaster in words, as the terminal prints it after ``held-out
+    choice:`` (``voirdire pairwise``) and the report's Pairwise section shows it; empty when the choice was
+    switched off (``--no-choice``). ``choice``: :meth:`voirdire.workflows.PairwiseFit.choice_dict`.
+
+    Examples
+    --------
+    >>> choice_sentence({"made": False, "method": "BayesJudge", "not_made": "the file has 1 human"})
+    "not made: the file has 1 human. The forecasts shown are BayesJudge's."
+    """
+    if not choice.get("made"):
+        why = choice.get("not_made")
+        return f"not made: {why}. The forecasts shown are {choice['method']}'s." if why else ""
+    lo, hi = choice["accuracy_interval"]
+    return (f"{choice['chosen']} (leave-one-human-out, {choice['folds']} folds of humans; rule: "
+            f"{choice['rule_text'] or choice['rule']}). {choice['reason']} Accuracy {choice['model']} minus "
+            f"{choice['best_baseline']}: {choice['accuracy_difference']:+.4f} [{lo:+.4f}, {hi:+.4f}] "
+            f"({100 * choice['confidence_level']:g}%).")

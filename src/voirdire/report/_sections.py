@@ -18,7 +18,7 @@ from ._annotators import annotators_section
 from ..exceptions import VoirdireError
 from ..workflows import compare_raters, design_overview, estimate_judges, summarise_pairwise, validate_judges
 from ._build import Context, NotAvailable, Writer
-from ._format import DASH, fmt_ci, fmt_int, fmt_num, fmt_pct, is_missing
+from ._format import DASH, choice_sentence, fmt_ci, fmt_int, fmt_num, fmt_pct, is_missing
 from ._model import Cell, ChecklistItem, Section
 
 __all__ = ["SECTIONS", "build_checklist"]
@@ -617,6 +617,20 @@ def pairwise_section(ctx: Context, w: Writer) -> None:
            "noisy raters with their own confusion matrices; each LLM judge, asked in both orders, has a position "
            "bias β (> 0: it favours the response shown first; 2β shifts its log-odds of A over B). A pair's "
            "entropy near log 3 = 1.10 nats means the evidence does not settle its verdict.", "note")
+    # the held-out choice of the forecaster, as `voirdire pairwise` states it before the posteriors
+    w.put("choice", summary.choice)
+    forecaster = w.put("forecaster", summary.forecaster)
+    fc = w.put("forecasts", summary.forecasts.to_dict("records"))
+    line = choice_sentence(summary.choice)
+    if line:
+        w.text(f"held-out choice: {line}", "p")
+    model_name = summary.choice.get("model", "BayesJudge")
+    if forecaster != model_name:
+        w.text(f"The per-pair forecasts below (the entropy histogram and the most uncertain pairs; report.json "
+               f"'forecasts') are {forecaster}'s, fitted on the whole file; the judges' biases and the humans' "
+               f"confusion matrices are {model_name}'s (`voirdire pairwise --no-choice` shows {model_name}'s "
+               "forecasts).", "note")
+    by = "" if forecaster == model_name else f" by {forecaster}'s forecasts (the held-out choice)"
     judges = d["judges"]
     if judges:
         w.heading("Position bias per judge")
@@ -666,17 +680,19 @@ def pairwise_section(ctx: Context, w: Writer) -> None:
                          + (f" The {MAX_HUMAN_MATRICES} humans with the most labels are shown; all are in the JSON."
                             if len(humans) > MAX_HUMAN_MATRICES else ""))
     w.heading("How settled is each pair?")
-    w.figure("entropy", "Posterior entropy of the pairs' verdicts",
-             plots.histogram(f"{w.key}-entropy", d["entropy"], bins=20, range_=(0.0, float(np.log(3))),
-                             xlabel="entropy of the posterior verdict (nats; log 3 = 1.10 is no information)",
-                             title="Posterior entropy"),
-             caption=f"{fmt_int(len(d['entropy']))} pairs.")
-    ent = np.array([np.nan if v is None else v for v in d["entropy"]], dtype=float)
+    ent = np.array([np.nan if r["entropy"] is None else r["entropy"] for r in fc], dtype=float)
+    what = "Posterior entropy" if not by else f"Entropy{by}"
+    w.figure("entropy", "Posterior entropy of the pairs' verdicts" if not by else f"Entropy of the pairs' verdicts{by}",
+             plots.histogram(f"{w.key}-entropy", [r["entropy"] for r in fc], bins=20, range_=(0.0, float(np.log(3))),
+                             xlabel=f"entropy of the {'posterior' if not by else 'forecast'} verdict (nats; log 3 = "
+                                    "1.10 is no information)", title=what),
+             caption=f"{fmt_int(len(fc))} pairs.")
     top = [int(k) for k in np.argsort(-np.nan_to_num(ent, nan=-1.0), kind="stable")[:N_UNCERTAIN]]
     w.put("most_uncertain", top)
-    rows = [[str(d["pairs"][k]), w.num(f"posterior/verdict_proba/{k}/0"), w.num(f"posterior/verdict_proba/{k}/1"),
-             w.num(f"posterior/verdict_proba/{k}/2"), w.num(f"posterior/entropy/{k}")] for k in top]
-    w.table("uncertain", f"The {len(top)} pairs the model is least sure about (send them for review)",
+    rows = [[str(fc[k]["pair"]), w.num(f"forecasts/{k}/p_A"), w.num(f"forecasts/{k}/p_T"),
+             w.num(f"forecasts/{k}/p_B"), w.num(f"forecasts/{k}/entropy")] for k in top]
+    w.table("uncertain", f"The {len(top)} pairs the model is least sure about (send them for review)" if not by
+            else f"The {len(top)} most uncertain pairs{by[:-1]}; send them for review)",
             ["pair", "P(A better)", "P(tie)", "P(B better)", "entropy"], rows)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .._checks import check_probability
 from .._results import Result
 from ..exceptions import ConvergenceWarning, InvalidParameterError
 
@@ -88,6 +89,24 @@ class PairwiseFit(Result):
     human_labels: tuple[float, ...] = ()
     seed: int = 0
     resumed_from: str | None = None
+
+    def choice_dict(self) -> dict[str, Any]:
+        """The held-out choice as ``voirdire pairwise --format json`` and the report's ``choice`` hold it:
+        ``made``, ``method`` (whose forecasts ``forecasts`` holds), ``off`` (``--no-choice``), ``not_made`` (why,
+        when it was not), ``folds`` and, when made, ``chosen``, ``rule``, ``rule_text``, ``model``,
+        ``best_baseline``, the model minus the best baseline in NLL (``difference``) with its ``interval``, the
+        same for accuracy, ``confidence_level``, ``n_labels`` and ``reason``."""
+        ch, ev = self.choice, self.choice_evaluation
+        out: dict[str, Any] = {"made": ch is not None, "method": self.forecaster, "off": self.choice_off,
+                               "not_made": self.choice_note or None,
+                               "folds": None if ev is None else ev.n_folds}
+        if ch is None:
+            return out
+        return {**out, "chosen": ch.chosen, "rule": ch.rule, "rule_text": ch.rule_text, "model": ch.model,
+                "best_baseline": ch.best_baseline, "metric": "nll", "difference": ch.nll_difference,
+                "interval": [ch.nll_low, ch.nll_high], "accuracy_difference": ch.accuracy_difference,
+                "accuracy_interval": [ch.accuracy_low, ch.accuracy_high], "confidence_level": ch.confidence_level,
+                "n_labels": ch.n_labels, "reason": ch.reason}
 
 
 def human_groups(specs: Sequence[str], humans: Sequence[str]) -> dict[str, str]:
@@ -217,14 +236,15 @@ def fit_pairwise(table: Any, *, n_particles: int = 300, update: str = "soft", la
                  judge_ties: bool = True, judge_reliability: bool = True, calibrated: bool = False,
                  mode: str = "auto", seed: int = 0, top: int = 10, resume: str | Path | None = None,
                  evaluate: bool = False, groups: Sequence[str] = (), choose: bool = True, choice_folds: int = 5,
-                 progress: Callable[[int, int], None] | None = None) -> PairwiseFit:
+                 credible_level: float = 0.95, progress: Callable[[int, int], None] | None = None) -> PairwiseFit:
     """Fit (or resume) the Bayesian pairwise model on ``table``, choose the forecaster by held-out humans and,
     with ``evaluate``, compare it with the baselines leave-one-human-out in full (``groups``: ``--group``
     specs), as ``voirdire pairwise``.
 
     ``calibrated``: adaptive quadrature and a batch move after the stream (``--calibrated-intervals``);
     ``mode``: ``joint``, ``per-judge`` or ``auto`` (per judge above
-    :data:`voirdire.pairwise.MAX_JOINT_JUDGES` judges); ``resume``: a saved state whose options replace these.
+    :data:`voirdire.pairwise.MAX_JOINT_JUDGES` judges); ``resume``: a saved state whose options replace these;
+    ``credible_level``: of the posterior's intervals (``voirdire report --confidence-level``).
 
     The held-out choice (``choose``, the default; ``--no-choice`` skips it): the humans are split at random
     into ``choice_folds`` folds (one human a fold when there are fewer; seed stream ``("pairwise",
@@ -252,6 +272,7 @@ def fit_pairwise(table: Any, *, n_particles: int = 300, update: str = "soft", la
         raise InvalidParameterError(f"--mode must be auto, joint or per-judge. Got {mode!r}.")
     if isinstance(choice_folds, bool) or not isinstance(choice_folds, (int, np.integer)) or choice_folds < 2:
         raise InvalidParameterError(f"--choice-folds must be an integer >= 2. Got {choice_folds!r}.")
+    credible_level = check_probability(credible_level, "credible_level", "fit_pairwise")
     per_judge = mode == "per-judge" or (mode == "auto" and len(table.judges) > MAX_JOINT_JUDGES)
 
     def new_model(rng: int) -> Any:
@@ -266,7 +287,7 @@ def fit_pairwise(table: Any, *, n_particles: int = 300, update: str = "soft", la
     else:
         model = new_model(seed)
         model.fit(table)
-    post = model.posterior()
+    post = model.posterior(credible_level=credible_level)
     named = human_groups(groups, table.humans) if groups else {}
     loho = choice = choice_loho = None
     choice_note = ""

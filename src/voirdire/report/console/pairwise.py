@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Console
 
 from ..._safe import escape_control
+from .._format import choice_sentence
 from .._terminal import _text
 
 __all__ = ["render_pairwise", "pairwise_json", "render_bias", "bias_json"]
@@ -27,20 +28,9 @@ def _pct(x: float) -> str:
 
 
 def _choice_json(fit: Any) -> dict[str, Any]:
-    """The held-out choice in ``voirdire pairwise --format json``: ``made``, ``method`` (whose forecasts
-    ``pairs`` holds), ``rule``, ``folds``, the model minus the best baseline in NLL (``difference``) with its
-    ``interval``, the same for accuracy, and ``not_made`` (why, when it was not)."""
-    ch, ev = fit.choice, fit.choice_evaluation
-    out: dict[str, Any] = {"made": ch is not None, "method": fit.forecaster, "off": fit.choice_off,
-                           "not_made": fit.choice_note or None,
-                           "folds": None if ev is None else ev.n_folds}
-    if ch is None:
-        return out
-    return {**out, "chosen": ch.chosen, "rule": ch.rule, "rule_text": ch.rule_text, "model": ch.model,
-            "best_baseline": ch.best_baseline, "metric": "nll", "difference": ch.nll_difference,
-            "interval": [ch.nll_low, ch.nll_high], "accuracy_difference": ch.accuracy_difference,
-            "accuracy_interval": [ch.accuracy_low, ch.accuracy_high], "confidence_level": ch.confidence_level,
-            "n_labels": ch.n_labels, "reason": ch.reason}
+    """The held-out choice in ``voirdire pairwise --format json`` (:meth:`~voirdire.workflows.PairwiseFit.choice_dict`,
+    as the report's ``choice``)."""
+    return fit.choice_dict()
 
 
 def pairwise_json(fit: Any, file: str) -> dict[str, Any]:
@@ -147,16 +137,11 @@ def _evaluation(console: Console, err_console: Console, fit: Any) -> None:
 def _choice_lines(console: Console, fit: Any) -> None:
     """The held-out choice, before the posteriors: which method forecasts best, by how much, by which rule."""
     ch = fit.choice
+    line = choice_sentence(fit.choice_dict())
+    if line:
+        console.print(_text(("held-out choice:", "bold"), " " + line), highlight=False, markup=False)
     if ch is None:
-        if fit.choice_note:
-            console.print(_text(("held-out choice:", "bold"), f" not made: {fit.choice_note}. The forecasts "
-                                f"shown are {fit.forecaster}'s."), highlight=False, markup=False)
         return
-    pct = f"{100 * ch.confidence_level:g}%"
-    console.print(_text(("held-out choice:", "bold"), f" {ch.chosen} (leave-one-human-out, "
-                        f"{fit.choice_evaluation.n_folds} folds of humans; rule: {ch.rule_text or ch.rule}). "
-                        f"{ch.reason} Accuracy {ch.model} minus {ch.best_baseline}: {ch.accuracy_difference:+.4f} "
-                        f"[{ch.accuracy_low:+.4f}, {ch.accuracy_high:+.4f}] ({pct})."), highlight=False)
     if fit.forecaster != ch.model:
         console.print(f"The per-pair forecasts below (most uncertain pairs; JSON and CSV 'pairs') are "
                       f"{fit.forecaster}'s, fitted on the whole file; the judges' biases and the humans' confusion "
