@@ -18,6 +18,7 @@ import typer
 from typer.core import TyperGroup
 
 from .._format_names import format_in_help
+from .._option_specs import OPTIONS
 from .._options import ALLOCATION_DESIGNS, ASSIGNMENT_FORMATS, SEQUENTIAL_METHODS
 from .._scores import PER_ITEM_COEFFICIENTS, SCORES
 from ._console import console, err_console, progress_bar, styled
@@ -592,6 +593,13 @@ class TableOrJson(str, Enum):
 
 #: ``--seed``'s help where it seeds every random stream of the command.
 SEED_HELP = "Seed of every random stream (same seed, same numbers)."
+
+
+def option(name: str) -> Any:
+    """The option ``name`` of the registry (:data:`voirdire._option_specs.OPTIONS`): its flags, default and help."""
+    spec = OPTIONS[name]
+    return typer.Option(spec.default, *spec.flags, help=spec.help, readable=spec.readable, min=spec.min,
+                        hidden=spec.hidden)
 
 
 def judge_option(help: str = "An LLM judge (repeatable).", *, required: bool = False) -> Any:

@@ -16,7 +16,7 @@ import typer
 
 from ._app import (
     Level, ReaderOptions, TableOrJson, app, confidence_level_option, console, emit_json, err_console, fail,
-    format_option, format_options, handle_errors, judge_option, reader_options, seed_option,
+    format_option, format_options, handle_errors, judge_option, option, reader_options, seed_option,
 )
 
 
@@ -55,23 +55,14 @@ def estimate_command(
     file: Path = typer.Argument(..., readable=False, help="Long annotation file (CSV/TSV/JSONL/Parquet): one row per item, rater, score."),
     judges: list[str] = judge_option("An LLM judge (repeatable: several judges, prompts or samples are combined); "
                                      "each must score every item.", required=True),
-    inclusion_prob: str = typer.Option(..., "--inclusion-prob", "-p",
-                                       help="Probability each item was sent to humans: a number for all items, or a "
-                                            "column of FILE (constant within an item)."),
-    model: Model = typer.Option(Model.calibrated, "--model",
-                                help="Prediction of the human score from the judges': calibrated (ridge + power "
-                                     "tuning, never worse than human-only), identity (the paper's), linear, ridge, "
-                                     "isotonic, gbm."),
-    cross_fit: int = typer.Option(0, "--cross-fit",
-                                  help="Cross-fitting folds (1 = none); 0 (default) = auto: leave-one-out for "
-                                       "calibrated/linear/ridge up to 2000 labelled units, else 5."),
-    strata: str | None = typer.Option(None, "--strata", help="Column of FILE with the design stratum of each item."),
-    target: Target = typer.Option(Target.superpopulation, "--target",
-                                  help="superpopulation (items sampled from a larger pool) or finite (these items)."),
+    inclusion_prob: str = option("estimate.inclusion_prob"),
+    model: Model = option("estimate.model"),
+    cross_fit: int = option("estimate.cross_fit"),
+    strata: str | None = option("estimate.strata"),
+    target: Target = option("estimate.target"),
     confidence_level: float = confidence_level_option(),
-    compare: bool = typer.Option(True, "--compare/--no-compare", help="Also show human-only and PPI++ estimates."),
-    drop_unscored: bool = typer.Option(False, "--drop-unscored",
-                                       help="Drop items the judge did not score instead of failing."),
+    compare: bool = option("estimate.compare"),
+    drop_unscored: bool = option("estimate.drop_unscored"),
     seed: int = seed_option("Seed of the cross-fitting folds."),
     output: TableOrJson = format_option(TableOrJson.table),
     *,
@@ -111,44 +102,31 @@ def estimate_command(
                            role="Column with human/judge per row of the pilot (instead of --judge).",
                            abstain="A pilot score meaning 'cannot assess' (repeatable)."))
 def plan_estimate_command(
-    target_halfwidth: float | None = typer.Option(None, "--target-halfwidth", help="Wanted CI half-width (score units)."),
-    n_star: float | None = typer.Option(None, "--n-star", help="Human-only sample size whose precision to match."),
-    effect_size: float | None = typer.Option(None, "--effect-size", help="Difference to detect (score units)."),
-    power: float = typer.Option(0.8, "--power", help="Power for --effect-size."),
-    significance_level: float = typer.Option(0.05, "--significance-level", help="Test level for --effect-size."),
+    target_halfwidth: float | None = option("plan-estimate.target_halfwidth"),
+    n_star: float | None = option("plan-estimate.n_star"),
+    effect_size: float | None = option("plan-estimate.effect_size"),
+    power: float = option("plan-estimate.power"),
+    significance_level: float = option("plan-estimate.significance_level"),
     confidence_level: float = confidence_level_option("Level for --target-halfwidth."),
-    sd: float | None = typer.Option(None, "--sd", help="Standard deviation of the human scores (or from --pilot)."),
-    r2: float | None = typer.Option(None, "--r2", help="Share of the human variance the judge explains, in [0, 1)."),
-    pilot: Path | None = typer.Option(None, "--pilot", readable=False, help="Pilot annotation file (judge and humans on the same items)."),
+    sd: float | None = option("plan-estimate.sd"),
+    r2: float | None = option("plan-estimate.r2"),
+    pilot: Path | None = option("plan-estimate.pilot"),
     judges: list[str] = judge_option("A judge in the pilot file (repeatable: several judges are combined, as in "
                                      "estimate)."),
-    design: Design = typer.Option(Design.standard, "--design",
-                                  help="standard (sample sizes, or Neyman strata with --strata) or active: "
-                                       "item-level probabilities from the judges' predicted residuals and costs "
-                                       "(needs --pilot with every judge on every item, --budget and --out)."),
-    cost_column: str | None = typer.Option(None, "--cost-column", help="Column of the --pilot file with each item's "
-                                                                       "cost of a human label (--design active)."),
-    pilot_prob: str | None = typer.Option(None, "--pilot-prob", help="Probability with which the pilot's human-scored "
-                                                                     "items were drawn: a number or a column "
-                                                                     "(--design active)."),
-    floor: float | None = typer.Option(None, "--floor", help="Share of the uniform design mixed into --design active "
-                                                             "(default: chosen on the pilot's residuals, 1 = uniform "
-                                                             "when they are not predictable; 0.3 without a pilot)."),
-    model: Model = typer.Option(Model.calibrated, "--model", help="Prediction model the study will use (for the pilot R\u00b2; "
-                                                                  "the same default as estimate)."),
-    n_total: int | None = typer.Option(None, "--N", "--n-total", help="Items the LLM scores."),
-    n_labeled: int | None = typer.Option(None, "--n", "--n-labeled", help="Items humans score."),
-    inclusion_prob: float | None = typer.Option(None, "--inclusion-prob", "-p", help="pi = n/N instead of --n."),
-    strata_file: Path | None = typer.Option(None, "--strata", readable=False, help="CSV of strata (stratum, n_items, residual_sd[, cost][, sd]) "
-                                                                   "for a Neyman allocation; needs --budget."),
-    budget: float | None = typer.Option(None, "--budget", help="Expected cost of human labels for --strata."),
-    min_prob: float = typer.Option(0.0, "--min-prob", help="Floor on each stratum's inclusion probability."),
-    draw: Path | None = typer.Option(None, "--draw", readable=False, help="File listing the study's items (an item column): draw the "
-                                                         "human sample with the planned probabilities."),
-    draw_out: Path | None = typer.Option(None, "--out", "-o", readable=False, help="Where --draw writes the assignment CSV "
-                                                                   "(item, inclusion_prob, selected[, stratum])."),
-    strata_column: str | None = typer.Option(None, "--strata-column", help="Column of the --draw file with each item's "
-                                                                           "stratum (with --strata)."),
+    design: Design = option("plan-estimate.design"),
+    cost_column: str | None = option("plan-estimate.cost_column"),
+    pilot_prob: str | None = option("plan-estimate.pilot_prob"),
+    floor: float | None = option("plan-estimate.floor"),
+    model: Model = option("plan-estimate.model"),
+    n_total: int | None = option("plan-estimate.n_total"),
+    n_labeled: int | None = option("plan-estimate.n_labeled"),
+    inclusion_prob: float | None = option("plan-estimate.inclusion_prob"),
+    strata_file: Path | None = option("plan-estimate.strata_file"),
+    budget: float | None = option("plan-estimate.budget"),
+    min_prob: float = option("plan-estimate.min_prob"),
+    draw: Path | None = option("plan-estimate.draw"),
+    draw_out: Path | None = option("plan-estimate.draw_out"),
+    strata_column: str | None = option("plan-estimate.strata_column"),
     seed: int = seed_option("Seed of the --draw sample (same seed, same sample)."),
     output: TableOrJson = format_option(TableOrJson.table),
     *,

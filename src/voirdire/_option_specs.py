@@ -1,0 +1,93 @@
+"""The one registry of the commands' options (private): for each option a command declares, its flags, default
+and help, keyed by a stable name (``"estimate.model"``: command, then parameter). The CLI declares an option with
+one call reading this table (``cli._app.option``), so ``--help``, the docs site's CLI reference (generated from the
+Typer app) and the code read the same text. The values users type live in :mod:`voirdire._options`. Plain data,
+no heavy imports, so a command's ``--help`` stays cheap."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+__all__ = ["OptionSpec", "OPTIONS"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class OptionSpec:
+    """One command-line option: its ``flags`` (long name first), ``default`` (``...``: required), ``help``, and
+    what Typer checks of it (``readable``: a path Typer need not open; ``min``: the least value; ``hidden``)."""
+
+    flags: tuple[str, ...]
+    default: Any
+    help: str
+    readable: bool = True
+    min: float | None = None
+    hidden: bool = False
+
+
+#: Every option, keyed ``"<command>.<parameter>"`` (``"study.draw.design"`` for a ``study`` subcommand).
+OPTIONS: dict[str, OptionSpec] = {
+    # estimate
+    "estimate.inclusion_prob": OptionSpec(flags=("--inclusion-prob", "-p"), default=...,
+        help="Probability each item was sent to humans: a number for all items, or a column of FILE (constant "
+             "within an item)."),
+    "estimate.model": OptionSpec(flags=("--model",), default="calibrated",
+        help="Prediction of the human score from the judges': calibrated (ridge + power tuning, never worse than "
+             "human-only), identity (the paper's), linear, ridge, isotonic, gbm."),
+    "estimate.cross_fit": OptionSpec(flags=("--cross-fit",), default=0,
+        help="Cross-fitting folds (1 = none); 0 (default) = auto: leave-one-out for calibrated/linear/ridge up to "
+             "2000 labelled units, else 5."),
+    "estimate.strata": OptionSpec(flags=("--strata",), default=None,
+        help="Column of FILE with the design stratum of each item."),
+    "estimate.target": OptionSpec(flags=("--target",), default="superpopulation",
+        help="superpopulation (items sampled from a larger pool) or finite (these items)."),
+    "estimate.compare": OptionSpec(flags=("--compare/--no-compare",), default=True,
+        help="Also show human-only and PPI++ estimates."),
+    "estimate.drop_unscored": OptionSpec(flags=("--drop-unscored",), default=False,
+        help="Drop items the judge did not score instead of failing."),
+    "plan-estimate.target_halfwidth": OptionSpec(flags=("--target-halfwidth",), default=None,
+        help="Wanted CI half-width (score units)."),
+    "plan-estimate.n_star": OptionSpec(flags=("--n-star",), default=None,
+        help="Human-only sample size whose precision to match."),
+    "plan-estimate.effect_size": OptionSpec(flags=("--effect-size",), default=None,
+        help="Difference to detect (score units)."),
+    "plan-estimate.power": OptionSpec(flags=("--power",), default=0.8, help="Power for --effect-size."),
+    "plan-estimate.significance_level": OptionSpec(flags=("--significance-level",), default=0.05,
+        help="Test level for --effect-size."),
+    "plan-estimate.sd": OptionSpec(flags=("--sd",), default=None,
+        help="Standard deviation of the human scores (or from --pilot)."),
+    "plan-estimate.r2": OptionSpec(flags=("--r2",), default=None,
+        help="Share of the human variance the judge explains, in [0, 1)."),
+    "plan-estimate.pilot": OptionSpec(flags=("--pilot",), default=None, readable=False,
+        help="Pilot annotation file (judge and humans on the same items)."),
+    "plan-estimate.design": OptionSpec(flags=("--design",), default="standard",
+        help="standard (sample sizes, or Neyman strata with --strata) or active: item-level probabilities from the "
+             "judges' predicted residuals and costs (needs --pilot with every judge on every item, --budget and "
+             "--out)."),
+    "plan-estimate.cost_column": OptionSpec(flags=("--cost-column",), default=None,
+        help="Column of the --pilot file with each item's cost of a human label (--design active)."),
+    "plan-estimate.pilot_prob": OptionSpec(flags=("--pilot-prob",), default=None,
+        help="Probability with which the pilot's human-scored items were drawn: a number or a column (--design "
+             "active)."),
+    "plan-estimate.floor": OptionSpec(flags=("--floor",), default=None,
+        help="Share of the uniform design mixed into --design active (default: chosen on the pilot's residuals, 1 = "
+             "uniform when they are not predictable; 0.3 without a pilot)."),
+    "plan-estimate.model": OptionSpec(flags=("--model",), default="calibrated",
+        help="Prediction model the study will use (for the pilot R²; the same default as estimate)."),
+    "plan-estimate.n_total": OptionSpec(flags=("--N", "--n-total"), default=None, help="Items the LLM scores."),
+    "plan-estimate.n_labeled": OptionSpec(flags=("--n", "--n-labeled"), default=None, help="Items humans score."),
+    "plan-estimate.inclusion_prob": OptionSpec(flags=("--inclusion-prob", "-p"), default=None,
+        help="pi = n/N instead of --n."),
+    "plan-estimate.strata_file": OptionSpec(flags=("--strata",), default=None, readable=False,
+        help="CSV of strata (stratum, n_items, residual_sd[, cost][, sd]) for a Neyman allocation; needs --budget."),
+    "plan-estimate.budget": OptionSpec(flags=("--budget",), default=None,
+        help="Expected cost of human labels for --strata."),
+    "plan-estimate.min_prob": OptionSpec(flags=("--min-prob",), default=0.0,
+        help="Floor on each stratum's inclusion probability."),
+    "plan-estimate.draw": OptionSpec(flags=("--draw",), default=None, readable=False,
+        help="File listing the study's items (an item column): draw the human sample with the planned probabilities."),
+    "plan-estimate.draw_out": OptionSpec(flags=("--out", "-o"), default=None, readable=False,
+        help="Where --draw writes the assignment CSV (item, inclusion_prob, selected[, stratum])."),
+    "plan-estimate.strata_column": OptionSpec(flags=("--strata-column",), default=None,
+        help="Column of the --draw file with each item's stratum (with --strata)."),
+}
