@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ._scores import COEFFICIENTS, PER_ITEM_COEFFICIENTS, names_text
+
 __all__ = ["OptionSpec", "OPTIONS"]
 
 
@@ -90,4 +92,71 @@ OPTIONS: dict[str, OptionSpec] = {
         help="Where --draw writes the assignment CSV (item, inclusion_prob, selected[, stratum])."),
     "plan-estimate.strata_column": OptionSpec(flags=("--strata-column",), default=None,
         help="Column of the --draw file with each item's stratum (with --strata)."),
+    # validate
+    "validate.method": OptionSpec(flags=("--method", "-m"), default="both", help="loo, alt-test or both."),
+    "validate.epsilon": OptionSpec(flags=("--epsilon", "-e"), default=None,
+        help="Tolerance of the chosen method (loo default 0.05; alt-test default 0.2). With --method both it is the "
+             "leave-one-out tolerance; use --alt-epsilon for the alt-test."),
+    "validate.alt_epsilon": OptionSpec(flags=("--alt-epsilon",), default=None,
+        help="Alt-test margin: 0.2 expert, 0.15 skilled, 0.1 crowd annotators (default 0.2)."),
+    "validate.score": OptionSpec(flags=("--score",), default=None,
+        help="Leave-one-out agreement score (default: alpha on interval/ratio labels, else agreement)."),
+    "validate.scoring": OptionSpec(flags=("--scoring",), default=None,
+        help="Alt-test scoring (default: neg_rmse for numeric ordinal/interval labels, else accuracy)."),
+    "validate.threshold": OptionSpec(flags=("--threshold",), default=0.5,
+        help="Leave-one-out: accept when omega reaches it."),
+    "validate.min_items": OptionSpec(flags=("--min-items",), default=10,
+        help="Leave-one-out: humans with fewer eligible items are reported but not evaluated (1 = the plain rule)."),
+    "validate.correction": OptionSpec(flags=("--correction",), default="by",
+        help="Alt-test multiplicity correction."),
+    "validate.test": OptionSpec(flags=("--test",), default="t", help="Alt-test per-human test: t or wilcoxon."),
+    "validate.q": OptionSpec(flags=("--q",), default=0.05, help="Alt-test level of the correction (FDR for by/bh)."),
+    "validate.min_items_per_human": OptionSpec(flags=("--min-items-per-human",), default=30,
+        help="Alt-test: skip humans with fewer items."),
+    "validate.min_humans_per_item": OptionSpec(flags=("--min-humans-per-item",), default=2,
+        help="Alt-test: keep items with this many humans."),
+    "validate.rank_by": OptionSpec(flags=("--rank-by",), default=None,
+        help="Ranking statistic with several judges (default rho with the alt-test, else mean_d)."),
+    "validate.stability_threshold": OptionSpec(flags=("--stability-threshold",), default=0.8,
+        help="A decision less stable than this is inconclusive (in (0, 1])."),
+    "validate.reference_floor": OptionSpec(flags=("--reference-floor",), default=0.4,
+        help="Humans' own alpha below which no judge is accepted (in [0, 1))."),
+    "validate.fail_on": OptionSpec(flags=("--fail-on",), default=None,
+        help="Exit with code 3 when a judge's verdict is reject ('reject') or reject/inconclusive ('inconclusive'); "
+             "1 when it cannot run."),
+    "validate.junit": OptionSpec(flags=("--junit",), default=None, readable=False,
+        help="Also write the JUnit XML report (one case per judge) to this file: one run gives a CI summary and a "
+             "CI reporter's file."),
+    "validate.exclude_rater": OptionSpec(flags=("--exclude-rater",), default=None,
+        help="Leave this human out of the validation (repeatable); said in the output, never silent."),
+    "validate.check_raters": OptionSpec(flags=("--check-raters/--no-check-raters",), default=True,
+        help="Flag outlier annotators and show the leave-one-out decision again without them."),
+    "validate.sequential": OptionSpec(flags=("--sequential",), default=False,
+        help="Anytime-valid validation look by look (betting e-processes, e-BH across humans); needs "
+             "--round-column. See voirdire watch."),
+    "validate.round_column": OptionSpec(flags=("--round-column",), default=None,
+        help="With --sequential: the column holding each label's round (batch number or arrival time)."),
+    "validate.group_error": OptionSpec(flags=("--group-error",), default="fwer",
+        help="With --by: the error rate controlled across groups: fwer (Holm), fdr (Benjamini-Hochberg) or none."),
+    # agree
+    "agree.coefficient": OptionSpec(flags=("--coefficient", "-c"), default=None,
+        help=f"{', '.join(COEFFICIENTS)} (repeatable; default: a sensible set)."),  # the registry's names
+    "agree.level": OptionSpec(flags=("--level",), default=None,
+        help="Metric of Krippendorff's alpha (default: the scale)."),
+    "agree.weights": OptionSpec(flags=("--weights",), default=None,
+        help="Weights of the weighted coefficients (linear, quadratic, ...)."),
+    "agree.abstain_policy": OptionSpec(flags=("--abstain-policy",), default="exclude",
+        help="exclude, category (its own label) or disagree (a penalty)."),
+    "agree.judge_only_items": OptionSpec(flags=("--judge-only-items",), default="drop",
+        help="Items only the judge labelled: drop them from the 'humans + judge' rows (default; they would only "
+             "shift the chance term) or keep them (the old behaviour)."),
+    "agree.positive": OptionSpec(flags=("--positive",), default=None, help="Positive category of the binary family."),
+    "agree.matrix": OptionSpec(flags=("--matrix",), default=False,
+        help="Also print the rater-by-rater Cohen's kappa matrix."),
+    "agree.stream": OptionSpec(flags=("--stream",), default=False,
+        help="Read a Parquet/CSV file in batches, holding per-item statistics only (tables larger than memory; "
+             f"items must be grouped). Streams {names_text(PER_ITEM_COEFFICIENTS, 'and')}."),
+    "agree.scheduler": OptionSpec(flags=("--scheduler",), default=None,
+        help="With --stream: compute the statistics of a Parquet file's row groups on this Dask scheduler "
+             "(tcp://host:8786; only one you trust: Dask unpickles what it sends); needs voirdire[dask]."),
 }

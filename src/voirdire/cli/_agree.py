@@ -13,9 +13,9 @@ import typer
 from .._options import ABSTAIN_POLICIES, JUDGE_ONLY_ITEMS
 from .._scores import COEFFICIENTS, PER_ITEM_COEFFICIENTS, names_text
 from ._app import (
-    Level, OutputFormat, ReaderOptions, app, confidence_level_option, console, err_console, fail,
-    emit_result_json, format_option, format_options, handle_errors, judge_option, n_resamples_option,
-    progress_bar, reader_options, registry_choices, scale_notes, seed_option,
+    Level, OutputFormat, ReaderOptions, app, confidence_level_option, console, emit_result_json, err_console, fail,
+    format_option, format_options, handle_errors, judge_option, n_resamples_option, option, progress_bar,
+    reader_options, registry_choices, scale_notes, seed_option,
 )
 from ._console import echo_csv
 
@@ -35,31 +35,19 @@ else:
 def agree_command(
     file: Path = typer.Argument(..., readable=False, help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
     judge: list[str] = judge_option(),
-    coefficient: list[str] = typer.Option(
-        None, "--coefficient", "-c",
-        help=f"{', '.join(COEFFICIENTS)} (repeatable; default: a sensible set)."),  # the registry's names
-    level: Level | None = typer.Option(None, "--level", help="Metric of Krippendorff's alpha (default: the scale)."),
-    weights: str | None = typer.Option(None, "--weights", help="Weights of the weighted coefficients (linear, quadratic, ...)."),
-    abstain_policy: AbstainPolicy = typer.Option(AbstainPolicy("exclude"), "--abstain-policy",
-                                                 help="exclude, category (its own label) or disagree (a penalty)."),
-    judge_only_items: JudgeOnlyItems = typer.Option(
-        JudgeOnlyItems("drop"), "--judge-only-items",
-        help="Items only the judge labelled: drop them from the 'humans + judge' rows (default; they would only "
-             "shift the chance term) or keep them (the old behaviour)."),
-    positive: str | None = typer.Option(None, "--positive", help="Positive category of the binary family."),
+    coefficient: list[str] = option("agree.coefficient"),  # the registry's names
+    level: Level | None = option("agree.level"),
+    weights: str | None = option("agree.weights"),
+    abstain_policy: AbstainPolicy = option("agree.abstain_policy"),
+    judge_only_items: JudgeOnlyItems = option("agree.judge_only_items"),
+    positive: str | None = option("agree.positive"),
     output_format: OutputFormat = format_option(OutputFormat.table, "table, json or csv."),
     seed: int = seed_option(),
     n_resamples: int = n_resamples_option(),
     confidence_level: float = confidence_level_option(),
-    matrix: bool = typer.Option(False, "--matrix", help="Also print the rater-by-rater Cohen's kappa matrix."),
-    stream: bool = typer.Option(
-        False, "--stream",
-        help="Read a Parquet/CSV file in batches, holding per-item statistics only (tables larger than memory; "
-             f"items must be grouped). Streams {names_text(PER_ITEM_COEFFICIENTS, 'and')}."),
-    scheduler: str | None = typer.Option(
-        None, "--scheduler", help="With --stream: compute the statistics of a Parquet file's row groups on this Dask "
-                                  "scheduler (tcp://host:8786; only one you trust: Dask unpickles what it sends); "
-                                  "needs voirdire[dask]."),
+    matrix: bool = option("agree.matrix"),
+    stream: bool = option("agree.stream"),
+    scheduler: str | None = option("agree.scheduler"),
     *,
     reader: ReaderOptions,
 ) -> None:

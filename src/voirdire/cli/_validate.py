@@ -15,9 +15,9 @@ from .._defaults import GATES as FAIL_ON  # the one gate rule (the CI summaries 
 from .._io import check_not_input, write_text
 from .._options import ALT_TEST_SCORINGS, CORRECTIONS, GROUP_ERRORS, PER_HUMAN_TESTS, RANK_BY, VALIDATION_METHODS
 from ._app import (
-    EXIT_GATE, ReaderOptions, ScoreName, app, confidence_level_option, console, emit_json, err_console, fail,
-    emit_result_json, format_option, format_options, handle_errors, judge_option, n_resamples_option, reader_options,
-    registry_choices, require_overlap, scale_notes, seed_option,
+    EXIT_GATE, ReaderOptions, ScoreName, app, confidence_level_option, console, emit_json, emit_result_json,
+    err_console, fail, format_option, format_options, handle_errors, judge_option, n_resamples_option, option,
+    reader_options, registry_choices, require_overlap, scale_notes, seed_option,
 )
 from ._console import styled
 
@@ -47,49 +47,33 @@ FORMATS = ("table", "json", "csv", "markdown", "junit")
 def validate_command(
     file: Path = typer.Argument(..., readable=False, help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
     judge: list[str] = judge_option("The LLM judge to validate (repeat for several; default: every judge in the file)."),
-    method: Method = typer.Option(Method("both"), "--method", "-m", help="loo, alt-test or both."),
-    epsilon: float | None = typer.Option(
-        None, "--epsilon", "-e", help="Tolerance of the chosen method (loo default 0.05; alt-test default 0.2). "
-        "With --method both it is the leave-one-out tolerance; use --alt-epsilon for the alt-test."),
-    alt_epsilon: float | None = typer.Option(
-        None, "--alt-epsilon", help="Alt-test margin: 0.2 expert, 0.15 skilled, 0.1 crowd annotators (default 0.2)."),
-    score: ScoreName | None = typer.Option(None, "--score", help="Leave-one-out agreement score (default: alpha on "
-                                           "interval/ratio labels, else agreement)."),
-    scoring: Scoring | None = typer.Option(None, "--scoring", help="Alt-test scoring (default: neg_rmse for "
-                                           "numeric ordinal/interval labels, else accuracy)."),
-    threshold: float = typer.Option(0.5, "--threshold", help="Leave-one-out: accept when omega reaches it."),
-    min_items: int = typer.Option(10, "--min-items", help="Leave-one-out: humans with fewer eligible items are "
-                                  "reported but not evaluated (1 = the plain rule)."),
-    correction: Correction = typer.Option(Correction("by"), "--correction", help="Alt-test multiplicity correction."),
-    test: PerHumanTest = typer.Option(PerHumanTest("t"), "--test", help="Alt-test per-human test: t or wilcoxon."),
-    q: float = typer.Option(0.05, "--q", help="Alt-test level of the correction (FDR for by/bh)."),
-    min_items_per_human: int = typer.Option(30, "--min-items-per-human", help="Alt-test: skip humans with fewer items."),
-    min_humans_per_item: int = typer.Option(2, "--min-humans-per-item", help="Alt-test: keep items with this many humans."),
-    rank_by: RankBy | None = typer.Option(None, "--rank-by", help="Ranking statistic with several judges "
-                                          "(default rho with the alt-test, else mean_d)."),
-    stability_threshold: float = typer.Option(0.8, "--stability-threshold",
-                                              help="A decision less stable than this is inconclusive (in (0, 1])."),
-    reference_floor: float = typer.Option(0.4, "--reference-floor",
-                                          help="Humans' own alpha below which no judge is accepted (in [0, 1))."),
-    fail_on: str | None = typer.Option(None, "--fail-on", help="Exit with code 3 when a judge's verdict is reject "
-                                       "('reject') or reject/inconclusive ('inconclusive'); 1 when it cannot run."),
+    method: Method = option("validate.method"),
+    epsilon: float | None = option("validate.epsilon"),
+    alt_epsilon: float | None = option("validate.alt_epsilon"),
+    score: ScoreName | None = option("validate.score"),
+    scoring: Scoring | None = option("validate.scoring"),
+    threshold: float = option("validate.threshold"),
+    min_items: int = option("validate.min_items"),
+    correction: Correction = option("validate.correction"),
+    test: PerHumanTest = option("validate.test"),
+    q: float = option("validate.q"),
+    min_items_per_human: int = option("validate.min_items_per_human"),
+    min_humans_per_item: int = option("validate.min_humans_per_item"),
+    rank_by: RankBy | None = option("validate.rank_by"),
+    stability_threshold: float = option("validate.stability_threshold"),
+    reference_floor: float = option("validate.reference_floor"),
+    fail_on: str | None = option("validate.fail_on"),
     output_format: str = format_option("table", "table, json, csv, markdown (a CI summary) or junit (one case per "
                                                 "judge)."),
-    junit: Path | None = typer.Option(None, "--junit", readable=False, help="Also write the JUnit XML report (one case "
-                                      "per judge) to this file: one run gives a CI summary and a CI reporter's file."),
+    junit: Path | None = option("validate.junit"),
     seed: int = seed_option(),
     n_resamples: int = n_resamples_option(),
     confidence_level: float = confidence_level_option(),
-    exclude_rater: list[str] = typer.Option(None, "--exclude-rater", help="Leave this human out of the validation "
-                                            "(repeatable); said in the output, never silent."),
-    check_raters: bool = typer.Option(True, "--check-raters/--no-check-raters", help="Flag outlier annotators and "
-                                      "show the leave-one-out decision again without them."),
-    sequential: bool = typer.Option(False, "--sequential", help="Anytime-valid validation look by look (betting "
-                                    "e-processes, e-BH across humans); needs --round-column. See voirdire watch."),
-    round_column: str | None = typer.Option(None, "--round-column", help="With --sequential: the column holding "
-                                            "each label's round (batch number or arrival time)."),
-    group_error: str = typer.Option("fwer", "--group-error", help="With --by: the error rate controlled across "
-                                    "groups: fwer (Holm), fdr (Benjamini-Hochberg) or none."),
+    exclude_rater: list[str] = option("validate.exclude_rater"),
+    check_raters: bool = option("validate.check_raters"),
+    sequential: bool = option("validate.sequential"),
+    round_column: str | None = option("validate.round_column"),
+    group_error: str = option("validate.group_error"),
     *,
     reader: ReaderOptions,
 ) -> None:
