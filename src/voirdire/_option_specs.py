@@ -17,7 +17,8 @@ __all__ = ["OptionSpec", "OPTIONS"]
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class OptionSpec:
     """One command-line option: its ``flags`` (long name first), ``default`` (``...``: required), ``help``, and
-    what Typer checks of it (``readable``: a path Typer need not open; ``min``: the least value; ``hidden``)."""
+    what Typer checks and shows of it (``readable``: a path Typer need not open; ``min``: the least value;
+    ``hidden``; ``metavar``)."""
 
     flags: tuple[str, ...]
     default: Any
@@ -25,6 +26,7 @@ class OptionSpec:
     readable: bool = True
     min: float | None = None
     hidden: bool = False
+    metavar: str | None = None
 
 
 #: Every option, keyed ``"<command>.<parameter>"`` (``"study.draw.design"`` for a ``study`` subcommand).
@@ -159,4 +161,86 @@ OPTIONS: dict[str, OptionSpec] = {
     "agree.scheduler": OptionSpec(flags=("--scheduler",), default=None,
         help="With --stream: compute the statistics of a Parquet file's row groups on this Dask scheduler "
              "(tcp://host:8786; only one you trust: Dask unpickles what it sends); needs voirdire[dask]."),
+    # plan
+    "overlap.primary": OptionSpec(flags=("--primary",), default=None,
+        help="The first-pass human (default: who labelled every item)."),
+    "overlap.min_eligible": OptionSpec(flags=("--min-eligible",), default=30,
+        help="Warn below this many eligible items per comparison."),
+    "plan.epsilon": OptionSpec(flags=("--epsilon",), default=0.05,
+        help="Tolerance of the leave-one-out rule (d_k >= -epsilon)."),
+    "plan.significance_level": OptionSpec(flags=("--significance-level",), default=0.05,
+        help="One comparison may falsely reject with probability a/2."),
+    "plan.score": OptionSpec(flags=("--score",), default="agreement",
+        help="Score of the rule: agreement (closed form) or alpha/kappa/ac1 (bootstrap sigma0)."),
+    "plan.mu_d": OptionSpec(flags=("--mu-d",), default=None,
+        help="Mean per-item difference judge - human (no pilot)."),
+    "plan.sigma0": OptionSpec(flags=("--sigma0",), default=None, help="Its per-item standard deviation (no pilot)."),
+    "plan.delta_min": OptionSpec(flags=("--delta-min",), default=None,
+        help="Smallest gap between the best judge and a rival (no pilot)."),
+    "plan.n_judges": OptionSpec(flags=("--n-judges",), default=None, help="Number of judges to rank (no pilot)."),
+    "plan.budget": OptionSpec(flags=("--budget", "-b"), default=None,
+        help="Candidate items per secondary to simulate (repeatable or comma-separated)."),
+    "plan.design": OptionSpec(flags=("--design",), default="random", help="Allocation design for --budget."),
+    "plan.repetitions": OptionSpec(flags=("--repetitions",), default=200, help="Simulated runs per budget."),
+    "plan.fr_target": OptionSpec(flags=("--fr-target",), default=0.1, help="Largest acceptable false-reject rate."),
+    "plan.fa_target": OptionSpec(flags=("--fa-target",), default=0.1, help="Largest acceptable false-accept rate."),
+    "plan.n_jobs": OptionSpec(flags=("--n-jobs",), default=1, help="Worker processes for --budget."),
+    # watch
+    "watch.round_column": OptionSpec(flags=("--round-column",), default=...,
+        help="Column with each label's round or arrival time."),
+    "watch.method": OptionSpec(flags=("--method",), default="alt-test", help="alt-test or loo."),
+    "watch.epsilon": OptionSpec(flags=("--epsilon",), default=None, help="Margin (default 0.2 alt-test, 0.05 loo)."),
+    "watch.q": OptionSpec(flags=("--q",), default=0.05, help="e-BH level across humans."),
+    "watch.follow": OptionSpec(flags=("--follow",), default=None,
+        help="Re-read the file every SECONDS while it grows, until a decision (Ctrl-C stops)."),
+    "watch.max_wait": OptionSpec(flags=("--max-wait",), default=None, min=0.0,
+        help="With --follow: give up after SECONDS."),
+    # report
+    "report.out": OptionSpec(flags=("--out", "-o"), default="voirdire-report", readable=False,
+        help="Output folder for report.html and report.json."),
+    "report.pairwise": OptionSpec(flags=("--pairwise",), default=None, readable=False,
+        help="Pairwise verdicts file for the Pairwise section."),
+    "report.pairwise_judge": OptionSpec(flags=("--pairwise-judge",), default=None,
+        help="An LLM judge in the pairwise file (default: its 'role' column, else the --judge names in it)."),
+    "report.inclusion_prob": OptionSpec(flags=("--inclusion-prob",), default=None,
+        help="Known probability each item went to the humans: a number, or a column of FILE."),
+    "report.epsilon": OptionSpec(flags=("--epsilon",), default=0.05,
+        help="Tolerance of the leave-one-human-out rule."),
+    "report.alt_epsilon": OptionSpec(flags=("--alt-epsilon",), default=0.2,
+        help="Margin of the alt-test: 0.2 expert, 0.15 skilled, 0.1 crowd annotators."),
+    "report.stability_threshold": OptionSpec(flags=("--stability-threshold",), default=0.8,
+        help="A decision less stable than this is inconclusive (in (0, 1])."),
+    "report.reference_floor": OptionSpec(flags=("--reference-floor",), default=0.4,
+        help="Humans' own alpha below which no judge is accepted (in [0, 1))."),
+    "report.title": OptionSpec(flags=("--title",), default=None, help="Page title."),
+    "report.unsampled": OptionSpec(flags=("--unsampled",), default="error", hidden=True,
+        help="error|omit: a human-labelled item with no inclusion probability is an error, or outside the "
+             "probability sample (study report)."),
+    "report.quiet": OptionSpec(flags=("--quiet", "-q"), default=False, help="No progress bar."),
+    # raters
+    "raters.rater_names": OptionSpec(flags=("--rater-name",), default=None,
+        help="Pool of annotators (repeat; default: every human)."),
+    "raters.score": OptionSpec(flags=("--score",), default=None,
+        help="Leave-one-out score S (as validate's; default: alpha on interval/ratio labels, else agreement)."),
+    "raters.coefficient": OptionSpec(flags=("--coefficient",), default="krippendorff_alpha", metavar="<name>",
+        help=f"Pool coefficient recomputed without each annotator: {names_text(PER_ITEM_COEFFICIENTS)}."),
+    "raters.margin": OptionSpec(flags=("--margin",), default=0.05,
+        help="Smallest shortfall below the others' median worth flagging (units of S)."),
+    "raters.significance_level": OptionSpec(flags=("--significance-level",), default=0.05,
+        help="Family-wise error rate of the flags (Holm)."),
+    "raters.min_items": OptionSpec(flags=("--min-items",), default=10,
+        help="Annotators sharing fewer items with the pool are not tested."),
+    "raters.competence": OptionSpec(flags=("--competence/--no-competence",), default=True,
+        help="Fit Dawid-Skene and MACE."),
+    "raters.top": OptionSpec(flags=("--top",), default=10, help="Contested items to show (0 = none)."),
+    "raters.sensitivity": OptionSpec(flags=("--sensitivity/--no-sensitivity",), default=True,
+        help="When an annotator is flagged, show each judge's leave-one-out decision again without them."),
+    "raters.adjudicate": OptionSpec(flags=("--adjudicate",), default=None, readable=False,
+        help="Write the --top most contested items as an assignment file (.csv, .jsonl, or .json with --to) with a "
+             "manifest."),
+    "raters.adjudicator": OptionSpec(flags=("--adjudicator",), default="adjudicator",
+        help="Rater name in the adjudication file."),
+    "raters.file_format": OptionSpec(flags=("--to",), default=None,
+        help="Format of the --adjudicate file: csv or jsonl (default: from the extension), label-studio (tasks "
+             "JSON) or argilla (records JSON)."),
 }

@@ -599,7 +599,7 @@ def option(name: str) -> Any:
     """The option ``name`` of the registry (:data:`voirdire._option_specs.OPTIONS`): its flags, default and help."""
     spec = OPTIONS[name]
     return typer.Option(spec.default, *spec.flags, help=spec.help, readable=spec.readable, min=spec.min,
-                        hidden=spec.hidden)
+                        hidden=spec.hidden, metavar=spec.metavar)
 
 
 def judge_option(help: str = "An LLM judge (repeatable).", *, required: bool = False) -> Any:

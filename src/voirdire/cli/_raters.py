@@ -10,9 +10,9 @@ import typer
 
 from .._scores import PER_ITEM_COEFFICIENTS, REFERENCE_COEFFICIENT, names_text
 from ._app import (
-    FileFormat, OutputFormat, PoolCoefficient, ReaderOptions, ScoreName, app, confidence_level_option, console, emit_json,
-    err_console, fail, format_option, format_options, handle_errors, judge_option, n_resamples_option, reader_options,
-    require_overlap, seed_option,
+    FileFormat, OutputFormat, PoolCoefficient, ReaderOptions, ScoreName, app, confidence_level_option, console,
+    emit_json, err_console, fail, format_option, format_options, handle_errors, judge_option, n_resamples_option,
+    option, reader_options, require_overlap, seed_option,
 )
 
 
@@ -23,24 +23,18 @@ from ._app import (
 def raters_command(
     file: Path = typer.Argument(..., metavar="FILE", readable=False, help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
     judge: list[str] = judge_option("Mark this rater as a judge (left out of the pool)."),
-    rater_names: list[str] = typer.Option(None, "--rater-name", help="Pool of annotators (repeat; default: every human)."),
-    score: ScoreName | None = typer.Option(None, "--score", help="Leave-one-out score S (as validate's; default: alpha "
-                                           "on interval/ratio labels, else agreement)."),
-    coefficient: PoolCoefficient = typer.Option(
-        PoolCoefficient(REFERENCE_COEFFICIENT), "--coefficient", metavar="<name>",  # the choices fit in 80 columns below
-        help=f"Pool coefficient recomputed without each annotator: {names_text(PER_ITEM_COEFFICIENTS)}."),
-    margin: float = typer.Option(0.05, "--margin", help="Smallest shortfall below the others' median worth flagging (units of S)."),
-    significance_level: float = typer.Option(0.05, "--significance-level", help="Family-wise error rate of the flags (Holm)."),
-    min_items: int = typer.Option(10, "--min-items", help="Annotators sharing fewer items with the pool are not tested."),
-    competence: bool = typer.Option(True, "--competence/--no-competence", help="Fit Dawid-Skene and MACE."),
-    top: int = typer.Option(10, "--top", help="Contested items to show (0 = none)."),
-    sensitivity: bool = typer.Option(True, "--sensitivity/--no-sensitivity", help="When an annotator is flagged, "
-                                     "show each judge's leave-one-out decision again without them."),
-    adjudicate: Path | None = typer.Option(None, "--adjudicate", readable=False, help="Write the --top most contested items as an "
-                                           "assignment file (.csv, .jsonl, or .json with --to) with a manifest."),
-    adjudicator: str = typer.Option("adjudicator", "--adjudicator", help="Rater name in the adjudication file."),
-    file_format: FileFormat = typer.Option(None, "--to", help="Format of the --adjudicate file: csv or jsonl (default: "
-                                           "from the extension), label-studio (tasks JSON) or argilla (records JSON)."),
+    rater_names: list[str] = option("raters.rater_names"),
+    score: ScoreName | None = option("raters.score"),
+    coefficient: PoolCoefficient = option("raters.coefficient"),
+    margin: float = option("raters.margin"),
+    significance_level: float = option("raters.significance_level"),
+    min_items: int = option("raters.min_items"),
+    competence: bool = option("raters.competence"),
+    top: int = option("raters.top"),
+    sensitivity: bool = option("raters.sensitivity"),
+    adjudicate: Path | None = option("raters.adjudicate"),
+    adjudicator: str = option("raters.adjudicator"),
+    file_format: FileFormat = option("raters.file_format"),
     output_format: OutputFormat = format_option(OutputFormat.table, "table, json or csv."),
     seed: int = seed_option("Seed of the bootstrap (same seed, same numbers as validate and the report)."),
     resamples: int = n_resamples_option(help="Bootstrap resamples", zero="0 = no intervals, no flags"),

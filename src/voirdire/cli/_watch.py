@@ -9,7 +9,7 @@ import typer
 
 from ._app import (
     ReaderOptions, SeqMethod, TableOrJson, app, console, emit_json, err_console, fail, format_option, format_options,
-    handle_errors, judge_option, reader_options, seed_option,
+    handle_errors, judge_option, option, reader_options, seed_option,
 )
 
 
@@ -33,13 +33,12 @@ def read_watch(file: Path, *, judges: list[str], round_column: str, method: str,
 def watch_command(
     file: Path = typer.Argument(..., readable=False, help="Long annotation file with a round (batch or timestamp) column."),
     judge: list[str] = judge_option(),
-    round_column: str = typer.Option(..., "--round-column", help="Column with each label's round or arrival time."),
-    method: SeqMethod = typer.Option(SeqMethod("alt-test"), "--method", help="alt-test or loo."),
-    epsilon: float | None = typer.Option(None, "--epsilon", help="Margin (default 0.2 alt-test, 0.05 loo)."),
-    q: float = typer.Option(0.05, "--q", help="e-BH level across humans."),
-    follow: float | None = typer.Option(None, "--follow", help="Re-read the file every SECONDS while it grows, "
-                                                                "until a decision (Ctrl-C stops)."),
-    max_wait: float | None = typer.Option(None, "--max-wait", min=0.0, help="With --follow: give up after SECONDS."),
+    round_column: str = option("watch.round_column"),
+    method: SeqMethod = option("watch.method"),
+    epsilon: float | None = option("watch.epsilon"),
+    q: float = option("watch.q"),
+    follow: float | None = option("watch.follow"),
+    max_wait: float | None = option("watch.max_wait"),
     seed: int = seed_option("Order of the items within a round.", min=0),
     output: TableOrJson = format_option(TableOrJson.table),
     *,
