@@ -8,8 +8,8 @@ import typer
 
 from .._options import ANNOTATION_TOOLS
 from ._app import (
-    _FORMAT_OPTS, DesignName, FileFormat, ReaderOptions, app, console, emit_json, fail, format_options, handle_errors,
-    judge_file_option, judge_option, reader_options, seed_option,
+    DesignName, FileFormat, ReaderOptions, _FORMAT_OPTS, app, console, emit_json, fail, format_options, handle_errors,
+    judge_file_option, judge_option, option, reader_options, seed_option,
 )
 
 
@@ -20,22 +20,15 @@ from ._app import (
                 flags=dict(rater="--rater-column"), helps=dict(rater="Rater column of FILE."))  # --rater: who gets work
 def assign_command(
     file: Path = typer.Argument(..., readable=False, help="The labels so far (long CSV/TSV/JSONL/Parquet, or an AltTest directory)."),
-    n_per_rater: int = typer.Option(..., "--n-per-rater", "-n", help="Items each rater gets."),
-    output: Path = typer.Option(..., "--output", "-o", readable=False, help="File to write (.csv, .jsonl, or .json with --to)."),
-    design: DesignName = typer.Option(DesignName("strat"), "--design",
-                                      help="random, strat (primary's labels as strata), panel (one shared panel), "
-                                           "seq-refined or seq-coverage."),
-    assignee: list[str] = typer.Option(None, "--rater", "-r",
-                                       help="Who gets work, in order (repeatable; new names allowed). "
-                                            "Default: every human but the primary."),
+    n_per_rater: int = option("assign.n_per_rater"),
+    output: Path = option("assign.output"),
+    design: DesignName = option("assign.design"),
+    assignee: list[str] = option("assign.assignee"),
     judge: list[str] = judge_option("An LLM judge in FILE (repeatable)."),
-    primary: str | None = typer.Option(None, "--primary", help="Human whose labels define the strata."),
+    primary: str | None = option("assign.primary"),
     seed: int | None = seed_option("Seed (a drawn seed is recorded in the manifest).", default=None),
-    file_format: FileFormat = typer.Option(None, "--to", "--format", "-f",
-                                           help="csv or jsonl (default: from the extension), or the annotation tool "
-                                                "that will import the round: label-studio (tasks JSON) or argilla "
-                                                "(records JSON)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the manifest as JSON instead of a summary."),
+    file_format: FileFormat = option("assign.file_format"),
+    json_out: bool = option("assign.json_out"),
     judge_file: Path | None = judge_file_option(),
     *,
     reader: ReaderOptions,

@@ -9,7 +9,7 @@ import typer
 
 from ._app import (
     OutputFormat, PairwiseReaderOptions, app, console, emit_json, fail, format_option, handle_errors, judge_option,
-    pairwise_reader_options,
+    option, pairwise_reader_options,
 )
 
 
@@ -20,9 +20,8 @@ def bias_command(
     file: Path = typer.Argument(..., readable=False, help="Long table of verdicts: one row per (pair, rater, presented order); "
                                           "optional columns model_a, model_b (systems) and len_a, len_b (lengths)."),
     judge: list[str] = judge_option("A rater that is an LLM judge (repeatable)."),
-    family: list[str] = typer.Option(None, "--family", help="NAME=FAMILY for a judge or model whose family the "
-                                                             "built-in rule does not know (repeatable)."),
-    fdr: float = typer.Option(0.05, "--fdr", help="False discovery rate of the flags (Benjamini-Hochberg)."),
+    family: list[str] = option("bias.family"),
+    fdr: float = option("bias.fdr"),
     fmt: OutputFormat = format_option(OutputFormat.table, "table, json or csv."),
     *,
     preader: PairwiseReaderOptions,

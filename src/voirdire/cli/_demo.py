@@ -14,7 +14,9 @@ from typing import Any
 import typer
 
 from .._defaults import REPORT_MIN_N_RESAMPLES
-from ._app import app, console, err_console, handle_errors, n_resamples_option, seed_option
+from ._app import (
+    app, console, err_console, handle_errors, n_resamples_option, option, seed_option,
+)
 
 #: Where ``voirdire demo`` writes its report without ``--out`` (git-ignored).
 DEMO_REPORT_DIR = "voirdire-report"
@@ -78,7 +80,7 @@ def demo_report(table: Any, out: Path, *, seed: int, n_resamples: int, quiet: bo
 @app.command("demo")
 @handle_errors
 def demo_command(
-    out: Path | None = typer.Option(None, "--out", "-o", readable=False, help="Folder for the demo's files (agreement.json, report)."),
+    out: Path | None = option("demo.out"),
     seed: int = seed_option("Seed of the bootstrap."),
     resamples: int = n_resamples_option(default=1000, minimum=REPORT_MIN_N_RESAMPLES, help="Bootstrap resamples"),
 ) -> None:

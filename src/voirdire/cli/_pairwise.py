@@ -9,7 +9,7 @@ import typer
 
 from ._app import (
     OutputFormat, PairwiseReaderOptions, app, console, emit_json, err_console, fail, format_option, handle_errors,
-    judge_option, pairwise_reader_options, seed_option,
+    judge_option, option, pairwise_reader_options, seed_option,
 )
 from ._console import progress_bar
 
@@ -20,29 +20,22 @@ from ._console import progress_bar
 def pairwise_command(
     file: Path = typer.Argument(..., readable=False, help="Long table of verdicts: one row per (pair, rater, presented order)."),
     judge: list[str] = judge_option("A rater that is an LLM judge (repeatable)."),
-    evaluate: bool = typer.Option(False, "--evaluate", help="Leave-one-human-out comparison with the baselines."),
-    group: list[str] = typer.Option(None, "--group", help="Human group for --evaluate: NAME=GROUP or PREFIX*=GROUP (first match wins)."),
-    choice: bool = typer.Option(True, "--choice/--no-choice",
-                                help="Held-out choice of the forecaster: the model and the baselines forecast held-out "
-                                     "humans; the per-pair forecasts shown are those of the lowest held-out NLL "
-                                     "(the model on a tie)."),
-    choice_folds: int = typer.Option(5, "--choice-folds", help="Folds of humans for the held-out choice (>= 2)."),
-    particles: int = typer.Option(300, "--particles", help="SMC particles."),
-    update: str = typer.Option("soft", "--update", help="Dirichlet update of the humans' counts: soft or hard."),
-    laplace: bool = typer.Option(True, "--laplace/--profile", help="Laplace-corrected or profile-likelihood weights."),
-    judge_ties: bool = typer.Option(True, "--judge-ties/--no-judge-ties", help="Learn each judge's tie offset."),
-    judge_reliability: bool = typer.Option(True, "--judge-reliability/--no-judge-reliability",
-                                           help="Learn each judge's reliability in [0, 1] (0: its verdicts carry no "
-                                                "information; both --no-* options: the paper's judge)."),
-    calibrated: bool = typer.Option(False, "--calibrated-intervals",
-                                    help="Judges' bias intervals of nominal coverage: adaptive quadrature and "
-                                         "a batch move of the particles after the stream (about 3x the time)."),
-    mode: str = typer.Option("auto", "--mode", help="Particles: joint, per-judge, or auto (per-judge above 16 judges)."),
+    evaluate: bool = option("pairwise.evaluate"),
+    group: list[str] = option("pairwise.group"),
+    choice: bool = option("pairwise.choice"),
+    choice_folds: int = option("pairwise.choice_folds"),
+    particles: int = option("pairwise.particles"),
+    update: str = option("pairwise.update"),
+    laplace: bool = option("pairwise.laplace"),
+    judge_ties: bool = option("pairwise.judge_ties"),
+    judge_reliability: bool = option("pairwise.judge_reliability"),
+    calibrated: bool = option("pairwise.calibrated"),
+    mode: str = option("pairwise.mode"),
     seed: int = seed_option("Random seed (reproducible results)."),
-    top: int = typer.Option(10, "--top", help="How many of the most uncertain pairs to list (0: none)."),
-    max_humans: int = typer.Option(8, "--max-humans", help="Confusion matrices shown in the table output."),
-    save_state: Path = typer.Option(None, "--save-state", readable=False, help="Save the model state (.npz) to resume the stream."),
-    resume: Path = typer.Option(None, "--resume", readable=False, help="Continue the stream from a saved state (model options come from the state)."),
+    top: int = option("pairwise.top"),
+    max_humans: int = option("pairwise.max_humans"),
+    save_state: Path = option("pairwise.save_state"),
+    resume: Path = option("pairwise.resume"),
     fmt: OutputFormat = format_option(OutputFormat.table, "table, json, or csv (one row per pair; with --evaluate the "
                                                           "comparison)."),
     *,

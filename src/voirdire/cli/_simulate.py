@@ -9,7 +9,7 @@ import typer
 
 from ._app import (
     DesignName, ReaderOptions, TableOrJson, app, console, emit_json, fail, format_option, format_options,
-    handle_errors, judge_option, reader_options, seed_option,
+    handle_errors, judge_option, option, reader_options, seed_option,
 )
 from ._console import progress_bar
 
@@ -25,26 +25,23 @@ class Preset(str, Enum):
                 helps=dict(item="Item id column of --full long files.", rater="Rater column of --full long files.",
                            label="Label column of --full long files."))
 def simulate_command(
-    preset: Preset = typer.Option(Preset.sparse_overlap, "--preset", help="The experiment to run."),
-    repetitions: int = typer.Option(50, "--repetitions", "-r", help="Repetitions per setting (matrix), design and coverage."),
-    matrices: int = typer.Option(8, "--matrices", help="Synthetic matrices drawn per (K, L), each from its own seed: "
-                                                       "reference decisions are averaged over them."),
-    n_jobs: int = typer.Option(1, "--n-jobs", help="Local worker processes (-1: all cores)."),
-    scheduler: str | None = typer.Option(None, "--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 (only one you trust: Dask unpickles what "
-                                     "it sends)."),
-    output: Path | None = typer.Option(None, "--output", "-o", readable=False, help="Directory for the CSV and Markdown tables."),
+    preset: Preset = option("simulate.preset"),
+    repetitions: int = option("simulate.repetitions"),
+    matrices: int = option("simulate.matrices"),
+    n_jobs: int = option("simulate.n_jobs"),
+    scheduler: str | None = option("simulate.scheduler"),
+    output: Path | None = option("simulate.output"),
     seed: int = seed_option("Seed (results are identical for a seed on any executor)."),
-    full: list[Path] = typer.Option(None, "--full", readable=False, help="A fully crossed real data set to subsample as well "
-                                                          "(repeatable; e.g. an AltTest directory)."),
+    full: list[Path] = option("simulate.full"),
     judge: list[str] = judge_option("Judges in --full long files (repeatable)."),
-    design: list[DesignName] = typer.Option(None, "--design", help="Designs (default: random, strat, seq-refined, seq-coverage)."),
-    coverage: list[float] = typer.Option(None, "--coverage", help="Per-secondary coverages (default 0.05, 0.25, 0.5)."),
-    n_items: int = typer.Option(500, "--n-items", help="Items of the synthetic matrices."),
-    clustered: bool = typer.Option(False, "--clustered", help="Also run the clustered synthetic variant."),
-    n_clusters: int | None = typer.Option(None, "--n-clusters", help="Clusters of the clustered variant (default n/10)."),
-    cluster_sd: float = typer.Option(1.0, "--cluster-sd", help="Cluster difficulty sd (logit scale) of the clustered variant."),
-    no_synthetic: bool = typer.Option(False, "--no-synthetic", help="Only the --full real data sets."),
-    epsilon: float = typer.Option(0.05, "--epsilon", help="Tolerance of the leave-one-out rule."),
+    design: list[DesignName] = option("simulate.design"),
+    coverage: list[float] = option("simulate.coverage"),
+    n_items: int = option("simulate.n_items"),
+    clustered: bool = option("simulate.clustered"),
+    n_clusters: int | None = option("simulate.n_clusters"),
+    cluster_sd: float = option("simulate.cluster_sd"),
+    no_synthetic: bool = option("simulate.no_synthetic"),
+    epsilon: float = option("simulate.epsilon"),
     fmt: TableOrJson = format_option(TableOrJson.table, "table or json (the summaries)."),
     *,
     reader: ReaderOptions,

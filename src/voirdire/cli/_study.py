@@ -13,7 +13,7 @@ from .._options import ANNOTATION_TOOLS, DRAW_DESIGNS, EXPORT_FORMATS
 from . import _estimate, _report, _validate  # noqa: F401  (registered first: the study commands take their options)
 from ._app import (
     HelpGroup, ReaderOptions, SeqMethod, TableOrJson, app, console, emit_json, err_console, fail, format_option,
-    handle_errors, json_extra, judge_option, reader_options, registry_choices, seed_option,
+    handle_errors, json_extra, judge_option, option, reader_options, registry_choices, seed_option,
 )
 
 study_app = typer.Typer(help="A study workspace: rounds of labels, assignments and inclusion probabilities in one "
@@ -39,7 +39,7 @@ def _open(path: Path) -> Any:
 @study_app.command("init")
 @handle_errors
 def init_command(path: Path = typer.Argument(..., readable=False, help="The study file to create (e.g. study.vdb)."),
-                 note: str = typer.Option("", "--note", help="A note stored with the study.")) -> None:
+                 note: str = option("study.init.note")) -> None:
     """Create an empty study (one SQLite file; never overwrites)."""
     from ..study import Study
 
@@ -54,9 +54,8 @@ def add_command(
     path: Path = typer.Argument(..., readable=False, help="The study file."),
     file: Path = typer.Argument(..., readable=False, help="Labels to import as one new round (any file voirdire reads)."),
     judge: list[str] = judge_option(),
-    strict: bool = typer.Option(False, "--strict", help="Refuse the round if a human label was never assigned."),
-    by: list[str] = typer.Option(None, "--by", help="Keep each item's COLUMN (a criterion, a language; one value per "
-                                                    "item; repeatable) so that the study's commands can group by it."),
+    strict: bool = option("study.add.strict"),
+    by: list[str] = option("study.add.by"),
     output: TableOrJson = format_option(TableOrJson.table),
     *,
     reader: ReaderOptions,
@@ -74,16 +73,11 @@ def add_command(
 @handle_errors
 def status_command(path: Path = typer.Argument(..., readable=False, help="The study file."),
                    output: TableOrJson = format_option(TableOrJson.table),
-                   sequential: bool = typer.Option(True, "--sequential/--no-sequential",
-                                                   help="Show the running anytime-valid decision per judge over the "
-                                                        "rounds (as voirdire watch)."),
-                   method: SeqMethod = typer.Option(SeqMethod("alt-test"), "--method", help="alt-test or loo."),
-                   epsilon: float | None = typer.Option(None, "--epsilon",
-                                                        help="Margin (default 0.2 alt-test, 0.05 loo)."),
+                   sequential: bool = option("study.status.sequential"),
+                   method: SeqMethod = option("study.status.method"),
+                   epsilon: float | None = option("study.status.epsilon"),
                    seed: int = seed_option("Order of the items within a round.", min=0),
-                   by: list[str] = typer.Option(None, "--by", help="One running decision and verdict per value of "
-                                                "an item group kept by `study add --by` (repeatable), and the pooled "
-                                                "one.")) -> None:
+                   by: list[str] = option("study.status.by")) -> None:
     """Rounds, every row accounted for, coverage per rater, open assignments, the running decision per judge."""
     from ..exceptions import InvalidParameterError
     from ..report.console.study import render_study_status, study_status_json
@@ -107,8 +101,8 @@ def status_command(path: Path = typer.Argument(..., readable=False, help="The st
 @study_app.command("export")
 @handle_errors
 def export_command(path: Path = typer.Argument(..., readable=False, help="The study file."),
-                   output: Path = typer.Option(..., "--output", "-o", readable=False, help="File to write."),
-                   to: ExportFormat = typer.Option(ExportFormat("csv"), "--to", help="csv or parquet.")) -> None:
+                   output: Path = option("study.export.output"),
+                   to: ExportFormat = option("study.export.to")) -> None:
     """Every label (item, rater, role, label, round, flagged, inclusion_prob, item groups) as one long file."""
     _open(path).export(output, to=to.value)
     console.print(f"Wrote {output}.", highlight=False)
@@ -118,12 +112,12 @@ def export_command(path: Path = typer.Argument(..., readable=False, help="The st
 @handle_errors
 def assign_command(
     path: Path = typer.Argument(..., readable=False, help="The study file."),
-    n_per_rater: int = typer.Option(..., "--n-per-rater", "-n", min=1, help="Items each rater gets."),
-    output: Path = typer.Option(..., "--output", "-o", readable=False, help="The next batch (.csv, .jsonl, or .json with --to)."),
-    design: str = typer.Option("strat", "--design", help="random, strat, panel, seq-refined or seq-coverage."),
-    assignee: list[str] = typer.Option(None, "--rater", "-r", help="A human to give work (repeatable; default all)."),
+    n_per_rater: int = option("study.assign.n_per_rater"),
+    output: Path = option("study.assign.output"),
+    design: str = option("study.assign.design"),
+    assignee: list[str] = option("study.assign.assignee"),
     seed: int = seed_option("Seed of the draw (recorded).", min=0),
-    to: str = typer.Option(None, "--to", help="csv, jsonl, label-studio or argilla."),
+    to: str = option("study.assign.to"),
 ) -> None:
     """The next batch of assignments, written for the annotators and recorded with its probabilities.
 
@@ -147,14 +141,11 @@ def assign_command(
 @handle_errors
 def draw_command(
     path: Path = typer.Argument(..., readable=False, help="The study file."),
-    n: int = typer.Option(..., "-n", min=1, help="Expected number of items to send to humans."),
-    output: Path = typer.Option(..., "--output", "-o", readable=False, help="CSV of the drawn items with their probabilities."),
-    design: DrawDesign = typer.Option(DrawDesign("uniform"), "--design", help="uniform (Poisson, pi = n/N); active "
-                                      "(more where the judges disagree, plan_active); neyman (strata = the first "
-                                      "judge's score, residual sd from the humans' scores so far, plan_allocation)."),
+    n: int = option("study.draw.n"),
+    output: Path = option("study.draw.output"),
+    design: DrawDesign = option("study.draw.design"),
     judge: list[str] = judge_option("Judge(s) whose scores drive active/neyman (default: every judge of the study)."),
-    floor: float = typer.Option(0.3, "--floor", help="active: share of the uniform design mixed in; neyman: every "
-                                                     "item keeps at least floor * n / N."),
+    floor: float = option("study.draw.floor"),
     seed: int = seed_option("Seed of the draw (recorded).", min=0),
 ) -> None:
     """Draw the human subsample for estimation; every probability is recorded in the study."""
@@ -182,9 +173,7 @@ _STUDY_READING: dict[str, Any] = {"item": "item", "rater": "rater", "label": "la
 
 _ROUNDS = inspect.Parameter(
     "rounds", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[list[str]],
-    default=typer.Option(None, "--rounds", help="The draw round(s) whose drawn items and recorded probabilities "
-                                                 "the estimate uses (comma-separated or repeated; default: every "
-                                                 "draw round)."))
+    default=option("study.rounds"))
 
 
 def _target(name: str) -> Any:
@@ -250,10 +239,7 @@ _on_study("estimate", "`voirdire estimate` on the study's probability sample: ev
                       "labels are left out and counted; --rounds chooses the draws).",
           replace={"inclusion_prob": inspect.Parameter(
               "inclusion_prob", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[str],
-              default=typer.Option(None, "--inclusion-prob", "-p",
-                                   help="Default: the probabilities the study's draw rounds recorded. A number or a "
-                                        "column name instead: as `voirdire estimate` on `study export`'s file, with "
-                                        "every label."))},
+              default=option("study.estimate.inclusion_prob"))},
           extra=(_ROUNDS,))
 _on_study("report", "`voirdire report` on every label of the study; its Estimation section uses the probabilities "
                     "the draw rounds recorded, on the drawn items (--rounds chooses the draws). Title: the study's "
