@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ._format_names import format_in_help
 from ._scores import COEFFICIENTS, PER_ITEM_COEFFICIENTS, names_text
 
 __all__ = ["OptionSpec", "OPTIONS"]
@@ -29,8 +30,78 @@ class OptionSpec:
     metavar: str | None = None
 
 
+_ROLE_HELP = "Column with human/judge per row (instead of --judge)."
+_MISSING_HELP = "Empty labels: error or drop."
+
 #: Every option, keyed ``"<command>.<parameter>"`` (``"study.draw.design"`` for a ``study`` subcommand).
 OPTIONS: dict[str, OptionSpec] = {
+    # reader options (cli._app)
+    "reader.scale": OptionSpec(flags=("--scale",), default=None, help="Level of measurement of the labels."),
+    "reader.categories": OptionSpec(flags=("--categories",), default=None,
+        help="Categories in order (comma-separated or repeated)."),
+    "reader.abstain": OptionSpec(flags=("--abstain",), default=None,
+        help="A label value meaning 'cannot assess' (repeatable)."),
+    "reader.item": OptionSpec(flags=("--item",), default="item", help="Item id column."),
+    "reader.rater": OptionSpec(flags=("--rater",), default="rater", help="Rater column."),
+    "reader.label": OptionSpec(flags=("--label",), default="label", help="Label column."),
+    "reader.role": OptionSpec(flags=("--role",), default=None, help=_ROLE_HELP),
+    "reader.cluster": OptionSpec(flags=("--cluster",), default=None,
+        help="Column grouping items into clusters (resampled together)."),
+    "reader.cluster_sep": OptionSpec(flags=("--cluster-sep",), default=None,
+        help="Cluster = item id before this separator (e.g. '__')."),
+    "reader.duplicates": OptionSpec(flags=("--duplicates",), default="error",
+        help="A rater labelling an item twice differently: error, first or last."),
+    "reader.missing": OptionSpec(flags=("--missing",), default="error", help=_MISSING_HELP),
+    # format options (cli._app)
+    "format.format_in": OptionSpec(flags=("--format-in",), default="auto", help=format_in_help()),  # input formats
+    "format.wide": OptionSpec(flags=("--wide",), default=False,
+        help="FILE is wide: one row per item, one column per rater (--judge names the judge columns). Detected when "
+             "there are no rater/label columns."),
+    "format.where": OptionSpec(flags=("--where",), default=None,
+        help="Keep only rows where COLUMN=VALUE (repeatable; a column repeated means any of its values)."),
+    "format.control": OptionSpec(flags=("--control",), default=None,
+        help="Label Studio export: the control (from_name) holding the label."),
+    "format.question": OptionSpec(flags=("--question",), default=None,
+        help="Argilla export: the question whose answers are the labels."),
+    "format.by": OptionSpec(flags=("--by",), default=None,
+        help="One result per value of COLUMN (a criterion, a language), and the pooled one (repeatable: --by "
+             "criterion --by language). A wide file may name its columns RATER:CRITERION."),
+    # pairwise-reader options (cli._app)
+    "pairwise-reader.pair": OptionSpec(flags=("--pair",), default=None,
+        help="Pairwise file: column with the pair id; repeat it for a key spanning several columns (--pair q_id "
+             "--pair model_a --pair model_b). Default: pair."),
+    "pairwise-reader.rater": OptionSpec(flags=("--rater",), default="rater", help="Column with the rater name."),
+    "pairwise-reader.verdict": OptionSpec(flags=("--verdict",), default="verdict",
+        help="Pairwise file: column with the verdict (A, T for tie, or B)."),
+    "pairwise-reader.order": OptionSpec(flags=("--order",), default="order",
+        help="Pairwise file: column with the presented order AB/BA (judges)."),
+    "pairwise-reader.role": OptionSpec(flags=("--role",), default=None, help=_ROLE_HELP),
+    "pairwise-reader.presented": OptionSpec(flags=("--presented",), default=False,
+        help="Pairwise verdicts are in the presented order (A = shown first)."),
+    "pairwise-reader.verdict_map": OptionSpec(flags=("--verdict-map",), default=None,
+        help="Pairwise file: extra verdict spelling RAW=A|T|B, e.g. model_1=A (repeatable)."),
+    "pairwise-reader.missing": OptionSpec(flags=("--missing",), default="error", help=_MISSING_HELP),
+    # the reader options a command gives its own meaning, default or name
+    "estimate.scale": OptionSpec(flags=("--scale",), default="interval", help="Level of the scores (numeric)."),
+    "estimate.abstain": OptionSpec(flags=("--abstain",), default=None,
+        help="A score value meaning 'cannot assess' (repeatable)."),
+    "estimate.label": OptionSpec(flags=("--label",), default="label", help="Score column."),
+    "estimate.cluster": OptionSpec(flags=("--cluster",), default=None, help="Column grouping items into clusters."),
+    "estimate.cluster_sep": OptionSpec(flags=("--cluster-sep",), default=None,
+        help="Cluster = item id before this separator."),
+    "plan-estimate.scale": OptionSpec(flags=("--scale",), default="interval", help="Level of the pilot's scores."),
+    "plan-estimate.abstain": OptionSpec(flags=("--abstain",), default=None,
+        help="A pilot score meaning 'cannot assess' (repeatable)."),
+    "plan-estimate.item": OptionSpec(flags=("--item",), default="item",
+        help="Item id column of the pilot and --draw files."),
+    "plan-estimate.rater": OptionSpec(flags=("--rater",), default="rater", help="Rater column of the pilot."),
+    "plan-estimate.label": OptionSpec(flags=("--label",), default="label", help="Score column of the pilot."),
+    "plan-estimate.role": OptionSpec(flags=("--role",), default=None,
+        help="Column with human/judge per row of the pilot (instead of --judge)."),
+    "simulate.item": OptionSpec(flags=("--item",), default="item", help="Item id column of --full long files."),
+    "simulate.rater": OptionSpec(flags=("--rater",), default="rater", help="Rater column of --full long files."),
+    "simulate.label": OptionSpec(flags=("--label",), default="label", help="Label column of --full long files."),
+    "assign.rater": OptionSpec(flags=("--rater-column",), default="rater", help="Rater column of FILE."),
     # estimate
     "estimate.inclusion_prob": OptionSpec(flags=("--inclusion-prob", "-p"), default=...,
         help="Probability each item was sent to humans: a number for all items, or a column of FILE (constant "

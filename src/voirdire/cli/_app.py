@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, NoReturn, Optional, TypeVar
 import typer
 from typer.core import TyperGroup
 
-from .._format_names import format_in_help
 from .._option_specs import OPTIONS
 from .._options import ALLOCATION_DESIGNS, ASSIGNMENT_FORMATS, SEQUENTIAL_METHODS
 from .._scores import PER_ITEM_COEFFICIENTS, SCORES
@@ -131,26 +130,6 @@ else:
     PoolCoefficient = registry_choices("PoolCoefficient", PER_ITEM_COEFFICIENTS)
 
 
-DUPLICATES_HELP = "A rater labelling an item twice differently: error, first or last."
-MISSING_HELP = "Empty labels: error or drop."
-
-
-def duplicates_option() -> Any:
-    """The ``--duplicates`` option every command that reads an annotation file shares."""
-    return typer.Option(Duplicates.error, "--duplicates", help=DUPLICATES_HELP)
-
-
-def missing_option() -> Any:
-    """The ``--missing`` option every command that reads an annotation file shares."""
-    return typer.Option(Missing.error, "--missing", help=MISSING_HELP)
-
-
-ROLE_HELP = "Column with human/judge per row (instead of --judge)."
-
-
-def role_option() -> Any:
-    """The ``--role`` option: a column marking each row's rater as human or judge."""
-    return typer.Option(None, "--role", help=ROLE_HELP)
 
 
 _FORMAT_PARAMS = ("format_in", "wide", "where", "control", "question", "by")
@@ -158,35 +137,23 @@ _FORMAT_PARAMS = ("format_in", "wide", "where", "control", "question", "by")
 _FORMAT_OPTS: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("voirdire_format_opts", default={})
 
 
-#: An option group's options: parameter name -> (annotation, default, help), in the order ``--help`` lists them.
-OptionSpecs = dict[str, tuple[Any, Any, str]]
+#: An option group's options: parameter name -> annotation, in the order ``--help`` lists them. Their flags, defaults
+#: and help are the registry's ``"<group>.<name>"``, or ``"<command>.<name>"`` where a command gives one its own
+#: meaning, default or name (:data:`voirdire._option_specs.OPTIONS`).
+OptionGroup = dict[str, Any]
 
 #: What FILE holds (:func:`format_options`).
-_FORMAT_SPECS: OptionSpecs = {
-    "format_in": (str, "auto", format_in_help()),  # the registry of input format names
-    "wide": (bool, False, "FILE is wide: one row per item, one column per rater (--judge names the judge columns). "
-                          "Detected when there are no rater/label columns."),
-    "where": (Optional[list[str]], None, "Keep only rows where COLUMN=VALUE (repeatable; a column repeated means any "
-                                         "of its values)."),
-    "control": (Optional[str], None, "Label Studio export: the control (from_name) holding the label."),
-    "question": (Optional[str], None, "Argilla export: the question whose answers are the labels."),
-    "by": (Optional[list[str]], None, "One result per value of COLUMN (a criterion, a language), and the pooled one "
-                                      "(repeatable: --by criterion --by language). A wide file may name its columns "
-                                      "RATER:CRITERION."),
-}
+_FORMAT_SPECS: OptionGroup = {"format_in": str, "wide": bool, "where": Optional[list[str]], "control": Optional[str],
+                              "question": Optional[str], "by": Optional[list[str]]}
 
 
-def _spec_parameters(specs: OptionSpecs, *, only: tuple[str, ...] | None = None,
-                     defaults: dict[str, Any] | None = None, helps: dict[str, str] | None = None,
-                     flags: dict[str, str] | None = None) -> list[inspect.Parameter]:
-    """``specs`` as keyword-only parameters whose defaults are Typer options named ``--<name>``. A command may
-    keep ``only`` some, and give some its own ``defaults``, ``helps`` (what the option means to it) or
-    ``flags`` (a name of its own where the shared one is taken, e.g. ``assign --rater-column``)."""
-    defaults, helps, flags = defaults or {}, helps or {}, flags or {}
-    return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=typer.Option(
-                defaults.get(name, default), flags.get(name, "--" + name.replace("_", "-")),
-                help=helps.get(name, help)))
-            for name, (annotation, default, help) in specs.items() if only is None or name in only]
+def _spec_parameters(group: str, specs: OptionGroup, *, command: str | None = None,
+                     only: tuple[str, ...] | None = None) -> list[inspect.Parameter]:
+    """``specs`` as keyword-only parameters whose defaults are the registry's options (see :data:`OptionGroup`);
+    a command may keep ``only`` some."""
+    return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
+                              default=option(own if (own := f"{command}.{name}") in OPTIONS else f"{group}.{name}"))
+            for name, annotation in specs.items() if only is None or name in only]
 
 
 #: the commands that group by ``--by`` (the others say they do not, before any work)
@@ -205,7 +172,7 @@ def format_options(func: F) -> F:
     sig = inspect.signature(func)
     hints = typing.get_type_hints(func) if not hasattr(func, "__signature__") else {}
     own = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()]
-    params = own + _spec_parameters(_FORMAT_SPECS)
+    params = own + _spec_parameters("format", _FORMAT_SPECS)
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -264,24 +231,15 @@ class ReaderOptions:
 
 
 #: The shared reader options (:func:`reader_options`).
-_READER_SPECS: OptionSpecs = {
-    "scale": (Optional[Level], None, "Level of measurement of the labels."),
-    "categories": (Optional[list[str]], None, "Categories in order (comma-separated or repeated)."),
-    "abstain": (Optional[list[str]], None, "A label value meaning 'cannot assess' (repeatable)."),
-    "item": (str, "item", "Item id column."),
-    "rater": (str, "rater", "Rater column."),
-    "label": (str, "label", "Label column."),
-    "role": (Optional[str], None, ROLE_HELP),
-    "cluster": (Optional[str], None, "Column grouping items into clusters (resampled together)."),
-    "cluster_sep": (Optional[str], None, "Cluster = item id before this separator (e.g. '__')."),
-    "duplicates": (Duplicates, Duplicates.error, DUPLICATES_HELP),
-    "missing": (Missing, Missing.error, MISSING_HELP),
-}
+_READER_SPECS: OptionGroup = {"scale": Optional[Level], "categories": Optional[list[str]],
+                              "abstain": Optional[list[str]], "item": str, "rater": str, "label": str,
+                              "role": Optional[str], "cluster": Optional[str], "cluster_sep": Optional[str],
+                              "duplicates": Duplicates, "missing": Missing}
 
 
 def _reader_parameters(**spec: Any) -> list[inspect.Parameter]:
     """The shared reader options as parameters (:data:`_READER_SPECS`; ``spec``: see :func:`_spec_parameters`)."""
-    return _spec_parameters(_READER_SPECS, **spec)
+    return _spec_parameters("reader", _READER_SPECS, **spec)
 
 
 READER_OPTION_NAMES = tuple(f.name for f in dataclasses.fields(ReaderOptions))
@@ -322,8 +280,8 @@ def reader_options(func: F | None = None, **spec: Any) -> Any:
     """Give a command the shared reader options, declared once here.
 
     The command takes ``reader: ReaderOptions`` instead of the eleven options; its ``--help``
-    lists them after its own. ``@reader_options(only=..., defaults=..., helps=..., flags=...)``
-    gives it some of them, or says what they mean to it (see :func:`_reader_parameters`).
+    lists them after its own. ``@reader_options(command=..., only=...)`` gives it some of them, with the meaning,
+    default or name the command's registry entries give them (see :func:`_spec_parameters`).
     """
     if func is None:
         return lambda f: _option_group(f, "reader", ReaderOptions, _reader_parameters(**spec))
@@ -381,18 +339,9 @@ class PairwiseReaderOptions:
 
 
 #: The options of a file of pairwise verdicts (:func:`pairwise_reader_options`).
-_PAIRWISE_SPECS: OptionSpecs = {
-    "pair": (Optional[list[str]], None, "Pairwise file: column with the pair id; repeat it for a key spanning "
-                                        "several columns (--pair q_id --pair model_a --pair model_b). Default: pair."),
-    "rater": (str, "rater", "Column with the rater name."),
-    "verdict": (str, "verdict", "Pairwise file: column with the verdict (A, T for tie, or B)."),
-    "order": (str, "order", "Pairwise file: column with the presented order AB/BA (judges)."),
-    "role": (Optional[str], None, ROLE_HELP),
-    "presented": (bool, False, "Pairwise verdicts are in the presented order (A = shown first)."),
-    "verdict_map": (Optional[list[str]], None, "Pairwise file: extra verdict spelling RAW=A|T|B, e.g. model_1=A "
-                                               "(repeatable)."),
-    "missing": (Missing, Missing.error, MISSING_HELP),
-}
+_PAIRWISE_SPECS: OptionGroup = {"pair": Optional[list[str]], "rater": str, "verdict": str, "order": str,
+                                "role": Optional[str], "presented": bool, "verdict_map": Optional[list[str]],
+                                "missing": Missing}
 
 
 def pairwise_reader_options(func: F) -> F:
@@ -401,7 +350,7 @@ def pairwise_reader_options(func: F) -> F:
     The command takes ``preader: PairwiseReaderOptions``. Apply it above :func:`reader_options`
     when a command reads both kinds of file: ``--rater``, ``--role`` and ``--missing`` are then
     shared by the two readers."""
-    return _option_group(func, "preader", PairwiseReaderOptions, _spec_parameters(_PAIRWISE_SPECS))
+    return _option_group(func, "preader", PairwiseReaderOptions, _spec_parameters("pairwise-reader", _PAIRWISE_SPECS))
 
 
 #: Exit codes of every command: ran (and passed any gate); could not run (one-line error); the

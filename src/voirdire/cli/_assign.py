@@ -16,8 +16,9 @@ from ._app import (
 @app.command("assign")
 @handle_errors
 @format_options
-@reader_options(only=("scale", "categories", "abstain", "item", "rater", "label", "role", "duplicates", "missing"),
-                flags=dict(rater="--rater-column"), helps=dict(rater="Rater column of FILE."))  # --rater: who gets work
+# assign's --rater is who gets the work: its rater column is --rater-column (the registry's "assign.rater")
+@reader_options(command="assign", only=("scale", "categories", "abstain", "item", "rater", "label", "role",
+                                        "duplicates", "missing"))
 def assign_command(
     file: Path = typer.Argument(..., readable=False, help="The labels so far (long CSV/TSV/JSONL/Parquet, or an AltTest directory)."),
     n_per_rater: int = option("assign.n_per_rater"),

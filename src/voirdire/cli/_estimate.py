@@ -39,18 +39,11 @@ class Design(str, Enum):
     active = "active"
 
 
-#: What ``estimate`` and ``plan-estimate`` read: numeric scores.
-_SCORES = dict(scale="Level of the scores (numeric).", abstain="A score value meaning 'cannot assess' (repeatable).",
-               label="Score column.")
-
-
 @app.command("estimate")
 @handle_errors
 @format_options
-@reader_options(only=("scale", "abstain", "item", "rater", "label", "role", "cluster", "cluster_sep", "duplicates",
-                      "missing"), defaults=dict(scale=Level.interval),
-                helps=dict(_SCORES, cluster="Column grouping items into clusters.",
-                           cluster_sep="Cluster = item id before this separator."))
+@reader_options(command="estimate", only=("scale", "abstain", "item", "rater", "label", "role", "cluster",
+                                          "cluster_sep", "duplicates", "missing"))
 def estimate_command(
     file: Path = typer.Argument(..., readable=False, help="Long annotation file (CSV/TSV/JSONL/Parquet): one row per item, rater, score."),
     judges: list[str] = judge_option("An LLM judge (repeatable: several judges, prompts or samples are combined); "
@@ -95,12 +88,8 @@ def estimate_command(
 @app.command("plan-estimate")
 @handle_errors
 @format_options
-@reader_options(only=("scale", "abstain", "item", "rater", "label", "role", "duplicates", "missing"),
-                defaults=dict(scale=Level.interval),
-                helps=dict(item="Item id column of the pilot and --draw files.", rater="Rater column of the pilot.",
-                           label="Score column of the pilot.", scale="Level of the pilot's scores.",
-                           role="Column with human/judge per row of the pilot (instead of --judge).",
-                           abstain="A pilot score meaning 'cannot assess' (repeatable)."))
+@reader_options(command="plan-estimate", only=("scale", "abstain", "item", "rater", "label", "role", "duplicates",
+                                               "missing"))
 def plan_estimate_command(
     target_halfwidth: float | None = option("plan-estimate.target_halfwidth"),
     n_star: float | None = option("plan-estimate.n_star"),

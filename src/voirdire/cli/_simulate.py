@@ -21,9 +21,7 @@ class Preset(str, Enum):
 @app.command("simulate")
 @handle_errors
 @format_options
-@reader_options(only=("item", "rater", "label", "duplicates", "missing"),
-                helps=dict(item="Item id column of --full long files.", rater="Rater column of --full long files.",
-                           label="Label column of --full long files."))
+@reader_options(command="simulate", only=("item", "rater", "label", "duplicates", "missing"))
 def simulate_command(
     preset: Preset = option("simulate.preset"),
     repetitions: int = option("simulate.repetitions"),
