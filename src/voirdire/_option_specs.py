@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ._defaults import DEFAULT_N_RESAMPLES, REPORT_MIN_N_RESAMPLES
 from ._format_names import format_in_help
 from ._scores import COEFFICIENTS, PER_ITEM_COEFFICIENTS, names_text
 
@@ -30,11 +31,28 @@ class OptionSpec:
     metavar: str | None = None
 
 
+def _resamples(*, minimum: int = 0, help: str = "Bootstrap resamples for every interval and decision stability",
+               default: int = DEFAULT_N_RESAMPLES, zero: str = "0 = none") -> OptionSpec:
+    """``--n-resamples`` (alias ``--resamples``): one name and one default everywhere. ``minimum``: the fewest the
+    command takes, said in the help (0: none at all is accepted, ``zero`` says what that gives; the report's
+    sections all have intervals, it needs :data:`voirdire._defaults.REPORT_MIN_N_RESAMPLES`)."""
+    least = zero if minimum == 0 else f"at least {minimum}"
+    return OptionSpec(flags=("--n-resamples", "--resamples"), default=default, help=f"{help} ({least}).")
+
+
 _ROLE_HELP = "Column with human/judge per row (instead of --judge)."
 _MISSING_HELP = "Empty labels: error or drop."
 
 #: Every option, keyed ``"<command>.<parameter>"`` (``"study.draw.design"`` for a ``study`` subcommand).
 OPTIONS: dict[str, OptionSpec] = {
+    # options many commands share (a command that says more of one has its own entry)
+    "confidence_level": OptionSpec(flags=("--confidence-level",), default=0.95, help="Level of the intervals."),
+    "format": OptionSpec(flags=("--format", "-f"), default="table", help="table or json."),
+    "seed": OptionSpec(flags=("--seed",), default=0, help="Seed of every random stream (same seed, same numbers)."),
+    "judge": OptionSpec(flags=("--judge", "-j"), default=None, help="An LLM judge (repeatable)."),
+    "n_resamples": _resamples(),
+    "judge_file": OptionSpec(flags=("--judge-file",), default=None, readable=False,
+        help="Nested JSON of judge labels."),
     # reader options (cli._app)
     "reader.scale": OptionSpec(flags=("--scale",), default=None, help="Level of measurement of the labels."),
     "reader.categories": OptionSpec(flags=("--categories",), default=None,
@@ -103,6 +121,16 @@ OPTIONS: dict[str, OptionSpec] = {
     "simulate.label": OptionSpec(flags=("--label",), default="label", help="Label column of --full long files."),
     "assign.rater": OptionSpec(flags=("--rater-column",), default="rater", help="Rater column of FILE."),
     # estimate
+    "estimate.judges": OptionSpec(flags=("--judge", "-j"), default=...,
+        help="An LLM judge (repeatable: several judges, prompts or samples are combined); each must score every "
+             "item."),
+    "estimate.seed": OptionSpec(flags=("--seed",), default=0, help="Seed of the cross-fitting folds."),
+    "plan-estimate.confidence_level": OptionSpec(flags=("--confidence-level",), default=0.95,
+        help="Level for --target-halfwidth."),
+    "plan-estimate.judges": OptionSpec(flags=("--judge", "-j"), default=None,
+        help="A judge in the pilot file (repeatable: several judges are combined, as in estimate)."),
+    "plan-estimate.seed": OptionSpec(flags=("--seed",), default=0,
+        help="Seed of the --draw sample (same seed, same sample)."),
     "estimate.inclusion_prob": OptionSpec(flags=("--inclusion-prob", "-p"), default=...,
         help="Probability each item was sent to humans: a number for all items, or a column of FILE (constant "
              "within an item)."),
@@ -166,6 +194,10 @@ OPTIONS: dict[str, OptionSpec] = {
     "plan-estimate.strata_column": OptionSpec(flags=("--strata-column",), default=None,
         help="Column of the --draw file with each item's stratum (with --strata)."),
     # validate
+    "validate.judge": OptionSpec(flags=("--judge", "-j"), default=None,
+        help="The LLM judge to validate (repeat for several; default: every judge in the file)."),
+    "validate.output_format": OptionSpec(flags=("--format", "-f"), default="table",
+        help="table, json, csv, markdown (a CI summary) or junit (one case per judge)."),
     "validate.method": OptionSpec(flags=("--method", "-m"), default="both", help="loo, alt-test or both."),
     "validate.epsilon": OptionSpec(flags=("--epsilon", "-e"), default=None,
         help="Tolerance of the chosen method (loo default 0.05; alt-test default 0.2). With --method both it is the "
@@ -212,6 +244,7 @@ OPTIONS: dict[str, OptionSpec] = {
     "validate.group_error": OptionSpec(flags=("--group-error",), default="fwer",
         help="With --by: the error rate controlled across groups: fwer (Holm), fdr (Benjamini-Hochberg) or none."),
     # agree
+    "agree.output_format": OptionSpec(flags=("--format", "-f"), default="table", help="table, json or csv."),
     "agree.coefficient": OptionSpec(flags=("--coefficient", "-c"), default=None,
         help=f"{', '.join(COEFFICIENTS)} (repeatable; default: a sensible set)."),  # the registry's names
     "agree.level": OptionSpec(flags=("--level",), default=None,
@@ -233,6 +266,9 @@ OPTIONS: dict[str, OptionSpec] = {
         help="With --stream: compute the statistics of a Parquet file's row groups on this Dask scheduler "
              "(tcp://host:8786; only one you trust: Dask unpickles what it sends); needs voirdire[dask]."),
     # plan
+    "plan.judge": OptionSpec(flags=("--judge", "-j"), default=None, help="An LLM judge to plan for (repeatable)."),
+    "plan.seed": OptionSpec(flags=("--seed",), default=0,
+        help="Seed of the simulation and of the verdicts (as validate --seed)."),
     "overlap.primary": OptionSpec(flags=("--primary",), default=None,
         help="The first-pass human (default: who labelled every item)."),
     "overlap.min_eligible": OptionSpec(flags=("--min-eligible",), default=30,
@@ -257,6 +293,7 @@ OPTIONS: dict[str, OptionSpec] = {
     "plan.fa_target": OptionSpec(flags=("--fa-target",), default=0.1, help="Largest acceptable false-accept rate."),
     "plan.n_jobs": OptionSpec(flags=("--n-jobs",), default=1, help="Worker processes for --budget."),
     # watch
+    "watch.seed": OptionSpec(flags=("--seed",), default=0, min=0, help="Order of the items within a round."),
     "watch.round_column": OptionSpec(flags=("--round-column",), default=...,
         help="Column with each label's round or arrival time."),
     "watch.method": OptionSpec(flags=("--method",), default="alt-test", help="alt-test or loo."),
@@ -267,6 +304,11 @@ OPTIONS: dict[str, OptionSpec] = {
     "watch.max_wait": OptionSpec(flags=("--max-wait",), default=None, min=0.0,
         help="With --follow: give up after SECONDS."),
     # report
+    "report.n_resamples": _resamples(minimum=REPORT_MIN_N_RESAMPLES),
+    "report.seed": OptionSpec(flags=("--seed",), default=0,
+        help="Seed of every resampling step (same seed, same numbers)."),
+    "report.confidence_level": OptionSpec(flags=("--confidence-level",), default=0.95,
+        help="Level of every interval."),
     "report.out": OptionSpec(flags=("--out", "-o"), default="voirdire-report", readable=False,
         help="Output folder for report.html and report.json."),
     "report.pairwise": OptionSpec(flags=("--pairwise",), default=None, readable=False,
@@ -289,6 +331,12 @@ OPTIONS: dict[str, OptionSpec] = {
              "probability sample (study report)."),
     "report.quiet": OptionSpec(flags=("--quiet", "-q"), default=False, help="No progress bar."),
     # raters
+    "raters.resamples": _resamples(help="Bootstrap resamples", zero="0 = no intervals, no flags"),
+    "raters.judge": OptionSpec(flags=("--judge", "-j"), default=None,
+        help="Mark this rater as a judge (left out of the pool)."),
+    "raters.output_format": OptionSpec(flags=("--format", "-f"), default="table", help="table, json or csv."),
+    "raters.seed": OptionSpec(flags=("--seed",), default=0,
+        help="Seed of the bootstrap (same seed, same numbers as validate and the report)."),
     "raters.rater_names": OptionSpec(flags=("--rater-name",), default=None,
         help="Pool of annotators (repeat; default: every human)."),
     "raters.score": OptionSpec(flags=("--score",), default=None,
@@ -315,6 +363,11 @@ OPTIONS: dict[str, OptionSpec] = {
         help="Format of the --adjudicate file: csv or jsonl (default: from the extension), label-studio (tasks "
              "JSON) or argilla (records JSON)."),
     # pairwise
+    "pairwise.judge": OptionSpec(flags=("--judge", "-j"), default=None,
+        help="A rater that is an LLM judge (repeatable)."),
+    "pairwise.seed": OptionSpec(flags=("--seed",), default=0, help="Random seed (reproducible results)."),
+    "pairwise.fmt": OptionSpec(flags=("--format", "-f"), default="table",
+        help="table, json, or csv (one row per pair; with --evaluate the comparison)."),
     "pairwise.evaluate": OptionSpec(flags=("--evaluate",), default=False,
         help="Leave-one-human-out comparison with the baselines."),
     "pairwise.group": OptionSpec(flags=("--group",), default=None,
@@ -348,11 +401,17 @@ OPTIONS: dict[str, OptionSpec] = {
     "pairwise.resume": OptionSpec(flags=("--resume",), default=None, readable=False,
         help="Continue the stream from a saved state (model options come from the state)."),
     # bias
+    "bias.judge": OptionSpec(flags=("--judge", "-j"), default=None,
+        help="A rater that is an LLM judge (repeatable)."),
+    "bias.fmt": OptionSpec(flags=("--format", "-f"), default="table", help="table, json or csv."),
     "bias.family": OptionSpec(flags=("--family",), default=None,
         help="NAME=FAMILY for a judge or model whose family the built-in rule does not know (repeatable)."),
     "bias.fdr": OptionSpec(flags=("--fdr",), default=0.05,
         help="False discovery rate of the flags (Benjamini-Hochberg)."),
     # assign
+    "assign.judge": OptionSpec(flags=("--judge", "-j"), default=None, help="An LLM judge in FILE (repeatable)."),
+    "assign.seed": OptionSpec(flags=("--seed",), default=None,
+        help="Seed (a drawn seed is recorded in the manifest)."),
     "assign.n_per_rater": OptionSpec(flags=("--n-per-rater", "-n"), default=..., help="Items each rater gets."),
     "assign.output": OptionSpec(flags=("--output", "-o"), default=..., readable=False,
         help="File to write (.csv, .jsonl, or .json with --to)."),
@@ -367,6 +426,11 @@ OPTIONS: dict[str, OptionSpec] = {
     "assign.json_out": OptionSpec(flags=("--json",), default=False,
         help="Print the manifest as JSON instead of a summary."),
     # simulate
+    "simulate.seed": OptionSpec(flags=("--seed",), default=0,
+        help="Seed (results are identical for a seed on any executor)."),
+    "simulate.judge": OptionSpec(flags=("--judge", "-j"), default=None,
+        help="Judges in --full long files (repeatable)."),
+    "simulate.fmt": OptionSpec(flags=("--format", "-f"), default="table", help="table or json (the summaries)."),
     "simulate.preset": OptionSpec(flags=("--preset",), default="sparse-overlap", help="The experiment to run."),
     "simulate.repetitions": OptionSpec(flags=("--repetitions", "-r"), default=50,
         help="Repetitions per setting (matrix), design and coverage."),
@@ -395,9 +459,16 @@ OPTIONS: dict[str, OptionSpec] = {
         help="Only the --full real data sets."),
     "simulate.epsilon": OptionSpec(flags=("--epsilon",), default=0.05, help="Tolerance of the leave-one-out rule."),
     # demo
+    "demo.resamples": _resamples(default=1000, minimum=REPORT_MIN_N_RESAMPLES, help="Bootstrap resamples"),
+    "demo.seed": OptionSpec(flags=("--seed",), default=0, help="Seed of the bootstrap."),
     "demo.out": OptionSpec(flags=("--out", "-o"), default=None, readable=False,
         help="Folder for the demo's files (agreement.json, report)."),
     # study
+    "study.status.seed": OptionSpec(flags=("--seed",), default=0, min=0, help="Order of the items within a round."),
+    "study.assign.seed": OptionSpec(flags=("--seed",), default=0, min=0, help="Seed of the draw (recorded)."),
+    "study.draw.judge": OptionSpec(flags=("--judge", "-j"), default=None,
+        help="Judge(s) whose scores drive active/neyman (default: every judge of the study)."),
+    "study.draw.seed": OptionSpec(flags=("--seed",), default=0, min=0, help="Seed of the draw (recorded)."),
     "study.init.note": OptionSpec(flags=("--note",), default="", help="A note stored with the study."),
     "study.add.strict": OptionSpec(flags=("--strict",), default=False,
         help="Refuse the round if a human label was never assigned."),

@@ -13,9 +13,8 @@ import typer
 from .._options import ABSTAIN_POLICIES, JUDGE_ONLY_ITEMS
 from .._scores import COEFFICIENTS, PER_ITEM_COEFFICIENTS, names_text
 from ._app import (
-    Level, OutputFormat, ReaderOptions, app, confidence_level_option, console, emit_result_json, err_console, fail,
-    format_option, format_options, handle_errors, judge_option, n_resamples_option, option, progress_bar,
-    reader_options, registry_choices, scale_notes, seed_option,
+    Level, OutputFormat, ReaderOptions, app, console, emit_result_json, err_console, fail, format_options,
+    handle_errors, option, progress_bar, reader_options, registry_choices, scale_notes,
 )
 from ._console import echo_csv
 
@@ -34,17 +33,17 @@ else:
 @reader_options
 def agree_command(
     file: Path = typer.Argument(..., readable=False, help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
-    judge: list[str] = judge_option(),
+    judge: list[str] = option("judge"),
     coefficient: list[str] = option("agree.coefficient"),  # the registry's names
     level: Level | None = option("agree.level"),
     weights: str | None = option("agree.weights"),
     abstain_policy: AbstainPolicy = option("agree.abstain_policy"),
     judge_only_items: JudgeOnlyItems = option("agree.judge_only_items"),
     positive: str | None = option("agree.positive"),
-    output_format: OutputFormat = format_option(OutputFormat.table, "table, json or csv."),
-    seed: int = seed_option(),
-    n_resamples: int = n_resamples_option(),
-    confidence_level: float = confidence_level_option(),
+    output_format: OutputFormat = option("agree.output_format"),
+    seed: int = option("seed"),
+    n_resamples: int = option("n_resamples"),
+    confidence_level: float = option("confidence_level"),
     matrix: bool = option("agree.matrix"),
     stream: bool = option("agree.stream"),
     scheduler: str | None = option("agree.scheduler"),

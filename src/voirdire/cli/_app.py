@@ -518,21 +518,6 @@ def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(to_jsonable(obj), indent=2) + "\n")
 
 
-def n_resamples_option(*, minimum: int = 0, help: str | None = None, default: int | None = None,
-                       zero: str = "0 = none") -> Any:
-    """``--n-resamples`` (alias ``--resamples``): one name and one default everywhere (agree, validate, plan,
-    raters, report).
-
-    ``minimum``: the fewest the command takes, said in the help (0: none at all is accepted, ``zero`` says
-    what that gives; the report's sections all have intervals, it needs
-    :data:`voirdire._defaults.REPORT_MIN_N_RESAMPLES`)."""
-    from .._defaults import DEFAULT_N_RESAMPLES
-
-    least = zero if minimum == 0 else f"at least {minimum}"
-    return typer.Option(DEFAULT_N_RESAMPLES if default is None else default, "--n-resamples", "--resamples",
-                        help=f"{help or 'Bootstrap resamples for every interval and decision stability'} ({least}).")
-
-
 class TableOrJson(str, Enum):
     """``--format`` of the commands that print a table or JSON."""
 
@@ -540,37 +525,8 @@ class TableOrJson(str, Enum):
     json = "json"
 
 
-#: ``--seed``'s help where it seeds every random stream of the command.
-SEED_HELP = "Seed of every random stream (same seed, same numbers)."
-
-
 def option(name: str) -> Any:
     """The option ``name`` of the registry (:data:`voirdire._option_specs.OPTIONS`): its flags, default and help."""
     spec = OPTIONS[name]
     return typer.Option(spec.default, *spec.flags, help=spec.help, readable=spec.readable, min=spec.min,
                         hidden=spec.hidden, metavar=spec.metavar)
-
-
-def judge_option(help: str = "An LLM judge (repeatable).", *, required: bool = False) -> Any:
-    """``--judge``/``-j``: a rater that is an LLM judge, repeatable; ``help`` says what the command does with it."""
-    return typer.Option(... if required else None, "--judge", "-j", help=help)
-
-
-def seed_option(help: str = SEED_HELP, *, default: int | None = 0, min: int | None = None) -> Any:
-    """``--seed``: what it seeds, said in ``help`` (its range, 0 to 2**63 - 1, is checked in cli/_ranges.py)."""
-    return typer.Option(default, "--seed", help=help, min=min)
-
-
-def format_option(default: Any, help: str = "table or json.") -> Any:
-    """``--format``/``-f``: the output format (:class:`OutputFormat`, :class:`TableOrJson`)."""
-    return typer.Option(default, "--format", "-f", help=help)
-
-
-def confidence_level_option(help: str = "Level of the intervals.") -> Any:
-    """``--confidence-level``: the level of the command's intervals (default 0.95)."""
-    return typer.Option(0.95, "--confidence-level", help=help)
-
-
-def judge_file_option() -> Any:
-    """``--judge-file``: the judges' labels in a nested JSON file beside FILE."""
-    return typer.Option(None, "--judge-file", readable=False, help="Nested JSON of judge labels.")

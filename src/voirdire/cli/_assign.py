@@ -9,7 +9,7 @@ import typer
 from .._options import ANNOTATION_TOOLS
 from ._app import (
     DesignName, FileFormat, ReaderOptions, _FORMAT_OPTS, app, console, emit_json, fail, format_options, handle_errors,
-    judge_file_option, judge_option, option, reader_options, seed_option,
+    option, reader_options,
 )
 
 
@@ -25,12 +25,12 @@ def assign_command(
     output: Path = option("assign.output"),
     design: DesignName = option("assign.design"),
     assignee: list[str] = option("assign.assignee"),
-    judge: list[str] = judge_option("An LLM judge in FILE (repeatable)."),
+    judge: list[str] = option("assign.judge"),
     primary: str | None = option("assign.primary"),
-    seed: int | None = seed_option("Seed (a drawn seed is recorded in the manifest).", default=None),
+    seed: int | None = option("assign.seed"),
     file_format: FileFormat = option("assign.file_format"),
     json_out: bool = option("assign.json_out"),
-    judge_file: Path | None = judge_file_option(),
+    judge_file: Path | None = option("judge_file"),
     *,
     reader: ReaderOptions,
 ) -> None:

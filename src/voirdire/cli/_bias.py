@@ -8,8 +8,8 @@ from pathlib import Path
 import typer
 
 from ._app import (
-    OutputFormat, PairwiseReaderOptions, app, console, emit_json, fail, format_option, handle_errors, judge_option,
-    option, pairwise_reader_options,
+    OutputFormat, PairwiseReaderOptions, app, console, emit_json, fail, handle_errors, option,
+    pairwise_reader_options,
 )
 
 
@@ -19,10 +19,10 @@ from ._app import (
 def bias_command(
     file: Path = typer.Argument(..., readable=False, help="Long table of verdicts: one row per (pair, rater, presented order); "
                                           "optional columns model_a, model_b (systems) and len_a, len_b (lengths)."),
-    judge: list[str] = judge_option("A rater that is an LLM judge (repeatable)."),
+    judge: list[str] = option("bias.judge"),
     family: list[str] = option("bias.family"),
     fdr: float = option("bias.fdr"),
-    fmt: OutputFormat = format_option(OutputFormat.table, "table, json or csv."),
+    fmt: OutputFormat = option("bias.fmt"),
     *,
     preader: PairwiseReaderOptions,
 ) -> None:

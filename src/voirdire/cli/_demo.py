@@ -13,10 +13,7 @@ from typing import Any
 
 import typer
 
-from .._defaults import REPORT_MIN_N_RESAMPLES
-from ._app import (
-    app, console, err_console, handle_errors, n_resamples_option, option, seed_option,
-)
+from ._app import app, console, err_console, handle_errors, option
 
 #: Where ``voirdire demo`` writes its report without ``--out`` (git-ignored).
 DEMO_REPORT_DIR = "voirdire-report"
@@ -81,8 +78,8 @@ def demo_report(table: Any, out: Path, *, seed: int, n_resamples: int, quiet: bo
 @handle_errors
 def demo_command(
     out: Path | None = option("demo.out"),
-    seed: int = seed_option("Seed of the bootstrap."),
-    resamples: int = n_resamples_option(default=1000, minimum=REPORT_MIN_N_RESAMPLES, help="Bootstrap resamples"),
+    seed: int = option("demo.seed"),
+    resamples: int = option("demo.resamples"),
 ) -> None:
     """Agreement on the bundled HANNA story ratings (3 humans, 5 LLM judges side by side), then the
     self-contained HTML validation report (default folder: voirdire-report/)."""

@@ -15,8 +15,8 @@ from pathlib import Path
 import typer
 
 from ._app import (
-    Level, ReaderOptions, TableOrJson, app, confidence_level_option, console, emit_json, err_console, fail,
-    format_option, format_options, handle_errors, judge_option, option, reader_options, seed_option,
+    Level, ReaderOptions, TableOrJson, app, console, emit_json, err_console, fail, format_options, handle_errors,
+    option, reader_options,
 )
 
 
@@ -46,18 +46,17 @@ class Design(str, Enum):
                                           "cluster_sep", "duplicates", "missing"))
 def estimate_command(
     file: Path = typer.Argument(..., readable=False, help="Long annotation file (CSV/TSV/JSONL/Parquet): one row per item, rater, score."),
-    judges: list[str] = judge_option("An LLM judge (repeatable: several judges, prompts or samples are combined); "
-                                     "each must score every item.", required=True),
+    judges: list[str] = option("estimate.judges"),
     inclusion_prob: str = option("estimate.inclusion_prob"),
     model: Model = option("estimate.model"),
     cross_fit: int = option("estimate.cross_fit"),
     strata: str | None = option("estimate.strata"),
     target: Target = option("estimate.target"),
-    confidence_level: float = confidence_level_option(),
+    confidence_level: float = option("confidence_level"),
     compare: bool = option("estimate.compare"),
     drop_unscored: bool = option("estimate.drop_unscored"),
-    seed: int = seed_option("Seed of the cross-fitting folds."),
-    output: TableOrJson = format_option(TableOrJson.table),
+    seed: int = option("estimate.seed"),
+    output: TableOrJson = option("format"),
     *,
     reader: ReaderOptions,
 ) -> None:
@@ -96,12 +95,11 @@ def plan_estimate_command(
     effect_size: float | None = option("plan-estimate.effect_size"),
     power: float = option("plan-estimate.power"),
     significance_level: float = option("plan-estimate.significance_level"),
-    confidence_level: float = confidence_level_option("Level for --target-halfwidth."),
+    confidence_level: float = option("plan-estimate.confidence_level"),
     sd: float | None = option("plan-estimate.sd"),
     r2: float | None = option("plan-estimate.r2"),
     pilot: Path | None = option("plan-estimate.pilot"),
-    judges: list[str] = judge_option("A judge in the pilot file (repeatable: several judges are combined, as in "
-                                     "estimate)."),
+    judges: list[str] = option("plan-estimate.judges"),
     design: Design = option("plan-estimate.design"),
     cost_column: str | None = option("plan-estimate.cost_column"),
     pilot_prob: str | None = option("plan-estimate.pilot_prob"),
@@ -116,8 +114,8 @@ def plan_estimate_command(
     draw: Path | None = option("plan-estimate.draw"),
     draw_out: Path | None = option("plan-estimate.draw_out"),
     strata_column: str | None = option("plan-estimate.strata_column"),
-    seed: int = seed_option("Seed of the --draw sample (same seed, same sample)."),
-    output: TableOrJson = format_option(TableOrJson.table),
+    seed: int = option("plan-estimate.seed"),
+    output: TableOrJson = option("format"),
     *,
     reader: ReaderOptions,
 ) -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 import typer
 
 from ._app import (
-    OutputFormat, PairwiseReaderOptions, app, console, emit_json, err_console, fail, format_option, handle_errors,
-    judge_option, option, pairwise_reader_options, seed_option,
+    OutputFormat, PairwiseReaderOptions, app, console, emit_json, err_console, fail, handle_errors, option,
+    pairwise_reader_options,
 )
 from ._console import progress_bar
 
@@ -19,7 +19,7 @@ from ._console import progress_bar
 @pairwise_reader_options
 def pairwise_command(
     file: Path = typer.Argument(..., readable=False, help="Long table of verdicts: one row per (pair, rater, presented order)."),
-    judge: list[str] = judge_option("A rater that is an LLM judge (repeatable)."),
+    judge: list[str] = option("pairwise.judge"),
     evaluate: bool = option("pairwise.evaluate"),
     group: list[str] = option("pairwise.group"),
     choice: bool = option("pairwise.choice"),
@@ -31,13 +31,12 @@ def pairwise_command(
     judge_reliability: bool = option("pairwise.judge_reliability"),
     calibrated: bool = option("pairwise.calibrated"),
     mode: str = option("pairwise.mode"),
-    seed: int = seed_option("Random seed (reproducible results)."),
+    seed: int = option("pairwise.seed"),
     top: int = option("pairwise.top"),
     max_humans: int = option("pairwise.max_humans"),
     save_state: Path = option("pairwise.save_state"),
     resume: Path = option("pairwise.resume"),
-    fmt: OutputFormat = format_option(OutputFormat.table, "table, json, or csv (one row per pair; with --evaluate the "
-                                                          "comparison)."),
+    fmt: OutputFormat = option("pairwise.fmt"),
     *,
     preader: PairwiseReaderOptions,
 ) -> None:

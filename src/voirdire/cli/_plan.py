@@ -12,9 +12,8 @@ from pathlib import Path
 import typer
 
 from ._app import (
-    DesignName, ReaderOptions, ScoreName, TableOrJson, app, console, emit_json, err_console, fail, format_option,
-    format_options, handle_errors, judge_file_option, judge_option, n_resamples_option, option, reader_options,
-    seed_option,
+    DesignName, ReaderOptions, ScoreName, TableOrJson, app, console, emit_json, err_console, fail, format_options,
+    handle_errors, option, reader_options,
 )
 from ._console import progress_bar
 
@@ -30,11 +29,11 @@ def _unique(names: list[str] | None) -> list[str] | None:
 @reader_options
 def overlap_command(
     file: Path = typer.Argument(..., readable=False, help="Annotation file (long CSV/TSV/JSONL/Parquet, or an AltTest directory)."),
-    judge: list[str] = judge_option(),
+    judge: list[str] = option("judge"),
     primary: str | None = option("overlap.primary"),
     min_eligible: int = option("overlap.min_eligible"),
-    output: TableOrJson = format_option(TableOrJson.table),
-    judge_file: Path | None = judge_file_option(),
+    output: TableOrJson = option("format"),
+    judge_file: Path | None = option("judge_file"),
     *,
     reader: ReaderOptions,
 ) -> None:
@@ -74,7 +73,7 @@ def _budget_list(values: list[str] | None) -> list[int]:
 @reader_options
 def plan_command(
     file: Path | None = typer.Argument(None, readable=False, help="Pilot annotation file (omit to plan from --mu-d/--sigma0)."),
-    judge: list[str] = judge_option("An LLM judge to plan for (repeatable)."),
+    judge: list[str] = option("plan.judge"),
     epsilon: float = option("plan.epsilon"),
     significance_level: float = option("plan.significance_level"),
     score: ScoreName = option("plan.score"),
@@ -88,10 +87,10 @@ def plan_command(
     fr_target: float = option("plan.fr_target"),
     fa_target: float = option("plan.fa_target"),
     n_jobs: int = option("plan.n_jobs"),
-    seed: int = seed_option("Seed of the simulation and of the verdicts (as validate --seed)."),
-    n_resamples: int = n_resamples_option(),
-    output: TableOrJson = format_option(TableOrJson.table),
-    judge_file: Path | None = judge_file_option(),
+    seed: int = option("plan.seed"),
+    n_resamples: int = option("n_resamples"),
+    output: TableOrJson = option("format"),
+    judge_file: Path | None = option("judge_file"),
     *,
     reader: ReaderOptions,
 ) -> None:

@@ -10,9 +10,8 @@ import typer
 
 from .._scores import PER_ITEM_COEFFICIENTS, REFERENCE_COEFFICIENT, names_text
 from ._app import (
-    FileFormat, OutputFormat, PoolCoefficient, ReaderOptions, ScoreName, app, confidence_level_option, console,
-    emit_json, err_console, fail, format_option, format_options, handle_errors, judge_option, n_resamples_option,
-    option, reader_options, require_overlap, seed_option,
+    FileFormat, OutputFormat, PoolCoefficient, ReaderOptions, ScoreName, app, console, emit_json, err_console, fail,
+    format_options, handle_errors, option, reader_options, require_overlap,
 )
 
 
@@ -22,7 +21,7 @@ from ._app import (
 @reader_options
 def raters_command(
     file: Path = typer.Argument(..., metavar="FILE", readable=False, help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
-    judge: list[str] = judge_option("Mark this rater as a judge (left out of the pool)."),
+    judge: list[str] = option("raters.judge"),
     rater_names: list[str] = option("raters.rater_names"),
     score: ScoreName | None = option("raters.score"),
     coefficient: PoolCoefficient = option("raters.coefficient"),
@@ -35,10 +34,10 @@ def raters_command(
     adjudicate: Path | None = option("raters.adjudicate"),
     adjudicator: str = option("raters.adjudicator"),
     file_format: FileFormat = option("raters.file_format"),
-    output_format: OutputFormat = format_option(OutputFormat.table, "table, json or csv."),
-    seed: int = seed_option("Seed of the bootstrap (same seed, same numbers as validate and the report)."),
-    resamples: int = n_resamples_option(help="Bootstrap resamples", zero="0 = no intervals, no flags"),
-    confidence_level: float = confidence_level_option(),
+    output_format: OutputFormat = option("raters.output_format"),
+    seed: int = option("raters.seed"),
+    resamples: int = option("raters.resamples"),
+    confidence_level: float = option("confidence_level"),
     *,
     reader: ReaderOptions,
 ) -> None:

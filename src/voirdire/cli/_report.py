@@ -6,11 +6,9 @@ from pathlib import Path
 
 import typer
 
-from .._defaults import REPORT_MIN_N_RESAMPLES
 from ._app import (
-    PairwiseReaderOptions, ReaderOptions, app, confidence_level_option, console, err_console, fail, format_options,
-    handle_errors, judge_option, n_resamples_option, option, pairwise_reader_options, progress_bar, reader_options,
-    seed_option,
+    PairwiseReaderOptions, ReaderOptions, app, console, err_console, fail, format_options, handle_errors, option,
+    pairwise_reader_options, progress_bar, reader_options,
 )
 
 
@@ -22,14 +20,14 @@ from ._app import (
 def report_command(
     file: Path | None = typer.Argument(None, readable=False, help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style "
                                                   "folder; omit it for a pairwise-only report (--pairwise)."),
-    judge: list[str] = judge_option(),
+    judge: list[str] = option("judge"),
     out: Path = option("report.out"),
     pairwise: Path | None = option("report.pairwise"),
     pairwise_judge: list[str] = option("report.pairwise_judge"),
     inclusion_prob: str | None = option("report.inclusion_prob"),
-    seed: int = seed_option("Seed of every resampling step (same seed, same numbers)."),
-    confidence_level: float = confidence_level_option("Level of every interval."),
-    n_resamples: int = n_resamples_option(minimum=REPORT_MIN_N_RESAMPLES),
+    seed: int = option("report.seed"),
+    confidence_level: float = option("report.confidence_level"),
+    n_resamples: int = option("report.n_resamples"),
     epsilon: float = option("report.epsilon"),
     alt_epsilon: float = option("report.alt_epsilon"),
     stability_threshold: float = option("report.stability_threshold"),

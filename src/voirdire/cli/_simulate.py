@@ -8,8 +8,8 @@ from pathlib import Path
 import typer
 
 from ._app import (
-    DesignName, ReaderOptions, TableOrJson, app, console, emit_json, fail, format_option, format_options,
-    handle_errors, judge_option, option, reader_options, seed_option,
+    DesignName, ReaderOptions, TableOrJson, app, console, emit_json, fail, format_options, handle_errors, option,
+    reader_options,
 )
 from ._console import progress_bar
 
@@ -29,9 +29,9 @@ def simulate_command(
     n_jobs: int = option("simulate.n_jobs"),
     scheduler: str | None = option("simulate.scheduler"),
     output: Path | None = option("simulate.output"),
-    seed: int = seed_option("Seed (results are identical for a seed on any executor)."),
+    seed: int = option("simulate.seed"),
     full: list[Path] = option("simulate.full"),
-    judge: list[str] = judge_option("Judges in --full long files (repeatable)."),
+    judge: list[str] = option("simulate.judge"),
     design: list[DesignName] = option("simulate.design"),
     coverage: list[float] = option("simulate.coverage"),
     n_items: int = option("simulate.n_items"),
@@ -40,7 +40,7 @@ def simulate_command(
     cluster_sd: float = option("simulate.cluster_sd"),
     no_synthetic: bool = option("simulate.no_synthetic"),
     epsilon: float = option("simulate.epsilon"),
-    fmt: TableOrJson = format_option(TableOrJson.table, "table or json (the summaries)."),
+    fmt: TableOrJson = option("simulate.fmt"),
     *,
     reader: ReaderOptions,
 ) -> None:

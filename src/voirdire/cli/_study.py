@@ -12,8 +12,8 @@ import typer
 from .._options import ANNOTATION_TOOLS, DRAW_DESIGNS, EXPORT_FORMATS
 from . import _estimate, _report, _validate  # noqa: F401  (registered first: the study commands take their options)
 from ._app import (
-    HelpGroup, ReaderOptions, SeqMethod, TableOrJson, app, console, emit_json, err_console, fail, format_option,
-    handle_errors, json_extra, judge_option, option, reader_options, registry_choices, seed_option,
+    HelpGroup, ReaderOptions, SeqMethod, TableOrJson, app, console, emit_json, err_console, fail, handle_errors,
+    json_extra, option, reader_options, registry_choices,
 )
 
 study_app = typer.Typer(help="A study workspace: rounds of labels, assignments and inclusion probabilities in one "
@@ -53,10 +53,10 @@ def init_command(path: Path = typer.Argument(..., readable=False, help="The stud
 def add_command(
     path: Path = typer.Argument(..., readable=False, help="The study file."),
     file: Path = typer.Argument(..., readable=False, help="Labels to import as one new round (any file voirdire reads)."),
-    judge: list[str] = judge_option(),
+    judge: list[str] = option("judge"),
     strict: bool = option("study.add.strict"),
     by: list[str] = option("study.add.by"),
-    output: TableOrJson = format_option(TableOrJson.table),
+    output: TableOrJson = option("format"),
     *,
     reader: ReaderOptions,
 ) -> None:
@@ -72,11 +72,11 @@ def add_command(
 @study_app.command("status")
 @handle_errors
 def status_command(path: Path = typer.Argument(..., readable=False, help="The study file."),
-                   output: TableOrJson = format_option(TableOrJson.table),
+                   output: TableOrJson = option("format"),
                    sequential: bool = option("study.status.sequential"),
                    method: SeqMethod = option("study.status.method"),
                    epsilon: float | None = option("study.status.epsilon"),
-                   seed: int = seed_option("Order of the items within a round.", min=0),
+                   seed: int = option("study.status.seed"),
                    by: list[str] = option("study.status.by")) -> None:
     """Rounds, every row accounted for, coverage per rater, open assignments, the running decision per judge."""
     from ..exceptions import InvalidParameterError
@@ -116,7 +116,7 @@ def assign_command(
     output: Path = option("study.assign.output"),
     design: str = option("study.assign.design"),
     assignee: list[str] = option("study.assign.assignee"),
-    seed: int = seed_option("Seed of the draw (recorded).", min=0),
+    seed: int = option("study.assign.seed"),
     to: str = option("study.assign.to"),
 ) -> None:
     """The next batch of assignments, written for the annotators and recorded with its probabilities.
@@ -144,9 +144,9 @@ def draw_command(
     n: int = option("study.draw.n"),
     output: Path = option("study.draw.output"),
     design: DrawDesign = option("study.draw.design"),
-    judge: list[str] = judge_option("Judge(s) whose scores drive active/neyman (default: every judge of the study)."),
+    judge: list[str] = option("study.draw.judge"),
     floor: float = option("study.draw.floor"),
-    seed: int = seed_option("Seed of the draw (recorded).", min=0),
+    seed: int = option("study.draw.seed"),
 ) -> None:
     """Draw the human subsample for estimation; every probability is recorded in the study."""
     drawn, rnd = _open(path).draw(n=n, design=design.value, rng=seed, judges=list(judge) if judge else None,

@@ -15,9 +15,8 @@ from .._defaults import GATES as FAIL_ON  # the one gate rule (the CI summaries 
 from .._io import check_not_input, write_text
 from .._options import ALT_TEST_SCORINGS, CORRECTIONS, GROUP_ERRORS, PER_HUMAN_TESTS, RANK_BY, VALIDATION_METHODS
 from ._app import (
-    EXIT_GATE, ReaderOptions, ScoreName, app, confidence_level_option, console, emit_json, emit_result_json,
-    err_console, fail, format_option, format_options, handle_errors, judge_option, n_resamples_option, option,
-    reader_options, registry_choices, require_overlap, scale_notes, seed_option,
+    EXIT_GATE, ReaderOptions, ScoreName, app, console, emit_json, emit_result_json, err_console, fail, format_options,
+    handle_errors, option, reader_options, registry_choices, require_overlap, scale_notes,
 )
 from ._console import styled
 
@@ -46,7 +45,7 @@ FORMATS = ("table", "json", "csv", "markdown", "junit")
 @reader_options
 def validate_command(
     file: Path = typer.Argument(..., readable=False, help="Annotation file (CSV/TSV/JSONL/Parquet/JSON) or AltTest-style folder."),
-    judge: list[str] = judge_option("The LLM judge to validate (repeat for several; default: every judge in the file)."),
+    judge: list[str] = option("validate.judge"),
     method: Method = option("validate.method"),
     epsilon: float | None = option("validate.epsilon"),
     alt_epsilon: float | None = option("validate.alt_epsilon"),
@@ -63,12 +62,11 @@ def validate_command(
     stability_threshold: float = option("validate.stability_threshold"),
     reference_floor: float = option("validate.reference_floor"),
     fail_on: str | None = option("validate.fail_on"),
-    output_format: str = format_option("table", "table, json, csv, markdown (a CI summary) or junit (one case per "
-                                                "judge)."),
+    output_format: str = option("validate.output_format"),
     junit: Path | None = option("validate.junit"),
-    seed: int = seed_option(),
-    n_resamples: int = n_resamples_option(),
-    confidence_level: float = confidence_level_option(),
+    seed: int = option("seed"),
+    n_resamples: int = option("n_resamples"),
+    confidence_level: float = option("confidence_level"),
     exclude_rater: list[str] = option("validate.exclude_rater"),
     check_raters: bool = option("validate.check_raters"),
     sequential: bool = option("validate.sequential"),

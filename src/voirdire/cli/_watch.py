@@ -8,8 +8,8 @@ from typing import Any
 import typer
 
 from ._app import (
-    ReaderOptions, SeqMethod, TableOrJson, app, console, emit_json, err_console, fail, format_option, format_options,
-    handle_errors, judge_option, option, reader_options, seed_option,
+    ReaderOptions, SeqMethod, TableOrJson, app, console, emit_json, err_console, fail, format_options, handle_errors,
+    option, reader_options,
 )
 
 
@@ -32,15 +32,15 @@ def read_watch(file: Path, *, judges: list[str], round_column: str, method: str,
 @reader_options
 def watch_command(
     file: Path = typer.Argument(..., readable=False, help="Long annotation file with a round (batch or timestamp) column."),
-    judge: list[str] = judge_option(),
+    judge: list[str] = option("judge"),
     round_column: str = option("watch.round_column"),
     method: SeqMethod = option("watch.method"),
     epsilon: float | None = option("watch.epsilon"),
     q: float = option("watch.q"),
     follow: float | None = option("watch.follow"),
     max_wait: float | None = option("watch.max_wait"),
-    seed: int = seed_option("Order of the items within a round.", min=0),
-    output: TableOrJson = format_option(TableOrJson.table),
+    seed: int = option("watch.seed"),
+    output: TableOrJson = option("format"),
     *,
     reader: ReaderOptions,
 ) -> None:
