@@ -18,7 +18,9 @@ import typer
 from typer.core import TyperGroup
 
 from .._option_specs import OPTIONS
-from .._options import ALLOCATION_DESIGNS, ASSIGNMENT_FORMATS, SEQUENTIAL_METHODS
+from .._options import (
+    ALLOCATION_DESIGNS, ASSIGNMENT_FORMATS, DUPLICATE_POLICIES, LEVELS, MISSING_POLICIES, SEQUENTIAL_METHODS,
+)
 from .._scores import PER_ITEM_COEFFICIENTS, SCORES
 from ._console import console, err_console, progress_bar, styled
 from ._errors import one_line, report_exception, set_debug
@@ -82,28 +84,6 @@ class OutputFormat(str, Enum):
     csv = "csv"
 
 
-class Level(str, Enum):
-    nominal = "nominal"
-    ordinal = "ordinal"
-    interval = "interval"
-    ratio = "ratio"
-
-
-class Duplicates(str, Enum):
-    """``--duplicates``: what to do when a rater labels an item twice with different labels."""
-
-    error = "error"
-    first = "first"
-    last = "last"
-
-
-class Missing(str, Enum):
-    """``--missing``: what to do with an empty label."""
-
-    error = "error"
-    drop = "drop"
-
-
 def registry_choices(name: str, names: tuple[str, ...]) -> type[Enum]:
     """A ``str`` Enum whose members are a registry's names: Typer's choices and the help's metavar read the
     registry (:mod:`voirdire._scores`), so a name added there is a choice everywhere."""
@@ -116,6 +96,9 @@ if TYPE_CHECKING:  # for mypy, any Enum; at run time, the registry's names
     DesignName = Enum
     SeqMethod = Enum
     FileFormat = Enum
+    Level = Enum
+    Duplicates = Enum
+    Missing = Enum
 else:
     #: ``--method`` of the sequential rule (watch, study status): :data:`voirdire._options.SEQUENTIAL_METHODS`.
     SeqMethod = registry_choices("SeqMethod", SEQUENTIAL_METHODS)
@@ -128,6 +111,12 @@ else:
     ScoreName = registry_choices("ScoreName", SCORES)
     #: ``raters --coefficient``: the per-item coefficients (:data:`voirdire._scores.PER_ITEM_COEFFICIENTS`).
     PoolCoefficient = registry_choices("PoolCoefficient", PER_ITEM_COEFFICIENTS)
+    #: ``--scale`` / ``--level``: the levels of measurement (:data:`voirdire._options.LEVELS`).
+    Level = registry_choices("Level", LEVELS)
+    #: ``--duplicates``: a rater labelling an item twice differently (:data:`voirdire._options.DUPLICATE_POLICIES`).
+    Duplicates = registry_choices("Duplicates", DUPLICATE_POLICIES)
+    #: ``--missing``: an empty label (:data:`voirdire._options.MISSING_POLICIES`).
+    Missing = registry_choices("Missing", MISSING_POLICIES)
 
 
 
@@ -204,8 +193,8 @@ class ReaderOptions:
     role: str | None = None
     cluster: str | None = None
     cluster_sep: str | None = None
-    duplicates: Duplicates = Duplicates.error
-    missing: Missing = Missing.error
+    duplicates: Duplicates | str = "error"
+    missing: Missing | str = "error"
 
     def read_kwargs(self) -> dict[str, Any]:
         """These options as keyword arguments of :func:`voirdire.data.read_annotations` (plain values)."""
@@ -300,7 +289,7 @@ class PairwiseReaderOptions:
     role: str | None = None
     presented: bool = False
     verdict_map: list[str] | None = None
-    missing: Missing = Missing.error
+    missing: Missing | str = "error"
 
     @property
     def pair_key(self) -> list[str]:

@@ -15,8 +15,8 @@ from pathlib import Path
 import typer
 
 from ._app import (
-    Level, ReaderOptions, TableOrJson, app, console, emit_json, err_console, fail, format_options, handle_errors,
-    option, reader_options,
+    ReaderOptions, TableOrJson, app, console, emit_json, err_console, fail, format_options, handle_errors, option,
+    reader_options,
 )
 
 
@@ -68,7 +68,7 @@ def estimate_command(
     from ..report.console.estimate import estimate_warnings, render_estimate
     from ..workflows import estimate_from_file
 
-    if reader.scale == Level.nominal:
+    if reader.scale == "nominal":
         fail("--scale nominal has no mean; use interval (default), ratio or ordinal with numeric scores.")
     judges = list(dict.fromkeys(judges))  # a judge named twice is one predictor
     # with --by: one table per group and the pooled one (one estimate each)
