@@ -7,7 +7,8 @@ from __future__ import annotations
 
 __all__ = ["LEVELS", "DUPLICATE_POLICIES", "MISSING_POLICIES", "VALIDATION_METHODS", "ALT_TEST_SCORINGS", "CORRECTIONS", "PER_HUMAN_TESTS", "RANK_BY", "GROUP_ERRORS",
            "ABSTAIN_POLICIES", "JUDGE_ONLY_ITEMS", "ALLOCATION_DESIGNS", "DRAW_DESIGNS",
-           "SEQUENTIAL_METHODS", "ANNOTATION_TOOLS", "ASSIGNMENT_FORMATS", "EXPORT_FORMATS"]
+           "SEQUENTIAL_METHODS", "ANNOTATION_TOOLS", "ASSIGNMENT_FORMATS", "EXPORT_FORMATS",
+           "ESTIMATE_MODELS", "ESTIMATE_TARGETS", "ESTIMATE_DESIGNS", "SIMULATE_PRESETS"]
 
 #: ``--scale`` / ``--level`` / ``Scale(level=)``: the levels of measurement.
 LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
@@ -43,3 +44,12 @@ ANNOTATION_TOOLS: tuple[str, ...] = ("label-studio", "argilla")
 ASSIGNMENT_FORMATS: tuple[str, ...] = ("csv", "jsonl", *ANNOTATION_TOOLS)
 #: ``study export --to`` / ``Study.export(to=)``.
 EXPORT_FORMATS: tuple[str, ...] = ("csv", "parquet")
+#: ``estimate --model`` / ``plan-estimate --model``: the prediction models a command offers (the library's
+#: ``estimation.MODELS`` has one more, ``select``).
+ESTIMATE_MODELS: tuple[str, ...] = ("calibrated", "identity", "linear", "ridge", "isotonic", "gbm")
+#: ``estimate --target`` / ``dr_mean(target=)``: the population the mean is of.
+ESTIMATE_TARGETS: tuple[str, ...] = ("superpopulation", "finite")
+#: ``plan-estimate --design`` / ``plan_estimation(design=)``: sample sizes, or item-level probabilities.
+ESTIMATE_DESIGNS: tuple[str, ...] = ("standard", "active")
+#: ``simulate --preset``: the experiment grids.
+SIMULATE_PRESETS: tuple[str, ...] = ("sparse-overlap",)

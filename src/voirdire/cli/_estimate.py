@@ -11,32 +11,28 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
+from .._options import ESTIMATE_DESIGNS, ESTIMATE_MODELS, ESTIMATE_TARGETS
 from ._app import (
     ReaderOptions, TableOrJson, app, console, emit_json, err_console, fail, format_options, handle_errors, option,
-    reader_options,
+    reader_options, registry_choices,
 )
 
 
-class Model(str, Enum):
-    calibrated = "calibrated"
-    identity = "identity"
-    linear = "linear"
-    ridge = "ridge"
-    isotonic = "isotonic"
-    gbm = "gbm"
-
-
-class Target(str, Enum):
-    superpopulation = "superpopulation"
-    finite = "finite"
-
-
-class Design(str, Enum):
-    standard = "standard"
-    active = "active"
+if TYPE_CHECKING:  # for mypy, any Enum; at run time, the registry's names
+    Model = Enum
+    Target = Enum
+    Design = Enum
+else:
+    #: ``--model`` of estimate and plan-estimate: :data:`voirdire._options.ESTIMATE_MODELS`.
+    Model = registry_choices("Model", ESTIMATE_MODELS)
+    #: ``estimate --target``: :data:`voirdire._options.ESTIMATE_TARGETS`.
+    Target = registry_choices("Target", ESTIMATE_TARGETS)
+    #: ``plan-estimate --design``: :data:`voirdire._options.ESTIMATE_DESIGNS`.
+    Design = registry_choices("Design", ESTIMATE_DESIGNS)
 
 
 @app.command("estimate")
@@ -131,7 +127,7 @@ def plan_estimate_command(
     from ..workflows import plan_estimation, write_plan_sample
 
     judges = list(dict.fromkeys(judges or []))  # a judge named twice is one predictor
-    if design == Design.standard:
+    if design == "standard":
         if (draw is None) != (draw_out is None):
             fail("--draw ITEMS and --out FILE go together (the items to sample from, and where to write the sample).")
         if draw_out is not None:

@@ -4,18 +4,23 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
+from .._options import SIMULATE_PRESETS
 from ._app import (
     DesignName, ReaderOptions, TableOrJson, app, console, emit_json, fail, format_options, handle_errors, option,
-    reader_options,
+    reader_options, registry_choices,
 )
 from ._console import progress_bar
 
 
-class Preset(str, Enum):
-    sparse_overlap = "sparse-overlap"
+if TYPE_CHECKING:  # for mypy, any Enum; at run time, the registry's names
+    Preset = Enum
+else:
+    #: ``simulate --preset``: :data:`voirdire._options.SIMULATE_PRESETS`.
+    Preset = registry_choices("Preset", SIMULATE_PRESETS)
 
 
 @app.command("simulate")
