@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Optional, TypeVar
 import typer
 from typer.core import TyperGroup
 
+from .._option_ranges import check_ranges
 from .._option_specs import OPTIONS
 from .._options import (
     ALLOCATION_DESIGNS, ASSIGNMENT_FORMATS, DUPLICATE_POLICIES, LEVELS, MISSING_POLICIES, SEQUENTIAL_METHODS,
@@ -24,7 +25,6 @@ from .._options import (
 from .._scores import PER_ITEM_COEFFICIENTS, SCORES
 from ._console import console, err_console, progress_bar, styled
 from ._errors import one_line, report_exception, set_debug
-from ._ranges import check_ranges
 
 class HelpGroup(TyperGroup):
     """A command group whose help lists each command's whole first paragraph, wrapped (Click's
@@ -384,7 +384,7 @@ def handle_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        bad = check_ranges(kwargs)  # option ranges, declared once in cli/_ranges.py
+        bad = check_ranges(kwargs)  # option ranges, declared once in voirdire/_option_ranges.py
         if bad is not None:
             fail(bad)
         _DEFERRED_NOTES.clear()

@@ -1,4 +1,5 @@
-"""Ranges of the numeric options, declared once for every command.
+"""Ranges of the numeric options, declared once for every command (private; beside the registry of option specs,
+:mod:`voirdire._option_specs`).
 
 :func:`check_ranges` runs (from :func:`voirdire.cli._app.handle_errors`) on the parsed
 arguments of every command before any work: an option named in :data:`RANGES` must lie in its
