@@ -8,7 +8,8 @@ from __future__ import annotations
 __all__ = ["LEVELS", "DUPLICATE_POLICIES", "MISSING_POLICIES", "VALIDATION_METHODS", "ALT_TEST_SCORINGS", "CORRECTIONS", "PER_HUMAN_TESTS", "RANK_BY", "GROUP_ERRORS",
            "ABSTAIN_POLICIES", "JUDGE_ONLY_ITEMS", "ALLOCATION_DESIGNS", "DRAW_DESIGNS",
            "SEQUENTIAL_METHODS", "ANNOTATION_TOOLS", "ASSIGNMENT_FORMATS", "EXPORT_FORMATS",
-           "ESTIMATE_MODELS", "ESTIMATE_TARGETS", "ESTIMATE_DESIGNS", "SIMULATE_PRESETS"]
+           "ESTIMATE_MODELS", "ESTIMATE_TARGETS", "ESTIMATE_DESIGNS", "SIMULATE_PRESETS",
+           "OUTPUT_FORMATS", "TABLE_OR_JSON"]
 
 #: ``--scale`` / ``--level`` / ``Scale(level=)``: the levels of measurement.
 LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
@@ -53,3 +54,7 @@ ESTIMATE_TARGETS: tuple[str, ...] = ("superpopulation", "finite")
 ESTIMATE_DESIGNS: tuple[str, ...] = ("standard", "active")
 #: ``simulate --preset``: the experiment grids.
 SIMULATE_PRESETS: tuple[str, ...] = ("sparse-overlap",)
+#: ``--format`` of the commands that print a table, JSON or CSV (agree, raters, pairwise, bias).
+OUTPUT_FORMATS: tuple[str, ...] = ("table", "json", "csv")
+#: ``--format`` of the commands that print a table or JSON.
+TABLE_OR_JSON: tuple[str, ...] = OUTPUT_FORMATS[:2]

@@ -74,7 +74,7 @@ def agree_command(
         from ..workflows import compare_raters
 
         table = reader.load(file, judges=judges)
-        with progress_bar("agreement", quiet=output_format != OutputFormat.table) as progress:
+        with progress_bar("agreement", quiet=output_format != "table") as progress:
             comp = compare_raters(table, judges, positive=positive, matrix=matrix, progress=progress, **opts)
         _emit(comp, {"table": table.summary()}, output_format, lambda: render_comparison(console, err_console, table, comp),
               notes=scale_notes(table, reader), drop=() if comp.matrix is not None else ("matrix",))
@@ -83,9 +83,9 @@ def agree_command(
 def _emit(res: Any, head: dict[str, Any], output_format: OutputFormat, render: Any, *, notes: list[str] | None = None,
           drop: tuple[str, ...] = ()) -> None:
     """``res`` as JSON (``head`` first, ``notes`` before its own, the ``drop`` keys left out), CSV or the terminal."""
-    if output_format == OutputFormat.json:
+    if output_format == "json":
         emit_result_json(res, head, notes=notes, drop=drop)
-    elif output_format == OutputFormat.csv:
+    elif output_format == "csv":
         echo_csv(res.to_frame())
     else:
         render()

@@ -20,7 +20,8 @@ from typer.core import TyperGroup
 from .._option_ranges import check_ranges
 from .._option_specs import OPTIONS
 from .._options import (
-    ALLOCATION_DESIGNS, ASSIGNMENT_FORMATS, DUPLICATE_POLICIES, LEVELS, MISSING_POLICIES, SEQUENTIAL_METHODS,
+    ALLOCATION_DESIGNS, ASSIGNMENT_FORMATS, DUPLICATE_POLICIES, LEVELS, MISSING_POLICIES, OUTPUT_FORMATS,
+    SEQUENTIAL_METHODS, TABLE_OR_JSON,
 )
 from .._scores import PER_ITEM_COEFFICIENTS, SCORES
 from ._console import console, err_console, progress_bar, styled
@@ -78,12 +79,6 @@ def _root(
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class OutputFormat(str, Enum):
-    table = "table"
-    json = "json"
-    csv = "csv"
-
-
 def registry_choices(name: str, names: tuple[str, ...]) -> type[Enum]:
     """A ``str`` Enum whose members are a registry's names: Typer's choices and the help's metavar read the
     registry (:mod:`voirdire._scores`), so a name added there is a choice everywhere."""
@@ -99,6 +94,8 @@ if TYPE_CHECKING:  # for mypy, any Enum; at run time, the registry's names
     Level = Enum
     Duplicates = Enum
     Missing = Enum
+    OutputFormat = Enum
+    TableOrJson = Enum
 else:
     #: ``--method`` of the sequential rule (watch, study status): :data:`voirdire._options.SEQUENTIAL_METHODS`.
     SeqMethod = registry_choices("SeqMethod", SEQUENTIAL_METHODS)
@@ -117,6 +114,10 @@ else:
     Duplicates = registry_choices("Duplicates", DUPLICATE_POLICIES)
     #: ``--missing``: an empty label (:data:`voirdire._options.MISSING_POLICIES`).
     Missing = registry_choices("Missing", MISSING_POLICIES)
+    #: ``--format`` of the commands that print a table, JSON or CSV (:data:`voirdire._options.OUTPUT_FORMATS`).
+    OutputFormat = registry_choices("OutputFormat", OUTPUT_FORMATS)
+    #: ``--format`` of the commands that print a table or JSON (:data:`voirdire._options.TABLE_OR_JSON`).
+    TableOrJson = registry_choices("TableOrJson", TABLE_OR_JSON)
 
 
 
@@ -505,13 +506,6 @@ def emit_json(obj: Any) -> None:
     if extra and isinstance(obj, dict):
         obj = {**obj, **extra}
     sys.stdout.write(json.dumps(to_jsonable(obj), indent=2) + "\n")
-
-
-class TableOrJson(str, Enum):
-    """``--format`` of the commands that print a table or JSON."""
-
-    table = "table"
-    json = "json"
 
 
 def option(name: str) -> Any:

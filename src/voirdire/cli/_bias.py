@@ -45,9 +45,9 @@ def bias_command(
     res = summarise_pairwise(table, covariates=cov, families=fams, fdr=fdr, model=False)
     if res.bias is None:
         fail(res.bias_error or "no bias report.")
-    if fmt == OutputFormat.json:
+    if fmt == "json":
         emit_json(bias_json(res.bias, str(file)))
-    elif fmt == OutputFormat.csv:
+    elif fmt == "csv":
         from ._console import echo_csv
 
         echo_csv(res.bias.effects)

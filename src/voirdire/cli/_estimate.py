@@ -73,7 +73,7 @@ def estimate_command(
                              rater=reader.rater, model=model.value, cross_fit=cross_fit or "auto", target=target.value,
                              confidence_level=confidence_level, compare=compare, drop_unscored=drop_unscored,
                              seed=seed)
-    if output == TableOrJson.json:
+    if output == "json":
         estimate_warnings(err_console, res)
         emit_json(res.to_dict())
     else:
@@ -141,7 +141,7 @@ def plan_estimate_command(
         cost_column=cost_column, pilot_prob=pilot_prob, floor=floor, item=reader.item, rater=reader.rater,
         seed=seed)
     write_plan_sample(plan, draw_out, inputs=[draw, pilot, strata_file])  # type: ignore[arg-type]
-    if output == TableOrJson.json:
+    if output == "json":
         plan_estimate_warnings(err_console, plan)
         emit_json(plan.to_dict())
     else:

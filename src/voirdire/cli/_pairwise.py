@@ -69,7 +69,7 @@ def pairwise_command(
         check_not_input(save_state, [file])
     table, _ = preader.read(file, judges=judge)
     step = "leave-one-human-out fits"
-    with progress_bar(step, quiet=fmt != OutputFormat.table or not (evaluate or choice), count=True) as progress:
+    with progress_bar(step, quiet=fmt != "table" or not (evaluate or choice), count=True) as progress:
         fit = fit_pairwise(table, n_particles=particles, update=update, laplace=laplace, judge_ties=judge_ties,
                            judge_reliability=judge_reliability, calibrated=calibrated, mode=mode, seed=seed, top=top,
                            resume=resume, evaluate=evaluate, groups=group or (), choose=choice,
@@ -77,11 +77,11 @@ def pairwise_command(
                            progress=lambda done, total: progress(step, done, total))
     if save_state is not None:
         fit.model.save(save_state)
-    if fmt == OutputFormat.csv:  # one table: the chosen forecaster's pairs (stream order), or with --evaluate the comparison
+    if fmt == "csv":  # one table: the chosen forecaster's pairs (stream order), or with --evaluate the comparison
         from ._console import echo_csv
 
         echo_csv(fit.forecasts if fit.evaluation is None else fit.evaluation.table)
-    elif fmt == OutputFormat.json:
+    elif fmt == "json":
         emit_json(pairwise_json(fit, str(file)))
     else:
         render_pairwise(console, err_console, fit, file=str(file), max_humans=max_humans,

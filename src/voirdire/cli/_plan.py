@@ -49,7 +49,7 @@ def overlap_command(
     if min_eligible < 0:
         fail(f"--min-eligible must be >= 0. Got {min_eligible}.")
     res = design_overview(table, primary=primary, min_eligible=min_eligible)
-    if output == TableOrJson.json:
+    if output == "json":
         emit_json(overlap_json(res))
     else:
         render_overlap(console, err_console, res)
@@ -124,13 +124,13 @@ def plan_command(
         if len(table.humans) < 2:
             fail(f"{file}: planning needs at least two human raters; found {len(table.humans)}.")
         step = "simulating budgets"
-        with progress_bar(step, quiet=output != TableOrJson.table or not budgets, count=True) as progress:
+        with progress_bar(step, quiet=output != "table" or not budgets, count=True) as progress:
             res = plan_validation(table, judges, epsilon=epsilon, significance_level=significance_level,
                                   score=score.value, seed=seed, n_resamples=n_resamples, budgets=budgets,
                                   design=design.value, fr_target=fr_target, fa_target=fa_target,
                                   n_repetitions=repetitions, n_jobs=n_jobs,
                                   progress=lambda done, total: progress(step, done, total))
-    if output == TableOrJson.json:
+    if output == "json":
         emit_json(plan_json(res, None if file is None else str(file)))
     else:
         render_plan(console, err_console, res, file=None if file is None else str(file),

@@ -59,9 +59,9 @@ def raters_command(
             fail("--adjudicate with --by is not available yet: write each group's file with --where COLUMN=VALUE.")
         grouped = reader.load_groups(file, judges=judge)
         res_by = diagnose_raters_by(grouped, **opts)
-        if output_format == OutputFormat.json:
+        if output_format == "json":
             emit_json(res_by.to_dict())
-        elif output_format == OutputFormat.csv:
+        elif output_format == "csv":
             from ._console import echo_csv
 
             echo_csv(res_by.to_frame())
@@ -82,9 +82,9 @@ def raters_command(
             fail("No item has two or more labels from the pool: nothing to adjudicate.")
         written = write_assignments(res.items.assignments(top, adjudicator=adjudicator), adjudicate,
                                     format=None if file_format is None else file_format.value, inputs=[file])
-    if output_format == OutputFormat.json:
+    if output_format == "json":
         emit_json({**res.to_dict(), "adjudication_file": None if written is None else str(written[0])})
-    elif output_format == OutputFormat.csv:
+    elif output_format == "csv":
         from ._console import echo_csv
 
         echo_csv(res.to_frame())

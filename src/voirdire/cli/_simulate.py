@@ -73,14 +73,14 @@ def simulate_command(
             fail(f"{p}: no judge to validate; name them with --judge.")
         real[p.name if p.name else str(p)] = t
     step = f"{preset.value}: sparse validations"
-    with progress_bar(step, quiet=fmt != TableOrJson.table, count=True) as progress:
+    with progress_bar(step, quiet=fmt != "table", count=True) as progress:
         sim = simulate_designs(real, synthetic=not no_synthetic, n_items=n_items, n_matrices=matrices,
                                clustered=clustered, n_clusters=n_clusters, cluster_sd=cluster_sd,
                                designs=[d.value for d in design] if design else None, coverages=coverage or None,
                                n_repetitions=repetitions, epsilon=epsilon, seed=seed, n_jobs=n_jobs,
                                scheduler=scheduler, progress=lambda d, n: progress(step, d, n))
     files = write_simulation(sim, output, list(full or [])) if output is not None else []
-    if fmt == TableOrJson.json:
+    if fmt == "json":
         emit_json(sim.experiment.to_dict() | {"files": [str(f) for f in files]})
         return
     render_simulation(console, sim, files, output)

@@ -64,7 +64,7 @@ def add_command(
     from ..report.console.study import render_added
 
     res = _open(path).add(file, strict=strict, judges=judge or (), by=tuple(by or ()), **reader.read_kwargs())
-    if output == TableOrJson.json:
+    if output == "json":
         return emit_json(res.to_dict())
     render_added(console, res, file)
 

@@ -59,7 +59,7 @@ def watch_command(
         fail(f"--follow must be a positive number of seconds. Got {follow:g}.")
     kw = dict(judges=list(judge or []), round_column=round_column, method=method.value, epsilon=epsilon, q=q,
               seed=seed, reader=reader)
-    table = output == TableOrJson.table
+    table = output == "table"
     if follow is None:
         res, _ = read_watch(file, **kw)  # type: ignore[arg-type]
     else:
