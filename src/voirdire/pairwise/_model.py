@@ -1099,16 +1099,22 @@ class PairwiseBayesModel:
     def _jitter(self, block: int | None, k: int = 1) -> None:
         """Gaussian jitter of a block's particles after ``k`` resamplings: sd ``sqrt(k) * jitter / sqrt(t_j)``."""
         cols = np.arange(self._beta.shape[1]) if block is None else np.array([block])
-        M = self._beta.shape[0]
         step = math.sqrt(k) * self.jitter / np.sqrt(np.maximum(self._jcount[cols], 1))[None, :]
         beta, delta, rel = self._beta.copy(), self._delta.copy(), self._slope.copy()
+        self._jitter_into(beta, delta, rel, cols, step)
+        self._beta, self._delta, self._slope = beta, delta, rel
+
+    def _jitter_into(self, beta: np.ndarray, delta: np.ndarray, rel: np.ndarray, cols: np.ndarray,
+                     step: np.ndarray) -> None:
+        """Add Gaussian noise of sd ``step`` to the columns ``cols`` of the learned judge parameters, in place (bias,
+        then tie offset, then reliability, reflected into [0, 1]: the draws' order is the stream's)."""
+        M = beta.shape[0]
         if self.learn_bias and self.jitter > 0 and len(cols):
             beta[:, cols] = beta[:, cols] + self._rng.normal(0.0, 1.0, (M, len(cols))) * step
         if self.judge_ties and self.jitter > 0 and len(cols):
             delta[:, cols] = delta[:, cols] + self._rng.normal(0.0, 1.0, (M, len(cols))) * step
         if self.judge_reliability and self.jitter > 0 and len(cols):
             rel[:, cols] = _reflect(rel[:, cols] + self._rng.normal(0.0, 1.0, (M, len(cols))) * step)
-        self._beta, self._delta, self._slope = beta, delta, rel
 
     def _read_only(self, s: int, e: int, inv: np.ndarray, lw0: np.ndarray, lapu: np.ndarray, Epi: np.ndarray,
                    Emom: np.ndarray, logL: np.ndarray, proba: np.ndarray, logpred: np.ndarray,
@@ -1279,12 +1285,7 @@ class PairwiseBayesModel:
             beta[:, block] = beta[idx, block]
             delta[:, block] = delta[idx, block]
             rel[:, block] = rel[idx, block]
-        if self.learn_bias and self.jitter > 0 and len(cols):
-            beta[:, cols] = beta[:, cols] + self._rng.normal(0.0, 1.0, (M, len(cols))) * step
-        if self.judge_ties and self.jitter > 0 and len(cols):
-            delta[:, cols] = delta[:, cols] + self._rng.normal(0.0, 1.0, (M, len(cols))) * step
-        if self.judge_reliability and self.jitter > 0 and len(cols):
-            rel[:, cols] = _reflect(rel[:, cols] + self._rng.normal(0.0, 1.0, (M, len(cols))) * step)
+        self._jitter_into(beta, delta, rel, cols, step)
         self._beta, self._delta, self._slope = beta, delta, rel
         if block is None:
             self._logw = np.full(M, -np.log(M))
