@@ -268,8 +268,8 @@ def plan_estimation(*, design: str = "standard", target_halfwidth: float | None 
 
     Solves :math:`1/n^* = R^2/N + (1 - R^2)/n` for the missing one of ``n*`` (from
     ``target_halfwidth``, ``effect_size`` or ``n_star``), ``N`` and ``n`` (or ``pi``), with R²
-    given or cross-fitted on a ``pilot``; with ``strata`` (a file: stratum, n_items, residual_sd[,
-    cost][, sd]) and ``budget``, the Neyman allocation; with ``design="active"``, item-level
+    given or cross-fitted on a ``pilot``; with ``strata`` (a file with columns ``stratum``, ``n_items``,
+    ``residual_sd`` and optionally ``cost`` and ``sd``) and ``budget``, the Neyman allocation; with ``design="active"``, item-level
     probabilities from the judges' predicted residuals on the ``pilot`` (every item of the study).
 
     Parameters
