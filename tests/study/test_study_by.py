@@ -87,6 +87,8 @@ def test_study_status_by_gives_each_group_its_running_decision_beside_validate_b
     assert "lang = de (1 items): no decision: too small" in out and "lang = en (30 items)" in out
     assert "(as study validate --by lang, seed 0)" in out and "beside it, the running anytime-valid" in out
     assert "(pooled) (61 items)" in out
+    # the rule across groups is said once, after the pool (watch --by's closing lines are watch's, not status's)
+    assert out.count("Verdicts: ") == 1 and "The e-BH level q holds within each group" not in out
 
 
 @pytest.mark.slow

@@ -114,6 +114,10 @@ def render_watch_by(console: Any, res: Any) -> None:
     verdicts, then the pool's."""
     render_groups(console, res, lambda r, g: render_watch(
         console, r, command=f"voirdire validate --by {','.join(res.by)}" if g != "(pooled)" else "voirdire validate"))
+    console.print("The e-BH level q holds within each group; nothing is corrected across groups. A group's "
+                  "decisions are those of --where on it at the same seed.", highlight=False, soft_wrap=True)
+    if res.verdicts is not None:
+        console.print(f"Verdicts: {res.verdicts.rule}", style="dim", highlight=False, soft_wrap=True)
 
 
 def render_groups(console: Any, res: Any, render: Any, *, blank: bool = True) -> None:
@@ -129,7 +133,3 @@ def render_groups(console: Any, res: Any, render: Any, *, blank: bool = True) ->
             render(r, g)
         if blank:
             console.print()
-    console.print("The e-BH level q holds within each group; nothing is corrected across groups. A group's "
-                  "decisions are those of --where on it at the same seed.", highlight=False, soft_wrap=True)
-    if res.verdicts is not None:
-        console.print(f"Verdicts: {res.verdicts.rule}", style="dim", highlight=False, soft_wrap=True)
