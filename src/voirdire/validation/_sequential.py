@@ -114,8 +114,8 @@ def label_rounds(table: AnnotationTable, rounds: Any, func: str = "validate_sequ
     ``rounds`` is a frame with columns ``item``, ``rater`` and ``round`` (one row per label), or a
     sequence aligned with the rows of ``table.to_frame()``.
     """
-    frame = table.to_frame()
     if isinstance(rounds, pd.DataFrame):
+        frame = table.to_frame()  # the labels' item and rater, to look their rounds up
         missing = [c for c in ("item", "rater", "round") if c not in rounds.columns]
         if missing:
             raise InvalidParameterError(
@@ -179,7 +179,7 @@ def _comparisons(table: AnnotationTable, jidx: np.ndarray, hidx: np.ndarray, met
 def validate_sequential(table: Any, judge: str, *, rounds: Any, method: Literal["alt-test", "loo"] = "alt-test",
                         epsilon: float | None = None, q: float = 0.05, threshold: float = 0.5,
                         scoring: Literal["accuracy", "neg_rmse"] = "accuracy", confidence_level: float = 0.95,
-                        stop_when_decided: bool = False,
+                        stop_when_decided: bool = False, confidence_sequences: bool = True,
                         rng: int | np.random.Generator | None = 0) -> SequentialResult:
     r"""Anytime-valid validation of a judge, looked at after every round of labels.
 
@@ -222,6 +222,11 @@ def validate_sequential(table: Any, judge: str, *, rounds: Any, method: Literal[
     stop_when_decided : bool, default False
         Stop at the first look with a decision (the result then ends there), as a user who stops
         labelling would; saves the work of the later looks.
+    confidence_sequences : bool, default True
+        Compute each human's confidence sequence (``ci_low`` / ``ci_high``). ``False`` leaves them
+        ``nan`` and skips their grid of bettors (401 boundaries per human, most of the run's time on a
+        large table): for callers that read only the decisions, e-values and ``more_items`` (the
+        planner, :func:`voirdire.design.plan_judges`), which do not depend on them.
     rng : int, Generator or None, default 0
         Order of the items that enter in the same round (shuffled, so that the file's order cannot
         matter).
@@ -336,7 +341,10 @@ def validate_sequential(table: Any, judge: str, *, rounds: Any, method: Literal[
             cs, cd = np.cumsum(nk), np.cumsum(dk)
             with np.errstate(invalid="ignore", divide="ignore"):
                 est[:, k] = np.where(at > 0, cs[pos] / cd[pos], np.nan)
-            lo[:, k], hi[:, k] = confidence_sequence(nk, dk, at, significance_level=1 - confidence_level)
+            if confidence_sequences:
+                lo[:, k], hi[:, k] = confidence_sequence(nk, dk, at, significance_level=1 - confidence_level)
+            else:
+                lo[:, k] = hi[:, k] = np.nan
     # an e-process is read as it stands at each look (Ville's inequality covers its supremum)
     e_win = np.minimum(np.exp(np.minimum(lew, 690.0)), _E_MAX)
     e_loss = np.minimum(np.exp(np.minimum(lel, 690.0)), _E_MAX)

@@ -664,7 +664,7 @@ def _alt_more(table: Any, judge: str, options: dict[str, Any]) -> float | None:
     try:
         seq = validate_sequential(table, judge, rounds=np.zeros(table.n_labels), method="alt-test",
                                   epsilon=options["alt_test_epsilon"], q=options["q"], scoring=options["scoring"],
-                                  rng=options["seed"])
+                                  rng=options["seed"], confidence_sequences=False)
     except VoirdireError:
         return None
     return float(seq.more_items[-1]) if len(seq.more_items) else None
