@@ -147,6 +147,39 @@ def category_counts(Hx: np.ndarray, n_categories: int) -> np.ndarray:
     C[:, L] = 0
     return C
 
+def csr_side_by_side(blocks: list[np.ndarray]) -> sp.csr_matrix:
+    """Dense 2-d blocks with the same rows, side by side, as one CSR matrix: each row's nonzeros in
+    column order, the matrix ``sp.csr_matrix(np.hstack(blocks))`` is (same indptr, indices and data),
+    without the dense copy, and without scipy's COO pass per block and one more to join them.
+
+    >>> a, b = np.array([[0.0, 2.0], [3.0, 0.0]]), np.array([[5.0], [0.0]])
+    >>> csr_side_by_side([a, b]).toarray().tolist()
+    [[0.0, 2.0, 5.0], [3.0, 0.0, 0.0]]
+    """
+    n = blocks[0].shape[0]
+    masks = [blk != 0 for blk in blocks]
+    counts = [m.sum(axis=1) for m in masks]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(sum(counts), out=indptr[1:])
+    nnz = int(indptr[-1])
+    width = sum(blk.shape[1] for blk in blocks)
+    itype = np.int32 if max(nnz, width) < 2**31 - 1 else np.int64
+    data = np.empty(nnz)
+    indices = np.empty(nnz, dtype=itype)
+    start = indptr[:-1].copy()  # where each row's entries of the next block go
+    off = 0
+    for blk, m, c in zip(blocks, masks, counts):
+        r, col = np.nonzero(m)  # row-major: a row's entries in column order
+        first = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(c, out=first[1:])
+        pos = start[r] + (np.arange(r.size) - first[r])
+        data[pos] = blk[r, col]
+        indices[pos] = col + off
+        start += c
+        off += blk.shape[1]
+    return sp.csr_matrix((data, indices, indptr.astype(itype)), shape=(n, width))
+
+
 FIX_TOO_LARGE = ("treat numeric labels as numbers (--scale interval or ordinal), merge rare categories, or use a "
                  "subset of the items.")
 
@@ -398,10 +431,9 @@ class PairStats:
         for sl, pj, ph in self._chunks():
             b = pj.shape[0]
             hx = ph if self.complete_judges else vjf[sl][:, :, None, None] * ph[:, None, :, :]
-            # each side to CSR, then side by side (the same rows, indices and values as one dense concatenation
-            # converted, without copying the dense blocks into it)
-            parts.append(sp.hstack([sp.csr_matrix(pj.reshape(b, -1)), sp.csr_matrix(hx.reshape(b, -1))],
-                                   format="csr"))
+            # both sides as one CSR matrix (the rows, indices and values of one dense concatenation converted,
+            # without copying the dense blocks into it, nor a COO pass per side and one more to join them)
+            parts.append(csr_side_by_side([pj.reshape(b, -1), hx.reshape(b, -1)]))
         X = parts[0] if len(parts) == 1 else sp.vstack(parts, format="csr")
         seg_j = np.repeat(np.arange(J * K), S)
         seg_h = J * K + (np.repeat(np.arange(K), S) if self.complete_judges else seg_j)
