@@ -9,7 +9,7 @@ import pytest
 from rich.table import Table
 
 from voirdire._safe import csv_cell, csv_frame, escape_control, shown
-from voirdire.cli._console import SafeConsole, styled
+from voirdire.report.console.terminal import SafeConsole, styled
 
 
 @pytest.mark.parametrize("cell", ["=1+2", "+cmd", "-2+3", "@SUM(A1)", "\t=x", "\r=x", "+ judge", "  =1",

@@ -13,7 +13,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["RANGES", "check_ranges"]
+from ._defaults import GATES
+from ._options import GROUP_ERRORS
+
+__all__ = ["RANGES", "MINIMA", "OPEN_UNIT", "CHOICES", "check_ranges"]
 
 #: parameter name -> (smallest, largest) allowed value, both inclusive. ``None`` as the smallest value
 #: leaves the lower bound to the library function, whose message names its own parameter.
@@ -39,6 +42,16 @@ RANGES: dict[str, tuple[float | None, float]] = {
 }
 
 
+#: parameter name -> the least value of an integer option (checked before any work; the library checks again)
+MINIMA: dict[str, int] = {"particles": 1, "choice_folds": 2, "top": 0, "max_humans": 0, "min_eligible": 0,
+                          "n_per_rater": 1, "repetitions": 1, "matrices": 1}
+#: the options that are a probability strictly between 0 and 1 (an error rate)
+OPEN_UNIT: tuple[str, ...] = ("q", "fdr")
+#: parameter name -> the values of a text option that is not a registry choice (those Typer checks itself)
+CHOICES: dict[str, tuple[str, ...]] = {"update": ("soft", "hard"), "mode": ("auto", "joint", "per-judge"),
+                                       "fail_on": tuple(GATES), "group_error": GROUP_ERRORS}
+
+
 def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
@@ -48,6 +61,12 @@ def check_ranges(params: dict[str, Any]) -> str | None:
     for name, value in params.items():
         if value is None or isinstance(value, bool):
             continue
+        if name in CHOICES and value not in CHOICES[name]:
+            return f"{_flag(name)} must be one of {list(CHOICES[name])}. Got {value!r}."
+        if name in MINIMA and isinstance(value, int) and value < MINIMA[name]:
+            return f"{_flag(name)} must be an integer >= {MINIMA[name]}. Got {value}."
+        if name in OPEN_UNIT and isinstance(value, float) and not 0 < value < 1:
+            return f"{_flag(name)} must be in (0, 1). Got {value:g}."
         if isinstance(value, float) and not math.isfinite(value):
             return f"{_flag(name)} must be a finite number. Got {value}."
         if isinstance(value, list):

@@ -7,13 +7,22 @@ no heavy imports, so a command's ``--help`` stays cheap."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from enum import Enum
+from typing import TYPE_CHECKING, Any
 
 from ._defaults import DEFAULT_N_RESAMPLES, REPORT_MIN_N_RESAMPLES
 from ._format_names import format_in_help
-from ._scores import COEFFICIENTS, PER_ITEM_COEFFICIENTS, names_text
+from ._options import (
+    ABSTAIN_POLICIES, ALLOCATION_DESIGNS, ALT_TEST_SCORINGS, ASSIGNMENT_FORMATS, CORRECTIONS, DRAW_DESIGNS, DUPLICATE_POLICIES, ESTIMATE_DESIGNS, ESTIMATE_MODELS, ESTIMATE_TARGETS, EXPORT_FORMATS, JUDGE_ONLY_ITEMS, LEVELS, MISSING_POLICIES, OUTPUT_FORMATS, PER_HUMAN_TESTS, RANK_BY, SEQUENTIAL_METHODS, SIMULATE_PRESETS, TABLE_OR_JSON, VALIDATION_METHODS,
+)
+from ._scores import COEFFICIENTS, PER_ITEM_COEFFICIENTS, SCORES, names_text
 
-__all__ = ["OptionSpec", "OPTIONS"]
+__all__ = [
+    "OptionSpec", "OPTIONS", "choices", "AbstainPolicy", "JudgeOnlyItems", "SeqMethod", "FileFormat",
+    "DesignName", "ScoreName", "PoolCoefficient", "Level", "Duplicates", "Missing", "OutputFormat",
+    "TableOrJson", "Model", "Target", "Design", "Preset", "DrawDesign", "ExportFormat", "Method", "Scoring",
+    "Correction", "PerHumanTest", "RankBy"
+]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -509,3 +518,45 @@ OPTIONS: dict[str, OptionSpec] = {
         help="Default: the probabilities the study's draw rounds recorded. A number or a column name instead: as "
              "`voirdire estimate` on `study export`'s file, with every label."),
 }
+
+
+def choices(name: str, names: tuple[str, ...]) -> type[Enum]:
+    """A ``str`` Enum whose members are a registry's ``names``: an option's choices (Typer checks them, the help's
+    metavar lists them), so a value added to :mod:`voirdire._options` or :mod:`voirdire._scores` is a choice of
+    every option that takes it."""
+    return Enum(name, {n: n for n in names}, type=str)  # type: ignore[return-value]
+
+
+# The choices of the options whose values are a registry's names (for mypy, any Enum).
+if TYPE_CHECKING:
+    from enum import (  # noqa: I001
+        Enum as AbstainPolicy, Enum as JudgeOnlyItems, Enum as SeqMethod, Enum as FileFormat, Enum as
+        DesignName, Enum as ScoreName, Enum as PoolCoefficient, Enum as Level, Enum as Duplicates, Enum as
+        Missing, Enum as OutputFormat, Enum as TableOrJson, Enum as Model, Enum as Target, Enum as Design, Enum
+        as Preset, Enum as DrawDesign, Enum as ExportFormat, Enum as Method, Enum as Scoring, Enum as
+        Correction, Enum as PerHumanTest, Enum as RankBy,
+    )
+else:
+    AbstainPolicy = choices("AbstainPolicy", ABSTAIN_POLICIES)
+    JudgeOnlyItems = choices("JudgeOnlyItems", JUDGE_ONLY_ITEMS)
+    SeqMethod = choices("SeqMethod", SEQUENTIAL_METHODS)
+    FileFormat = choices("FileFormat", ASSIGNMENT_FORMATS)
+    DesignName = choices("DesignName", ALLOCATION_DESIGNS)
+    ScoreName = choices("ScoreName", SCORES)
+    PoolCoefficient = choices("PoolCoefficient", PER_ITEM_COEFFICIENTS)
+    Level = choices("Level", LEVELS)
+    Duplicates = choices("Duplicates", DUPLICATE_POLICIES)
+    Missing = choices("Missing", MISSING_POLICIES)
+    OutputFormat = choices("OutputFormat", OUTPUT_FORMATS)
+    TableOrJson = choices("TableOrJson", TABLE_OR_JSON)
+    Model = choices("Model", ESTIMATE_MODELS)
+    Target = choices("Target", ESTIMATE_TARGETS)
+    Design = choices("Design", ESTIMATE_DESIGNS)
+    Preset = choices("Preset", SIMULATE_PRESETS)
+    DrawDesign = choices("DrawDesign", DRAW_DESIGNS)
+    ExportFormat = choices("ExportFormat", EXPORT_FORMATS)
+    Method = choices("Method", VALIDATION_METHODS)
+    Scoring = choices("Scoring", ALT_TEST_SCORINGS)
+    Correction = choices("Correction", CORRECTIONS)
+    PerHumanTest = choices("PerHumanTest", PER_HUMAN_TESTS)
+    RankBy = choices("RankBy", RANK_BY)

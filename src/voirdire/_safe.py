@@ -6,7 +6,7 @@ Rater, item, category, column and file names come from files other people wrote.
   sequences (clear screen, window titles, hyperlinks), no bidirectional overrides that reorder
   what is shown. :func:`escape_control` shows every control character escaped (``\\x1b``);
   :func:`shown` also cuts a value to about 80 characters for an error message. The command
-  line's console (``voirdire.cli._console``) applies :func:`escape_control` to everything it
+  line's console (``voirdire.report.console.terminal``) applies :func:`escape_control` to everything it
   prints and never interprets markup.
 * to a **CSV cell** they must not run as a spreadsheet formula: :func:`csv_cell` prefixes a
   ``'`` to a text starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (and
@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["escape_control", "shown", "csv_cell", "uncell", "csv_frame", "FORMULA_START", "SHOWN_LIMIT"]
+__all__ = ["escape_control", "shown", "one_line", "csv_cell", "uncell", "csv_frame", "FORMULA_START", "SHOWN_LIMIT"]
 
 #: characters a spreadsheet reads as the start of a formula (ASCII and full-width forms)
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
@@ -85,6 +85,22 @@ def shown(value: Any, limit: int = SHOWN_LIMIT, *, quote: bool = True) -> str:
     if len(s) > limit:
         s = s[: max(limit - 3, 8)] + f"... ({n:,} characters)"
     return s
+
+
+_LONG_WORD = re.compile(r"\S{301,}")
+
+
+def one_line(message: Any) -> str:
+    """A message made safe to print: control characters but newlines escaped, any run of over 300 characters
+    without a space cut to its first 120 (a pasted file or a 10,000-character rater name).
+
+    Examples
+    --------
+    >>> one_line("bad \\x1b[2J"), one_line("x" * 400)[-21:]
+    ('bad \\\\x1b[2J', 'x... (400 characters)')
+    """
+    text = escape_control(str(message), keep="\n")
+    return _LONG_WORD.sub(lambda m: m.group(0)[:120] + f"... ({len(m.group(0)):,} characters)", text)
 
 
 def csv_cell(value: Any) -> Any:

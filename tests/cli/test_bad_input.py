@@ -361,7 +361,7 @@ NONSENSE = {
     # regressions: with --method both these were swallowed into "INCONCLUSIVE" and exit 0
     "validate-alt-eps": (["validate", "{good}", "-j", "llm", "--resamples", "0", "--alt-epsilon", "1.5"],
                          ["epsilon", "1.5"]),
-    "validate-q": (["validate", "{good}", "-j", "llm", "--resamples", "0", "--q", "5"], ["'q'", "5.0"]),
+    "validate-q": (["validate", "{good}", "-j", "llm", "--resamples", "0", "--q", "5"], ["--q must be in (0, 1)", "Got 5"]),
     "validate-min-humans": (["validate", "{good}", "-j", "llm", "--resamples", "0", "--min-humans-per-item", "1"],
                             ["min_humans_per_item"]),
     "validate-threshold": (["validate", "{good}", "-j", "llm", "--resamples", "0", "--threshold", "2"], ["threshold"]),
@@ -369,7 +369,7 @@ NONSENSE = {
     "overlap-min-eligible": (["overlap", "{good}", "-j", "llm", "--min-eligible", "-1"], ["--min-eligible"]),
     "overlap-primary": (["overlap", "{good}", "-j", "llm", "--primary", "nobody"], ["'nobody'", "Raters:"]),
     "plan-significance": (["plan", "{good}", "-j", "llm", "--significance-level", "5"], ["significance_level"]),
-    "plan-repetitions": (["plan", "{good}", "-j", "llm", "--budget", "10", "--repetitions", "-5"], ["n_repetitions"]),
+    "plan-repetitions": (["plan", "{good}", "-j", "llm", "--budget", "10", "--repetitions", "-5"], ["--repetitions must be an integer >= 1", "Got -5"]),
     "plan-budget": (["plan", "{good}", "-j", "llm", "--budget", "ten"], ["--budget", "'ten'"]),
     "plan-sigma0": (["plan", "--mu-d", "0.1", "--sigma0", "-1"], ["sigma0"]),
     "plan-no-pilot": (["plan", "--mu-d", "0.1"], ["--sigma0"]),

@@ -259,7 +259,7 @@ def test_csv_on_a_terminal_shows_control_characters_escaped(capsys, monkeypatch)
 
     import pandas as pd
 
-    from voirdire.cli._console import echo_csv
+    from voirdire.report.console.terminal import echo_csv
 
     df = pd.DataFrame({"rater": ["\x1b]0;x\x07h3", "=1+2"], "n": [1, 2]})
     echo_csv(df)

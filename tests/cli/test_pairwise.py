@@ -135,9 +135,9 @@ def test_role_column_and_presented(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (("--particles", "0"), "--particles must be an integer >= 1"),
-    (("--update", "mean"), "--update must be 'soft' or 'hard'"),
+    (("--update", "mean"), "--update must be one of ['soft', 'hard']"),
     (("--group", "nobody=x", "--evaluate"), "matches no human"),
-    (("--mode", "both"), "--mode must be auto, joint or per-judge"),
+    (("--mode", "both"), "--mode must be one of ['auto', 'joint', 'per-judge']"),
 ])
 def test_bad_options(sim_csv, args, message):
     r = _run(sim_csv, "-j", "judge_1", *args)

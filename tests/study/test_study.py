@@ -649,7 +649,7 @@ def test_add_names_what_it_cannot_read(tmp_path) -> None:
 def test_status_names_a_draw_round_by_its_design_and_seed(tmp_path, monkeypatch) -> None:
     # a draw round has no source file; under pandas 3 the missing name was NaN and printed as 'nan'
     p, _, _ = _validation_then_draw(tmp_path)
-    from voirdire.cli._console import console
+    from voirdire.report.console.terminal import console
 
     monkeypatch.setattr(console, "width", 300)    # the 'from' column folds at 80 columns
     r = runner.invoke(app, ["study", "status", str(p)])

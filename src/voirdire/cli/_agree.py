@@ -4,27 +4,18 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 
-from .._options import ABSTAIN_POLICIES, JUDGE_ONLY_ITEMS
-from .._scores import COEFFICIENTS, PER_ITEM_COEFFICIENTS, names_text
+from .._scores import COEFFICIENTS
+from .._option_specs import AbstainPolicy, JudgeOnlyItems, Level, OutputFormat
 from ._app import (
-    Level, OutputFormat, ReaderOptions, app, console, emit_result_json, err_console, fail, format_options,
-    handle_errors, option, progress_bar, reader_options, registry_choices, scale_notes,
+    ReaderOptions, app, console, emit_result_json, err_console, fail, format_options, handle_errors, option,
+    progress_bar, reader_options, scale_notes,
 )
-from ._console import echo_csv
-
-
-if TYPE_CHECKING:  # for mypy, any Enum; at run time, the choices of the registry of option values
-    AbstainPolicy = Enum
-    JudgeOnlyItems = Enum
-else:
-    AbstainPolicy = registry_choices("AbstainPolicy", ABSTAIN_POLICIES)
-    JudgeOnlyItems = registry_choices("JudgeOnlyItems", JUDGE_ONLY_ITEMS)
+from ..report.console.terminal import echo_csv
 
 
 @app.command("agree")

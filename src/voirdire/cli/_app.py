@@ -12,20 +12,16 @@ import sys
 from collections.abc import Callable, Iterator
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, Optional, TypeVar
+from typing import Any, NoReturn, Optional, TypeVar
 
 import typer
 from typer.core import TyperGroup
 
 from .._option_ranges import check_ranges
-from .._option_specs import OPTIONS
-from .._options import (
-    ALLOCATION_DESIGNS, ASSIGNMENT_FORMATS, DUPLICATE_POLICIES, LEVELS, MISSING_POLICIES, OUTPUT_FORMATS,
-    SEQUENTIAL_METHODS, TABLE_OR_JSON,
-)
-from .._scores import PER_ITEM_COEFFICIENTS, SCORES
-from ._console import console, err_console, progress_bar, styled
-from ._errors import one_line, report_exception, set_debug
+from .._option_specs import OPTIONS, Duplicates, Level, Missing
+from ..report.console.terminal import console, err_console, print_error, progress_bar  # noqa: F401 (re-exported)
+from ._errors import report_exception, set_debug
+
 
 class HelpGroup(TyperGroup):
     """A command group whose help lists each command's whole first paragraph, wrapped (Click's
@@ -77,52 +73,6 @@ def _root(
 
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def registry_choices(name: str, names: tuple[str, ...]) -> type[Enum]:
-    """A ``str`` Enum whose members are a registry's names: Typer's choices and the help's metavar read the
-    registry (:mod:`voirdire._scores`), so a name added there is a choice everywhere."""
-    return Enum(name, {n: n for n in names}, type=str)  # type: ignore[return-value]
-
-
-if TYPE_CHECKING:  # for mypy, any Enum; at run time, the registry's names
-    ScoreName = Enum
-    PoolCoefficient = Enum
-    DesignName = Enum
-    SeqMethod = Enum
-    FileFormat = Enum
-    Level = Enum
-    Duplicates = Enum
-    Missing = Enum
-    OutputFormat = Enum
-    TableOrJson = Enum
-else:
-    #: ``--method`` of the sequential rule (watch, study status): :data:`voirdire._options.SEQUENTIAL_METHODS`.
-    SeqMethod = registry_choices("SeqMethod", SEQUENTIAL_METHODS)
-    #: ``--to`` of an assignment file (assign, raters --adjudicate): :data:`voirdire._options.ASSIGNMENT_FORMATS`.
-    FileFormat = registry_choices("FileFormat", ASSIGNMENT_FORMATS)
-    #: ``--design`` of the allocation designs (assign, plan --budget, simulate):
-    #: :data:`voirdire._options.ALLOCATION_DESIGNS`.
-    DesignName = registry_choices("DesignName", ALLOCATION_DESIGNS)
-    #: ``--score`` of validate and raters: the validation scores (:data:`voirdire._scores.SCORES`).
-    ScoreName = registry_choices("ScoreName", SCORES)
-    #: ``raters --coefficient``: the per-item coefficients (:data:`voirdire._scores.PER_ITEM_COEFFICIENTS`).
-    PoolCoefficient = registry_choices("PoolCoefficient", PER_ITEM_COEFFICIENTS)
-    #: ``--scale`` / ``--level``: the levels of measurement (:data:`voirdire._options.LEVELS`).
-    Level = registry_choices("Level", LEVELS)
-    #: ``--duplicates``: a rater labelling an item twice differently (:data:`voirdire._options.DUPLICATE_POLICIES`).
-    Duplicates = registry_choices("Duplicates", DUPLICATE_POLICIES)
-    #: ``--missing``: an empty label (:data:`voirdire._options.MISSING_POLICIES`).
-    Missing = registry_choices("Missing", MISSING_POLICIES)
-    #: ``--format`` of the commands that print a table, JSON or CSV (:data:`voirdire._options.OUTPUT_FORMATS`).
-    OutputFormat = registry_choices("OutputFormat", OUTPUT_FORMATS)
-    #: ``--format`` of the commands that print a table or JSON (:data:`voirdire._options.TABLE_OR_JSON`).
-    TableOrJson = registry_choices("TableOrJson", TABLE_OR_JSON)
-
-
-
-
-_FORMAT_PARAMS = ("format_in", "wide", "where", "control", "question", "by")
 #: the reading options of the running command, set by :func:`format_options`, read by :func:`load_table`
 _FORMAT_OPTS: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("voirdire_format_opts", default={})
 
@@ -135,6 +85,7 @@ OptionGroup = dict[str, Any]
 #: What FILE holds (:func:`format_options`).
 _FORMAT_SPECS: OptionGroup = {"format_in": str, "wide": bool, "where": Optional[list[str]], "control": Optional[str],
                               "question": Optional[str], "by": Optional[list[str]]}
+_FORMAT_PARAMS = tuple(_FORMAT_SPECS)
 
 
 def _spec_parameters(group: str, specs: OptionGroup, *, command: str | None = None,
@@ -215,9 +166,7 @@ class ReaderOptions:
 
     def load(self, file: Path, *, judges: list[str] | None = None, **extra: Any) -> Any:
         """Read ``file`` with these options."""
-        return load_table(file, judges=judges, scale=self.scale, categories=self.categories, abstain=self.abstain,
-                          item=self.item, rater=self.rater, label=self.label, role=self.role, cluster=self.cluster,
-                          cluster_sep=self.cluster_sep, duplicates=self.duplicates, missing=self.missing, **extra)
+        return load_table(file, judges=judges, **self.read_kwargs(), **extra)
 
 
 #: The shared reader options (:func:`reader_options`).
@@ -292,22 +241,15 @@ class PairwiseReaderOptions:
     verdict_map: list[str] | None = None
     missing: Missing | str = "error"
 
+    def __post_init__(self) -> None:  # a malformed --verdict-map fails before any reading
+        from ..workflows import verdict_spellings
+
+        verdict_spellings(self.verdict_map)
+
     @property
     def pair_key(self) -> list[str]:
         """The pair-id column(s) (``--pair``, repeatable; default ``pair``)."""
         return list(self.pair) if self.pair else ["pair"]
-
-    def verdict_spellings(self) -> dict[str, str] | None:
-        """``--verdict-map RAW=A|T|B`` (repeatable) as a dict; None when not given."""
-        if not self.verdict_map:
-            return None
-        vmap: dict[str, str] = {}
-        for spec in self.verdict_map:
-            if "=" not in spec:
-                fail(f"--verdict-map expects RAW=A|T|B, e.g. model_1=A. Got {spec!r}.")
-            raw, v = spec.split("=", 1)
-            vmap[raw.strip()] = v.strip()
-        return vmap
 
     def read(self, file: Path, *, judges: list[str] | tuple[str, ...] | None = (),
              fallback_judges: list[str] | tuple[str, ...] = (), covariates: bool = False,
@@ -323,7 +265,7 @@ class PairwiseReaderOptions:
         from ..workflows import read_pairwise_votes
 
         return read_pairwise_votes(file, pair=self.pair_key, rater=self.rater, verdict=self.verdict, order=self.order,
-                                   role=self.role, presented=self.presented, verdict_map=self.verdict_spellings(),
+                                   role=self.role, presented=self.presented, verdict_map=self.verdict_map,
                                    missing=_value(self.missing), judges=judges, fallback_judges=fallback_judges,
                                    covariates=covariates, role_if_present=role_if_present)
 
@@ -350,7 +292,7 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_GATE = 0, 1, 2, 3
 
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print a one-line error to stderr and exit with ``code``."""
-    err_console.print(styled(("error:", "bold red"), " ", one_line(message)), highlight=False, soft_wrap=True)
+    print_error(message)
     raise typer.Exit(code)
 
 
@@ -376,7 +318,7 @@ def defer_note(message: str) -> None:
 
 def _flush_notes() -> None:
     for n in _DEFERRED_NOTES:
-        err_console.print(styled(("note:", "yellow"), " ", n), highlight=False, soft_wrap=True)
+        print_error(n, "note:", "yellow")
     _DEFERRED_NOTES.clear()
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import typer
 
 from .._options import ANNOTATION_TOOLS
+from .._option_specs import DesignName, FileFormat
 from ._app import (
-    DesignName, FileFormat, ReaderOptions, _FORMAT_OPTS, app, console, emit_json, fail, format_options, handle_errors,
-    option, reader_options,
+    ReaderOptions, _FORMAT_OPTS, app, console, emit_json, format_options, handle_errors, option, reader_options,
 )
 
 
@@ -44,8 +44,6 @@ def assign_command(
     from ..report.console.assign import render_assignment
     from ..workflows import draw_batch
 
-    if n_per_rater < 1:
-        fail(f"--n-per-rater must be >= 1. Got {n_per_rater}.")
     table = reader.load(file, judges=judge, judge_file=judge_file)
     tool = file_format is not None and file_format.value in ANNOTATION_TOOLS
     # the source export's task data / record fields: the text the tool shows annotators

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import typer
 
+from .._option_specs import OutputFormat
 from ._app import (
-    OutputFormat, PairwiseReaderOptions, app, console, emit_json, fail, handle_errors, option,
-    pairwise_reader_options,
+    PairwiseReaderOptions, app, console, emit_json, fail, handle_errors, option, pairwise_reader_options,
 )
 
 
@@ -32,9 +32,6 @@ def bias_command(
     from ..report.console.pairwise import bias_json, render_bias
     from ..workflows import summarise_pairwise
 
-    if not 0 < fdr < 1:
-        fail(f"--fdr must be in (0, 1). Got {fdr}.")
-    preader.verdict_spellings()  # a malformed --verdict-map fails before any reading
     bad = [spec for spec in family or [] if "=" not in spec]
     if bad:
         fail(f"--family expects NAME=FAMILY, e.g. my-judge=openai. Got {bad[0]!r}.")
@@ -48,7 +45,7 @@ def bias_command(
     if fmt == "json":
         emit_json(bias_json(res.bias, str(file)))
     elif fmt == "csv":
-        from ._console import echo_csv
+        from ..report.console.terminal import echo_csv
 
         echo_csv(res.bias.effects)
     else:

@@ -11,8 +11,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import typer
-
 from ._app import app, console, err_console, handle_errors, option
 
 #: Where ``voirdire demo`` writes its report without ``--out`` (git-ignored).
@@ -61,7 +59,7 @@ def demo_report(table: Any, out: Path, *, seed: int, n_resamples: int, quiet: bo
     from ..datasets import hanna_path
     from ..report import build_report, write_report
     from ..report.console.demo import render_demo_report
-    from ._console import progress_bar
+    from ..report.console.terminal import progress_bar
 
     t0 = time.perf_counter()
     with progress_bar("Validation report", quiet=quiet, prefix="Validation report: ") as progress:

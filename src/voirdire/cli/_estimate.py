@@ -9,30 +9,15 @@ probability that the item was sent to humans; it must be the same on every row o
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
-from .._options import ESTIMATE_DESIGNS, ESTIMATE_MODELS, ESTIMATE_TARGETS
+from .._option_specs import Design, Model, TableOrJson, Target
 from ._app import (
-    ReaderOptions, TableOrJson, app, console, emit_json, err_console, fail, format_options, handle_errors, option,
-    reader_options, registry_choices,
+    ReaderOptions, app, console, emit_json, err_console, fail, format_options, handle_errors, option,
+    reader_options,
 )
-
-
-if TYPE_CHECKING:  # for mypy, any Enum; at run time, the registry's names
-    Model = Enum
-    Target = Enum
-    Design = Enum
-else:
-    #: ``--model`` of estimate and plan-estimate: :data:`voirdire._options.ESTIMATE_MODELS`.
-    Model = registry_choices("Model", ESTIMATE_MODELS)
-    #: ``estimate --target``: :data:`voirdire._options.ESTIMATE_TARGETS`.
-    Target = registry_choices("Target", ESTIMATE_TARGETS)
-    #: ``plan-estimate --design``: :data:`voirdire._options.ESTIMATE_DESIGNS`.
-    Design = registry_choices("Design", ESTIMATE_DESIGNS)
 
 
 @app.command("estimate")

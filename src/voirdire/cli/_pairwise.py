@@ -7,11 +7,11 @@ from pathlib import Path
 
 import typer
 
+from .._option_specs import OutputFormat
 from ._app import (
-    OutputFormat, PairwiseReaderOptions, app, console, emit_json, err_console, fail, handle_errors, option,
-    pairwise_reader_options,
+    PairwiseReaderOptions, app, console, emit_json, err_console, handle_errors, option, pairwise_reader_options,
 )
-from ._console import progress_bar
+from ..report.console.terminal import progress_bar
 
 
 @app.command("pairwise")
@@ -50,19 +50,6 @@ def pairwise_command(
     from ..report.console.pairwise import pairwise_json, render_pairwise
     from ..workflows import fit_pairwise
 
-    if particles < 1:  # option checks before any reading (fit_pairwise checks them again)
-        fail(f"--particles must be an integer >= 1. Got {particles}.")
-    if top < 0:
-        fail(f"--top must be an integer >= 0 (0 lists no pair). Got {top}.")
-    if max_humans < 0:
-        fail(f"--max-humans must be an integer >= 0. Got {max_humans}.")
-    if update not in ("soft", "hard"):
-        fail(f"--update must be 'soft' or 'hard'. Got {update!r}.")
-    if mode not in ("auto", "joint", "per-judge"):
-        fail(f"--mode must be auto, joint or per-judge. Got {mode!r}.")
-    if choice_folds < 2:
-        fail(f"--choice-folds must be an integer >= 2. Got {choice_folds}.")
-    preader.verdict_spellings()  # a malformed --verdict-map fails before any reading
     if save_state is not None:  # the state may replace --resume's file (atomically), never the votes
         from .._io import check_not_input
 
@@ -78,7 +65,7 @@ def pairwise_command(
     if save_state is not None:
         fit.model.save(save_state)
     if fmt == "csv":  # one table: the chosen forecaster's pairs (stream order), or with --evaluate the comparison
-        from ._console import echo_csv
+        from ..report.console.terminal import echo_csv
 
         echo_csv(fit.forecasts if fit.evaluation is None else fit.evaluation.table)
     elif fmt == "json":

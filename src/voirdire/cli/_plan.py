@@ -11,11 +11,12 @@ from pathlib import Path
 
 import typer
 
+from .._option_specs import DesignName, ScoreName, TableOrJson
 from ._app import (
-    DesignName, ReaderOptions, ScoreName, TableOrJson, app, console, emit_json, err_console, fail, format_options,
-    handle_errors, option, reader_options,
+    ReaderOptions, app, console, emit_json, err_console, fail, format_options, handle_errors, option,
+    reader_options,
 )
-from ._console import progress_bar
+from ..report.console.terminal import progress_bar
 
 
 def _unique(names: list[str] | None) -> list[str] | None:
@@ -46,8 +47,6 @@ def overlap_command(
     from ..workflows import design_overview
 
     table = reader.load(file, judges=_unique(judge), judge_file=judge_file)
-    if min_eligible < 0:
-        fail(f"--min-eligible must be >= 0. Got {min_eligible}.")
     res = design_overview(table, primary=primary, min_eligible=min_eligible)
     if output == "json":
         emit_json(overlap_json(res))

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import typer
 
-from .._scores import PER_ITEM_COEFFICIENTS, REFERENCE_COEFFICIENT, names_text
+from .._option_specs import FileFormat, OutputFormat, PoolCoefficient, ScoreName
 from ._app import (
-    FileFormat, OutputFormat, PoolCoefficient, ReaderOptions, ScoreName, app, console, emit_json, err_console, fail,
-    format_options, handle_errors, option, reader_options, require_overlap,
+    ReaderOptions, app, console, emit_json, err_console, fail, format_options, handle_errors, option,
+    reader_options, require_overlap,
 )
 
 
@@ -43,8 +43,6 @@ def raters_command(
 ) -> None:
     """Which annotators drag agreement down, and which items are contested? Per-annotator diagnostics,
     outlier flags with a stated rule, and the most contested items for adjudication."""
-    if top < 0:
-        fail(f"--top must be >= 0. Got {top}.")
     if adjudicate is not None and top == 0:
         fail("--adjudicate writes the --top most contested items: give --top >= 1.")
     opts = dict(raters=list(rater_names) if rater_names else None, score=None if score is None else score.value,
@@ -62,7 +60,7 @@ def raters_command(
         if output_format == "json":
             emit_json(res_by.to_dict())
         elif output_format == "csv":
-            from ._console import echo_csv
+            from ..report.console.terminal import echo_csv
 
             echo_csv(res_by.to_frame())
         else:
@@ -85,7 +83,7 @@ def raters_command(
     if output_format == "json":
         emit_json({**res.to_dict(), "adjudication_file": None if written is None else str(written[0])})
     elif output_format == "csv":
-        from ._console import echo_csv
+        from ..report.console.terminal import echo_csv
 
         echo_csv(res.to_frame())
     else:

@@ -43,7 +43,6 @@ def report_command(
     from ..report import build_report, write_report
     from ..report.console.report import render_written_report
 
-    preader.verdict_spellings()  # a malformed --verdict-map fails before any reading
     if file is None and pairwise is None:
         fail("give an annotation file, or --pairwise VOTES for a pairwise-only report.")
     table = None

@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-import typer
-
-from .._options import SIMULATE_PRESETS
+from .._option_specs import DesignName, Preset, TableOrJson
 from ._app import (
-    DesignName, ReaderOptions, TableOrJson, app, console, emit_json, fail, format_options, handle_errors, option,
-    reader_options, registry_choices,
+    ReaderOptions, app, console, emit_json, fail, format_options, handle_errors, option, reader_options,
 )
-from ._console import progress_bar
-
-
-if TYPE_CHECKING:  # for mypy, any Enum; at run time, the registry's names
-    Preset = Enum
-else:
-    #: ``simulate --preset``: :data:`voirdire._options.SIMULATE_PRESETS`.
-    Preset = registry_choices("Preset", SIMULATE_PRESETS)
+from ..report.console.terminal import progress_bar
 
 
 @app.command("simulate")
@@ -60,10 +48,6 @@ def simulate_command(
     from ..workflows import simulate_designs
     from .._checks import fraction_hint
 
-    if repetitions < 1:
-        fail(f"--repetitions must be >= 1. Got {repetitions}.")
-    if matrices < 1:
-        fail(f"--matrices must be >= 1. Got {matrices}.")
     if not 0 <= epsilon < 1:  # checked again by run_experiment; here before any file is read
         fail(f"--epsilon must be in [0, 1). Got {epsilon:g}.{fraction_hint(epsilon, open_low=False)}")
     real = {}

@@ -3,31 +3,24 @@
 from __future__ import annotations
 
 import inspect
-from enum import Enum
+
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 import typer
 
-from .._options import ANNOTATION_TOOLS, DRAW_DESIGNS, EXPORT_FORMATS
+from .._options import ANNOTATION_TOOLS
 from . import _estimate, _report, _validate  # noqa: F401  (registered first: the study commands take their options)
+from .._option_specs import DrawDesign, ExportFormat, SeqMethod, TableOrJson
 from ._app import (
-    HelpGroup, ReaderOptions, SeqMethod, TableOrJson, app, console, emit_json, err_console, fail, handle_errors,
-    json_extra, option, reader_options, registry_choices,
+    HelpGroup, ReaderOptions, app, console, emit_json, err_console, fail, handle_errors, json_extra, option,
+    reader_options,
 )
 
 study_app = typer.Typer(help="A study workspace: rounds of labels, assignments and inclusion probabilities in one "
                              "SQLite file (init, add, status, assign, draw, export, validate, estimate, report).",
                         no_args_is_help=True, rich_markup_mode=None, cls=HelpGroup)  # plain help, as in _app.py
 app.add_typer(study_app, name="study")
-
-
-if TYPE_CHECKING:  # for mypy, any Enum; at run time, the choices of the registry of option values
-    DrawDesign = Enum
-    ExportFormat = Enum
-else:
-    DrawDesign = registry_choices("DrawDesign", DRAW_DESIGNS)
-    ExportFormat = registry_choices("ExportFormat", EXPORT_FORMATS)
 
 
 def _open(path: Path) -> Any:

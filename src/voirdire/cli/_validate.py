@@ -5,34 +5,19 @@ pipeline (``--fail-on``)."""
 from __future__ import annotations
 
 import sys
-from enum import Enum
+
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 
-from .._defaults import GATES as FAIL_ON  # the one gate rule (the CI summaries read it too)
 from .._io import check_not_input, write_text
-from .._options import ALT_TEST_SCORINGS, CORRECTIONS, GROUP_ERRORS, PER_HUMAN_TESTS, RANK_BY, VALIDATION_METHODS
+from .._option_specs import Correction, Method, PerHumanTest, RankBy, ScoreName, Scoring
 from ._app import (
-    EXIT_GATE, ReaderOptions, ScoreName, app, console, emit_json, emit_result_json, err_console, fail, format_options,
-    handle_errors, option, reader_options, registry_choices, require_overlap, scale_notes,
+    EXIT_GATE, ReaderOptions, app, console, emit_json, emit_result_json, err_console, fail, format_options,
+    handle_errors, option, reader_options, require_overlap, scale_notes,
 )
-from ._console import styled
-
-
-if TYPE_CHECKING:  # for mypy, any Enum; at run time, the choices of the registry of option values
-    Method = Enum
-    Scoring = Enum
-    Correction = Enum
-    PerHumanTest = Enum
-    RankBy = Enum
-else:
-    Method = registry_choices("Method", VALIDATION_METHODS)
-    Scoring = registry_choices("Scoring", ALT_TEST_SCORINGS)
-    Correction = registry_choices("Correction", CORRECTIONS)
-    PerHumanTest = registry_choices("PerHumanTest", PER_HUMAN_TESTS)
-    RankBy = registry_choices("RankBy", RANK_BY)
+from ..report.console.terminal import styled
 
 
 #: ``--format`` of ``validate``: the shared table/json/csv plus the CI summaries.
@@ -76,8 +61,6 @@ def validate_command(
     reader: ReaderOptions,
 ) -> None:
     """May this LLM judge stand in for the humans? Verdicts, leave-one-human-out rule and Alternative Annotator Test."""
-    if fail_on is not None and fail_on not in FAIL_ON:
-        fail(f"--fail-on must be one of {list(FAIL_ON)}. Got {fail_on!r}.")
     if output_format not in FORMATS:
         fail(f"--format must be one of {list(FORMATS)}. Got {output_format!r}.")
     if junit is not None:
@@ -117,7 +100,7 @@ def validate_command(
     if output_format == "json":
         emit_result_json(res, {"table": table.summary()}, notes=scale_notes(table, reader))
     elif output_format == "csv":
-        from ._console import echo_csv
+        from ..report.console.terminal import echo_csv
 
         echo_csv(res.methods_frame())
     elif output_format in ("markdown", "junit"):
@@ -174,14 +157,12 @@ def _validate_by(file: Path, judge: list[str] | None, opts: dict[str, Any], fail
     from ..report import grouped_junit, grouped_markdown, render_grouped_validation
     from ..workflows import judges_to_validate, validate_judges_by
 
-    if group_error not in GROUP_ERRORS:
-        fail(f"--group-error must be one of {list(GROUP_ERRORS)}. Got {group_error!r}.")
     grouped = reader.load_groups(file, judges=judge)
     res = validate_judges_by(grouped, judges_to_validate(grouped.pooled, judge), group_error=group_error, **opts)  # type: ignore[arg-type]
     if output_format == "json":
         emit_json({"table": grouped.pooled.summary(), **res.to_dict(), "records": [c.to_dict() for c in res.cells]})
     elif output_format == "csv":
-        from ._console import echo_csv
+        from ..report.console.terminal import echo_csv
 
         echo_csv(res.to_frame())
     elif output_format in ("markdown", "junit"):

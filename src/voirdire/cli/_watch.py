@@ -7,9 +7,10 @@ from typing import Any
 
 import typer
 
+from .._option_specs import SeqMethod, TableOrJson
 from ._app import (
-    ReaderOptions, SeqMethod, TableOrJson, app, console, emit_json, err_console, fail, format_options, handle_errors,
-    option, reader_options,
+    ReaderOptions, app, console, emit_json, err_console, fail, format_options, handle_errors, option,
+    reader_options,
 )
 
 
@@ -53,8 +54,6 @@ def watch_command(
     from ..report.console.watch import render_verdicts, render_version, render_watch, render_watch_by
     from ..workflows import follow_file, with_verdicts
 
-    if not 0 < q < 1:
-        fail(f"--q must be in (0, 1). Got {q:g}.")
     if follow is not None and not follow > 0:
         fail(f"--follow must be a positive number of seconds. Got {follow:g}.")
     kw = dict(judges=list(judge or []), round_column=round_column, method=method.value, epsilon=epsilon, q=q,

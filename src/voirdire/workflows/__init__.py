@@ -20,6 +20,7 @@ from ._planning import (
 from ._raters import AnnotatorSummary, RaterDiagnosis, check_raters, diagnose_annotators, diagnose_raters, rater_sensitivity
 from ._reading import (
     numeric_nominal_note, overlap_problem, read_inclusion_prob, read_pairwise_votes, read_table, read_table_groups,
+    verdict_spellings,
 )
 from ._estimate import (
     EstimationSummary, FileEstimate, JudgeEstimate, MeanEstimate, estimate_from_file, estimate_judges, estimate_mean,
@@ -86,6 +87,7 @@ __all__ = [
     "rater_sensitivity",
     "numeric_nominal_note",
     "read_pairwise_votes",
+    "verdict_spellings",
     "read_table",
     "read_table_groups",
     "read_inclusion_prob",

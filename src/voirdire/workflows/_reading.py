@@ -10,8 +10,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..exceptions import InvalidParameterError
+
 __all__ = ["MIN_SCORE_VALUES", "numeric_nominal_note", "read_table", "read_table_groups", "read_pairwise_votes",
-           "read_inclusion_prob", "overlap_problem"]
+           "read_inclusion_prob", "overlap_problem", "verdict_spellings"]
 
 #: Numeric labels with at least this many distinct values, read without a scale, get a note.
 MIN_SCORE_VALUES = 3
@@ -61,9 +63,25 @@ def read_table_groups(file: Any, *, by: Sequence[str], format_options: dict[str,
     return grouped, (numeric_nominal_note(grouped.pooled) if options.get("scale") is None else None)
 
 
+def verdict_spellings(specs: Sequence[str] | None) -> dict[str, str] | None:
+    """``RAW=A|T|B`` specifications (``--verdict-map``, repeatable) as a dict; None when none are given.
+
+    Examples
+    --------
+    >>> verdict_spellings(["model_1=A", " tie = T"])
+    {'model_1': 'A', 'tie': 'T'}
+    """
+    if not specs:
+        return None
+    bad = [spec for spec in specs if "=" not in spec]
+    if bad:
+        raise InvalidParameterError(f"--verdict-map expects RAW=A|T|B, e.g. model_1=A. Got {bad[0]!r}.")
+    return {raw.strip(): v.strip() for raw, v in (spec.split("=", 1) for spec in specs)}
+
+
 def read_pairwise_votes(file: Any, *, pair: Sequence[str], rater: str = "rater", verdict: str = "verdict",
                         order: str = "order", role: str | None = None, presented: bool = False,
-                        verdict_map: dict[str, str] | None = None, missing: str = "error",
+                        verdict_map: dict[str, str] | Sequence[str] | None = None, missing: str = "error",
                         judges: Sequence[str] | None = (), fallback_judges: Sequence[str] = (),
                         covariates: bool = False, role_if_present: bool = False) -> tuple[Any, Any]:
     """Read a file of pairwise verdicts (a long table, or a public set's folder) into ``(PairwiseTable,
@@ -73,12 +91,15 @@ def read_pairwise_votes(file: Any, *, pair: Sequence[str], rater: str = "rater",
     else the ``fallback_judges`` that appear in it. ``covariates``: also return one row per pair with the
     ``model_a, model_b, len_a, len_b`` columns the file has (None when it has none), for
     :func:`voirdire.pairwise.bias_report`. ``role_if_present``: a ``role`` column the file lacks is ignored
-    (``report``, where ``--role`` is the graded file's too).
+    (``report``, where ``--role`` is the graded file's too). ``verdict_map``: the verdicts' spellings, a dict or
+    ``RAW=A|T|B`` strings (:func:`verdict_spellings`).
     """
     from ..data import PairwiseTable, join_pair_key, pairwise_set_of, read_long_frame, read_pairwise
     from ..pairwise import pair_covariates
 
     pair = list(pair)
+    if verdict_map is not None and not isinstance(verdict_map, dict):
+        verdict_map = verdict_spellings(verdict_map)
     folder = Path(file)
     set_name = pairwise_set_of(folder)
     rows = None

@@ -1,4 +1,5 @@
-"""The command line's two consoles: nothing they print is interpreted as markup or reaches the terminal raw.
+"""The terminal's two consoles (standard output and error) and its progress bar: nothing they print is
+interpreted as markup or reaches the terminal raw.
 
 Every rater, item, category and file name the CLI prints comes from a file someone else wrote.
 These consoles never interpret console markup or emoji codes (a judge named ``[/j]`` or
@@ -16,9 +17,9 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from .._safe import escape_control
+from ..._safe import escape_control, one_line
 
-__all__ = ["SafeConsole", "console", "err_console", "styled", "echo_csv"]
+__all__ = ["SafeConsole", "console", "err_console", "styled", "echo_csv", "print_error", "progress_bar"]
 
 
 class SafeConsole(Console):
@@ -105,11 +106,15 @@ def echo_csv(frame: Any) -> None:
     shown escaped like every other name the CLI prints (a file or a pipe gets the exact values)."""
     import sys
 
-    import typer
-
-    from .._safe import csv_frame
+    from ..._safe import csv_frame
 
     text = csv_frame(frame).to_csv(index=False)
     if sys.stdout.isatty():
         text = escape_control(text, keep="\n")
-    typer.echo(text, nl=False)
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def print_error(message: str, label: str = "error:", style: str = "bold red") -> None:
+    """One line on standard error: ``label`` in ``style``, then ``message`` made safe (:func:`voirdire._safe.one_line`)."""
+    err_console.print(styled((label, style), " ", one_line(message)), highlight=False, soft_wrap=True)
