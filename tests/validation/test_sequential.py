@@ -114,6 +114,21 @@ def test_decisions_are_sticky_and_forecast_given() -> None:
     assert short.decisions == r.decisions[:n]
 
 
+def test_without_confidence_sequences_the_same_decisions() -> None:
+    # confidence_sequences=False (the planner's call) skips only the intervals: every decision, e-value and
+    # forecast is the full run's, the intervals are nan (not a stand-in [-1, 1])
+    t = _hanna()
+    rounds = t.to_frame()["item"].astype("category").cat.codes.to_numpy() // 100
+    for method in ("loo", "alt-test"):
+        full = validate_sequential(t, t.judges[0], rounds=rounds, method=method)
+        lean = validate_sequential(t, t.judges[0], rounds=rounds, method=method, confidence_sequences=False)
+        for name in ("n_items", "estimate", "e_win", "e_loss", "status", "more_items"):
+            np.testing.assert_array_equal(getattr(lean, name), getattr(full, name))
+        assert (lean.decisions, lean.reasons, lean.decision) == (full.decisions, full.reasons, full.decision)
+        assert np.isnan(lean.ci_low).all() and np.isnan(lean.ci_high).all()
+        assert np.isfinite(full.ci_low).all() and (full.ci_low < full.ci_high).any()
+
+
 def test_timestamps_as_rounds() -> None:
     t = _hanna()
     f = t.to_frame()
