@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -35,7 +35,7 @@ from .._results import Result, to_jsonable
 from ..exceptions import InvalidParameterError, VoirdireError
 from ._verdict import Reason, Verdict, make_verdict
 
-__all__ = ["GROUP_ERRORS", "GroupCell", "GroupedValidation", "validate_judges_by", "GroupedComparison",
+__all__ = ["GROUP_ERRORS", "PerGroup", "GroupCell", "GroupedValidation", "validate_judges_by", "GroupedComparison",
            "compare_raters_by", "GroupedRaters", "diagnose_raters_by", "GroupedEstimate", "estimate_mean_by",
            "GroupedWatch", "watch_judges_by"]
 
@@ -423,12 +423,6 @@ def _rule_sentence(group_error: str, opts: dict[str, Any], slice_check: bool) ->
 
 
 # ------------------------------------------------------------------------------------------------ agreement
-def _group_records(groups: Any, n_items: Any, errors: Any, results: Any, key: str) -> list[dict[str, Any]]:
-    """One JSON record per group: its name, size, error and ``key`` -> its result (``None`` when it failed)."""
-    return [{"group": g, "n_items": n, "error": e, key: None if r is None else r.to_dict()}
-            for g, n, e, r in zip(groups, n_items, errors, results)]
-
-
 def _groups_frame(groups: Any, results: Any, pooled: Any) -> Any:
     """The groups' ``to_frame()`` stacked with a ``group`` column, the pool last as ``(pooled)``."""
     import pandas as pd
@@ -439,9 +433,12 @@ def _groups_frame(groups: Any, results: Any, pooled: Any) -> Any:
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class GroupedComparison(Result):
-    """The result of :func:`compare_raters_by`: one :class:`RaterComparison` per group and the pooled one
-    (``None`` and an error for a group where it could not run)."""
+class PerGroup(Result):
+    """What every by-group result holds: the grouping columns, the groups' names and sizes, one result per
+    group (``None`` and the reason in ``errors`` where it could not run) and the pooled result.
+
+    Subclasses name each group's result in JSON (``_RESULT``) and may add the groups' keys and an error
+    for the pool (``keys``, ``pooled_error``)."""
 
     by: tuple[str, ...]
     groups: tuple[str, ...]
@@ -449,14 +446,43 @@ class GroupedComparison(Result):
     results: tuple[Any, ...]
     errors: tuple[str | None, ...]
     pooled: Any
+    _RESULT: ClassVar[str] = "result"
+
+    def _serialise(self, result: Any) -> Any:
+        """One group's (or the pool's) result in JSON; ``None`` stays ``None``."""
+        return None if result is None else result.to_dict()
+
+    def _record(self, k: int) -> dict[str, Any]:
+        return {"group": self.groups[k], "n_items": self.n_items[k], "error": self.errors[k],
+                self._RESULT: self._serialise(self.results[k])}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"by": list(self.by),
-                "groups": _group_records(self.groups, self.n_items, self.errors, self.results, "result"),
-                "pooled": self.pooled.to_dict()}
+        return {"by": list(self.by), "groups": [self._record(k) for k in range(len(self.groups))],
+                "pooled": self._serialise(self.pooled)}
 
     def to_frame(self) -> Any:
         return _groups_frame(self.groups, self.results, self.pooled)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class _KeyedPerGroup(PerGroup):
+    """A by-group result whose records carry each group's key values, and whose pool may fail alone."""
+
+    keys: tuple[tuple[str, ...], ...]
+    pooled_error: str | None = None
+
+    def _record(self, k: int) -> dict[str, Any]:
+        return {"group": self.groups[k], "key": list(self.keys[k]), "n_items": self.n_items[k],
+                "error": self.errors[k], self._RESULT: self._serialise(self.results[k])}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**PerGroup.to_dict(self), "pooled_error": self.pooled_error}
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class GroupedComparison(PerGroup):
+    """The result of :func:`compare_raters_by`: one :class:`RaterComparison` per group and the pooled one
+    (``None`` and an error for a group where it could not run)."""
 
 
 def compare_raters_by(grouped: Any, judges: Sequence[str] | None = None, *, min_group_items: int = 2,
@@ -481,26 +507,13 @@ def compare_raters_by(grouped: Any, judges: Sequence[str] | None = None, *, min_
 
 # ------------------------------------------------------------------------------------------------ annotators
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class GroupedRaters(Result):
+class GroupedRaters(PerGroup):
     """The result of :func:`diagnose_raters_by`: one
     :class:`~voirdire.diagnostics.RaterDiagnosticsResult` per group and the pooled one (``None`` and an
     error for a group where it could not run). The outlier flags are Holm-controlled within each
     group, not across groups."""
 
-    by: tuple[str, ...]
-    groups: tuple[str, ...]
-    n_items: tuple[int, ...]
-    results: tuple[Any, ...]
-    errors: tuple[str | None, ...]
-    pooled: Any
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"by": list(self.by),
-                "groups": _group_records(self.groups, self.n_items, self.errors, self.results, "raters"),
-                "pooled": self.pooled.to_dict()}
-
-    def to_frame(self) -> Any:
-        return _groups_frame(self.groups, self.results, self.pooled)
+    _RESULT: ClassVar[str] = "raters"
 
 
 def diagnose_raters_by(grouped: Any, *, min_group_items: int = 2, **options: Any) -> GroupedRaters:
@@ -520,27 +533,11 @@ def diagnose_raters_by(grouped: Any, *, min_group_items: int = 2, **options: Any
 
 # ------------------------------------------------------------------------------------------------ estimation
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class GroupedEstimate(Result):
+class GroupedEstimate(_KeyedPerGroup):
     """The result of :func:`estimate_mean_by`: one :class:`~voirdire.workflows.MeanEstimate` per group and
     the pooled one (``None`` and an error for a group, or the pool, where it could not run: too few
     items, no human score, an unscored item, a probability missing). Each interval is for its own
     group; nothing is corrected across groups (an estimate is not a test)."""
-
-    by: tuple[str, ...]
-    groups: tuple[str, ...]
-    keys: tuple[tuple[str, ...], ...]
-    n_items: tuple[int, ...]
-    results: tuple[Any, ...]
-    errors: tuple[str | None, ...]
-    pooled: Any
-    pooled_error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"by": list(self.by),
-                "groups": [{"group": g, "key": list(k), "n_items": n, "error": e,
-                            "result": None if r is None else r.to_dict()}
-                           for g, k, n, e, r in zip(self.groups, self.keys, self.n_items, self.errors, self.results)],
-                "pooled": None if self.pooled is None else self.pooled.to_dict(), "pooled_error": self.pooled_error}
 
     def to_frame(self) -> Any:
         """One row per (group, estimator), the pool last (``group`` ``(pooled)``)."""
@@ -589,27 +586,15 @@ def estimate_mean_by(grouped: Any, judges: Sequence[str], inclusion_prob: Any, *
 
 # ------------------------------------------------------------------------------------------------ sequential
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
-class GroupedWatch(Result):
+class GroupedWatch(_KeyedPerGroup):
     """The result of :func:`watch_judges_by`: one running anytime-valid decision per (judge, group), and per
     judge on the pool (``None`` and an error for a group, or the pool, where the rule could not run). The
     e-BH level ``q`` holds within each group; nothing is corrected across groups."""
 
-    by: tuple[str, ...]
-    groups: tuple[str, ...]
-    keys: tuple[tuple[str, ...], ...]
-    n_items: tuple[int, ...]
-    results: tuple[Any, ...]
-    errors: tuple[str | None, ...]
-    pooled: Any
-    pooled_error: str | None = None
+    _RESULT: ClassVar[str] = "judges"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"by": list(self.by),
-                "groups": [{"group": g, "key": list(k), "n_items": n, "error": e,
-                            "judges": None if r is None else [x.to_dict() for x in r]}
-                           for g, k, n, e, r in zip(self.groups, self.keys, self.n_items, self.errors, self.results)],
-                "pooled": None if self.pooled is None else [x.to_dict() for x in self.pooled],
-                "pooled_error": self.pooled_error}
+    def _serialise(self, result: Any) -> Any:
+        return None if result is None else [x.to_dict() for x in result]
 
     def to_frame(self) -> Any:
         """One row per (judge, group), the pool last: the running decision and the look it was reached at."""
