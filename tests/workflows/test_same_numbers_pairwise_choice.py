@@ -124,3 +124,22 @@ def test_summarise_pairwise_passes_the_choice_options_to_fit_pairwise():
     assert _json(two.posterior.to_dict()["bias_mean"]) == _json(off.posterior.to_dict()["bias_mean"])
     with pytest.raises(Exception, match="choice-folds"):
         summarise_pairwise(table, choice_folds=1)
+
+
+@pytest.mark.parametrize("flags", [["--no-choice"], ["--choice-folds", "2"]])
+def test_the_report_takes_the_choice_options_of_pairwise(tmp_path, flags):
+    table, _ = simulate_pairwise(40, biases=[1.0, 0.0], rng=3)
+    path = tmp_path / "votes.csv"
+    table.to_frame().to_csv(path, index=False)
+    pw = runner.invoke(app, ["pairwise", str(path), "--seed", str(SEED), "--format", "json", *flags])
+    assert pw.exit_code == 0, pw.output
+    out = tmp_path / "rep"
+    rep = runner.invoke(app, ["report", "--pairwise", str(path), "-o", str(out), "-q", "--seed", str(SEED), *flags])
+    assert rep.exit_code == 0, rep.output
+    sec = json.loads((out / "report.json").read_text(encoding="utf-8"))["sections"]["pairwise"]["results"]
+    cli = json.loads(pw.stdout)
+    assert cli["choice"] == sec["choice"] and cli["pairs"] == sec["forecasts"]
+    if flags == ["--no-choice"]:
+        assert not sec["choice"]["made"] and sec["choice"]["off"] and sec["forecaster"] == "BayesJudge"
+    else:
+        assert sec["choice"]["folds"] == 2

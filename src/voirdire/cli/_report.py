@@ -24,6 +24,8 @@ def report_command(
     out: Path = option("report.out"),
     pairwise: Path | None = option("report.pairwise"),
     pairwise_judge: list[str] = option("report.pairwise_judge"),
+    choice: bool = option("report.choice"),
+    choice_folds: int = option("report.choice_folds"),
     inclusion_prob: str | None = option("report.inclusion_prob"),
     seed: int = option("report.seed"),
     confidence_level: float = option("report.confidence_level"),
@@ -77,7 +79,8 @@ def report_command(
                            n_resamples=n_resamples, epsilon=epsilon, alt_test_epsilon=alt_epsilon,
                            stability_threshold=stability_threshold, reference_floor=reference_floor,
                            input_path=file if file is not None else pairwise, pairwise_path=pairwise,
-                           title=title, progress=progress, unsampled=unsampled, grouped=grouped)
+                           title=title, progress=progress, unsampled=unsampled, grouped=grouped,
+                           pairwise_choice=choice, pairwise_choice_folds=choice_folds)
         progress("Writing", 1, 1)
         paths = write_report(rep, out, inputs=[f for f in (file, pairwise) if f is not None])
     problem = render_written_report(console, err_console, rep, paths)

@@ -69,6 +69,8 @@ class Context:
     stability_threshold: float = 0.8
     reference_floor: float = 0.4
     pairwise_covariates: Any = None
+    pairwise_choice: bool = True
+    pairwise_choice_folds: int = 5
     unsampled: str = "error"
     cache: dict[str, Any] = dataclasses.field(default_factory=dict)
 
@@ -210,6 +212,8 @@ def build_report(
     progress: ProgressCallback | None = None,
     unsampled: str = "error",
     grouped: Any = None,
+    pairwise_choice: bool = True,
+    pairwise_choice_folds: int = 5,
 ) -> Report:
     """Run every analysis the data allow and collect the results, tables and figures of a report.
 
@@ -249,6 +253,9 @@ def build_report(
         The file split by ``--by`` columns (:func:`voirdire.data.read_annotation_groups`; ``table`` is its
         pool): a "By group" section (:func:`voirdire.workflows.validate_judges_by`, same options) follows the
         pool's sections.
+    pairwise_choice, pairwise_choice_folds : bool, int, default True, 5
+        The held-out choice of the pairwise forecaster and its folds of humans, as
+        :func:`voirdire.workflows.summarise_pairwise` (``voirdire pairwise --choice/--no-choice --choice-folds``).
     seed : int
         Seed of every resampling step (default 0); the same seed gives the same numbers.
     confidence_level : float
@@ -297,6 +304,7 @@ def build_report(
     func = "build_report"
     if table is None and pairwise is not None:
         return _pairwise_only_report(pairwise, pairwise_covariates=pairwise_covariates, seed=seed,
+                                     choice=(bool(pairwise_choice), int(pairwise_choice_folds)),
                                      confidence_level=confidence_level, pairwise_path=pairwise_path, title=title,
                                      progress=progress, options={"n_resamples": n_resamples, "epsilon": epsilon,
                                                                  "alt_test_epsilon": alt_test_epsilon})
@@ -344,7 +352,8 @@ def build_report(
 
     check_table_fits(table)
     ctx = Context(table=table, judges=analysed or tuple(table.judges), humans=tuple(table.humans), pairwise=pairwise,
-                  pairwise_covariates=pairwise_covariates,
+                  pairwise_covariates=pairwise_covariates, pairwise_choice=bool(pairwise_choice),
+                  pairwise_choice_folds=int(pairwise_choice_folds),
                   inclusion_prob=inclusion_prob, seed=int(seed), confidence_level=confidence_level,
                   n_resamples=n_resamples, epsilon=float(epsilon), alt_test_epsilon=float(alt_test_epsilon),
                   stability_threshold=float(stability_threshold), reference_floor=float(reference_floor),
@@ -398,7 +407,8 @@ def build_report(
                   checklist=tuple(checklist), sections=tuple(sections))
 
 
-def _pairwise_only_report(pairwise: Any, *, pairwise_covariates: Any, seed: Any, confidence_level: float,
+def _pairwise_only_report(pairwise: Any, *, pairwise_covariates: Any, seed: Any, choice: tuple[bool, int],
+                          confidence_level: float,
                           pairwise_path: str | os.PathLike[str] | None, title: str | None,
                           progress: ProgressCallback | None, options: dict[str, Any]) -> Report:
     """``build_report(None, pairwise=...)``: the pairwise sections only (no grading file).
@@ -420,7 +430,8 @@ def _pairwise_only_report(pairwise: Any, *, pairwise_covariates: Any, seed: Any,
             f"The 'seed' parameter of {func} must be a non-negative integer. Got {seed!r} instead.")
     ctx = Context(table=None, judges=tuple(pairwise.judges), humans=tuple(pairwise.humans), pairwise=pairwise,
                   pairwise_covariates=pairwise_covariates, inclusion_prob=None, seed=int(seed),
-                  confidence_level=confidence_level, n_resamples=10, epsilon=0.0)
+                  confidence_level=confidence_level, n_resamples=10, epsilon=0.0, pairwise_choice=choice[0],
+                  pairwise_choice_folds=choice[1])
     total = len(PAIRWISE_SECTIONS) + 1
     built = {key: _run_section(key, name, builder, ctx, _Ticker(progress, name, k, 1, total))
              for k, (key, name, builder) in enumerate(PAIRWISE_SECTIONS)}

@@ -703,7 +703,8 @@ def shared_pairwise(ctx: Context, w: Writer) -> Any:
     if "pairwise_summary" not in ctx.cache:
         sink = Writer("pairwise", "")
         res = sink.call(summarise_pairwise, ctx.pairwise, covariates=ctx.pairwise_covariates,
-                        confidence_level=ctx.confidence_level, seed=ctx.seed)
+                        confidence_level=ctx.confidence_level, seed=ctx.seed, choose=ctx.pairwise_choice,
+                        choice_folds=ctx.pairwise_choice_folds)
         ctx.cache["pairwise_summary"] = (res, sink.warnings)
     res, caught = ctx.cache["pairwise_summary"]
     for msg in caught:
