@@ -79,10 +79,12 @@ def _judges(console: Console, fit: Any) -> None:
                    f"[{_num(post.bias_low[k])}, {_num(post.bias_high[k])}]{opt}", fit.orders_seen[str(jn)], *extra)
     console.print(jt)
     if post.bias_interval_optimistic.any():
-        console.print("* optimistic: with a reliability and a tie offset per judge (the default judge model) "
-                      "these 95% intervals covered the planted bias in only 80-82% of simulated streams of "
-                      "300-2,000 pairs (docs/pairwise.md, 'Are the bias intervals honest?'); "
-                      "--calibrated-intervals gives ones that covered 92-93%.", highlight=False, markup=False)
+        console.print("* optimistic: the particle filter's interval (a resumed state does not hold the stream's "
+                      "earlier pairs, so the judges' batch posterior cannot be computed); under the default judge "
+                      "model such 95% intervals covered the planted bias in only 80-90% of simulated streams of "
+                      "300-2,000 pairs, the batch posterior's in 93-96% (docs/pairwise.md, 'Are the bias intervals "
+                      "honest?'). Fit the whole stream at once (without --resume) for the latter.",
+                      highlight=False, markup=False)
     if model.judge_reliability:
         nil = [jn for k, jn in enumerate(post.judges) if post.reliability_low[k] < 0.05]
         console.print("reliability: 1 = the judge answers from the pair's own verdict distribution, 0 = its "
