@@ -4,6 +4,7 @@ those of `--where COLUMN=VALUE` at the same seed, and a group where no estimate 
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 from typer.testing import CliRunner
@@ -87,3 +88,44 @@ def test_estimate_by_table_names_each_group_and_its_reason(tmp_path):
     out = " ".join(r.stdout.split())
     assert "lang = en (4 items): mean human score" in out and "(pooled) (11 items): no estimate" in out
     assert "lang = de (1 items): no estimate: too small" in out
+
+
+def _rubric(tmp_path):
+    """Two criteria on the same 40 items: the judge on every item, two humans on a 50% design sample."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    rows = []
+    for crit in ("clarity", "accuracy"):
+        for i in range(40):
+            truth = rng.normal(3, 1)
+            rows.append((f"x{i}", "llm", round(truth + rng.normal(0, 0.6), 2), crit))
+            if i % 2 == 0:
+                rows += [(f"x{i}", h, round(truth + rng.normal(0, 0.3), 2), crit) for h in ("h1", "h2")]
+    p = tmp_path / "rubric.csv"
+    pd.DataFrame(rows, columns=["item", "rater", "label", "criterion"]).assign(pi=0.5).to_csv(p, index=False)
+    return p
+
+
+def test_report_by_with_inclusion_prob_shows_estimate_by_numbers(tmp_path):
+    p = _rubric(tmp_path)
+    common = ["-j", "llm", "--by", "criterion", "--inclusion-prob", "pi", "--scale", "interval", "--seed", "3"]
+    est = runner.invoke(app, ["estimate", str(p), *common, "--format", "json"])
+    assert est.exit_code == 0, est.output
+    out = tmp_path / "rep"
+    rep = runner.invoke(app, ["report", str(p), *common, "--n-resamples", "30", "-o", str(out), "-q"])
+    assert rep.exit_code == 0, rep.output
+    doc = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    sec = doc["sections"]["groups_estimate"]
+    assert sec["status"] == "ok"
+    want = json.loads(est.stdout)
+    assert sec["results"]["groups"] == want["groups"] and sec["results"]["pooled"] == want["pooled"]
+    # every estimate the page shows is the JSON's, to its digits
+    page = (out / "report.html").read_text(encoding="utf-8")
+    shown = re.findall(r'data-pointer="(/sections/groups_estimate/[^"]+)"[^>]*>([^<]*)<', page)
+    assert len(shown) >= 6  # 3 estimators x (2 criteria + the pool)
+    for pointer, text in shown:
+        node = doc
+        for part in pointer.strip("/").split("/"):
+            node = node[int(part)] if isinstance(node, list) else node[part]
+        assert text.strip() == f"{node:.3f}" or abs(float(text) - node) < 5e-3, (pointer, text, node)

@@ -49,8 +49,8 @@ def report_command(
         fail("give an annotation file, or --pairwise VOTES for a pairwise-only report.")
     table = None
     grouped = None
-    if file is not None and reader.by and inclusion_prob is not None:
-        fail("--inclusion-prob with --by is not available yet: report each group with --where COLUMN=VALUE.")
+    if file is not None and reader.by and inclusion_prob is not None and unsampled != "error":
+        fail("--unsampled with --by is not available yet: report each group with --where COLUMN=VALUE.")
     if file is not None and reader.by:  # --by: the page is the pool's, with a "By group" section
         grouped = reader.load_groups(file, judges=judge)
         table = grouped.pooled
@@ -61,7 +61,14 @@ def report_command(
     elif inclusion_prob is not None:
         fail("--inclusion-prob needs the annotation file (it is about the graded items).")
     pi = None
-    if inclusion_prob is not None and file is not None and table is not None:
+    by_estimate = None
+    if inclusion_prob is not None and grouped is not None and file is not None:  # as `estimate --by` at this seed
+        from ..workflows import estimate_from_file
+
+        by_estimate = estimate_from_file(file, grouped, list(dict.fromkeys(judge)) or list(grouped.pooled.judges),
+                                         inclusion_prob, role=reader.role, item=reader.item, rater=reader.rater,
+                                         confidence_level=confidence_level, seed=seed)
+    elif inclusion_prob is not None and file is not None and table is not None:
         from ..workflows import read_inclusion_prob
 
         pi = read_inclusion_prob(inclusion_prob, file, table, item=reader.item, rater=reader.rater, unsampled=unsampled)
@@ -80,7 +87,7 @@ def report_command(
                            stability_threshold=stability_threshold, reference_floor=reference_floor,
                            input_path=file if file is not None else pairwise, pairwise_path=pairwise,
                            title=title, progress=progress, unsampled=unsampled, grouped=grouped,
-                           pairwise_choice=choice, pairwise_choice_folds=choice_folds)
+                           pairwise_choice=choice, pairwise_choice_folds=choice_folds, grouped_estimate=by_estimate)
         progress("Writing", 1, 1)
         paths = write_report(rep, out, inputs=[f for f in (file, pairwise) if f is not None])
     problem = render_written_report(console, err_console, rep, paths)

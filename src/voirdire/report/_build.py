@@ -214,6 +214,7 @@ def build_report(
     grouped: Any = None,
     pairwise_choice: bool = True,
     pairwise_choice_folds: int = 5,
+    grouped_estimate: Any = None,
 ) -> Report:
     """Run every analysis the data allow and collect the results, tables and figures of a report.
 
@@ -253,6 +254,9 @@ def build_report(
         The file split by ``--by`` columns (:func:`voirdire.data.read_annotation_groups`; ``table`` is its
         pool): a "By group" section (:func:`voirdire.workflows.validate_judges_by`, same options) follows the
         pool's sections.
+    grouped_estimate : FileEstimate, optional
+        With ``grouped``: :func:`voirdire.workflows.estimate_from_file`'s result on it (``voirdire estimate --by``),
+        shown as a "By group: mean human score" section (one estimate per group and the pooled one).
     pairwise_choice, pairwise_choice_folds : bool, int, default True, 5
         The held-out choice of the pairwise forecaster and its folds of humans, as
         :func:`voirdire.workflows.summarise_pairwise` (``voirdire pairwise --choice/--no-choice --choice-folds``).
@@ -403,6 +407,10 @@ def build_report(
             grouped, list(dict.fromkeys(judges)) if judges else None, seed=seed, confidence_level=confidence_level,
             n_resamples=n_resamples, epsilon=epsilon, alt_test_epsilon=alt_test_epsilon,
             stability_threshold=stability_threshold, reference_floor=reference_floor)))
+    if grouped_estimate is not None and getattr(grouped_estimate, "grouped", None) is not None:
+        from ._groups import grouped_estimate_section
+
+        sections.append(grouped_estimate_section(grouped_estimate))
     return Report(title=title or f"voirdire validation report: {inp['name']}", meta=meta, summary=summary,
                   checklist=tuple(checklist), sections=tuple(sections))
 

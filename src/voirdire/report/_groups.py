@@ -1,7 +1,8 @@
 """Rendering of by-group results (private): the judge x group grid of verdicts (colour and text, so it
 reads in print), the per-group statistic as a forest plot, and the CI summaries with one case per
 (judge, group). Reads :class:`voirdire.workflows.GroupedValidation` /
-:class:`~voirdire.workflows.GroupedComparison`; computes nothing."""
+:class:`~voirdire.workflows.GroupedComparison` / the ``--by`` estimate of
+:func:`voirdire.workflows.estimate_from_file`; computes nothing."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from ._gate import _FAILS, _ICON, _attr, _md, _text as _xml
 from ._terminal import _COLOUR, _WORD, _text, agreement_table
 
 __all__ = ["render_grouped_validation", "render_grouped_comparison", "grouped_markdown", "grouped_junit",
-           "grid_svg", "forest_svg", "grouped_section", "POOLED"]
+           "grid_svg", "forest_svg", "grouped_section", "grouped_estimate_section", "POOLED"]
 
 #: The pooled column's name in every rendering.
 POOLED = "(pooled)"
@@ -286,3 +287,41 @@ def grouped_section(res: Any) -> Any:
             blocks.append(Text(text=f"{c.judge} / {c.group}: {c.slice_reason}", kind="warning"))
     return Section(key="groups", title=f"By group ({', '.join(res.by)})", results=res.to_dict(),
                    blocks=tuple(blocks), warnings=tuple(res.notes))
+
+
+def grouped_estimate_section(res: Any) -> Any:
+    """The report's "By group: mean human score" section: :func:`voirdire.workflows.estimate_from_file`'s ``--by``
+    result (``voirdire estimate --by``, the same numbers at the same seed), one row per (group, estimator) and the
+    pool's; ``results`` is its ``to_dict()``."""
+    from ._model import Cell, Section, Table, Text
+
+    g = res.grouped
+    judges = list(res.judges)
+    who = judges[0] if len(judges) == 1 else f"the {len(judges)} judges together"
+    cl = 100 * res.options["confidence_level"]
+    blocks: list[Any] = [Text(kind="note", text=(
+        f"The mean human score in each group, with {who} as the predictor and the humans' scores on the design "
+        f"sample (inclusion probabilities: {res.inclusion_prob}); {cl:g}% intervals. Each interval is for its own "
+        "group; nothing is corrected across groups (an estimate is not a test). These are the numbers of "
+        f"`voirdire estimate FILE --by {' --by '.join(g.by)}` at this seed."))]
+    rows = []
+    records = [*zip(g.groups, g.n_items, g.results, g.errors, range(len(g.groups))),
+               (POOLED, res.n_items, g.pooled, g.pooled_error, None)]
+    for name, n, r, e, k in records:
+        base = "/sections/groups_estimate/results/" + ("pooled" if k is None else f"groups/{k}/result")
+        if r is None:
+            rows.append((Cell(text=name), Cell(text=str(n), numeric=True), Cell(text="-"), Cell(text="no estimate"),
+                         Cell(text=""), Cell(text=""), Cell(text=e or "")))
+            continue
+        keys = list(r.to_dict()["estimates"])  # the JSON's names of the estimators, in the same order
+        for (est_name, est), key in zip(r.estimates.items(), keys):
+            rows.append((Cell(text=name), Cell(text=str(n), numeric=True), Cell(text=est_name),
+                         Cell(text=fmt_num(est.estimate), numeric=True, pointer=f"{base}/estimates/{key}/estimate"),
+                         Cell(text=fmt_ci(est.ci.low, est.ci.high), numeric=True),
+                         Cell(text=f"{est.n_labeled} / {est.n_total}", numeric=True), Cell(text="")))
+    blocks.append(Table(key="group_estimates", caption="One row per (group, estimator); n / N: human-scored items / "
+                                                       "all items", columns=("group", "items", "estimator",
+                                                                             "estimate", "interval", "n / N", "note"),
+                        rows=tuple(rows)))
+    return Section(key="groups_estimate", title=f"By group ({', '.join(g.by)}): mean human score",
+                   results=res.to_dict(), blocks=tuple(blocks), warnings=tuple(res.warnings))
