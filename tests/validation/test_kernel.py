@@ -272,3 +272,30 @@ def test_below_the_index_free_size_the_resamples_are_the_count_draws() -> None:
     assert len(got) == len(want) == 5
     for (a, b), (c, d) in zip(got, want):
         assert np.array_equal(a, c) and np.array_equal(b, d)
+
+
+def test_interval_alpha_expected_disagreement_without_the_matrix_product() -> None:
+    # interval alpha's expected disagreement marg' D marg (D_ab = (v_a - v_b)^2) is taken as
+    # 2 M0 sum_a m_a (v_a - mu)^2; by hand: values (0, 1), marg (1, 1), one disagreeing pair of two
+    # (N = 1, dis = 1): D_e = 2 * 2 * (0.25 + 0.25) = 2, alpha = 1 - (2 - 1) * 2 * 1 / 2 = 0
+    layout = {"n_pairs": slice(0, 1), "marg": slice(1, 3), "dis": slice(3, 4)}
+    kw = dict(score="alpha", level="interval", n_categories=2)
+    assert finalize(np.array([1.0, 1.0, 1.0, 1.0]), layout, category_values=np.array([0.0, 1.0]), **kw) == 0.0
+    # the same values as the matrix form (the nominal-valued fallback still takes it) on random sums, far
+    # from the origin too (values near 1000: the two passes about the mean keep the digits)
+    rng = np.random.default_rng(3)
+    L = 9
+    layout = {"n_pairs": slice(0, 1), "marg": slice(1, 1 + L), "dis": slice(1 + L, 2 + L)}
+    for offset in (0.0, 1000.0):
+        v = offset + np.sort(rng.normal(size=L))
+        marg = rng.integers(0, 5, size=(200, L)).astype(float)
+        marg[0] = 0.0  # no pair: nan
+        N = marg.sum(axis=1) / 2
+        stats = np.column_stack([N, marg, rng.random(200) * N])
+        got = finalize(stats, layout, category_values=v, score="alpha", level="interval", n_categories=L)
+        D = (v[:, None] - v[None, :]) ** 2
+        de = np.einsum("ra,ab,rb->r", marg, D, marg)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            want = np.where(N > 0, 1.0 - (2 * N - 1.0) * 2.0 * stats[:, -1] / de, np.nan)
+        assert np.isnan(got[0]) and np.isnan(want[0])
+        np.testing.assert_allclose(got[1:], want[1:], rtol=1e-12)
