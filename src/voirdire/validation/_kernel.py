@@ -123,6 +123,9 @@ def _n_stats(score: str, level: str, L: int) -> int:
 #: statistics denser than this share of their cells are multiplied as a dense matrix (else sparse)
 _DENSE_SHARE = 0.25
 
+#: resamples multiplied at a time by a sparse statistics matrix (their sums stay in cache)
+_SPARSE_ROWS = 128
+
 #: up to this many categories, the per-item category counts take one comparison pass per category
 _COMPARE_CATEGORIES = 12
 
@@ -484,10 +487,18 @@ class PairStats:
             dense = X.nnz > _DENSE_SHARE * X.shape[0] * X.shape[1]
             Xd = X.toarray() if dense else None
             for Wu in weight_batches(X.shape[0], n_resamples, rng, batch=batch):
+                if Xd is not None:
+                    yield self.split_sums(Wu @ Xd)
+                    continue
                 # sparse: ``Wu @ X`` is scipy's ``(X.T @ Wu.T).T``, X.T read as CSC over the units: each column's
                 # sum taken over the units in the same order as a CSR transpose times a contiguous copy of Wu.T
-                # (the same floats), without the CSR transpose; row-major after, as finalize's sums expect
-                s = Wu @ Xd if Xd is not None else np.ascontiguousarray(Wu @ X)
+                # (the same floats), without the CSR transpose; row-major after, as finalize's sums expect. A few
+                # resamples at a time: each nonzero adds a resample-long row into its column's sums, and with
+                # _SPARSE_ROWS resamples those rows stay in cache (all 2,000 at once streamed them from memory:
+                # 23 -> 13 ms a HANNA criterion's judge); each sum is still added over the units in order
+                s = np.empty((Wu.shape[0], X.shape[1]))
+                for a in range(0, Wu.shape[0], _SPARSE_ROWS):
+                    s[a:a + _SPARSE_ROWS] = Wu[a:a + _SPARSE_ROWS] @ X
                 yield self.split_sums(s)
             return
         for W in weight_batches(n, n_resamples, rng, clusters=clusters, batch=batch):
