@@ -401,8 +401,9 @@ OPTIONS: dict[str, OptionSpec] = {
         help="Learn each judge's reliability in [0, 1] (0: its verdicts carry no information; both --no-* options: "
              "the paper's judge)."),
     "pairwise.calibrated": OptionSpec(flags=("--calibrated-intervals",), default=False,
-        help="Judges' bias intervals of nominal coverage: adaptive quadrature and a batch move of the particles "
-             "after the stream (about 3x the time)."),
+        help="The whole fit under adaptive quadrature and an importance-sampled batch move of the particles (about "
+             "8x the time). The default already reads the bias intervals from the judges' batch posterior "
+             "(docs/pairwise.md, 'Are the bias intervals honest?')."),
     "pairwise.mode": OptionSpec(flags=("--mode",), default="auto",
         help="Particles: joint, per-judge, or auto (per-judge above 16 judges)."),
     "pairwise.top": OptionSpec(flags=("--top",), default=10,
