@@ -679,8 +679,9 @@ class PairwiseBayesModel:
         new pairs arrive; the model and its random stream do not change): see :meth:`_bias_summary`. On the
         bench's 30 streams of 300, 1,000 and 2,000 pairs its 95% intervals covered 56, 57 and 56 of 60
         planted biases, where the particle filter's covered 51, 54 and 48 (docs/pairwise.md, "Are the bias
-        intervals honest?"). It costs, once, about as much as the fit on 300 pairs with 100 particles (0.08
-        CPU-s with two judges; more with more judges: 0.6 CPU-s with three). Otherwise the particles'
+        intervals honest?"). It costs, once, 0.06-0.18 CPU-s on the 1,000-pair bench stream (two judges, 300
+        particles; the fit 0.17), 0.4-0.7 with three judges and 9 with four on 2,000 pairs (docs/pairwise.md,
+        "Speed"). Otherwise the particles'
         weighted mean, sd and quantiles (``bias_interval_optimistic`` marks those of the default judge
         model). The other per-judge numbers (tie offsets, reliabilities) are the particles' always."""
         credible_level = check_probability(credible_level, "credible_level", "PairwiseBayesModel.posterior")
