@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -206,7 +206,8 @@ def gate(n_tables: int) -> None:
                   f"P(accept on any) {on_any / n_tables:.3f} ({n_tables} tables)", flush=True)
     # a looser per-group rule (2 humans: one win in two accepts; stability threshold 0.5), where
     # the correction across groups is what keeps the gate's error at q
-    for ge in ("none", "fwer", "fdr"):
+    looser: tuple[Literal["none", "fwer", "fdr"], ...] = ("none", "fwer", "fdr")
+    for ge in looser:
         rng = np.random.default_rng(34)
         on_all = on_any = 0
         for _ in range(n_tables):
