@@ -486,6 +486,7 @@ class PairStats:
             X = sp.csr_matrix(self.item_matrix()[0] if clusters is None else self.unit_matrix(clusters))
             dense = X.nnz > _DENSE_SHARE * X.shape[0] * X.shape[1]
             Xd = X.toarray() if dense else None
+            XT = X.T  # CSC over the units (no copy)
             for Wu in weight_batches(X.shape[0], n_resamples, rng, batch=batch):
                 if Xd is not None:
                     yield self.split_sums(Wu @ Xd)
@@ -498,7 +499,7 @@ class PairStats:
                 # 23 -> 13 ms a HANNA criterion's judge); each sum is still added over the units in order
                 s = np.empty((Wu.shape[0], X.shape[1]))
                 for a in range(0, Wu.shape[0], _SPARSE_ROWS):
-                    s[a:a + _SPARSE_ROWS] = Wu[a:a + _SPARSE_ROWS] @ X
+                    s[a:a + _SPARSE_ROWS] = (XT @ Wu[a:a + _SPARSE_ROWS].T).T  # scipy's Wu @ X, XT made once
                 yield self.split_sums(s)
             return
         for W in weight_batches(n, n_resamples, rng, clusters=clusters, batch=batch):
