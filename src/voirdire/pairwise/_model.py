@@ -20,7 +20,22 @@ from .._checks import as_generator, check_choice, check_positive_int, check_prob
 from .._results import Result
 from ..data import VERDICTS, PairwiseTable
 from ..exceptions import ConvergenceWarning, InvalidParameterError, SchemaError
-from ._kernel import _BOUND, Prior, _clip, human_mixture, judge_expectations, judges_map, local_map, mix_humans, warm_start
+from ._kernel import (
+    _BOUND,
+    _GH_G,
+    _GH_XI,
+    _GH_XJ,
+    Prior,
+    _clip,
+    _node_objective,
+    human_mixture,
+    judge_expectations,
+    judges_map,
+    local_map,
+    mix_humans,
+    objective,
+    warm_start,
+)
 from ._systems import SystemStrengths, fit_system_strengths, system_log_prior
 
 __all__ = ["PairwiseBayesModel", "PairwisePosterior", "entropy"]
@@ -46,6 +61,8 @@ _READ_PAIRS = 2 ** 14
 _SUMMARY_SWEEPS = 10
 #: Newton steps of the summary's mode stop below this many posterior sds.
 _SUMMARY_STEP_TOL = 0.1
+#: At most this many Newton steps for the summary's mode (each one read-only pass under one column).
+_SUMMARY_MAX_STEPS = 20
 #: Empirical-Bayes hyperprior: the pairs' prior starts as N(0, I) worth this many pairs.
 _HYPER_PSEUDO_PAIRS = 10.0
 #: Bounds of the empirical-Bayes prior variances of theta and tau.
@@ -776,10 +793,17 @@ class PairwiseBayesModel:
         table = _concat_tables(self._seen)
         # a mode within 0.1 sd (the objective's rounding, ~1e-3 over 1,000 pairs, moves it by a few hundredths
         # of an sd, so a tighter tolerance only spends steps; the interval's coverage moves by < 0.001)
-        found = self._summary_model(table)._batch_mode(table, step_tol=_SUMMARY_STEP_TOL)
-        if found is None:
-            return None
-        coords, _, x0, cov, _ = found
+        cal = self._summary_model(table)
+        if self.laplace:                  # exact derivatives, one pass a Newton step
+            found = cal._summary_mode(table, _SUMMARY_STEP_TOL)
+            if found is None:
+                return None
+            coords, x0, cov = found
+        else:                             # the finite-difference Newton steps of the batch move
+            fd = cal._batch_mode(table, step_tol=_SUMMARY_STEP_TOL)
+            if fd is None:
+                return None
+            coords, _, x0, cov, _ = fd
         mode, sd = np.zeros(J), np.zeros(J)
         for c, (j, k) in enumerate(coords):
             if k == 0:
@@ -857,7 +881,8 @@ class PairwiseBayesModel:
 
     # ------------------------------------------------------------------ core
     def _run(self, table: PairwiseTable, *, commit: bool, moments: np.ndarray | None = None,
-             particle_loglik: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+             particle_loglik: np.ndarray | None = None, derivs: _Derivatives | None = None
+             ) -> tuple[np.ndarray, np.ndarray]:
         if commit:
             self._add_raters(table.raters, table.roles)
         # global indices of the table's raters (-1: unknown to the model, read-only pass)
@@ -963,6 +988,12 @@ class PairwiseBayesModel:
                 if fast_read:
                     if not conv:
                         logger.warning("local MAP did not reach tol=%g in 30 Newton steps for some pairs", self.tol)
+                    if derivs is not None:          # the bias summary's Newton step (one joint column)
+                        derivs.add(uk[:, :K], uk[:, K:2 * K], uk[:, 2 * K:], inv, cj, sign, thu[:, 0], tau_u[:, 0],
+                                   fu[:, 0], shift, tshift, slope, prior, logL,
+                                   self.quadrature == "adaptive")
+                        s = e
+                        continue
                     self._read_only(s, e, inv, lw0, (fu - 0.5 * logdetu).reshape(-1, G, M), Epi, Emom, logL,
                                     proba, logpred, moments)
                     if particle_loglik is not None:
@@ -1549,6 +1580,84 @@ class PairwiseBayesModel:
                 break
         return coords, means, x0, cov, groups
 
+    def _batch_derivatives(self, table: PairwiseTable, coords: list[tuple[int, int]], x: np.ndarray,
+                           means: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[float, np.ndarray, np.ndarray]:
+        """The judges' batch log posterior over ``table`` at the point ``x`` of the free coordinates ``coords``
+        (the others at ``means``) with its gradient and Hessian, in one read-only pass under one joint column
+        (:class:`_Derivatives`): :meth:`_batch_logpost`'s value up to a constant, its derivatives exact
+        but for the quadrature's error."""
+        lo, hi = _RELIABILITY_RANGE
+        J = self._beta.shape[1]
+        index = np.full((J, 3), -1)
+        cols = [m.copy() for m in means]
+        for c, (j, k) in enumerate(coords):
+            index[j, k] = c
+            cols[k][:, j] = x[c] if k < 2 else lo + (hi - lo) / (1 + np.exp(-x[c]))
+        acc = _Derivatives(index)
+        saved = (self._beta, self._delta, self._slope, self._logw, self.particles)
+        try:
+            self._beta, self._delta, self._slope = cols
+            self._logw, self.particles = np.zeros(1), "joint"
+            self._run(table, commit=False, derivs=acc)
+        finally:
+            self._beta, self._delta, self._slope, self._logw, self.particles = saved
+        value = acc.value + float(self._free_log_prior(coords, x[None]).sum())
+        grad, hess = acc.grad.copy(), acc.hess.copy()
+        for c, (_, k) in enumerate(coords):          # the prior's (the logit's Jacobian for a reliability)
+            if k < 2:
+                grad[c] -= x[c]
+                hess[c, c] -= 1.0
+                continue
+            sg = 1.0 / (1.0 + math.exp(-x[c]))
+            grad[c] += 1.0 - 2.0 * sg
+            hess[c, c] -= 2.0 * sg * (1.0 - sg)
+            if hi - lo > 2.0:
+                a, a1 = lo + (hi - lo) * sg, (hi - lo) * sg * (1.0 - sg)
+                a2 = a1 * (1.0 - 2.0 * sg)
+                v = _RELIABILITY_PRIOR_SD ** 2
+                grad[c] -= (a - 1.0) * a1 / v
+                hess[c, c] -= (a1 * a1 + (a - 1.0) * a2) / v
+        return value, grad, hess
+
+    def _summary_mode(self, table: PairwiseTable, step_tol: float
+                      ) -> tuple[list[tuple[int, int]], np.ndarray, np.ndarray] | None:
+        """The mode of the judges' joint batch log posterior over ``table`` and the inverse of its negative
+        Hessian there (every judge's coordinates in one block), by damped Newton steps with the exact
+        derivatives of :meth:`_batch_derivatives` (one read-only pass under one column a step), started at
+        the particles' weighted mean: ``(coords, x0, cov)``, or None when no judge parameter is learnt.
+        Converged when every step is below ``step_tol`` times its coordinate's sd (at most
+        :data:`_SUMMARY_MAX_STEPS` steps; a step that goes downhill is halved)."""
+        coords = self._judge_coords()
+        J = self._beta.shape[1]
+        if not coords or not J:
+            return None
+        wm = self._wmat()
+        means = ((wm * self._beta).sum(0, keepdims=True),
+                 (wm * self._delta).sum(0, keepdims=True) if self.judge_ties else np.zeros((1, J)),
+                 (wm * self._slope).sum(0, keepdims=True) if self.judge_reliability else np.ones((1, J)))
+        X = self._to_free(coords)
+        x0 = np.array([(wm[:, j] * X[:, c]).sum() for c, (j, _) in enumerate(coords)])
+        cov = np.eye(len(coords))
+        last = np.zeros(len(coords))
+        f_old = -np.inf
+        for _ in range(_SUMMARY_MAX_STEPS):
+            f, grad, hess = self._batch_derivatives(table, coords, x0, means)
+            if f < f_old - 1e-6:                      # went downhill: back half way
+                last = 0.5 * last
+                x0 = x0 - last
+                continue
+            f_old = f
+            ev, V = np.linalg.eigh(-hess)
+            ev = np.maximum(ev, 1e-3 * max(float(ev.max()), 1.0))
+            cov = (V / ev) @ V.T
+            sd = np.sqrt(np.diag(cov))
+            step = np.clip(cov @ grad, -3.0 * sd, 3.0 * sd)
+            if np.all(np.abs(step) < step_tol * sd):
+                break
+            x0 = x0 + step
+            last = step
+        return coords, x0, cov
+
     def _importance_move(self, table: PairwiseTable, coords: list[tuple[int, int]],
                          means: tuple[np.ndarray, np.ndarray, np.ndarray], x0: np.ndarray, cov: np.ndarray,
                          groups: list[np.ndarray]) -> None:
@@ -1714,6 +1823,115 @@ class PairwiseBayesModel:
 
 #: Strengths tried by the empirical-Bayes pooled confusion prior (:func:`_pooled_prior`).
 _KAPPA_GRID = np.exp(np.linspace(np.log(0.3), np.log(3000.0), 60))
+
+
+class _Derivatives:
+    """Accumulates, over the pairs of a read-only pass at one point of the judges' free coordinates (one
+    joint particle column), the batch log likelihood and its exact gradient and Hessian in those
+    coordinates, under the pass's own quadrature of each pair's ``(theta, tau)`` (:meth:`add`).
+
+    A pair's marginal likelihood is a sum over the 25 Gauss-Hermite nodes ``x_n`` of the Laplace
+    approximation of its judges-only posterior: ``p_b = sum_n g_n exp(l(x_n)) S_bn`` (``g_n``: the rule's
+    weight times, under the adaptive rule, the density ratio at the node; ``l``: the judges' log likelihood
+    at the node; ``S_bn = sum_k L_bk pi_k(x_n)``, the humans' evidence through the latent verdict). With the
+    nodes held where they are, ``d log p_b = E_b[d l]`` and ``d^2 log p_b = E_b[d^2 l] + Cov_b[d l]``
+    under the pair's node posterior ``P_bn ∝ g_n exp(l(x_n)) S_bn``; the nodes move with the judges'
+    parameters only through the quadrature's error, so these are the derivatives of the pair's log marginal
+    likelihood to the rule's accuracy (tested against central differences of the pass itself). One judge's
+    coordinates touch only its own channels, so a node's gradient is a sum over the channels, and the
+    cross-judge entries come from the covariance term alone."""
+
+    def __init__(self, index: np.ndarray) -> None:
+        #: (n_judges, 3): the free coordinate of (judge, kind) (0 beta, 1 delta, 2 reliability logit), or -1
+        self.index = index
+        D = int(index.max()) + 1 if index.size else 0
+        self.value = 0.0
+        self.grad = np.zeros(D)
+        self.hess = np.zeros((D, D))
+
+    def add(self, n: np.ndarray, d: np.ndarray, nt: np.ndarray, inv: np.ndarray, cj: np.ndarray, sign: np.ndarray,
+            th: np.ndarray, ta: np.ndarray, fmap: np.ndarray, shift: np.ndarray, tshift: np.ndarray | None,
+            slope: np.ndarray | None, prior: Prior, logL: np.ndarray, adaptive: bool) -> None:
+        """Add the pairs of one chunk: ``n, d, nt`` (U, K) the distinct judge rows, ``inv`` each pair's row,
+        ``cj``/``sign`` each channel's judge (-1 unknown) and order sign, ``th, ta, fmap`` (U,) each row's
+        judges-only MAP and objective there, ``shift, tshift, slope`` (1, K) the point's channel columns,
+        ``logL`` (B, 3) the pairs' human (and system) evidence."""
+        U, K = n.shape
+        D = len(self.grad)
+        t2, a2 = th[:, None], ta[:, None]
+        _, _, _, h_tt, h_ta, h_aa, *_ = objective(t2, a2, shift, n, d, nt, None, tshift=tshift, prior=prior,
+                                                  slope=slope)
+        h_tt, h_ta, h_aa = h_tt[:, 0], h_ta[:, 0], h_aa[:, 0]
+        det = h_tt * h_aa - h_ta * h_ta
+        v_tt, v_ta, v_aa = -h_aa / det, h_ta / det, -h_tt / det
+        l11 = np.sqrt(np.maximum(v_tt, 0.0))
+        l21 = np.where(l11 > 0, v_ta / np.where(l11 > 0, l11, 1.0), 0.0)
+        l22 = np.sqrt(np.maximum(v_aa - l21 * l21, 0.0))
+        xi, xj = _GH_XI[:, None], _GH_XJ[:, None]
+        tn = th[None] + l11[None] * xi                                   # (25, U): the nodes
+        an = ta[None] + l21[None] * xi + l22[None] * xj
+        logw = np.log(_GH_G[:, 0])[:, None] + np.zeros((1, U))
+        if adaptive:
+            fn = _node_objective(tn[..., None], an[..., None], shift=shift, n=n, d=d, nt=nt, tshift=tshift,
+                                 prior=prior, slope=slope)[..., 0]
+            logw = logw + np.minimum(fn - fmap[None] + 0.5 * (xi * xi + xj * xj), 50.0)
+        e1, e3 = np.exp(tn - an), np.exp(-tn - an)
+        z = 1.0 + e1 + e3
+        pi = np.stack([e1 / z, 1.0 / z, e3 / z])                         # (3, 25, U)
+        top = logL.max(1)
+        L = np.exp(np.clip(logL - top[:, None], -300.0, 0.0))            # (B, 3)
+        lmax = logw.max(0)                                               # (U,)
+        om = np.exp(logw - lmax[None])                                   # (25, U)
+        S = om[:, inv] * np.einsum("knb,bk->nb", pi[:, :, inv], L)      # (25, B)
+        Z = np.maximum(S.sum(0), 1e-300)
+        self.value += float((fmap[inv] - 0.5 * np.log(det[inv]) + lmax[inv] + np.log(Z) + top).sum())
+        P = S / Z                                                        # each pair's node posterior
+        Q = np.zeros((U, 25))
+        np.add.at(Q, inv, P.T)
+        Q = Q.T                                                          # (25, U): summed over each row's pairs
+        lo, hi = _RELIABILITY_RANGE
+        Gr = np.zeros((25, U, D))
+        for k in range(K):
+            j = int(cj[k])
+            if j < 0 or not n[:, k].any():
+                continue
+            a = float(slope[0, k]) if slope is not None else 1.0
+            e = float(tshift[0, k]) if tshift is not None else 0.0
+            u = a * tn + float(shift[0, k])
+            v = a * an + e
+            E, Gv = np.exp(u), np.exp(-v)
+            zz = 1.0 + Gv * (E + 1.0 / E)
+            pT = 1.0 / zz
+            pd = Gv * (E - 1.0 / E) * pT                                 # p_A - p_B
+            nk, dk, tk = n[:, k][None], d[:, k][None], nt[:, k][None]
+            lu, lv = dk - nk * pd, tk - nk * pT                           # d l / d(u, v) of the channel
+            luu = -nk * (1.0 - pT - pd * pd)
+            lvv = -nk * pT * (1.0 - pT)
+            luv = nk * pd * pT
+            # the channel's (du, dv) per free coordinate of judge j, and the second derivatives (reliability)
+            parts: list[tuple[int, Any, Any]] = []
+            ib, idl, ir = (int(i) for i in self.index[j])
+            if ib >= 0:
+                parts.append((ib, float(sign[k]), 0.0))
+            if idl >= 0:
+                parts.append((idl, 0.0, 1.0))
+            sg = (a - lo) / (hi - lo)
+            a1 = (hi - lo) * sg * (1.0 - sg)
+            if ir >= 0:
+                parts.append((ir, a1 * tn, a1 * an))
+            for p1, (i1, du1, dv1) in enumerate(parts):
+                Gr[:, :, i1] += lu * du1 + lv * dv1
+                for i2, du2, dv2 in parts[p1:]:
+                    h = du1 * du2 * luu + (du1 * dv2 + dv1 * du2) * luv + dv1 * dv2 * lvv
+                    if i1 == i2 == ir:
+                        h = h + (1.0 - 2.0 * sg) * a1 * (lu * tn + lv * an)
+                    val = float((Q * h).sum())
+                    self.hess[i1, i2] += val
+                    if i2 != i1:
+                        self.hess[i2, i1] += val
+        gb = np.einsum("nb,nbd->bd", P, Gr[:, inv])                      # (B, D): each pair's gradient
+        self.grad += gb.sum(0)
+        self.hess += np.einsum("nu,nud,nue->de", Q, Gr, Gr) - gb.T @ gb
 
 
 def _pooled_prior(counts: np.ndarray, base: np.ndarray) -> np.ndarray:
