@@ -982,7 +982,8 @@ class PairwiseBayesModel:
                         and sweep[s][1].shape == (len(uk), shift.shape[0]):
                     start = sweep[s][1:]
                 thu, tau_u, fu, logdetu, Epi, Emom, conv = self._solve_rows(
-                    uk[:, :K], uk[:, K:2 * K], uk[:, 2 * K:], shift, wcol, tshift, slope, prior, start=start)
+                    uk[:, :K], uk[:, K:2 * K], uk[:, 2 * K:], shift, wcol, tshift, slope, prior, start=start,
+                    expectations=derivs is None)
                 if sweep is not None:
                     sweep[s] = (uk, thu, tau_u)
                 if fast_read:
@@ -1086,13 +1087,14 @@ class PairwiseBayesModel:
 
     def _solve_rows(self, nu: np.ndarray, du: np.ndarray, ntu: np.ndarray, shift: np.ndarray, wcol: np.ndarray,
                     tshift: np.ndarray | None, slope: np.ndarray | None, prior: Prior,
-                    start: tuple[np.ndarray, np.ndarray] | None = None
+                    start: tuple[np.ndarray, np.ndarray] | None = None, expectations: bool = True
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
         """The judges-only problem of every distinct judge row ``(nu, du, ntu)`` under every particle column:
         its MAP ``(theta, tau)``, the objective there, ``log det(-H)`` (less twice the adaptive rule's
         correction) and the verdict's expectations (:func:`judge_expectations`); in blocks of rows that
         bound the (rows x columns) arrays. ``start``: Newton's starting points (U, N) (the previous refine
-        sweep's solutions), else :func:`warm_start`'s."""
+        sweep's solutions), else :func:`warm_start`'s. ``expectations=False``: no expectations (empty arrays) and
+        no adaptive correction (the bias summary's derivative passes place their own nodes)."""
         U, N = len(nu), shift.shape[0]
         step = max(1, _SOLVE_VALUES // max(1, N))
         parts = []
@@ -1106,6 +1108,10 @@ class PairwiseBayesModel:
                                       prior=prior, slope=slope)
             thu, tau_u, fu, logdetu, hess, _, ok = judges_map(th0, ta0, shift, nu[sl], du[sl], ntu[sl], tol=self.tol,
                                                               tshift=tshift, prior=prior, slope=slope)
+            if not expectations:
+                parts.append((thu, tau_u, fu, logdetu, np.zeros(thu.shape + (3,)), np.zeros(thu.shape + (3, 4))))
+                conv = conv and ok
+                continue
             Epi, Emom, corr = judge_expectations(thu, tau_u, shift, nu[sl], du[sl], ntu[sl], tshift=tshift, prior=prior,
                                                  slope=slope, hessian=hess,
                                                  fmap=fu if self.quadrature == "adaptive" else None)
@@ -1625,8 +1631,8 @@ class PairwiseBayesModel:
         Hessian there (every judge's coordinates in one block), by damped Newton steps with the exact
         derivatives of :meth:`_batch_derivatives` (one read-only pass under one column a step), started at
         the particles' weighted mean: ``(coords, x0, cov)``, or None when no judge parameter is learnt.
-        Converged when every step is below ``step_tol`` times its coordinate's sd (at most
-        :data:`_SUMMARY_MAX_STEPS` steps; a step that goes downhill is halved)."""
+        Converged when a step is below ``step_tol`` times each coordinate's sd (that step is taken; the covariance is
+        the one at its start; at most :data:`_SUMMARY_MAX_STEPS` steps; a step that goes downhill is halved)."""
         coords = self._judge_coords()
         J = self._beta.shape[1]
         if not coords or not J:
@@ -1652,10 +1658,10 @@ class PairwiseBayesModel:
             cov = (V / ev) @ V.T
             sd = np.sqrt(np.diag(cov))
             step = np.clip(cov @ grad, -3.0 * sd, 3.0 * sd)
-            if np.all(np.abs(step) < step_tol * sd):
-                break
             x0 = x0 + step
             last = step
+            if np.all(np.abs(step) < step_tol * sd):     # the last step taken: exact derivatives, no noise
+                break
         return coords, x0, cov
 
     def _importance_move(self, table: PairwiseTable, coords: list[tuple[int, int]],
@@ -1931,7 +1937,8 @@ class _Derivatives:
                         self.hess[i2, i1] += val
         gb = np.einsum("nb,nbd->bd", P, Gr[:, inv])                      # (B, D): each pair's gradient
         self.grad += gb.sum(0)
-        self.hess += np.einsum("nu,nud,nue->de", Q, Gr, Gr) - gb.T @ gb
+        Wr = (Gr * np.sqrt(Q)[..., None]).reshape(-1, D)                # sum_un Q_un g_un g_un' as one product
+        self.hess += Wr.T @ Wr - gb.T @ gb
 
 
 def _pooled_prior(counts: np.ndarray, base: np.ndarray) -> np.ndarray:
