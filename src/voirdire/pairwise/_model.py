@@ -696,9 +696,9 @@ class PairwiseBayesModel:
         new pairs arrive; the model and its random stream do not change): see :meth:`_bias_summary`. On the
         bench's 30 streams of 300, 1,000 and 2,000 pairs its 95% intervals covered 56, 57 and 56 of 60
         planted biases, where the particle filter's covered 51, 54 and 48 (docs/pairwise.md, "Are the bias
-        intervals honest?"). It costs, once, 0.06-0.18 CPU-s on the 1,000-pair bench stream (two judges, 300
-        particles; the fit 0.17), 0.4-0.7 with three judges and 9 with four on 2,000 pairs (docs/pairwise.md,
-        "Speed"). Otherwise the particles'
+        intervals honest?"). It costs, once, a fraction of the fit: on 2,000 pairs (300 particles) 0.05 CPU-s with
+        two judges, 0.36 with four and 0.82 with eight, against fits of 0.33, 1.12 and 2.45 (docs/pairwise.md,
+        "Are the bias intervals honest?"). Otherwise the particles'
         weighted mean, sd and quantiles (``bias_interval_optimistic`` marks those of the default judge
         model). The other per-judge numbers (tie offsets, reliabilities) are the particles' always."""
         credible_level = check_probability(credible_level, "credible_level", "PairwiseBayesModel.posterior")
@@ -772,10 +772,12 @@ class PairwiseBayesModel:
         :data:`_SUMMARY_SWEEPS` refine sweeps (:meth:`refine`) under adaptive Gauss-Hermite quadrature
         re-learn the humans' confusions and the pair prior over the stored pairs, then the mode of the
         judges' batch log posterior (every pair's marginal likelihood, under the same quadrature, plus
-        the prior) and its inverse negative Hessian are found by Newton steps with central
-        finite-difference derivatives (:meth:`_batch_mode`, the batch move's). ``beta``'s marginal
-        posterior is read as normal: mean the mode, sd the square root of the diagonal entry (the other
-        parameters of the judges integrated out by the Gaussian approximation).
+        the prior) and its inverse negative Hessian are found by Newton steps (:meth:`_summary_mode`) whose
+        gradient and Hessian, every judge's coordinates in one block, come exact from one read-only pass
+        under one column (:class:`_Derivatives`; with ``laplace=False`` the batch move's central finite
+        differences, :meth:`_batch_mode`). ``beta``'s marginal posterior is read as normal: mean the mode, sd
+        the square root of the diagonal entry (the other parameters of the judges integrated out by the
+        Gaussian approximation).
 
         None (the particles are read) where the filter's intervals are not known to be off (the paper's
         judge model: no reliability and no tie offset; ``learn_bias=False``; ``integrate_verdict=False``),
@@ -791,8 +793,9 @@ class PairwiseBayesModel:
                 or sum(t.n_pairs for t in self._seen) != self.n_items_seen_:
             return None
         table = _concat_tables(self._seen)
-        # a mode within 0.1 sd (the objective's rounding, ~1e-3 over 1,000 pairs, moves it by a few hundredths
-        # of an sd, so a tighter tolerance only spends steps; the interval's coverage moves by < 0.001)
+        # Newton steps until one is below 0.1 sd (exact derivatives: that step is taken, so the mode is within
+        # about 0.01 sd; the finite-difference path stops before it: its objective's rounding, ~1e-3 over 1,000
+        # pairs, moves the mode by a few hundredths of an sd)
         cal = self._summary_model(table)
         if self.laplace:                  # exact derivatives, one pass a Newton step
             found = cal._summary_mode(table, _SUMMARY_STEP_TOL)
