@@ -37,7 +37,10 @@ the coverage with its Monte-Carlo standard error ``sqrt(c (1 - c) / draws)``, PP
 the labels saved against PPI++ **at equal coverage** (its interval scaled, at each reference
 fraction, by the quantile of its studentised errors that makes it cover as often as the method:
 :func:`_ppi_at`) and at equal width, and the share of draws on which the method's interval is
-wider than human-only's on the same labels. ``--no-active`` skips the active design and
+wider than human-only's on the same labels, and the labels saved against PPI++ for the same mean
+squared error **on the same draws** (paired, with a bootstrap standard error: the precise
+efficiency comparison; the equal-coverage one moves by about 9% of labels per 0.01 of Monte-Carlo
+coverage error, so the table prints it at the coverage ∓ one MC standard error too). ``--no-active`` skips the active design and
 ``--fracs`` sets the fractions.
 
     nice .venv-oracle/bin/python bench/estimation_savings.py --reps 500 --ref-reps 300 --models calibrated \
@@ -251,26 +254,53 @@ def one_set(name: str, X: pd.DataFrame, y: np.ndarray, reps: int, seed: int, ref
                 add(f"{model}, all judges, active", res.ci.low, res.ci.high, res.ci.width, _sp_width(res),
                     res.estimate)
         n = f * y.size
+        e2_ppi = np.asarray(acc["PPI++ best judge (ppi_py)"]["se2"])
+        boot = np.random.default_rng([seed, int(f * 1000), 13]).integers(0, e2_ppi.size, (400, e2_ppi.size))
         for key, a in acc.items():
             w, wsp = float(np.mean(a["w"])), float(np.nanmean(a["wsp"])) if np.isfinite(a["wsp"]).any() else np.nan
             cov = float(np.mean(a["hit"]))
+            cov_se = float(np.sqrt(cov * (1 - cov) / len(a["hit"])))
             saved = 1 - n / _labels_for(w, ref, "human-only") if np.isfinite(w) else np.nan
+            eq = [1 - n / _labels_for(w, _ppi_at(ref, c), "PPI++ eq") if np.isfinite(w) else np.nan
+                  for c in (cov, cov - cov_se, cov + cov_se)]
+            paired = (_paired_saving(np.asarray(a["se2"]), e2_ppi, n, y.size, boot)
+                      if len(a["se2"]) == e2_ppi.size else (np.nan, np.nan))
             rows.append({
                 "data": name, "N": y.size, "best judge": best, "best r2": r2s[best], "frac": f, "n": n,
                 "method": key, "coverage": cov, "reps": len(a["hit"]),
-                "coverage mc se": float(np.sqrt(cov * (1 - cov) / len(a["hit"]))),
+                "coverage mc se": cov_se,
+                "coverage z": (cov - 0.95) / float(np.sqrt(0.95 * 0.05 / len(a["hit"]))),
                 "wider than human-only": float(np.mean(a["wider"])),
                 "width": w, "width_sp": wsp,
                 "oracle r2": r2_oracle, "oracle bound": r2_oracle * (1 - f),
                 "share of bound": saved / (r2_oracle * (1 - f)),
-                "saving vs PPI++ eq cov": (1 - n / _labels_for(w, _ppi_at(ref, cov), "PPI++ eq")
-                                           if np.isfinite(w) else np.nan),
+                "saving vs PPI++ eq cov": eq[0],
+                "saving vs PPI++ eq cov at -1 mc se": eq[1], "saving vs PPI++ eq cov at +1 mc se": eq[2],
+                "mse saving vs PPI++ same draws": paired[0], "mse saving vs PPI++ same draws se": paired[1],
                 "saving vs human-only": saved,
                 "saving vs PPI++": 1 - n / _labels_for(wsp, ref, "PPI++") if np.isfinite(wsp) else np.nan,
                 "mse": float(np.mean(a["se2"])),
                 "mse saving vs PPI++": 1 - n / _labels_for_mse(float(np.mean(a["se2"])), ref, "mse PPI++", y.size),
             })
     return rows
+
+
+def _paired_saving(e2: np.ndarray, e2_ppi: np.ndarray, n: float, n_items: int, boot: np.ndarray
+                   ) -> tuple[float, float]:
+    """Labels saved against PPI++ (best judge) for the same mean squared error, on the same draws,
+    and its bootstrap standard error over the draws (``boot``: resampled draw indices).
+
+    With MSE ratio ``r = mean(e2) / mean(e2_ppi)`` at ``n`` labels and PPI++'s MSE of the design form
+    ``c (1/n - 1/N)``, PPI++ needs ``n'`` with ``1/n' = r (1/n - 1/N) + 1/N``; saving ``1 - n/n'``.
+    Both errors come from the same draws, so the ratio is free of the noise of two separate
+    Monte-Carlo runs and of any interval's calibration (unlike the equal-coverage comparison, whose
+    Monte-Carlo error is that of the coverage: about 9% of labels per 0.01 of coverage)."""
+    def saving(r: np.ndarray | float) -> np.ndarray | float:
+        return 1.0 - n * (r * (1.0 / n - 1.0 / n_items) + 1.0 / n_items)
+
+    r = float(np.mean(e2) / np.mean(e2_ppi))
+    rb = e2[boot].mean(axis=1) / e2_ppi[boot].mean(axis=1)
+    return float(saving(r)), float(np.std(saving(rb)))
 
 
 def _sp_width(res) -> float:
@@ -416,9 +446,11 @@ def markdown(df: pd.DataFrame) -> None:
 def goal_table(df: pd.DataFrame, method: str = "calibrated, all judges") -> None:
     """Issue 33's goal table for ``method``: per data set and fraction the labels saved against
     human-only, the oracle bound ``R^2_cv (1 - f)``, the share of it reached, the coverage with its
-    Monte-Carlo standard error, PPI++'s coverage, and the labels saved against PPI++ at equal
-    coverage (its interval scaled to cover as often as ``method``'s); then the means per collection
-    and fraction."""
+    Monte-Carlo standard error and its z against 0.95 (bold beyond 2), PPI++'s coverage, the labels
+    saved against PPI++ at equal coverage (its interval scaled to cover as often as ``method``'s;
+    in brackets with the coverage one Monte-Carlo standard error lower and higher, which is that
+    comparison's own noise) and for the same mean squared error on the same draws (± bootstrap
+    standard error, :func:`_paired_saving`); then the means per collection and fraction."""
     g = df[df["method"] == method]
     if g.empty:
         return
@@ -426,26 +458,42 @@ def goal_table(df: pd.DataFrame, method: str = "calibrated, all judges") -> None
     print(f"\n**Goal table: {method}** (saved = labels saved against human-only for the same width; "
           "bound = R²_cv (1 − f), 10-fold least squares on all items; vs PPI++ = labels saved against the "
           "best single-judge PPI++ with its interval scaled to the same coverage)\n")
-    print("| data | frac | n | saved | oracle bound | share of bound | coverage ± MC se | PPI++ coverage "
-          "| vs PPI++, equal coverage | vs PPI++, equal width | draws wider than human-only |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| data | frac | n | saved | oracle bound | share of bound | coverage ± MC se (z) | PPI++ coverage "
+          "| vs PPI++, equal coverage (coverage ∓ 1 MC se) | vs PPI++, same draws, MSE ± se | vs PPI++, equal width "
+          "| draws wider than human-only |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for _, r in g.iterrows():
         pc = ppi.get((r["data"], r["frac"]), np.nan)
+        z = r.get("coverage z", np.nan)
+        flag = "**" if np.isfinite(z) and abs(z) > 2 else ""
+        eq_rng = (f" ({_pct(r['saving vs PPI++ eq cov at -1 mc se'])}, {_pct(r['saving vs PPI++ eq cov at +1 mc se'])})"
+                  if np.isfinite(r.get("saving vs PPI++ eq cov at -1 mc se", np.nan)) else "")
+        paired = (f"{_pct(r['mse saving vs PPI++ same draws'])} ± {r['mse saving vs PPI++ same draws se']:.0%}"
+                  if np.isfinite(r.get("mse saving vs PPI++ same draws", np.nan)) else "")
         print(f"| {r['data']} | {r['frac']:.0%} | {r['n']:.0f} | {r['saving vs human-only']:.1%} | "
-              f"{r['oracle bound']:.1%} | {r['share of bound']:.0%} | {r['coverage']:.3f} ± {r['coverage mc se']:.3f} | "
-              f"{pc:.3f} | {_pct(r['saving vs PPI++ eq cov'])} | {_pct(r['saving vs PPI++'])} | "
+              f"{r['oracle bound']:.1%} | {r['share of bound']:.0%} | "
+              f"{flag}{r['coverage']:.3f} ± {r['coverage mc se']:.3f} ({z:+.1f}){flag} | "
+              f"{pc:.3f} | {_pct(r['saving vs PPI++ eq cov'])}{eq_rng} | {paired} | {_pct(r['saving vs PPI++'])} | "
               f"{r['wider than human-only']:.1%} |")
     c = g.assign(collection=g["data"].str.split().str[0]).groupby(["collection", "frac"])
     summ = c[["saving vs human-only", "oracle bound", "coverage", "saving vs PPI++ eq cov"]].mean()
     summ["cells in [0.94, 0.96]"] = c["coverage"].apply(lambda v: f"{int(((v >= 0.94) & (v <= 0.96)).sum())}/{v.size}")
     summ["min vs PPI++ eq cov"] = c["saving vs PPI++ eq cov"].min()
+    has_new = "coverage z" in g.columns  # CSVs of runs before the same-draws comparison lack these
+    if has_new:
+        summ["cells |z| > 2"] = c["coverage z"].apply(lambda v: f"{int((v.abs() > 2).sum())}/{v.size}")
+        summ["paired mean"] = c["mse saving vs PPI++ same draws"].mean()
+        summ["paired min"] = c["mse saving vs PPI++ same draws"].min()
     print("\n| collection | frac | mean saved | mean bound | share (mean saved ÷ mean bound) | mean coverage "
-          "| cells in [0.94, 0.96] | vs PPI++ equal coverage: mean / worst cell |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+          "| cells in [0.94, 0.96] | cells > 2 MC se from 0.95 | vs PPI++ equal coverage: mean / worst cell "
+          "| vs PPI++ same draws, MSE: mean / worst cell |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for (col, f), r in summ.iterrows():
         print(f"| {col} | {f:.0%} | {r['saving vs human-only']:.1%} | {r['oracle bound']:.1%} | "
               f"{r['saving vs human-only'] / r['oracle bound']:.0%} | {r['coverage']:.3f} | {r['cells in [0.94, 0.96]']} | "
-              f"{_pct(r['saving vs PPI++ eq cov'])} / {_pct(r['min vs PPI++ eq cov'])} |")
+              f"{r['cells |z| > 2'] if has_new else ''} | "
+              f"{_pct(r['saving vs PPI++ eq cov'])} / {_pct(r['min vs PPI++ eq cov'])} | "
+              + (f"{_pct(r['paired mean'])} / {_pct(r['paired min'])} |" if has_new else " |"))
 
 
 def _pct(v: float) -> str:

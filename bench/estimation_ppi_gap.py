@@ -1,0 +1,222 @@
+"""Is the default's gap to single-judge PPI++ real, and does another predictor close it? (issue 33)
+
+Per cell (SummEval 4 dimensions, HANNA 6 criteria; 10% and 25% uniform Poisson samples, the draws
+of ``bench/estimation_savings.py``), the mean squared error of each variant's estimate about the
+full-data human mean divided by that of PPI++ on the single judge of highest full-data R^2
+(``voirdire.estimation.ppi_mean``, equal to ``ppi_py.ppi_mean_ci``), **on the same draws**, with a
+bootstrap standard error over the draws. Below 1: fewer labels than PPI++ for the same precision
+(about ``1 - ratio`` of them at 10%). Paired, the ratio is free of the noise of two separate
+Monte-Carlo runs and of any interval's calibration (the savings bench's "equal coverage"
+comparison moves by about 9% of labels per 0.01 of coverage error).
+
+    nice -n 5 .venv-oracle/bin/python bench/estimation_ppi_gap.py --reps 500
+    nice -n 5 .venv-oracle/bin/python bench/estimation_ppi_gap.py --reps 500 --variants calibrated,ric \\
+        --only "SummEval fluency,HANNA Coherence"       # and each variant against the default, paired
+    nice -n 5 .venv-oracle/bin/python bench/estimation_ppi_gap.py --coverage --reps 2000 \\
+        --only "HANNA Coherence"                        # the default's coverage in detail, 2,000 draws
+
+``--coverage``: per cell, the default and human-only on the same draws: coverage ± Monte-Carlo
+se over all draws, over the first 500 (the savings bench's goal table) and the rest, the mean
+reported variance over the Monte-Carlo MSE, the kurtosis of the studentised error, and the
+draws with fewer than 100 labels (the small-sample branch) apart.
+
+Variants (all cross-fitted leave-one-out and power-tuned like the default; the candidates are
+bench-only monkeypatches of the anchored ridge in ``voirdire.estimation._models``):
+
+- ``calibrated``: the default (ridge anchored on the judges' first principal component, GCV).
+- ``best``: the default on the oracle best judge alone (the judge PPI++ uses).
+- ``select``: ``model="select"`` (GCV choice among ridge, ridge anchored on the training set's best
+  single judge, and the constant) with power tuning.
+- ``choose``: per training set, the GCV choice between the default's path and ridge anchored on
+  the training set's best single judge (the judge with the largest explained sum of squares).
+- ``ric``: as ``choose``, the selected judge charged ``log p`` degrees of freedom in its GCV
+  score instead of 1 (the risk-inflation cost of picking one of ``p`` columns; Foster & George
+  1994); ``ric2``: ``2 log p - 1``.
+- ``two``: ridge anchored on the span of the first principal component and the training set's
+  best judge (both unpenalised).
+- ``pc2``: ridge anchored on the span of the judges' first two principal components (no label
+  used to choose the span).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+import voirdire.estimation._models as M
+from voirdire.estimation import dr_mean, ppi_mean
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from estimation_savings import hanna, summeval  # noqa: E402
+
+VARIANTS = ("calibrated", "best", "select", "choose", "ric", "ric2", "two", "pc2")
+
+
+def _span_ridge(gram: np.ndarray, c: np.ndarray, byy: np.ndarray, nk: np.ndarray, sw: np.ndarray,
+                A: np.ndarray, anchor_dof: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Ridge anchored on the span of ``A[k]`` (``(K, p, r)``, unpenalised), the rest shrunk by the
+    GCV-chosen penalty, the anchor charged ``anchor_dof`` degrees of freedom in the GCV score
+    (default ``r``); ``r = 1`` is ``_models._anchored_ridge``. Returns ``(coef, gcv)``."""
+    GA = np.einsum("kpq,kqr->kpr", gram, A)
+    Mi = np.linalg.pinv(np.einsum("kpr,kps->krs", A, GA), hermitian=True)
+    Ac = np.einsum("kpr,kp->kr", A, c)
+    GAMi = np.einsum("kpr,krs->kps", GA, Mi)
+    dof = float(A.shape[2]) if anchor_dof is None else anchor_dof
+    gamma, gcv = M._ridge_gcv(gram - np.einsum("kps,kqs->kpq", GAMi, GA), c - np.einsum("kps,ks->kp", GAMi, Ac),
+                              byy - np.einsum("kr,krs,ks->k", Ac, Mi, Ac), nk, sw, 1.0 + dof)
+    t = np.einsum("krs,ks->kr", Mi, Ac - np.einsum("kpr,kp->kr", GA, gamma))
+    return gamma + np.einsum("kpr,kr->kp", A, t), gcv
+
+
+def _best_column(gram: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Per training set, the column with the largest explained sum of squares ``c_j^2 / G_jj``."""
+    gjj = np.diagonal(gram, axis1=1, axis2=2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ok = gjj > 1e-12 * np.maximum(gjj.max(axis=1, keepdims=True), 1e-300)
+        return np.argmax(np.where(ok, c * c / np.where(ok, gjj, 1.0), -np.inf), axis=1)
+
+
+@contextmanager
+def _patched(variant: str, p: int) -> Iterator[None]:
+    """The default's anchored ridge replaced by ``variant``'s for the duration (this process only:
+    the bench's own monkeypatch)."""
+    orig_anchored, orig_pc = M._anchored_ridge, M._first_component
+    sel_dof = {"choose": 1.0, "ric": max(1.0, float(np.log(p))), "ric2": max(1.0, 2.0 * float(np.log(p)) - 1.0)}
+
+    def anchored(gram, c, byy, nk, sw, a):
+        if variant == "pc2":  # a: the first component; the second was kept by first_two
+            return _span_ridge(gram, c, byy, nk, sw, np.stack([a, np.broadcast_to(second[0], a.shape)], axis=2))
+        best = np.eye(c.shape[1])[_best_column(gram, c)]
+        if variant == "two":
+            return _span_ridge(gram, c, byy, nk, sw, np.stack([a, best], axis=2))
+        coef_a, gcv_a = orig_anchored(gram, c, byy, nk, sw, a)
+        coef_b, gcv_b = _span_ridge(gram, c, byy, nk, sw, best[:, :, None], sel_dof[variant])
+        return np.where((gcv_b < gcv_a)[:, None], coef_b, coef_a), np.minimum(gcv_a, gcv_b)
+
+    second: list[np.ndarray] = []
+
+    def first_two(Z: np.ndarray) -> np.ndarray:
+        """The default's first component; the second one kept for ``anchored``."""
+        Zc = Z - Z.mean(axis=0)
+        second[:] = [np.linalg.eigh(np.einsum("ij,ik->jk", Zc, Zc))[1][:, -2]]
+        return orig_pc(Z)
+
+    if variant in ("choose", "ric", "ric2", "two", "pc2"):
+        M._anchored_ridge = anchored
+    if variant == "pc2":
+        M._first_component = first_two
+    try:
+        yield
+    finally:
+        M._anchored_ridge, M._first_component = orig_anchored, orig_pc
+
+
+def _estimate(variant: str, xb: np.ndarray, Xa: np.ndarray, yy: np.ndarray, f: float, r: int) -> float:
+    if variant == "best":
+        return dr_mean(xb, yy, f, target="finite", interval="normal", rng=r).estimate
+    with _patched(variant, Xa.shape[1]):
+        return dr_mean(Xa, yy, f, model="select" if variant == "select" else "calibrated", power_tuning=True,
+                       target="finite", interval="normal", rng=r).estimate
+
+
+def coverage(data: dict, reps: int, fracs: list[float], first: int = 500) -> None:
+    """The default and human-only (finite target, ``interval="auto"``), per cell: coverage of the
+    full-data mean ± Monte-Carlo se over all draws, over the first ``first`` (the savings bench's
+    goal table at ``--reps 500``) and the rest; mean reported variance over the Monte-Carlo MSE;
+    the kurtosis of the studentised error; and the draws with fewer than 100 labels (the
+    small-sample branch) apart. The draws are the savings bench's."""
+    from voirdire.estimation import classical_mean
+
+    print("| cell | method | coverage ± MC se | first 500 / rest | variance ÷ MSE | kurtosis of z "
+          "| share < 100 labels | coverage < 100 / ≥ 100 | variance ÷ MSE < 100 |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name, (X, y) in data.items():
+        Xa, truth = X.to_numpy(float), float(y.mean())
+        for f in fracs:
+            rng = np.random.default_rng([0, int(f * 1000), len(name)])
+            rows: dict[str, list[tuple[float, float, bool, int]]] = {"default": [], "human-only": []}
+            for r in range(reps):
+                lab = rng.random(y.size) < f
+                if lab.sum() < 3:
+                    continue
+                yy = np.where(lab, y, np.nan)
+                for key, res in (("default", dr_mean(Xa, yy, f, target="finite", rng=r)),
+                                 ("human-only", classical_mean(yy, f, target="finite"))):
+                    rows[key].append((res.estimate - truth, res.se ** 2, res.ci.low <= truth <= res.ci.high,
+                                      int(lab.sum())))
+            for key, v in rows.items():
+                a = np.array(v, dtype=float)
+                err, var, hit, small = a[:, 0], a[:, 1], a[:, 2], a[:, 3] < 100
+                c = hit.mean()
+                rest = f"{hit[first:].mean():.3f}" if hit.size > first else ""
+                lo = (f"{hit[small].mean():.3f} / {hit[~small].mean():.3f}" if small.any() else "")
+                vs = f"{var[small].mean() / np.mean(err[small] ** 2):.3f}" if small.any() else ""
+                print(f"| {name} {f:.0%} | {key} | {c:.3f} ± {np.sqrt(c * (1 - c) / hit.size):.3f} | "
+                      f"{hit[:first].mean():.3f} / {rest} | {var.mean() / np.mean(err ** 2):.3f} | "
+                      f"{np.mean(err ** 4 / var ** 2):.2f} | {small.mean():.2f} | {lo} | {vs} |", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--reps", type=int, default=500)
+    ap.add_argument("--fracs", default="0.1,0.25")
+    ap.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated, from {', '.join(VARIANTS)}")
+    ap.add_argument("--only", default=None, help="comma-separated data set names (e.g. 'SummEval fluency')")
+    ap.add_argument("--coverage", action="store_true",
+                    help="the default's coverage in detail instead (with --reps 2000 for the disputed cells)")
+    a = ap.parse_args()
+    variants = a.variants.split(",")
+    if bad := [v for v in variants if v not in VARIANTS]:
+        ap.error(f"unknown variant(s) {bad}; choose from {', '.join(VARIANTS)}")
+    warnings.simplefilter("ignore")  # small draws warn; the errors say what matters
+    data = {**summeval(), **hanna()}
+    if a.only:
+        data = {k: v for k, v in data.items() if k in [s.strip() for s in a.only.split(",")]}
+    if a.coverage:
+        coverage(data, a.reps, [float(s) for s in a.fracs.split(",")])
+        return
+    t0 = time.process_time()
+    ratios: dict[str, list[float]] = {v: [] for v in variants}
+    print(f"| cell | {' | '.join(variants)} |\n|---|" + "---:|" * len(variants))
+    for name, (X, y) in data.items():
+        r2s = {col: float(np.corrcoef(X[col], y)[0, 1] ** 2) for col in X.columns}
+        xb = X[max(r2s, key=r2s.__getitem__)].to_numpy(float)
+        Xa = X.to_numpy(float)
+        truth = float(y.mean())
+        for f in (float(s) for s in a.fracs.split(",")):
+            rng = np.random.default_rng([0, int(f * 1000), len(name)])  # the savings bench's draws
+            e2: dict[str, list[float]] = {v: [] for v in variants + ["ppi"]}
+            for r in range(a.reps):
+                yy = np.where(rng.random(y.size) < f, y, np.nan)
+                e2["ppi"].append((ppi_mean(xb, yy).estimate - truth) ** 2)
+                for v in variants:
+                    e2[v].append((_estimate(v, xb, Xa, yy, f, r) - truth) ** 2)
+            P = np.asarray(e2["ppi"])
+            boot = np.random.default_rng(1).integers(0, P.size, (400, P.size))
+            cells = []
+            for v in variants:
+                E = np.asarray(e2[v])
+                ratios[v].append(float(E.mean() / P.mean()))
+                se = float(np.std(E[boot].mean(axis=1) / P[boot].mean(axis=1)))
+                cell = f"{ratios[v][-1]:.3f} ± {se:.3f}"
+                if v != variants[0]:  # against the first variant, paired
+                    E0 = np.asarray(e2[variants[0]])
+                    se0 = float(np.std(E[boot].mean(axis=1) / E0[boot].mean(axis=1)))
+                    cell += f" ({E.mean() / E0.mean():.3f} ± {se0:.3f})"
+                cells.append(cell)
+            print(f"| {name} {f:.0%} | " + " | ".join(cells) + " |", flush=True)
+    print("| geometric mean | " + " | ".join(f"{np.exp(np.mean(np.log(ratios[v]))):.3f}" for v in variants) + " |")
+    print("| worst cell | " + " | ".join(f"{max(ratios[v]):.3f}" for v in variants) + " |")
+    print(f"\ncells: MSE / MSE of PPI++ (best judge) on the same {a.reps} draws ± bootstrap se; in brackets the "
+          f"ratio to {variants[0]}, paired. CPU {time.process_time() - t0:.0f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
