@@ -263,8 +263,9 @@ def one_set(name: str, X: pd.DataFrame, y: np.ndarray, reps: int, seed: int, ref
             saved = 1 - n / _labels_for(w, ref, "human-only") if np.isfinite(w) else np.nan
             eq = [1 - n / _labels_for(w, _ppi_at(ref, c), "PPI++ eq") if np.isfinite(w) else np.nan
                   for c in (cov, cov - cov_se, cov + cov_se)]
+            # paired only where the labels are PPI++'s (the active design draws its own)
             paired = (_paired_saving(np.asarray(a["se2"]), e2_ppi, n, y.size, boot)
-                      if len(a["se2"]) == e2_ppi.size else (np.nan, np.nan))
+                      if len(a["se2"]) == e2_ppi.size and not key.endswith("active") else (np.nan, np.nan))
             rows.append({
                 "data": name, "N": y.size, "best judge": best, "best r2": r2s[best], "frac": f, "n": n,
                 "method": key, "coverage": cov, "reps": len(a["hit"]),
