@@ -7,6 +7,7 @@ import json
 import re
 
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from voirdire.cli import app
@@ -107,6 +108,7 @@ def _rubric(tmp_path):
     return p
 
 
+@pytest.mark.slow  # a whole report with a By group section: 1.3 CPU-s idle, near the fast suite's budget under load
 def test_report_by_with_inclusion_prob_shows_estimate_by_numbers(tmp_path):
     p = _rubric(tmp_path)
     common = ["-j", "llm", "--by", "criterion", "--inclusion-prob", "pi", "--scale", "interval", "--seed", "3"]

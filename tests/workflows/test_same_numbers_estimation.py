@@ -67,6 +67,7 @@ def _api_judges(path):
     return _json(estimate_judges(t, ["llm", "llm2"], inclusion_prob_from_file("pi", path, t), seed=3).to_dict())
 
 
+@pytest.mark.slow  # a whole report: 1.6 CPU-s idle, over the 2 CPU-s budget of the fast suite on a loaded machine
 def test_the_report_shows_the_workflows_estimates(tmp_path):
     path = _scores(tmp_path, n=100, equal=True)
     section = _report_section(path, tmp_path)
