@@ -220,6 +220,7 @@ def test_unavailable_sections_are_listed(written):
 
 
 
+@pytest.mark.slow  # a whole report: 1.8-2.4 CPU-s, over the fast suite's 2 CPU-s budget in one CI run in two
 def test_sections_not_asked_for_say_why(hostile_table):
     rep = build_report(hostile_table, n_resamples=20)
     for key, why in (("pairwise", "no pairwise file"), ("estimation", "no inclusion probability")):
@@ -248,6 +249,7 @@ def test_tiny_table_still_reports():
     jsonschema.validate(rep.to_dict(), report_schema())
 
 
+@pytest.mark.slow  # a whole report on HANNA: 1.2-1.7 CPU-s idle, over 2 in the oracle environment's CI run
 def test_interval_scale_with_many_values():
     from voirdire.datasets import load_hanna
 
