@@ -260,6 +260,7 @@ def test_pairwise_results_to_json() -> None:
     _strict_json(leave_one_human_out(ptable, n_particles=20, max_folds=2, rng=0))
 
 
+@pytest.mark.slow  # a whole report: 1.7-2.9 CPU-s in the oracle environment (the fast suite allows 2)
 def test_report_to_json(table) -> None:
     from voirdire.report import build_report
 

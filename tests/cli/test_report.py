@@ -110,6 +110,7 @@ def test_pairwise_file(labels_csv, tmp_path):
     assert doc["meta"]["pairwise_input"]["name"] == "votes.csv"
 
 
+@pytest.mark.slow  # a whole report: 1.7-2.9 CPU-s in the oracle environment (the fast suite allows 2)
 def test_pairwise_only_report(tmp_path):
     from voirdire.pairwise import simulate_pairwise
 

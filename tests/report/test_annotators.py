@@ -60,6 +60,7 @@ def test_one_human_section_not_available():
     assert s.status == "not available" and "two human" in s.reason
 
 
+@pytest.mark.slow  # a whole report: 1.7-2.9 CPU-s in the oracle environment (the fast suite allows 2)
 def test_the_report_runs_the_annotator_check_once(spam_report, monkeypatch):
     import voirdire.diagnostics as D
 

@@ -122,6 +122,7 @@ def test_estimation_matches_direct_calls(built, hostile_table):
         _eq(res["judges"], estimate_judges(hostile_table, JUDGES, 0.8, seed=7).to_dict()["judges"])
 
 
+@pytest.mark.slow  # a whole report: 1.7-2.9 CPU-s in the oracle environment (the fast suite allows 2)
 def test_estimation_equals_the_estimate_command(tmp_path):
     """`voirdire report` and `voirdire estimate` print the same estimates for one file and seed."""
     import json

@@ -79,6 +79,7 @@ def _same_answer(cli, sec, page, api):
     return rep, line
 
 
+@pytest.mark.slow  # pairwise + a whole report + the API: 0.9 CPU-s here, 2.1 in the oracle environment
 def test_a_baseline_wins_the_report_shows_its_forecasts_as_pairwise_does(tmp_path):
     cli, sec, page, api = _three_ways(tmp_path, rng=3)
     rep, line = _same_answer(cli, sec, page, api)
@@ -98,6 +99,7 @@ def test_a_baseline_wins_the_report_shows_its_forecasts_as_pairwise_does(tmp_pat
                for t in _paragraphs(page))
 
 
+@pytest.mark.slow  # pairwise + a whole report + the API: 0.9 CPU-s here, 2.1 in the oracle environment
 def test_the_model_wins_the_report_shows_the_posterior_as_pairwise_does(tmp_path):
     cli, sec, page, api = _three_ways(tmp_path, rng=4)
     rep, line = _same_answer(cli, sec, page, api)
@@ -126,6 +128,7 @@ def test_summarise_pairwise_passes_the_choice_options_to_fit_pairwise():
         summarise_pairwise(table, choice_folds=1)
 
 
+@pytest.mark.slow  # pairwise and a whole report per case
 @pytest.mark.parametrize("flags", [["--no-choice"], ["--choice-folds", "2"]])
 def test_the_report_takes_the_choice_options_of_pairwise(tmp_path, flags):
     table, _ = simulate_pairwise(40, biases=[1.0, 0.0], rng=3)
