@@ -16,9 +16,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .._safe import escape_control
 from .._scores import TERMINAL_NAMES
 from ._format import fmt_ci, fmt_int, fmt_num, fmt_p
+from .console._lines import line as _line
 
 __all__ = ["render_comparison", "render_validation", "verdict_lines", "agreement_table", "binary_tables",
            "matrix_table", "binary_notes", "display_name", "DISPLAY"]
@@ -26,14 +26,8 @@ __all__ = ["render_comparison", "render_validation", "verdict_lines", "agreement
 
 # ----------------------------------------------------------------------------- agreement
 def _text(*parts: str | tuple[str, str]) -> Text:
-    """A line from plain and ``(text, style)`` parts, every part shown literally."""
-    out = Text()
-    for part in parts:
-        if isinstance(part, tuple):
-            out.append(escape_control(part[0], keep="\n"), style=part[1])
-        else:
-            out.append(escape_control(part, keep="\n"))
-    return out
+    """A line from plain and ``(text, style)`` parts, every part shown literally (tabs escaped too)."""
+    return _line(*parts, keep="\n")  # type: ignore[no-any-return]
 
 
 def _num(x: Any, digits: int = 3) -> str:

@@ -7,9 +7,10 @@ from typing import Any
 __all__ = ["line"]
 
 
-def line(*parts: str | tuple[str, str]) -> Any:
+def line(*parts: str | tuple[str, str], keep: str = "\n\t") -> Any:
     """One Rich ``Text`` from plain and ``(text, style)`` parts, each shown literally (control characters
-    escaped, newlines and tabs kept), whatever the parts hold (rater names, file names, labels)."""
+    escaped, the ``keep`` ones (newlines and tabs) kept), whatever the parts hold (rater names, file names,
+    labels)."""
     from rich.text import Text
 
     from ..._safe import escape_control
@@ -17,5 +18,5 @@ def line(*parts: str | tuple[str, str]) -> Any:
     out = Text()
     for part in parts:
         text, style = part if isinstance(part, tuple) else (part, "")
-        out.append(escape_control(text, keep="\n\t"), style=style)
+        out.append(escape_control(text, keep=keep), style=style)
     return out

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..._safe import escape_control, one_line
+from ._lines import line
 
 __all__ = ["SafeConsole", "console", "err_console", "styled", "echo_csv", "print_error", "progress_bar"]
 
@@ -36,18 +37,9 @@ class SafeConsole(Console):
         return super().render_str(escape_control(text, keep="\n\t"), **kwargs)
 
 
-def styled(*parts: str | tuple[str, str]) -> Text:
-    """One line from plain and styled parts, e.g. ``styled(("warning:", "yellow"), " ", message)``.
-
-    Every part is shown literally (control characters escaped), whatever it holds.
-    """
-    out = Text()
-    for part in parts:
-        if isinstance(part, tuple):
-            out.append(escape_control(part[0], keep="\n\t"), style=part[1])
-        else:
-            out.append(escape_control(part, keep="\n\t"))
-    return out
+#: One line from plain and styled parts, e.g. ``styled(("warning:", "yellow"), " ", message)``; every part shown
+#: literally (control characters escaped), whatever it holds: the renderers' one line builder.
+styled = line
 
 
 console = SafeConsole()
