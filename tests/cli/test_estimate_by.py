@@ -122,6 +122,9 @@ def test_report_by_with_inclusion_prob_shows_estimate_by_numbers(tmp_path):
     assert sec["status"] == "ok"
     want = json.loads(est.stdout)
     assert sec["results"]["groups"] == want["groups"] and sec["results"]["pooled"] == want["pooled"]
+    # the pool's own Estimation section points there, not at an --inclusion-prob the user gave
+    pool = doc["sections"]["estimation"]
+    assert pool["status"] == "not available" and "'By group: mean human score'" in pool["reason"], pool
     # every estimate the page shows is the JSON's, to its digits
     page = (out / "report.html").read_text(encoding="utf-8")
     shown = re.findall(r'data-pointer="(/sections/groups_estimate/[^"]+)"[^>]*>([^<]*)<', page)

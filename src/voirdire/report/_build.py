@@ -71,6 +71,7 @@ class Context:
     pairwise_covariates: Any = None
     pairwise_choice: bool = True
     pairwise_choice_folds: int = 5
+    estimated_by_group: bool = False
     unsampled: str = "error"
     cache: dict[str, Any] = dataclasses.field(default_factory=dict)
 
@@ -357,6 +358,7 @@ def build_report(
     check_table_fits(table)
     ctx = Context(table=table, judges=analysed or tuple(table.judges), humans=tuple(table.humans), pairwise=pairwise,
                   pairwise_covariates=pairwise_covariates, pairwise_choice=bool(pairwise_choice),
+                  estimated_by_group=getattr(grouped_estimate, "grouped", None) is not None,
                   pairwise_choice_folds=int(pairwise_choice_folds),
                   inclusion_prob=inclusion_prob, seed=int(seed), confidence_level=confidence_level,
                   n_resamples=n_resamples, epsilon=float(epsilon), alt_test_epsilon=float(alt_test_epsilon),

@@ -441,6 +441,9 @@ def _ranking_block(ctx: Context, w: Writer) -> None:
 # ----------------------------------------------------------------------------------------- estimation
 def estimation_section(ctx: Context, w: Writer) -> None:
     """DR vs human-only vs PPI intervals for the mean human score, per judge."""
+    if ctx.inclusion_prob is None and ctx.estimated_by_group:
+        raise NotAvailable("with --by the mean human score is estimated in each group and on the pool: see the "
+                           "'By group: mean human score' section.")
     if ctx.inclusion_prob is None:
         raise NotAvailable("no inclusion probability named (pass inclusion_prob= or --inclusion-prob); "
                            "the two-stage estimators need the known probability that each item went to the humans.")
