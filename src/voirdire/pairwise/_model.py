@@ -1529,15 +1529,11 @@ class PairwiseBayesModel:
         coords, means, x0, cov, groups = found
         self._importance_move(table, coords, means, x0, cov, groups)
 
-    def _batch_mode(self, table: PairwiseTable, step_tol: float = 0.05
-                    ) -> tuple[list[tuple[int, int]], tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray,
-                               np.ndarray, list[np.ndarray]] | None:
-        """The mode of the judges' batch log posterior over ``table`` (:meth:`_batch_logpost`) and the
-        inverse of its negative Hessian there, by damped Newton steps with central finite-difference
-        derivatives, started at the particles' weighted mean: ``(coords, means, x0, cov, groups)``
-        (``groups``: the coordinates of each Gaussian block; ``cov`` is block-diagonal), or None when
-        no judge parameter is learnt. A block has converged when every Newton step is below ``step_tol``
-        times its coordinate's sd (at most 8 steps)."""
+    def _judge_start(self) -> tuple[list[tuple[int, int]], np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray],
+                                    np.ndarray, np.ndarray] | None:
+        """Where the batch posterior's mode is searched from: ``(coords, wm, means, X, x0)``: the learnt judge
+        coordinates, the particles' weight matrix, the judges' weighted mean parameters, the particles' free
+        coordinates and their weighted mean; None when no judge parameter is learnt."""
         coords = self._judge_coords()
         J = self._beta.shape[1]
         if not coords or not J:
@@ -1547,10 +1543,26 @@ class PairwiseBayesModel:
                  (wm * self._delta).sum(0, keepdims=True) if self.judge_ties else np.zeros((1, J)),
                  (wm * self._slope).sum(0, keepdims=True) if self.judge_reliability else np.ones((1, J)))
         X = self._to_free(coords)
+        x0 = np.array([(wm[:, j] * X[:, c]).sum() for c, (j, _) in enumerate(coords)])
+        return coords, wm, means, X, x0
+
+    def _batch_mode(self, table: PairwiseTable, step_tol: float = 0.05
+                    ) -> tuple[list[tuple[int, int]], tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray,
+                               np.ndarray, list[np.ndarray]] | None:
+        """The mode of the judges' batch log posterior over ``table`` (:meth:`_batch_logpost`) and the
+        inverse of its negative Hessian there, by damped Newton steps with central finite-difference
+        derivatives, started at the particles' weighted mean: ``(coords, means, x0, cov, groups)``
+        (``groups``: the coordinates of each Gaussian block; ``cov`` is block-diagonal), or None when
+        no judge parameter is learnt. A block has converged when every Newton step is below ``step_tol``
+        times its coordinate's sd (at most 8 steps)."""
+        start = self._judge_start()
+        if start is None:
+            return None
+        coords, wm, means, X, x0 = start
+        J = self._beta.shape[1]
         owner = np.array([j for j, _ in coords])
         per_judge = self.particles == "per_judge" or J > 4
         groups = [np.flatnonzero(owner == j) for j in range(J)] if per_judge else [np.arange(len(coords))]
-        x0 = np.array([(wm[:, j] * X[:, c]).sum() for c, (j, _) in enumerate(coords)])
         sd = np.sqrt(np.array([(wm[:, j] * (X[:, c] - x0[c]) ** 2).sum() for c, (j, _) in enumerate(coords)]))
         h = np.clip(sd, 0.02, 0.5)
         cov = np.diag(h ** 2)
@@ -1636,16 +1648,10 @@ class PairwiseBayesModel:
         the particles' weighted mean: ``(coords, x0, cov)``, or None when no judge parameter is learnt.
         Converged when a step is below ``step_tol`` times each coordinate's sd (that step is taken; the covariance is
         the one at its start; at most :data:`_SUMMARY_MAX_STEPS` steps; a step that goes downhill is halved)."""
-        coords = self._judge_coords()
-        J = self._beta.shape[1]
-        if not coords or not J:
+        start = self._judge_start()
+        if start is None:
             return None
-        wm = self._wmat()
-        means = ((wm * self._beta).sum(0, keepdims=True),
-                 (wm * self._delta).sum(0, keepdims=True) if self.judge_ties else np.zeros((1, J)),
-                 (wm * self._slope).sum(0, keepdims=True) if self.judge_reliability else np.ones((1, J)))
-        X = self._to_free(coords)
-        x0 = np.array([(wm[:, j] * X[:, c]).sum() for c, (j, _) in enumerate(coords)])
+        coords, wm, means, X, x0 = start
         cov = np.eye(len(coords))
         last = np.zeros(len(coords))
         f_old = -np.inf
