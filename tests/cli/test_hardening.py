@@ -153,6 +153,7 @@ def test_draw_output_neutralises_item_ids(tmp_path: Path) -> None:
     _formula_free(text)
 
 
+@pytest.mark.slow  # a whole report: 2.4 CPU-s in the oracle environment of a clean-clone CI run (budget 2)
 def test_report_never_writes_through_a_planted_symlink(tmp_path: Path) -> None:
     f = _binary(tmp_path / "f.csv", "llm", n=20)
     out = tmp_path / "rep"
