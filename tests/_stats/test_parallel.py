@@ -58,3 +58,35 @@ def test_interval_alpha_same_bits_on_two_threads(monkeypatch, abstain):
     two = krippendorff_alpha(t, level="interval", n_resamples=0, **pol)
     assert (one.estimate, one.analytic_se, one.ci.low, one.ci.high) == (two.estimate, two.analytic_se, two.ci.low,
                                                                        two.ci.high)
+
+
+def test_in_threads_keeps_the_order_the_context_and_the_first_error_in_order():
+    import contextvars
+    import threading
+    import time
+
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="unset")
+    var.set("caller's")
+    started: list[int] = []
+
+    def call(i: int, sleep: float = 0.0):
+        def f():
+            started.append(i)
+            time.sleep(sleep)
+            return (i, var.get(), threading.get_ident())
+        return f
+
+    out = parallel.in_threads([call(0, 0.05), call(1), call(2)], workers=2)
+    assert [o[:2] for o in out] == [(0, "caller's"), (1, "caller's"), (2, "caller's")]
+    assert len({o[2] for o in out}) == 2  # two threads ran them
+    assert parallel.in_threads([call(0), call(1)], workers=1)[1][2] == threading.get_ident()  # one: here
+
+    def boom(msg: str, sleep: float):
+        def f():
+            time.sleep(sleep)
+            raise ValueError(msg)
+        return f
+
+    # the second call fails first in time, the first call's error is the one raised (as a loop would)
+    with pytest.raises(ValueError, match="first"):
+        parallel.in_threads([boom("first", 0.1), boom("second", 0.0), call(9)], workers=2)

@@ -199,3 +199,52 @@ def test_shared_draws_serve_a_repeated_draw_from_memory_with_the_same_stream_aft
         R.draw_counts(np.random.default_rng(9), 5, 40)
     R.draw_counts(np.random.default_rng(9), 5, 40)      # outside the block: drawn as always
     assert len(made) == 3
+
+
+def test_row_codes_are_np_unique_rows_inverse():
+    rng = np.random.default_rng(8)
+    for _ in range(100):
+        n, L = int(rng.integers(1, 200)), int(rng.integers(1, 30))
+        M = rng.integers(0, int(rng.integers(1, 4)), size=(n, L))
+        assert np.array_equal(R.row_codes(M), np.unique(M, axis=0, return_inverse=True)[1].ravel())
+
+
+def test_weight_batches_make_the_same_draws_whatever_the_batch():
+    # the draws come in chunks set by the units and resamples alone; a caller's batch only slices them, so a
+    # table with wider statistics (smaller batches) draws what a narrower one draws (shared_draws serves it)
+    clusters = np.repeat(np.arange(40), 3)
+    whole = np.vstack(list(R.weight_batches(120, 70, np.random.default_rng(2), clusters=clusters)))
+    for batch in (1, 7, 64, 500):
+        parts = list(R.weight_batches(120, 70, np.random.default_rng(2), clusters=clusters, batch=batch))
+        assert max(p.shape[0] for p in parts) <= batch
+        assert np.array_equal(np.vstack(parts), whole)
+
+
+def test_a_shared_draw_requested_on_two_threads_at_once_is_made_once(monkeypatch):
+    import threading
+
+    made = []
+    real = R._draw_counts
+    gate = threading.Event()
+
+    def slow(*a, **k):
+        made.append(a[1:])
+        gate.wait(0.5)  # the other thread asks for the same draw meanwhile
+        return real(*a, **k)
+
+    monkeypatch.setattr(R, "_draw_counts", slow)
+    out: list = [None, None]
+    gens = [np.random.default_rng(5), np.random.default_rng(5)]
+    with R.shared_draws():
+        import contextvars
+
+        ts = [threading.Thread(target=contextvars.copy_context().run,
+                               args=(lambda i=i: out.__setitem__(i, R.draw_counts(gens[i], 20, 30)),))
+              for i in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+    assert len(made) == 1
+    assert np.array_equal(out[0], out[1])
+    assert gens[0].integers(1000) == gens[1].integers(1000)  # both generators left where the draw leaves them

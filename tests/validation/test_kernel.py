@@ -299,3 +299,55 @@ def test_interval_alpha_expected_disagreement_without_the_matrix_product() -> No
             want = np.where(N > 0, 1.0 - (2 * N - 1.0) * 2.0 * stats[:, -1] / de, np.nan)
         assert np.isnan(got[0]) and np.isnan(want[0])
         np.testing.assert_allclose(got[1:], want[1:], rtol=1e-12)
+
+
+@pytest.mark.parametrize("offset", [0.0, 1000.0])
+def test_interval_alpha_margins_kept_as_moments_give_the_margins_alpha(offset: float) -> None:
+    # with more than three values, PairStats keeps interval alpha's margins as their count, sum and sum of
+    # squares about the labels' mean (3 columns instead of L); the alphas equal those of the margins (loo_core's
+    # path, which keeps them) and krippendorff's on the explicit pairs, far from the origin too
+    from voirdire.validation._loo import _arrays_from_stats
+
+    L, K, J = 9, 4, 2
+    codes = _random_codes(5, n=120, K=K, J=J, L=L, judge_miss=0.2)
+    hc, jc = np.arange(K), np.arange(K, K + J)
+    cv = offset + np.sort(np.random.default_rng(1).normal(size=L))
+    kw = dict(n_categories=L, score="alpha", level="interval", category_values=cv)
+    ps = PairStats(codes, hc, jc, **kw)
+    assert "mom" in ps.layout and "marg" not in ps.layout and ps.shape[-1] == 5
+    got = _arrays_from_stats(ps, score="alpha", level="interval", category_values=cv)
+    ref = loo_core(codes, hc, jc, **kw)
+    for f in ("s_judge", "s_human_judge", "s_human", "d"):
+        assert np.allclose(np.asarray(getattr(got, f), float), np.asarray(getattr(ref, f), float),
+                           equal_nan=True, atol=1e-11, rtol=0), f
+    for k in range(K):
+        for j in range(J):
+            a, b = _pairs(codes, K, K + j, k)
+            want = krippendorff.alpha(np.vstack([cv[a], cv[b]]), level_of_measurement="interval")
+            assert got.s_judge[j, k] == pytest.approx(want, abs=1e-10)
+
+
+def test_interval_alpha_moments_of_one_value_are_undefined() -> None:
+    # every label the same value (far from 0): the expected disagreement is 0 and alpha is nan, not the
+    # rounding of m0 s2 - s1^2 read as a tiny positive disagreement
+    from voirdire.validation._loo import _arrays_from_stats
+
+    codes = np.full((30, 5), 2)
+    cv = 1000.0 + np.arange(6.0)
+    ps = PairStats(codes, np.arange(3), np.arange(3, 5), n_categories=6, score="alpha", level="interval",
+                   category_values=cv)
+    assert "mom" in ps.layout
+    got = _arrays_from_stats(ps, score="alpha", level="interval", category_values=cv)
+    assert np.isnan(np.asarray(got.s_judge, float)).all()
+
+
+def test_interval_alpha_moments_of_one_value_off_the_centre_are_undefined() -> None:
+    # a resample whose labels are all one value away from the table's mean (w = v - mean != 0): m0 s2 - s1^2 is
+    # 0 up to rounding, and alpha is nan there as when the margins say so
+    layout = {"n_pairs": slice(0, 1), "mom": slice(1, 4), "dis": slice(4, 5)}
+    kw = dict(score="alpha", level="interval", n_categories=6, category_values=np.arange(6.0))
+    for w in (0.1, 3.7, 37.3, 997.0):
+        for n in (7.0, 1234.0):
+            m0 = 2.0 * n
+            stats = np.array([n, m0, m0 * w, m0 * w * w, 0.0])
+            assert np.isnan(finalize(stats, layout, **kw)), (w, n)

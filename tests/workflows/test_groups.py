@@ -258,3 +258,22 @@ def test_a_rubric_draws_each_stream_once_and_each_group_equals_its_where_run(mon
     assert grouped > 0 and 3 * grouped == len(made)
     for r, a in zip(res.results, alone):
         assert _dump(r) == _dump(a)
+
+
+def test_the_pool_and_groups_on_threads_give_what_they_give_one_after_the_other():
+    # validate_judges_by runs the pool and the groups side by side (n_jobs threads): the same numbers, verdicts
+    # and notes (each run's warnings in its own notes, none lost or crossed) as n_jobs=1, and nothing printed
+    import warnings
+
+    g = read_annotation_groups(hanna_path(), by="criterion", where=["criterion=Coherence", "criterion=Empathy",
+                                                                    "criterion=Surprise"], **HANNA)
+    opts = dict(n_resamples=40, seed=5, check_raters=False)
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        one = validate_judges_by(g, **opts, n_jobs=1)
+        two = validate_judges_by(g, **opts, n_jobs=3)
+    assert _dump(one) == _dump(two)
+    assert any(r.notes for r in one.results)  # the comparison covers notes
+    assert [str(w.message) for w in shown][:len(shown) // 2] == [str(w.message) for w in shown][len(shown) // 2:]
+    with pytest.raises(Exception, match="n_jobs"):
+        validate_judges_by(g, **opts, n_jobs=0)

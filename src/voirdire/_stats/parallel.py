@@ -9,12 +9,13 @@ thread.
 
 from __future__ import annotations
 
+import contextvars
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-__all__ = ["MIN_ELEMENTS", "both", "by_halves", "n_threads", "two_cores"]
+__all__ = ["MIN_ELEMENTS", "both", "by_halves", "in_threads", "n_threads", "two_cores"]
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -56,3 +57,27 @@ def by_halves(fn: Callable[[slice], Any], n: int) -> None:
         return
     h = n // 2
     both(lambda: fn(slice(0, h)), lambda: fn(slice(h, n)), n)
+
+
+def in_threads(calls: Sequence[Callable[[], T]], workers: int) -> list[T]:
+    """``[c() for c in calls]``, on up to ``workers`` threads (one: on the calling thread, in order).
+
+    Each call runs in a copy of the caller's context (its context variables: the draws that
+    :func:`voirdire._stats.resampling.shared_draws` keeps are shared), and is started in the
+    order given. An exception is raised as the loop would raise it: that of the first call (in
+    the order given) that failed, after the calls already started have ended, the rest not started.
+    Calls that are deterministic give the same values whatever ``workers`` is.
+
+    >>> in_threads([lambda: 1, lambda: 2, lambda: 3], workers=2)
+    [1, 2, 3]
+    """
+    if workers <= 1 or len(calls) <= 1:
+        return [c() for c in calls]
+    with ThreadPoolExecutor(max_workers=min(int(workers), len(calls))) as ex:
+        futures = [ex.submit(contextvars.copy_context().run, c) for c in calls]
+        try:
+            return [f.result() for f in futures]
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -50,7 +51,7 @@ from ._poisson import GROUP_UNITS, WEIGHT_COUNTS, _blas_single, unit_weights, we
 
 __all__ = [
     "GROUP_UNITS", "NORMAL_MIN_UNITS", "NORMAL_METHOD", "WEIGHT_COUNTS", "cluster_index", "draw_counts",
-    "draw_indices", "group_hashes", "linearised_law", "normal_draws", "normal_law_applies", "resampling_unit", "row_hashes",
+    "draw_indices", "group_hashes", "row_codes", "linearised_law", "normal_draws", "normal_law_applies", "resampling_unit", "row_hashes",
     "shared_draws", "type_counts", "unit_map", "unit_sums", "unit_types", "unit_weights", "weight_batches", "weight_key",
     "weighted_sums",
 ]
@@ -113,12 +114,15 @@ class _DrawMemo:
     """The count matrices drawn inside :func:`shared_draws`, by generator state and shape (compact
     integers), with the state each draw left; at most ``max_bytes`` held."""
 
-    __slots__ = ("draws", "held", "max_bytes")
+    __slots__ = ("draws", "held", "lock", "max_bytes", "pending")
 
     def __init__(self, max_bytes: int) -> None:
         self.draws: dict[tuple[Any, ...], tuple[np.ndarray, Any]] = {}
         self.held = 0
         self.max_bytes = max_bytes
+        # analyses on several threads share the memo (validate_judges_by): a draw being made is in pending
+        self.lock = threading.Lock()
+        self.pending: dict[tuple[Any, ...], threading.Event] = {}
 
 
 _MEMO: contextvars.ContextVar[_DrawMemo | None] = contextvars.ContextVar("voirdire_shared_draws", default=None)
@@ -162,22 +166,38 @@ def draw_counts(gen: np.random.Generator, b: int, n_units: int, *,
                 index_dtype: type[np.integer] = np.int64) -> np.ndarray:
     """Multiplicities (float) of ``n_units`` units in ``b`` bootstrap resamples; rows sum to ``n_units``.
 
-    Inside :func:`shared_draws`, a draw already made from the same state comes from memory."""
+    Inside :func:`shared_draws`, a draw already made from the same state comes from memory (and one
+    being made on another thread is waited for, not made twice)."""
     memo = _MEMO.get()
-    key = None
-    if memo is not None:
-        sk = _state_key(gen)
-        key = None if sk is None else (sk, int(b), int(n_units), np.dtype(index_dtype).str)
-        hit = None if key is None else memo.draws.get(key)
-        if hit is not None:
-            gen.bit_generator.state = hit[1]
-            return hit[0].astype(np.float64)
-    W = _draw_counts(gen, b, n_units, index_dtype=index_dtype)
-    if memo is not None and key is not None:
+    sk = None if memo is None else _state_key(gen)
+    if memo is None or sk is None:
+        return _draw_counts(gen, b, n_units, index_dtype=index_dtype)
+    key = (sk, int(b), int(n_units), np.dtype(index_dtype).str)
+    with memo.lock:
+        hit = memo.draws.get(key)
+        busy = memo.pending.get(key) if hit is None else None
+        if hit is None and busy is None:
+            memo.pending[key] = done = threading.Event()
+    if busy is not None:  # another thread makes this very draw: wait for it
+        busy.wait()
+        with memo.lock:
+            hit = memo.draws.get(key)
+        if hit is None:  # it was not kept (over max_bytes): draw here
+            return _draw_counts(gen, b, n_units, index_dtype=index_dtype)
+    if hit is not None:
+        gen.bit_generator.state = hit[1]
+        return hit[0].astype(np.float64)
+    try:
+        W = _draw_counts(gen, b, n_units, index_dtype=index_dtype)
         small = W.astype(np.uint16 if n_units < 2**16 else np.uint32)
-        if memo.held + small.nbytes <= memo.max_bytes:
-            memo.draws[key] = (small, gen.bit_generator.state)
-            memo.held += small.nbytes
+        with memo.lock:
+            if memo.held + small.nbytes <= memo.max_bytes:
+                memo.draws[key] = (small, gen.bit_generator.state)
+                memo.held += small.nbytes
+    finally:
+        with memo.lock:
+            memo.pending.pop(key, None)
+        done.set()
     return W
 
 
@@ -205,14 +225,19 @@ def weight_batches(n_items: int, n_resamples: int, rng: np.random.Generator, *,
         inv, n_units = None, n_items
     else:
         inv, n_units = cluster_index(clusters)
-    if batch is None:
-        batch = max(1, min(n_resamples, int(BATCH_CELLS // max(n_units, 1))))
+    # the draws come in chunks that depend on the units and resamples alone (a caller's ``batch`` only
+    # slices them): the generator's integers are the same however they are chunked, and analyses of
+    # tables over the same units (a rubric's criteria and their pool) make the same draws, which
+    # :func:`shared_draws` then serves from memory
+    chunk = max(1, min(n_resamples, int(BATCH_CELLS // max(n_units, 1))))
+    batch = chunk if batch is None else max(1, int(batch))
     done = 0
     while done < n_resamples:
-        b = min(batch, n_resamples - done)
-        counts = draw_counts(rng, b, n_units)
-        yield counts if inv is None else counts[:, inv]
-        done += b
+        counts = draw_counts(rng, min(chunk, n_resamples - done), n_units)
+        for a in range(0, counts.shape[0], batch):
+            part = counts[a:a + batch]
+            yield part if inv is None else part[:, inv]
+        done += counts.shape[0]
 
 
 def row_hashes(M: np.ndarray) -> np.ndarray:
@@ -270,6 +295,26 @@ def group_hashes(h: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rank = np.empty(order.size, dtype=np.int64)
     rank[order] = np.arange(order.size)
     return np.asarray(uniq)[order], first_seen[order], rank[codes]
+
+
+def row_codes(M: np.ndarray) -> np.ndarray:
+    """``np.unique(M, axis=0, return_inverse=True)[1]`` of a 2-d integer matrix (each row's number
+    among the distinct rows in lexicographic order), by hashing the rows (:func:`row_hashes`) and
+    sorting only the distinct ones: the same numbers, without sorting every row. A hash collision
+    (checked on the values) falls back to ``np.unique``.
+
+    >>> row_codes(np.array([[2, 0], [1, 5], [2, 0], [1, 4]])).tolist()
+    [2, 1, 2, 0]
+    """
+    M = np.asarray(M)
+    if M.ndim != 2 or M.shape[0] == 0:
+        return np.unique(M, axis=0, return_inverse=True)[1].ravel()
+    _, first, inv = group_hashes(row_hashes(M.astype(np.float64)))
+    reps = M[first]
+    if not np.array_equal(reps[inv], M):  # two rows with one hash
+        return np.unique(M, axis=0, return_inverse=True)[1].ravel()
+    rank = np.unique(reps, axis=0, return_inverse=True)[1].ravel()
+    return rank[inv]
 
 
 def unit_types(stats_list: Sequence[Any], n_units: int,

@@ -253,12 +253,7 @@ def split_groups(frame: pd.DataFrame, rows: np.ndarray, by: Sequence[str], *, sr
     skipped = dict(skipped or {})
     by = tuple(by)
     texts = [frame[c].astype(str).str.strip().to_numpy(dtype=object) for c in by]
-    keys_per_row = list(zip(*texts)) if len(by) > 1 else [(v,) for v in texts[0]]
-    order: dict[tuple[str, ...], int] = {}
-    codes = np.empty(len(frame), dtype=np.int64)
-    for i, k in enumerate(keys_per_row):
-        codes[i] = order.setdefault(k, len(order))
-    keys = tuple(order)
+    codes, keys = _group_codes(texts)
     if not keys:
         raise SchemaError("the file holds no labels.", source=src)
     item_text = frame[item].astype(str).str.strip()
@@ -293,10 +288,30 @@ def split_groups(frame: pd.DataFrame, rows: np.ndarray, by: Sequence[str], *, sr
     pooled_table = pooled.table
     # each pooled item's group: the group of the rows that carry it (one group per pooled item)
     first = pd.Series(codes).groupby(pooled.items).first()
-    item_group = np.array([int(first.get(str(it), -1)) for it in pooled_table.items], dtype=np.int64)
+    item_group = first.reindex([str(it) for it in pooled_table.items]).fillna(-1).to_numpy(dtype=np.int64)
     return GroupedTables(by=by, keys=keys, tables=tuple(tables), pooled=pooled_table, item_group=item_group,
                          shared_items=shared, errors=tuple(errors) if any(e is not None for e in errors) else (),
                          group_items=tuple(int(n) for n in group_items))
+
+
+def _group_codes(texts: Sequence[np.ndarray]) -> tuple[np.ndarray, tuple[tuple[str, ...], ...]]:
+    """Each row's group number (groups numbered in order of first appearance) and the groups' keys.
+
+    >>> codes, keys = _group_codes([np.array(["b", "a", "b"], dtype=object), np.array(["x", "x", "x"], dtype=object)])
+    >>> codes.tolist(), keys
+    ([0, 1, 0], (('b', 'x'), ('a', 'x')))
+    """
+    n = len(texts[0])
+    codes = np.zeros(n, dtype=np.int64)
+    n_codes = 1
+    for t in texts:  # the codes so far and this column's, as one number, numbered again (stays below n)
+        c, u = pd.factorize(t, sort=False)
+        codes, first_code = pd.factorize(codes * max(len(u), 1) + c, sort=False)
+        n_codes = len(first_code)
+    first_row = np.empty(n_codes, dtype=np.int64)
+    first_row[codes[::-1]] = np.arange(n - 1, -1, -1)  # the first row of each group
+    keys = tuple(tuple(str(t[i]) for t in texts) for i in first_row)
+    return np.asarray(codes, dtype=np.int64), keys
 
 
 def _judges_in(judges: Sequence[str], raters: pd.Series) -> list[str]:

@@ -28,7 +28,8 @@ from .._scores import PER_ITEM_COEFFICIENTS, SCORES
 from .._stats._poisson import factor_rows
 from .._stats.distances import delta
 from .._stats.resampling import (
-    NORMAL_METHOD, NORMAL_MIN_UNITS, linearised_law, normal_draws, normal_law_applies, unit_map, unit_sums,
+    NORMAL_METHOD, NORMAL_MIN_UNITS, linearised_law, normal_draws, normal_law_applies, row_codes, unit_map,
+    unit_sums,
 )
 from ..agreement import engine
 from ..agreement.engine import Prepared, make_spec, prepare, resolve_level
@@ -347,7 +348,7 @@ def _joint_rows(prep: Prepared, rpos: np.ndarray, K: int, L: int, score: str, s_
             if L * math.log2(base) < 62:  # each row's counts as one mixed-radix integer
                 _, pat = np.unique(C @ (base ** np.arange(L, dtype=np.int64)), return_inverse=True)
             else:
-                _, pat = np.unique(C, axis=0, return_inverse=True)
+                pat = row_codes(C)  # np.unique(C, axis=0)'s numbers, the rows hashed
             pat = pat.ravel()
             n_pat = int(pat.max()) + 1
             lfirst, ltype = _codes((rpos * n_pat + pat[item]) * L + code, K * n_pat * L)

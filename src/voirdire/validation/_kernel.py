@@ -104,13 +104,16 @@ def resampled_column_sums(X: np.ndarray, n_resamples: int, rng: np.random.Genera
         yield W @ X
 
 
-def _n_stats(score: str, level: str, L: int) -> int:
-    """Number of per-item statistics S that :class:`PairStats` keeps for a score."""
+def _n_stats(score: str, level: str, L: int, moments: bool = False) -> int:
+    """Number of per-item statistics S that :class:`PairStats` keeps for a score (``moments``: interval
+    alpha's margins as their three moments, :func:`finalize`'s ``"mom"``)."""
     S = 1                                                     # n_pairs
     if score in ("agreement", "kappa", "ac1") or (score == "alpha" and level == "nominal"):
         S += 1                                                # agree
     if score == "kappa":
         S += 2 * L                                            # row, col
+    elif moments:
+        S += 3                                                # mom
     elif score == "ac1" or (score == "alpha" and level != "ordinal"):
         S += L                                                # marg
     if score == "alpha" and level == "ordinal":
@@ -247,7 +250,7 @@ class PairStats:
 
     __slots__ = ("judge_valid", "complete_judges", "elig_judge", "elig_human", "layout", "n_categories",
                  "n_items", "shape", "_score", "_level", "_dm", "_Hx", "_Gx", "_vk", "_C", "_m", "_cache", "_hsum",
-                 "_items")
+                 "_items", "_moments", "_wpow")
 
     #: per-item statistics are materialised whole below this many floats, else in item chunks
     max_floats = 50_000_000
@@ -290,12 +293,25 @@ class PairStats:
         self.n_items = n
         self._score, self._level = score, level
         self._dm = delta_matrix(level, L, category_values) if score == "alpha" and level not in ("nominal", "ordinal") else None
+        # interval alpha: the expected disagreement needs only the margins' moments (count, sum and sum of
+        # squares of the values, taken about the labels' mean so that m0 s2 - s1^2 does not cancel), so
+        # three columns stand for the L of the margins: the same alpha to rounding, and a bootstrap
+        # product over 3 columns instead of one per distinct value (many on averaged or fine scales)
+        self._moments = score == "alpha" and level == "interval" and category_values is not None and L > 3
+        self._wpow: np.ndarray | None = None
+        if self._moments:
+            v = np.asarray(category_values, dtype=float)[:L]
+            counts = np.bincount(H[vk], minlength=L)[:L] + np.bincount(G[vj], minlength=L)[:L]
+            w = v - (float(counts @ v) / float(counts.sum()) if counts.sum() else 0.0)
+            wp = np.zeros((3, L + 1))  # w^0, w^1, w^2 per code; the "missing" code L counts nothing
+            wp[0, :L], wp[1, :L], wp[2, :L] = 1.0, w, w * w
+            self._wpow = wp
         self._Hx, self._Gx, self._vk, self._C, self._m = Hx, Gx, vk, C, m
         self._cache: tuple[np.ndarray, np.ndarray] | None = None
         self._hsum: np.ndarray | None = None  # human_sums(), once summed
         self._items: tuple[sp.csr_matrix, np.ndarray] | None = None  # item_matrix() of a table held whole
         J, K = Gx.shape[1], Hx.shape[1]
-        S = _n_stats(score, level, L)
+        S = _n_stats(score, level, L, self._moments)
         if n * J * K * S <= self.max_floats:
             step = max(1, min(self.build_floats, self.max_floats) // max(J * K * S, 1))
             if n <= step:
@@ -325,7 +341,7 @@ class PairStats:
         fj = ej.astype(float)
         fh = ek.astype(float)
         b, J, K = ej.shape
-        S = _n_stats(score, level, L)
+        S = _n_stats(score, level, L, self._moments)
         outj, outh = out if out is not None else (np.empty((b, J, K, S)), np.empty((b, K, S)))
         layout: dict[str, slice] = {}
         filled = 0
@@ -356,7 +372,22 @@ class PairStats:
             np.multiply(ek, Ch, out=outh[..., 1])
             layout["agree"] = slice(1, 2)
             filled = 2
-        if score == "ac1" or (score == "alpha" and level != "ordinal"):
+        if self._moments:
+            # the margins below, as sum_c marg_c w_c^p (p = 0, 1, 2) without forming them: the pool's counts
+            # times w^p, less the held-out human's own label, plus n_pairs at the coder's label
+            wp = self._wpow
+            assert wp is not None
+            sm = slice(filled, filled + 3)
+            layout["mom"] = sm
+            filled += 3
+            for p in range(3):
+                cp = Cx @ wp[p]                                         # (b,)
+                wh, wg = wp[p][Hx], wp[p][Gx]                           # (b, K), (b, J): 0 where missing
+                np.multiply(fj, cp[:, None, None] - wh[:, None, :], out=outj[..., sm.start + p])
+                outj[..., sm.start + p] += npj * wg[:, :, None]
+                np.multiply(fh, cp[:, None] - wh, out=outh[..., sm.start + p])
+                outh[..., sm.start + p] += nph * wh
+        elif score == "ac1" or (score == "alpha" and level != "ordinal"):
             # marg = row + col written straight into its columns, without the (n, J, K, L) one-hots and their
             # products: the coder's category counts C times eligibility, minus the held-out human's own label
             # (the pool is C less it), plus n_pairs at the coder's label. Integer counts, so the same floats
@@ -572,6 +603,14 @@ def finalize(stats: np.ndarray, layout: dict[str, slice], *, score: str, level: 
                 dl = ordinal_delta(marg)
                 dis = np.sum(conf * dl, axis=(-1, -2))
                 de = np.einsum("...a,...ab,...b->...", marg, dl, marg)
+            elif "mom" in layout:  # interval, margins as moments about the labels' mean (PairStats)
+                dis = stats[..., layout["dis"]][..., 0]
+                mom = stats[..., layout["mom"]]
+                m0, s1, s2 = mom[..., 0], mom[..., 1], mom[..., 2]
+                # marg^T dl marg = 2 (M0 sum m w^2 - (sum m w)^2); below 1e-12 of M0 sum m w^2 it is rounding
+                # (every value of the resample equal), and alpha is undefined there as when it is exactly 0
+                de = 2.0 * (m0 * s2 - s1 * s1)
+                de = np.where(de > 1e-12 * m0 * s2, de, 0.0)
             else:
                 marg = stats[..., layout["marg"]]
                 if level == "nominal":

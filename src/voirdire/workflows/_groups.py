@@ -23,6 +23,7 @@ numbers are those of ``--where`` on it), then adds what only the groups together
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Literal
 
@@ -165,28 +166,47 @@ def _each_group(grouped: Any, run: Callable[[Any, list[str] | None], Any], min_g
                 judges: Sequence[str] | None = None) -> tuple[list[Any], list[str | None]]:
     """``run(table, judges present in it)`` on every group: a result, or ``None`` and the reason (too
     small, no judge labelled the group, or the analysis's own error) — the one loop every ``*_by`` shares."""
-    results: list[Any] = []
-    errors: list[str | None] = []
+    _, results, errors = _pool_and_groups(grouped, run, min_group_items, judges)
+    return results, errors
+
+
+def _pool_and_groups(grouped: Any, run: Callable[[Any, list[str] | None], Any], min_group_items: int,
+                     judges: Sequence[str] | None = None, *, pool: Callable[[], Any] | None = None,
+                     workers: int = 1) -> tuple[Any, list[Any], list[str | None]]:
+    """:func:`_each_group`, with ``pool()`` (the pooled analysis) run first, and the runs on up to
+    ``workers`` threads (:func:`voirdire._stats.parallel.in_threads`: the same results as one after
+    the other; an error of ``pool()`` is raised before any group's)."""
+    from .._stats.parallel import in_threads
+
+    def attempt(table: Any, present: list[str] | None) -> tuple[Any, str | None]:
+        try:
+            return run(table, present), None
+        except VoirdireError as exc:
+            return None, str(exc)
+
+    slots: list[tuple[Any, str | None] | None] = []   # a group's reason not to run, or None: it runs
+    calls: list[Callable[[], Any]] = [] if pool is None else [pool]
     for g, table in enumerate(grouped.tables):
         if table is None:  # its table could not be read (one rater, every label an abstention)
-            results.append(None)
-            errors.append(grouped.error(g) or "the group's table could not be read")
+            slots.append((None, grouped.error(g) or "the group's table could not be read"))
             continue
         present = _present(judges, table)
         if table.n_items < min_group_items:
-            results.append(None)
-            errors.append(f"too small: {table.n_items} items < min_group_items={min_group_items}")
+            slots.append((None, f"too small: {table.n_items} items < min_group_items={min_group_items}"))
         elif judges and not present:
-            results.append(None)
-            errors.append("no judge labelled this group")
+            slots.append((None, "no judge labelled this group"))
         else:
-            try:
-                results.append(run(table, present))
-                errors.append(None)
-            except VoirdireError as exc:
-                results.append(None)
-                errors.append(str(exc))
-    return results, errors
+            slots.append(None)
+            calls.append(functools.partial(attempt, table, present))
+    outs = iter(in_threads(calls, workers))
+    pooled = next(outs) if pool is not None else None
+    results: list[Any] = []
+    errors: list[str | None] = []
+    for slot in slots:
+        res, err = next(outs) if slot is None else slot
+        results.append(res)
+        errors.append(err)
+    return pooled, results, errors
 
 
 def validate_judges_by(
@@ -196,6 +216,7 @@ def validate_judges_by(
     group_error: Literal["fwer", "fdr", "none"] = "fwer",
     min_group_items: int = 10,
     slice_check: bool = True,
+    n_jobs: int | None = None,
     **options: Any,
 ) -> GroupedValidation:
     """:func:`validate_judges` per group and on the pool, with the rules across groups (module docstring).
@@ -212,6 +233,9 @@ def validate_judges_by(
         A group with fewer items is not validated (reason ``group_too_small``).
     slice_check : bool, default True
         Run the worst-slice check for the judges the pool does not reject.
+    n_jobs : int, optional
+        Threads that run the pool and the groups side by side (default: the cores this process may
+        use, at most 8; 1: one after the other). The results do not depend on it.
     **options
         Passed to :func:`validate_judges` for every group and the pool (same ``seed``, so a group's
         numbers equal a ``--where`` run on it).
@@ -230,11 +254,15 @@ def validate_judges_by(
     >>> [(c.group, c.verdict.decision) for c in res.cells]
     [('Coherence', 'inconclusive'), ('Empathy', 'inconclusive')]
     """
-    from ._validate import validate_judges
+    from .._stats._poisson import _blas_single
+    from .._stats.parallel import n_threads
+    from ._validate import _capturing, validate_judges
 
     func = "validate_judges_by"
     group_error = check_choice(group_error, "group_error", func, GROUP_ERRORS)  # type: ignore[assignment]
     min_group_items = check_positive_int(min_group_items, "min_group_items", func)
+    if n_jobs is not None:
+        n_jobs = check_positive_int(n_jobs, "n_jobs", func)
     pooled_table = grouped.pooled
     names = [str(j) for j in (dict.fromkeys(judges) if judges else pooled_table.judges)]
     notes: list[str] = []
@@ -246,11 +274,16 @@ def validate_judges_by(
             own["exclude_raters"] = [h for h in options["exclude_raters"] if str(h) in here] or None
         return validate_judges(table, present, **own)
 
-    # groups over the same units (a rubric's criteria) draw each seed stream's resamples once
-    with shared_draws():
+    # groups over the same units (a rubric's criteria) draw each seed stream's resamples once; the pool
+    # and the groups run on the cores this process may use (threads: NumPy and SciPy release the GIL in
+    # the products), each with the numbers it has alone. The warnings capture and the one-thread BLAS
+    # are held here, around them all: each run's own open and close then neither ends the capture nor
+    # restores BLAS's threads while another still runs.
+    workers = n_threads() if n_jobs is None else n_jobs
+    with shared_draws(), _capturing(), _blas_single():
         # the pool first: it checks every option (a bad option is the user's error, not a group's)
-        pooled = validate_judges(pooled_table, names, **options)
-        results, errors = _each_group(grouped, run, min_group_items, names)
+        pooled, results, errors = _pool_and_groups(grouped, run, min_group_items, names, workers=workers,
+                                                   pool=lambda: validate_judges(pooled_table, names, **options))
     opts = pooled.options
     gnames = tuple(grouped.names)
     family = _family_omegas(names, results, group_error, opts)
