@@ -174,23 +174,49 @@ def test_follow_waits_for_a_half_written_row(tmp_path) -> None:
     assert json.loads(r.stdout) == _once(p)                  # every row, the completed one too; the verdicts
 
 
-def test_follow_waits_for_labels_after_the_header_and_for_a_rotated_file(tmp_path) -> None:
+def test_follow_waits_for_labels_after_the_header_and_for_a_rotated_file(tmp_path, monkeypatch) -> None:
     # issue 29 item 7: a header-only file exited ("the table has no rows"); a rotated file (renamed away,
-    # a new one created) was "file not found"
+    # a new one created) was "file not found". The writer acts once the watch has seen each state (not after
+    # fixed delays, which a loaded machine outlasts before the watch's first look)
+    import threading
+
+    from voirdire.workflows import _sequential
+
     p = tmp_path / "labels.csv"
     p.write_text(_HEADER)
+    saw_header, saw_missing = threading.Event(), threading.Event()
+    real_not_ready, real_signature = _sequential.not_ready, _sequential._signature
 
-    def grow() -> None:
+    def not_ready(file):
+        why = real_not_ready(file)
+        if why is not None and "only its header" in why:
+            saw_header.set()
+        return why
+
+    def signature(file):
+        sig = real_signature(file)
+        if sig is None:
+            saw_missing.set()
+        return sig
+
+    monkeypatch.setattr(_sequential, "not_ready", not_ready)
+    monkeypatch.setattr(_sequential, "_signature", signature)
+
+    def writer() -> None:
+        if not saw_header.wait(10):
+            return
         with open(p, "a") as fh:
             fh.write(_rows(5, rnd=0))
+        import time
 
-    def rotate() -> None:
+        time.sleep(0.3)
         p.rename(tmp_path / "labels.csv.1")                   # logrotate: the old file moves away ...
-        _later(0.3, lambda: p.write_text(_HEADER + _rows(8, rnd=0) + _rows(8, start=8, rnd=1, seed=2)))
+        if saw_missing.wait(10):                             # ... and a new one comes once the watch missed it
+            p.write_text(_HEADER + _rows(8, rnd=0) + _rows(8, start=8, rnd=1, seed=2))
 
-    _later(0.3, grow)
-    _later(0.9, rotate)
+    t = _later(0.0, writer)
     r = _follow(p, max_wait="2.5")
+    t.join(10)
     assert r.exit_code == 0, r.output
     assert "only its header" in r.stderr and "not there" in r.stderr and "not found" not in r.output
     assert json.loads(r.stdout) == _once(p)                  # the new file's labels
