@@ -189,7 +189,11 @@ def test_shared_draws_serve_a_repeated_draw_from_memory_with_the_same_stream_aft
         a, b = R.draw_counts(g1, 5, 40), R.draw_counts(g2, 5, 40)
         c = R.draw_counts(g3, 5, 40)            # another state: drawn
         d = R.draw_counts(np.random.default_rng(9), 6, 40)  # another shape: drawn
-    assert np.array_equal(a, want[0]) and np.array_equal(b, want[1]) and b is not a
+    assert np.array_equal(a, want[0]) and np.array_equal(b, want[1])
+    # one matrix serves both, read-only (no taker can change what the next one reads)
+    assert not a.flags.writeable and not b.flags.writeable
+    with pytest.raises(ValueError):
+        b[0, 0] = 99.0
     assert made == [(5, 40), (5, 40), (6, 40)] and not np.array_equal(c, a) and d.shape == (6, 40)
     # the generator served from memory is left where drawing would leave it
     assert g2.integers(1 << 30) == after.integers(1 << 30) == g1.integers(1 << 30)
