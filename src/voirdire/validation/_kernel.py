@@ -24,7 +24,7 @@ Codes follow :meth:`voirdire.data.AnnotationTable.dense`: ``-1`` is missing; a c
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -32,6 +32,7 @@ import scipy.sparse as sp
 
 from .._checks import check_fits
 from .._stats.resampling import cluster_index, unit_sums, weight_batches, weight_key, weighted_sums
+from .._stats._poisson import _distinct_columns
 from .._stats.distances import delta, ordinal_delta
 from ..exceptions import VoirdireError
 
@@ -97,11 +98,42 @@ def resampled_column_sums(X: np.ndarray, n_resamples: int, rng: np.random.Genera
         inv, n_units = cluster_index(clusters)
         Xu = unit_sums(X, inv, n_units)
         Xu = Xu.toarray() if sp.issparse(Xu) else np.asarray(Xu)
+        product = distinct_product(Xu)
         for Wu in weight_batches(n_units, n_resamples, rng):
-            yield Wu @ Xu
+            yield product(Wu)
         return
+    product = distinct_product(X)
     for W in weight_batches(X.shape[0], n_resamples, rng):
-        yield W @ X
+        yield product(W)
+
+
+def distinct_product(X: Any) -> Callable[[np.ndarray], np.ndarray]:
+    """``W -> W @ X`` for a dense ``X`` whose columns are often zero or repeated (a statistic that one
+    coder's labels leave at zero, a human side shared by judges): only the distinct non-zero columns
+    are multiplied (each column's sums are the product of ``W`` with that same column) and copied
+    where they repeat; a sparse ``X`` is multiplied as it is.
+
+    >>> X = np.array([[1.0, 0.0, 1.0], [2.0, 0.0, 2.0]])
+    >>> distinct_product(X)(np.array([[1.0, 3.0]])).tolist()
+    [[7.0, 0.0, 7.0]]
+    """
+    if sp.issparse(X) or np.ndim(X) != 2:
+        return lambda W: W @ X
+    Xd = np.asarray(X)
+    keep, src = _distinct_columns(Xd)
+    if len(keep) == Xd.shape[1]:
+        return lambda W: W @ Xd
+    Xk = np.ascontiguousarray(Xd[:, keep])
+    where = np.asarray(src, dtype=np.int64)
+    has = np.flatnonzero(where >= 0)
+
+    def product(W: np.ndarray) -> np.ndarray:
+        out = np.zeros((W.shape[0], Xd.shape[1]))
+        if has.size:
+            out[:, has] = (W @ Xk)[:, where[has]]
+        return out
+
+    return product
 
 
 def _n_stats(score: str, level: str, L: int, moments: bool = False) -> int:
@@ -516,11 +548,11 @@ class PairStats:
             # batch, and over the nonzero statistics only when they are sparse (one-hot categories)
             X = sp.csr_matrix(self.item_matrix()[0] if clusters is None else self.unit_matrix(clusters))
             dense = X.nnz > _DENSE_SHARE * X.shape[0] * X.shape[1]
-            Xd = X.toarray() if dense else None
+            product = distinct_product(X.toarray()) if dense else None
             XT = X.T  # CSC over the units (no copy)
             for Wu in weight_batches(X.shape[0], n_resamples, rng, batch=batch):
-                if Xd is not None:
-                    yield self.split_sums(Wu @ Xd)
+                if product is not None:
+                    yield self.split_sums(product(Wu))
                     continue
                 # sparse: ``Wu @ X`` is scipy's ``(X.T @ Wu.T).T``, X.T read as CSC over the units: each column's
                 # sum taken over the units in the same order as a CSR transpose times a contiguous copy of Wu.T
