@@ -55,12 +55,11 @@ def test_weights_do_not_depend_on_chunks_or_threads():
 
 
 def test_zero_and_repeated_columns_found_beyond_the_head():
-    # weighted_sums multiplies each distinct non-zero column once; the first rows settle most
-    # columns, the rest only when the head leaves it open: a column zero or equal to another in
-    # its head but not below must still be multiplied
+    # weighted_sums multiplies each distinct non-zero column once: a column zero or equal to another
+    # in its first rows but not below must still be multiplied
     from voirdire._stats import _poisson as P
 
-    n = P._HEAD_ROWS + 50
+    n = 4096 + 50
     rng = np.random.default_rng(3)
     a = rng.normal(size=n)
     late = np.zeros(n)

@@ -185,35 +185,38 @@ def _blas_single() -> Any:
     return tp.threadpool_limits(1, user_api="blas") if tp is not None else contextlib.nullcontext()
 
 
-#: rows compared first when looking for zero or repeated columns (a column that differs there is
-#: settled without reading the rest)
-_HEAD_ROWS = 4096
-
-
 def _distinct_columns(S: np.ndarray) -> tuple[list[int], list[int]]:
     """The columns of ``S`` to multiply and where each column's sums come from.
 
     Returns ``(keep, src)``: ``keep`` the first column of each distinct non-zero column, ``src[k]``
-    the position in ``keep`` of column ``k``'s copy (``-1``: column ``k`` is zero). The first
-    :data:`_HEAD_ROWS` rows decide most columns (non-zero there, or different there); the whole
-    column is read only when its head leaves the question open, so the answer is exact.
+    the position in ``keep`` of column ``k``'s copy (``-1``: column ``k`` is zero). Columns are
+    keyed by one weighted sum each (the same operations for every column, so equal columns get
+    equal keys) and only columns with equal keys are compared whole, so the answer is exact at
+    about two passes over ``S``.
 
     >>> S = np.array([[0.0, 1.0, 2.0, 1.0], [0.0, 3.0, 4.0, 3.0]])
     >>> _distinct_columns(S)
     ([1, 2], [-1, 0, 1, 0])
     """
-    head = S[:_HEAD_ROWS]
+    S = np.asarray(S)
+    nonzero = S.any(axis=0)
+    weights = np.random.default_rng(0x5EED).random(S.shape[0])
+    with np.errstate(invalid="ignore", over="ignore"):
+        keys = (S * weights[:, None]).sum(axis=0) if S.shape[1] else np.zeros(0)
     src: list[int] = []
     keep: list[int] = []
+    seen: dict[Any, list[int]] = {}
     for k in range(S.shape[1]):
-        if not head[:, k].any() and not S[:, k].any():
+        if not nonzero[k]:
             src.append(-1)
             continue
-        same = next((j for j, c in enumerate(keep)
-                     if np.array_equal(head[:, c], head[:, k]) and np.array_equal(S[:, c], S[:, k])), None)
+        key = keys[k].tobytes()  # nan keys too (compared whole below)
+        cands = seen.setdefault(key, [])
+        same = next((j for j in cands if np.array_equal(S[:, keep[j]], S[:, k])), None)
         if same is None:
             keep.append(k)
             same = len(keep) - 1
+            cands.append(same)
         src.append(same)
     return keep, src
 
