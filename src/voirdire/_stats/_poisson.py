@@ -199,10 +199,10 @@ def _distinct_columns(S: np.ndarray) -> tuple[list[int], list[int]]:
     ([1, 2], [-1, 0, 1, 0])
     """
     S = np.asarray(S)
-    nonzero = S.any(axis=0)
+    nonzero = np.asarray(S.any(axis=0), dtype=bool)
     weights = np.random.default_rng(0x5EED).random(S.shape[0])
     with np.errstate(invalid="ignore", over="ignore"):
-        keys = (S * weights[:, None]).sum(axis=0) if S.shape[1] else np.zeros(0)
+        keys = np.asarray((S * weights[:, None]).sum(axis=0), dtype=np.float64).reshape(-1)
     src: list[int] = []
     keep: list[int] = []
     seen: dict[Any, list[int]] = {}
