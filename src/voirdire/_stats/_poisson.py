@@ -200,7 +200,7 @@ def _distinct_columns(S: np.ndarray) -> tuple[list[int], list[int]]:
     """
     S = np.asarray(S)
     nonzero = np.asarray(S.any(axis=0), dtype=bool)
-    weights = np.random.default_rng(0x5EED).random(S.shape[0])
+    weights: np.ndarray = np.random.default_rng(0x5EED).random(S.shape[0])
     with np.errstate(invalid="ignore", over="ignore"):
         keys = np.asarray((S * weights[:, None]).sum(axis=0), dtype=np.float64).reshape(-1)
     src: list[int] = []
