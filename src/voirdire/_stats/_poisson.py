@@ -200,9 +200,9 @@ def _distinct_columns(S: np.ndarray) -> tuple[list[int], list[int]]:
     """
     S = np.asarray(S)
     nonzero = np.asarray(S.any(axis=0), dtype=bool)
-    weights: np.ndarray = np.random.default_rng(0x5EED).random(S.shape[0])
+    weights = np.random.default_rng(0x5EED).random(size=(S.shape[0], 1))
     with np.errstate(invalid="ignore", over="ignore"):
-        keys = np.asarray((S * weights[:, None]).sum(axis=0), dtype=np.float64).reshape(-1)
+        keys = np.asarray((S * weights).sum(axis=0), dtype=np.float64).reshape(-1)
     src: list[int] = []
     keep: list[int] = []
     seen: dict[Any, list[int]] = {}
