@@ -12,7 +12,7 @@ from scipy import stats
 
 from voirdire.data import AnnotationTable
 from voirdire.estimation import classical_mean, dr_mean, dr_mean_table, ppi_mean
-from voirdire.estimation._dr import _hajek_form, _tune, _variance
+from voirdire.estimation._dr import _hajek_form, _tail_term, _tune, _variance
 from voirdire.exceptions import DegenerateDataWarning, InvalidParameterError, SmallSampleWarning
 
 small = pytest.mark.filterwarnings("ignore::voirdire.exceptions.SmallSampleWarning")
@@ -391,6 +391,51 @@ def test_skewness_correction_equal_probabilities_is_the_sample_skewness_over_roo
     assert sym.skew == 0.0
     sym = classical_mean(np.array([1.0, 2.0, 3.0, 4.0, 5.0, np.nan, np.nan, np.nan, np.nan, np.nan]), 0.3)
     assert sym.skew == pytest.approx(0.0, abs=1e-12)
+
+
+def test_tail_term_is_halls_second_order_term_of_the_skewness_and_kurtosis():
+    # closed form: -q (kappa (q^2 - 3)/12 - gamma^2 (q^4 + 2 q^2 - 3)/18) / n with scipy's sample
+    # skewness and excess kurtosis (biased, Fisher); integer weights are repeated values; a
+    # symmetric heavy-tailed sample (whose term is negative) gets nothing: never a narrower interval
+    rng = np.random.default_rng(33)
+    v = 5 - rng.gamma(0.5, 1.0, 150)
+    q, n = 1.959964, 150
+    g, k = stats.skew(v), stats.kurtosis(v)
+    expected = -q * (k * (q * q - 3) / 12 - g * g * (q**4 + 2 * q * q - 3) / 18) / n
+    assert expected > 0.02
+    assert _tail_term(np.ones(v.size), v, q, n) == pytest.approx(expected, rel=1e-12)
+    reps = rng.integers(1, 4, v.size)
+    vr = np.repeat(v, reps)
+    g, k = stats.skew(vr), stats.kurtosis(vr)
+    expected = -q * (k * (q * q - 3) / 12 - g * g * (q**4 + 2 * q * q - 3) / 18) / n
+    assert _tail_term(reps.astype(float), v, q, n) == pytest.approx(expected, rel=1e-12)
+    sym = rng.laplace(0, 1, 100)
+    sym = np.concatenate([sym, -sym])
+    assert stats.kurtosis(sym) > 1 and _tail_term(np.ones(200), sym, q, 200) == 0.0
+    assert _tail_term(np.ones(5), np.full(5, 3.0), q, 5) == 0.0
+
+
+def test_from_100_labels_the_normal_quantile_grows_by_the_tail_term():
+    # human-only on 160 labels with a long lower tail: half-width / se is the normal quantile plus
+    # the tail term of its labelled scores; interval="normal" keeps the plain quantile; the
+    # calibrated model's quantile is never above human-only's on the same labels
+    rng = np.random.default_rng(8)
+    n_items, f = 1600, 0.1
+    g = rng.gamma(0.4, 1.0, n_items)
+    y_full = np.clip(5 - 1.5 * g, 1, 5)
+    X = np.column_stack([-g + rng.normal(0, 0.8, n_items), -g + rng.normal(0, 1.2, n_items)])
+    lab = rng.random(n_items) < f
+    y = np.where(lab, y_full, np.nan)
+    res = classical_mean(y, f, target="finite")
+    z = stats.norm.ppf(0.975)
+    tail = _tail_term(np.ones(int(lab.sum())), y_full[lab], z, int(lab.sum()))
+    assert lab.sum() >= 100 and tail > 0.01
+    assert res.ci.width == pytest.approx(2 * (z + tail) * res.se, rel=1e-9)
+    plain = classical_mean(y, f, target="finite", interval="normal")
+    assert plain.ci.width == pytest.approx(2 * z * plain.se, rel=1e-12)
+    dr = dr_mean(X, y, f, target="finite", rng=0)
+    assert dr.ci.width / (2 * dr.se) <= z + tail + 1e-12
+    assert dr.ci.width <= res.ci.width
 
 
 @pytest.mark.parametrize("layout", ["items, strata", "clusters"])

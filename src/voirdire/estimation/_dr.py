@@ -309,6 +309,27 @@ def _skew_shift(pi_l: np.ndarray, ce: np.ndarray, n_items: int, se: float, q: fl
     return float(np.clip(k3 * (2.0 * q * q + 1.0) / 6.0, -q / 2.0, q / 2.0))
 
 
+def _tail_term(w: np.ndarray, v: np.ndarray, q: float, n: int) -> float:
+    """Hall's second-order two-sided term of a studentised mean beyond the normal one, in quantile units.
+
+    ``-q (kappa/12 (q^2 - 3) - gamma^2/18 (q^4 + 2 q^2 - 3)) / n`` with ``gamma`` and ``kappa``
+    the skewness and excess kurtosis of the values ``v`` under the weights ``w``: the amount the
+    normal quantile ``q`` must grow for a two-sided interval to keep its level at ``n`` labels
+    (Hall, *The Bootstrap and Edgeworth Expansion*, 1992, eq. 2.55: ``P(|T| <= x) = 2 Phi(x) - 1
+    + 2 p_2(x) phi(x)/n``, ``p_2(x) = x (kappa (x^2 - 3)/12 - gamma^2 (x^4 + 2 x^2 - 3)/18
+    - (x^2 + 3)/4)``). Only the part owed to the shape (skewness, kurtosis) is taken; the last,
+    normal-theory term is the t interval's, left to ``interval="t"``. Never negative.
+    """
+    sw = float(w.sum())
+    d = v - float(_dot(w, v)) / sw
+    m2 = float(_dot(w, d * d)) / sw
+    if m2 <= 0 or n < 2:
+        return 0.0
+    gamma = float(_dot(w, d**3)) / sw / m2**1.5
+    kappa = float(_dot(w, d**4)) / sw / (m2 * m2) - 3.0
+    return max(-q * (kappa * (q * q - 3.0) / 12.0 - gamma * gamma * (q**4 + 2.0 * q * q - 3.0) / 18.0) / n, 0.0)
+
+
 def _hajek_form(y: np.ndarray, m: np.ndarray, pi: np.ndarray, li: np.ndarray) -> tuple[np.ndarray, float]:
     """``(m + e_H, N / N_hat)``: the prediction shifted by the design-weighted (Hajek) mean residual
     ``e_H``, and the Hajek scale of the residual term.
@@ -441,6 +462,13 @@ def _core(y: np.ndarray, m: np.ndarray, pi: np.ndarray, lab: np.ndarray, *, scal
     if use_t:
         df = _effective_df(pi_l, li, ce, clusters, var_human, var_res, target, n_units)
     q = float(stdtrit(df, 0.5 + confidence_level / 2.0)) if np.isfinite(df) else float(ndtri(0.5 + confidence_level / 2.0))
+    tail = 0.0
+    if interval == "auto" and clusters is None and not np.isfinite(df):
+        # heavy tails from 100 labels on (below, the t quantile's Satterthwaite df carries them); the
+        # smaller of the residuals' term and the human scores' own (human-only's), so a fitted model
+        # never gets a larger quantile than human-only on the same labels
+        tail = min(_tail_term(wl, ce, q, n_lab), _tail_term(wl, yl, q, n_lab))
+        q += tail
     shift = 0.0
     if interval == "auto" and clusters is None and se_lin > 0:
         shift = _skew_shift(pi_l, ce, n_items, se_lin, q)
@@ -582,8 +610,10 @@ def dr_mean(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *,
         whole estimator, model fit, penalty and power tuning included, recomputed without each
         unit; finite-population factor ``1 - pi``; models with leave-one-out cross-fitting; the
         human-only fallback takes the jackknife of the Hajek mean), from 100 on the normal
-        interval with the linearised variance; both with Hall's skewness correction (see
-        ``skew``).
+        interval with the linearised variance, its quantile grown by Hall's second-order term for
+        heavy tails (the residuals' skewness and kurtosis; the smaller of the model residuals'
+        and the human scores' own term, so never above human-only's quantile; unclustered
+        designs); both with Hall's skewness correction (see ``skew``).
     rng : int, numpy.random.Generator or None
         Randomness of the fold assignment.
     on_undefined : {"warn", "raise", "nan"}, default "warn"
@@ -632,6 +662,15 @@ def dr_mean(judge_scores: Any, human_scores: Any, inclusion_prob: Any, *,
     draws each) 0.91, 1.19, 1.05 and 1.00, with the same coverage as the mean (0.939 against
     0.940: the t quantile and the skewness correction carry the coverage) and a 2.3% narrower
     interval (issue 33). ``interval="t"`` keeps the linearised variance.
+
+    From 100 labelled units on, the normal quantile ``q`` of ``interval="auto"`` becomes
+    ``q + tail`` with ``tail`` the shape part of Hall's second-order term of a studentised mean
+    (:func:`_tail_term`; ``q (gamma^2 (q^4 + 2 q^2 - 3)/18 - kappa (q^2 - 3)/12) / n``, never
+    negative): scores piled at the top of the scale with rare low ones (SummEval consistency and
+    fluency: residual skewness about -1.5, kurtosis about 7) left the normal interval at 0.929 and
+    0.933 coverage over 2,000 draws of 120 labels, human-only at 0.938 and 0.941; with the term
+    0.938 and 0.943 (human-only 0.950 and 0.950), 2.0-2.2% wider there (human-only 4.5-4.9%) and
+    0-0.2% on the light-tailed dimensions (issue 33).
 
     ``r2`` is ``1 - sigma_e^2/sigma^2`` for the model used (out of fold); with
     ``model="identity"`` a judge on another scale (or biased) can give ``r2 < 0``: calibrate then.

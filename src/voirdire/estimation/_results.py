@@ -26,8 +26,9 @@ class EstimateResult(Result):
         ``sqrt(var_residual)`` for ``target="finite"``).
     ci : ConfidenceInterval
         ``estimate + (skew -+ q) * se`` with ``q`` a t quantile (``df`` degrees of freedom, small
-        samples) or the normal one (``ci.method`` says which), and ``skew`` the correction for
-        skewness (0 for a symmetric interval).
+        samples) or the normal one (``ci.method`` says which; with ``interval="auto"`` grown by
+        Hall's second-order term for skewed, heavy-tailed residuals), and ``skew`` the
+        correction for skewness (0 for a symmetric interval).
     confidence_level : float
     n_labeled, n_total : int
         Items with a human score, and all items (the LLM scores every item).
