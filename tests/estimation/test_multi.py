@@ -431,8 +431,9 @@ def test_from_100_labels_the_normal_quantile_grows_by_the_tail_term():
     tail = _tail_term(np.ones(int(lab.sum())), y_full[lab], z, int(lab.sum()))
     assert lab.sum() >= 100 and tail > 0.01
     assert res.ci.width == pytest.approx(2 * (z + tail) * res.se, rel=1e-9)
+    assert res.tail == pytest.approx(tail, rel=1e-12)
     plain = classical_mean(y, f, target="finite", interval="normal")
-    assert plain.ci.width == pytest.approx(2 * z * plain.se, rel=1e-12)
+    assert plain.ci.width == pytest.approx(2 * z * plain.se, rel=1e-12) and plain.tail == 0.0
     dr = dr_mean(X, y, f, target="finite", rng=0)
     assert dr.ci.width / (2 * dr.se) <= z + tail + 1e-12
     assert dr.ci.width <= res.ci.width

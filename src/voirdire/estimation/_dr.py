@@ -481,7 +481,7 @@ def _core(y: np.ndarray, m: np.ndarray, pi: np.ndarray, lab: np.ndarray, *, scal
         var_residual=var_res, model=model, method=method, target=target, cross_fit=cross_fit,
         n_clusters=None if clusters is None else int(clusters.max()) + 1,
         n_strata=None if strata is None else int(strata.max()) + 1,
-        r2=float(r2), sd_human=float(np.sqrt(s2)), lam=lam, df=df, n_judges=n_judges, skew=shift,
+        r2=float(r2), sd_human=float(np.sqrt(s2)), lam=lam, df=df, n_judges=n_judges, skew=shift, tail=tail,
     )
 
 

@@ -76,6 +76,11 @@ class EstimateResult(Result):
         Hall's Edgeworth correction for skewness (``interval="auto"``): both interval ends moved by
         ``skew`` standard errors (negative: downwards, for residuals with a long lower tail). 0 for
         the plain ``"t"`` and ``"normal"`` intervals, PPI++ and clustered designs.
+    tail : float
+        How much the normal quantile grew for skewed, heavy-tailed residuals (``interval="auto"``
+        from 100 labelled units: the shape part of Hall's second-order term, never above
+        human-only's on the same labels); the interval is ``estimate + (skew -+ (z + tail)) * se``.
+        0 for t intervals, ``"t"``/``"normal"``, PPI++ and clustered designs.
     """
 
     estimate: float
@@ -98,6 +103,7 @@ class EstimateResult(Result):
     df: float = float("inf")
     n_judges: int = 1
     skew: float = 0.0
+    tail: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -52,6 +52,8 @@ def _mean(console: Console, res: Any, *, confidence_level: float, compare: bool,
     tuned = "" if dr.lam is None else f", power tuning lambda {fmt_num(dr.lam)} (0 = human-only)"
     interval_kind = (f"t interval with {fmt_num(dr.df, 1)} effective df" if dr.ci.method == "t"
                      else "normal interval")
+    if dr.tail:
+        interval_kind += f", its quantile grown by {fmt_num(dr.tail, 3)} for heavy-tailed residuals"
     if dr.skew:
         interval_kind += f", both ends moved by {fmt_num(dr.skew, 3)} SE for the skewness of the residuals"
     notes: list[Any] = [
