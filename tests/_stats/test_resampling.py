@@ -252,3 +252,15 @@ def test_a_shared_draw_requested_on_two_threads_at_once_is_made_once(monkeypatch
     assert len(made) == 1
     assert np.array_equal(out[0], out[1])
     assert gens[0].integers(1000) == gens[1].integers(1000)  # both generators left where the draw leaves them
+
+
+@pytest.mark.parametrize("n_units", [600, 1056, 5000])
+def test_counts_drawn_in_blocks_are_the_row_by_row_counts(n_units):
+    # from _ROWWISE_UNITS units the indices are drawn and counted a block of rows at a time: the same counts
+    # as each row's indices counted alone, and the generator left where one draw of them all leaves it
+    for b, dt in ((1, np.int64), (700, np.int64), (2000, np.int32)):
+        g, g2 = np.random.default_rng(n_units + b), np.random.default_rng(n_units + b)
+        W = R._draw_counts(g, b, n_units, index_dtype=dt)
+        idx = g2.integers(0, n_units, size=(b, n_units), dtype=dt)
+        assert np.array_equal(W, np.stack([np.bincount(r, minlength=n_units) for r in idx]).astype(float))
+        assert g.integers(1 << 40) == g2.integers(1 << 40)
