@@ -21,6 +21,7 @@ import os
 import sys
 import time
 import warnings
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -122,7 +123,7 @@ def real(reps: int = 500, fracs=(0.10, 0.25), seed: int = 0, markdown: bool = Fa
         truth = float(y_full.mean())
         r2 = float(np.corrcoef(x, y_full)[0, 1] ** 2)
         for frac in fracs:
-            rng = np.random.default_rng([seed, int(frac * 1000), len(name)])
+            rng = np.random.default_rng([seed, int(frac * 1000), zlib.crc32(name.encode())])
             hits: dict[str, list[bool]] = {}
             widths: dict[str, list[float]] = {}
             errs: dict[str, list[float]] = {}

@@ -54,7 +54,7 @@ import voirdire.estimation._models as M
 from voirdire.estimation import dr_mean, ppi_mean
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from estimation_savings import hanna, summeval  # noqa: E402
+from estimation_savings import hanna, name_key, summeval  # noqa: E402
 
 VARIANTS = ("calibrated", "best", "select", "choose", "ric", "ric2", "two", "pc2")
 
@@ -140,7 +140,7 @@ def coverage(data: dict, reps: int, fracs: list[float], first: int = 500) -> Non
     for name, (X, y) in data.items():
         Xa, truth = X.to_numpy(float), float(y.mean())
         for f in fracs:
-            rng = np.random.default_rng([0, int(f * 1000), len(name)])
+            rng = np.random.default_rng([0, int(f * 1000), name_key(name)])
             rows: dict[str, list[tuple[float, float, bool, int]]] = {"default": [], "human-only": []}
             for r in range(reps):
                 lab = rng.random(y.size) < f
@@ -191,7 +191,7 @@ def main() -> None:
         Xa = X.to_numpy(float)
         truth = float(y.mean())
         for f in (float(s) for s in a.fracs.split(",")):
-            rng = np.random.default_rng([0, int(f * 1000), len(name)])  # the savings bench's draws
+            rng = np.random.default_rng([0, int(f * 1000), name_key(name)])  # the savings bench's draws
             e2: dict[str, list[float]] = {v: [] for v in variants + ["ppi"]}
             for r in range(a.reps):
                 yy = np.where(rng.random(y.size) < f, y, np.nan)

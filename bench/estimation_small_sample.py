@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -63,7 +64,7 @@ def summeval_cells(reps: int, fracs: tuple[float, ...], only: str | None = None,
         X = Xf.to_numpy(float)
         truth = float(y.mean())
         for f in fracs:
-            rng = np.random.default_rng([seed, int(f * 1000), len(name)])
+            rng = np.random.default_rng([seed, int(f * 1000), zlib.crc32(name.encode())])
             acc: dict[str, list[tuple[bool, bool, float, float]]] = {}
             for r in range(reps):
                 lab = rng.random(y.size) < f
