@@ -402,3 +402,49 @@ def test_plan_estimate_pilot_names_each_judge_once(tmp_path):
                               "--N", "500", "-f", "json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["pilot"]["judges"] == ["llm"]
+
+
+def _weak_judge(tmp_path, *, seed, frac, n_items=300):
+    """A judge that barely tracks the humans (``0.1 x`` in a score of sd 0.65), humans on a Poisson ``frac``."""
+    rng = np.random.default_rng(seed)
+    x = np.round(rng.normal(3, 0.8, n_items), 2)
+    h = np.round(0.5 + 0.8 * rng.normal(3, 0.8, n_items) + 0.1 * x + rng.normal(0, 0.3, n_items), 1)
+    sel = rng.random(n_items) < frac
+    rows = [{"item": f"s{i}", "rater": "llm", "label": x[i]} for i in range(n_items)]
+    rows += [{"item": f"s{i}", "rater": "ann1", "label": h[i]} for i in np.flatnonzero(sel)]
+    path = tmp_path / f"weak_{seed}_{frac}.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def _widths(path, frac):
+    res = runner.invoke(app, ["estimate", str(path), "-j", "llm", "-p", str(frac), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    est = out["estimates"]
+    w = {k: est[k]["ci"]["high"] - est[k]["ci"]["low"] for k in ("doubly_robust", "human_only")}
+    return out, est["doubly_robust"]["n_labeled"], w
+
+
+def test_estimate_says_where_the_default_is_wider_than_human_only(tmp_path):
+    # 31 labels, a judge that does not help: below 100 labelled items the default's small-sample
+    # variance (a third of the way to the refitting jackknife) and t quantile are its own, and its
+    # interval comes out wider than human-only's on the same labels; the user reads so, with both widths
+    path = _weak_judge(tmp_path, seed=18, frac=0.1)
+    out, n, w = _widths(path, 0.1)
+    assert n < 100 and w["doubly_robust"] > w["human_only"]
+    line = (f"below 100 labelled items the calibrated model's interval may be wider than human-only's: here "
+            f"{w['doubly_robust']:.4g} vs {w['human_only']:.4g} on {n} labelled items")
+    assert [h["code"] for h in out["hints"]].count("wider_than_human_only") == 1
+    assert any(h["message"].startswith(line) for h in out["hints"])
+    res = runner.invoke(app, ["estimate", str(path), "-j", "llm", "-p", "0.1"])
+    assert res.exit_code == 0, res.output
+    assert line in res.stdout
+    # from 100 labels on the bound holds (power tuning; the heavy-tail term capped by human-only's): no line
+    path = _weak_judge(tmp_path, seed=18, frac=0.5)
+    out, n, w = _widths(path, 0.5)
+    assert n >= 100 and w["doubly_robust"] <= w["human_only"] * (1 + 1e-9)
+    assert "wider_than_human_only" not in [h["code"] for h in out["hints"]]
+    res = runner.invoke(app, ["estimate", str(path), "-j", "llm", "-p", "0.5"])
+    assert res.exit_code == 0, res.output
+    assert "may be wider than human-only" not in res.stdout and "human-only" in res.stdout
