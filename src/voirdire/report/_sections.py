@@ -459,7 +459,8 @@ def estimation_section(ctx: Context, w: Writer) -> None:
            "judge saves human labels. With m(X) = X (the paper's choice) a judge whose scores sit on a different "
            "scale than the humans' can make the interval wider than human-only; the calibrated version (the "
            "default of `voirdire estimate`: a cross-fitted ridge fit of the human score on the judge's, power-tuned "
-           "so that it is never worse than human-only) stays valid because π is known. Every row comes from "
+           "so that from 100 labelled items on it is never wider than human-only) stays valid because π is known. "
+           "Every row comes from "
            "`estimation.compare_estimators`, the function `voirdire estimate` calls, with its defaults, over the "
            "items the judge scored: the same numbers as `voirdire estimate --drop-unscored --seed` with this seed.",
            "note")
