@@ -99,8 +99,8 @@ def _wider_hint(dr: EstimateResult, human: EstimateResult | None, model: str, y:
                f"(its small-sample variance and t quantile are its own; from {SMALL_SAMPLE} on it never is).")
     else:
         msg = f"the {model} model's interval is wider than human-only's on the same labels: {here}."
-        if dr.lam is None:
-            msg += (f" It has no power tuning; --model calibrated is never wider from {SMALL_SAMPLE} {unit} on.")
+        if dr.lam is None and n_units >= SMALL_SAMPLE:  # advice that holds here (below, no model is bounded)
+            msg += " It has no power tuning; --model calibrated is never wider than human-only on these labels."
     return {"code": "wider_than_human_only", "message": msg}
 
 
