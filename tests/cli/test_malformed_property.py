@@ -198,10 +198,13 @@ def _warm_readers(tmp_path_factory: pytest.TempPathFactory) -> None:
 
 
 def _refused_in_one_line(tmp_path: Path, kind: str, command: str, seed: int, junk: bytes) -> None:
+    import tempfile
+
     rng = random.Random(seed)
     name, data = malformed(kind, rng, junk)
-    d = tmp_path / f"ex{seed}"
-    d.mkdir(exist_ok=True)
+    # a fresh folder per example: hypothesis repeats seeds (10**6, its bound, often), and a study file an
+    # earlier example created there made `study init` refuse to create it again
+    d = Path(tempfile.mkdtemp(prefix=f"ex{seed}-", dir=tmp_path))
     f = d / name
     f.write_bytes(data)
     if command == "study":
