@@ -301,17 +301,12 @@ def _group_codes(texts: Sequence[np.ndarray]) -> tuple[np.ndarray, tuple[tuple[s
     >>> codes.tolist(), keys
     ([0, 1, 0], (('b', 'x'), ('a', 'x')))
     """
-    n = len(texts[0])
-    codes = np.zeros(n, dtype=np.int64)
-    n_codes = 1
+    codes = np.zeros(len(texts[0]), dtype=np.int64)
     for t in texts:  # the codes so far and this column's, as one number, numbered again (stays below n)
         c, u = pd.factorize(t, sort=False)
-        codes, first_code = pd.factorize(codes * max(len(u), 1) + c, sort=False)
-        n_codes = len(first_code)
-    first_row = np.empty(n_codes, dtype=np.int64)
-    first_row[codes[::-1]] = np.arange(n - 1, -1, -1)  # the first row of each group
-    keys = tuple(tuple(str(t[i]) for t in texts) for i in first_row)
-    return np.asarray(codes, dtype=np.int64), keys
+        codes = np.asarray(pd.factorize(codes * max(len(u), 1) + c, sort=False)[0], dtype=np.int64)
+    first_row = np.unique(codes, return_index=True)[1]  # codes number the groups in order of appearance
+    return codes, tuple(tuple(str(t[i]) for t in texts) for i in first_row)
 
 
 def _judges_in(judges: Sequence[str], raters: pd.Series) -> list[str]:
