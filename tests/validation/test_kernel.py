@@ -351,3 +351,21 @@ def test_interval_alpha_moments_of_one_value_off_the_centre_are_undefined() -> N
             m0 = 2.0 * n
             stats = np.array([n, m0, m0 * w, m0 * w * w, 0.0])
             assert np.isnan(finalize(stats, layout, **kw)), (w, n)
+
+
+def test_distinct_product_is_the_product_with_zero_and_repeated_columns_copied():
+    # the dense bootstrap products multiply the distinct non-zero columns only and copy them where they repeat
+    import scipy.sparse as sp
+
+    from voirdire.validation._kernel import distinct_product
+
+    rng = np.random.default_rng(12)
+    base = rng.normal(size=(50, 4))
+    X = np.column_stack([base[:, 0], np.zeros(50), base[:, 1], base[:, 0], base[:, 2], base[:, 1], np.zeros(50)])
+    W = rng.integers(0, 4, size=(30, 50)).astype(float)
+    got = distinct_product(X)(W)
+    np.testing.assert_allclose(got, W @ X, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(got[:, 0], got[:, 3]) and np.array_equal(got[:, 2], got[:, 5])
+    assert not got[:, 1].any() and not got[:, 6].any()
+    # sparse: multiplied as it is
+    np.testing.assert_allclose(np.asarray(distinct_product(sp.csr_matrix(X))(W)), W @ X, rtol=1e-12, atol=1e-12)

@@ -40,7 +40,7 @@ import scipy.sparse as sp
 from .._optional import optional_import
 from .parallel import n_threads
 
-__all__ = ["WEIGHT_COUNTS", "factor_rows", "weight_key", "unit_weights", "weighted_sums"]
+__all__ = ["WEIGHT_COUNTS", "factor_rows", "spread_columns", "weight_key", "unit_weights", "weighted_sums"]
 
 WEIGHT_COUNTS = (94, 95, 46, 16, 4, 1)  # out of 256: P(w = 0), ..., P(w = 5)
 _THRESHOLDS = tuple(int(t) for t in np.cumsum(WEIGHT_COUNTS)[:-1])  # w = #(thresholds <= byte)
@@ -289,11 +289,22 @@ def weighted_sums(S: Any, key: int, B: int, *, threads: int | None = None,
     sums = np.zeros((B, Ku))
     for p in partial:
         sums += p
-    res = np.zeros((B, K))
-    for k, j in enumerate(src):
-        if j >= 0:
-            res[:, k] = sums[:, j]
-    return res
+    return spread_columns(sums, src)
+
+
+def spread_columns(sums: np.ndarray, src: list[int]) -> np.ndarray:
+    """The sums of every column from those of the distinct ones (:func:`_distinct_columns`' ``src``):
+    column ``k`` is ``sums[:, src[k]]``, or zeros where ``src[k]`` is ``-1``.
+
+    >>> spread_columns(np.array([[7.0, 2.0]]), [0, -1, 1, 0]).tolist()
+    [[7.0, 0.0, 2.0, 7.0]]
+    """
+    where = np.asarray(src, dtype=np.int64)
+    out = np.zeros((sums.shape[0], where.size))
+    has = np.flatnonzero(where >= 0)
+    if has.size:
+        out[:, has] = sums[:, where[has]]
+    return out
 
 
 #: bits of one float32 piece: a chunk's weighted sum of pieces, at most 5 * _CHUNK * 2**15 < 2**24

@@ -32,7 +32,7 @@ import scipy.sparse as sp
 
 from .._checks import check_fits
 from .._stats.resampling import cluster_index, unit_sums, weight_batches, weight_key, weighted_sums
-from .._stats._poisson import _distinct_columns
+from .._stats._poisson import _distinct_columns, spread_columns
 from .._stats.distances import delta, ordinal_delta
 from ..exceptions import VoirdireError
 
@@ -124,16 +124,7 @@ def distinct_product(X: Any) -> Callable[[np.ndarray], np.ndarray]:
     if len(keep) == Xd.shape[1]:
         return lambda W: W @ Xd
     Xk = np.ascontiguousarray(Xd[:, keep])
-    where = np.asarray(src, dtype=np.int64)
-    has = np.flatnonzero(where >= 0)
-
-    def product(W: np.ndarray) -> np.ndarray:
-        out = np.zeros((W.shape[0], Xd.shape[1]))
-        if has.size:
-            out[:, has] = (W @ Xk)[:, where[has]]
-        return out
-
-    return product
+    return lambda W: spread_columns(W @ Xk, src)
 
 
 def _n_stats(score: str, level: str, L: int, moments: bool = False) -> int:
