@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -52,7 +51,7 @@ def _old_default(auto, lin) -> tuple[float, float]:
 
 
 def summeval_cells(reps: int, fracs: tuple[float, ...], only: str | None = None, seed: int = 0) -> None:
-    from estimation_savings import summeval  # bench/ is on sys.path when run as a script
+    from estimation_savings import name_key, summeval  # bench/ is on sys.path when run as a script
 
     from voirdire.estimation import plan_active
 
@@ -64,7 +63,7 @@ def summeval_cells(reps: int, fracs: tuple[float, ...], only: str | None = None,
         X = Xf.to_numpy(float)
         truth = float(y.mean())
         for f in fracs:
-            rng = np.random.default_rng([seed, int(f * 1000), zlib.crc32(name.encode())])
+            rng = np.random.default_rng([seed, int(f * 1000), name_key(name)])
             acc: dict[str, list[tuple[bool, bool, float, float]]] = {}
             for r in range(reps):
                 lab = rng.random(y.size) < f

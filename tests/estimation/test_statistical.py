@@ -240,6 +240,15 @@ def test_small_sample_interval_covers_at_30_labels(design):
         assert hits.mean() - hits_lin.mean() >= 0.01, (hits.mean(), hits_lin.mean())
 
 
+def _long_lower_tail_world(rng, n, shape):
+    """Scores on thirds of 1-5 piled at the top with a long lower tail (a gamma of ``shape`` subtracted: the
+    smaller it is, the heavier the tail) and two noisy judges of it."""
+    g = rng.gamma(shape, 1.0, n)
+    y_full = np.clip(np.round(3 * (5 - 1.6 * g)) / 3, 1, 5)
+    X = np.column_stack([-g + rng.normal(0, 0.8, n), -g + rng.normal(0, 1.2, n)])
+    return y_full, X
+
+
 def test_skewness_correction_balances_the_tails_of_a_skewed_mean():
     # Scores with a long lower tail (as SummEval consistency/fluency: skewness -1.7), 5% of 1600
     # items (~80 labels): the plain t interval misses mostly on one side (the rare low scores are
@@ -247,9 +256,7 @@ def test_skewness_correction_balances_the_tails_of_a_skewed_mean():
     # moves both ends down and evens the misses out, for human-only and for the default DR.
     rng = np.random.default_rng(2026)
     n = 1600
-    g = rng.gamma(0.5, 1.0, n)
-    y_full = np.clip(np.round(3 * (5 - 1.6 * g)) / 3, 1, 5)
-    X = np.column_stack([-g + rng.normal(0, 0.8, n), -g + rng.normal(0, 1.2, n)])
+    y_full, X = _long_lower_tail_world(rng, n, shape=0.5)
     truth = y_full.mean()
     reps = 2000
     miss = {k: np.zeros((reps, 2), dtype=bool) for k in ("auto", "t", "dr")}
@@ -280,9 +287,7 @@ def test_tail_term_restores_coverage_of_a_heavy_tailed_mean_at_120_labels(monkey
 
     rng = np.random.default_rng(2027)
     n = 1200
-    g = rng.gamma(0.3, 1.0, n)
-    y_full = np.clip(np.round(3 * (5 - 1.6 * g)) / 3, 1, 5)
-    X = np.column_stack([-g + rng.normal(0, 0.8, n), -g + rng.normal(0, 1.2, n)])
+    y_full, X = _long_lower_tail_world(rng, n, shape=0.3)
     truth = y_full.mean()
     samples = [np.where(rng.random(n) < 0.1, y_full, np.nan) for _ in range(3000)]
 
