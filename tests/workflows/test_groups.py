@@ -260,18 +260,32 @@ def test_a_rubric_draws_each_stream_once_and_each_group_equals_its_where_run(mon
         assert _dump(r) == _dump(a)
 
 
-def test_the_pool_and_groups_on_threads_give_what_they_give_one_after_the_other():
+def test_the_pool_and_groups_on_threads_give_what_they_give_one_after_the_other(monkeypatch):
     # validate_judges_by runs the pool and the groups side by side (n_jobs threads): the same numbers, verdicts
     # and notes (each run's warnings in its own notes, none lost or crossed) as n_jobs=1, and nothing printed
+    import threading
     import warnings
 
+    from voirdire.workflows import _validate
+
+    ran_on: dict[int, set[int]] = {1: set(), 3: set()}
+    jobs = [1]
+    real = _validate.validate_judges
+
+    def recorded(*a, **k):
+        ran_on[jobs[0]].add(threading.get_ident())
+        return real(*a, **k)
+
+    monkeypatch.setattr(_validate, "validate_judges", recorded)
     g = read_annotation_groups(hanna_path(), by="criterion", where=["criterion=Coherence", "criterion=Empathy",
                                                                     "criterion=Surprise"], **HANNA)
     opts = dict(n_resamples=40, seed=5, check_raters=False)
     with warnings.catch_warnings(record=True) as shown:
         warnings.simplefilter("always")
         one = validate_judges_by(g, **opts, n_jobs=1)
+        jobs[0] = 3
         two = validate_judges_by(g, **opts, n_jobs=3)
+    assert ran_on[1] == {threading.get_ident()} and len(ran_on[3]) > 1  # one thread, then several
     assert _dump(one) == _dump(two)
     assert any(r.notes for r in one.results)  # the comparison covers notes
     assert [str(w.message) for w in shown][:len(shown) // 2] == [str(w.message) for w in shown][len(shown) // 2:]
