@@ -36,6 +36,15 @@ bench-only monkeypatches of the anchored ridge in ``voirdire.estimation._models`
   best judge (both unpenalised).
 - ``pc2``: ridge anchored on the span of the judges' first two principal components (no label
   used to choose the span).
+- ``blend``: per training set, ``w`` times the default's coefficients plus ``1 - w`` times the
+  ridge anchored on the set's best judge, ``w`` in 0, 0.1, ..., 1 by the GCV score of the blend
+  (its degrees of freedom blended likewise); ``blendric``: the picked judge charged ``log p``.
+- ``single`` / ``singleric``: GCV choice between the default's path and least squares on the
+  set's best judge alone (charged 1 or ``log p`` degrees of freedom for the pick).
+- ``stack2``: power tuning over two leave-one-out predictions (the default's and least squares
+  on the training set's best judge), both coefficients by least squares on the labels.
+- ``ppi_chosen``: PPI++ on the judge with the highest R^2 on the draw's own labels (a reference:
+  the baseline without its oracle choice).
 """
 
 from __future__ import annotations
@@ -56,7 +65,8 @@ from voirdire.estimation import dr_mean, ppi_mean
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from estimation_savings import hanna, name_key, summeval  # noqa: E402
 
-VARIANTS = ("calibrated", "best", "select", "choose", "ric", "ric2", "two", "pc2")
+VARIANTS = ("calibrated", "best", "select", "choose", "ric", "ric2", "two", "pc2", "blend", "blendric", "ppi_chosen",
+            "single", "singleric", "stack2")
 
 
 def _span_ridge(gram: np.ndarray, c: np.ndarray, byy: np.ndarray, nk: np.ndarray, sw: np.ndarray,
@@ -83,12 +93,35 @@ def _best_column(gram: np.ndarray, c: np.ndarray) -> np.ndarray:
         return np.argmax(np.where(ok, c * c / np.where(ok, gjj, 1.0), -np.inf), axis=1)
 
 
+def _rss(gram: np.ndarray, c: np.ndarray, byy: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return byy - 2.0 * np.einsum("kp,kp->k", c, b) + np.einsum("kp,kpq,kq->k", b, gram, b)
+
+
+def _blend(gram, c, byy, nk, coef_a, gcv_a, coef_b, gcv_b, grid=np.linspace(0.0, 1.0, 11)):
+    """Per set, ``w coef_a + (1 - w) coef_b`` with ``w`` on ``grid`` minimising the GCV score of
+    the blend (its degrees of freedom the blend of the two paths', the trace being linear)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dfs = [nk - np.sqrt(nk * np.maximum(_rss(gram, c, byy, b), 0.0) / g)
+               for b, g in ((coef_a, gcv_a), (coef_b, gcv_b))]
+        best_s, best_b = np.full(nk.shape, np.inf), coef_a.copy()
+        for w in grid:
+            b = w * coef_a + (1.0 - w) * coef_b
+            d = w * dfs[0] + (1.0 - w) * dfs[1]
+            s = np.where(nk - d > 0, nk * _rss(gram, c, byy, b) / (nk - d) ** 2, np.inf)
+            better = s < best_s
+            best_s = np.where(better, s, best_s)
+            best_b = np.where(better[:, None], b, best_b)
+    return best_b, best_s
+
+
 @contextmanager
 def _patched(variant: str, p: int) -> Iterator[None]:
     """The default's anchored ridge replaced by ``variant``'s for the duration (this process only:
     the bench's own monkeypatch)."""
     orig_anchored, orig_pc = M._anchored_ridge, M._first_component
-    sel_dof = {"choose": 1.0, "ric": max(1.0, float(np.log(p))), "ric2": max(1.0, 2.0 * float(np.log(p)) - 1.0)}
+    sel_dof = {"choose": 1.0, "ric": max(1.0, float(np.log(p))), "ric2": max(1.0, 2.0 * float(np.log(p)) - 1.0),
+               "blendric": max(1.0, float(np.log(p))), "single": 1.0, "singleric": max(1.0, float(np.log(p))),
+               "only_single": 1.0}
 
     def anchored(gram, c, byy, nk, sw, a):
         if variant == "pc2":  # a: the first component; the second was kept by first_two
@@ -97,7 +130,20 @@ def _patched(variant: str, p: int) -> Iterator[None]:
         if variant == "two":
             return _span_ridge(gram, c, byy, nk, sw, np.stack([a, best], axis=2))
         coef_a, gcv_a = orig_anchored(gram, c, byy, nk, sw, a)
-        coef_b, gcv_b = _span_ridge(gram, c, byy, nk, sw, best[:, :, None], sel_dof[variant])
+        if variant in ("single", "singleric", "only_single"):  # least squares on the set's best column alone
+            j = _best_column(gram, c)
+            rows = np.arange(c.shape[0])
+            coef_b = np.zeros_like(c)
+            coef_b[rows, j] = c[rows, j] / np.maximum(gram[rows, j, j], 1e-300)
+            dof = 1.0 + sel_dof[variant]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gcv_b = np.where(nk - dof > 0, nk * _rss(gram, c, byy, coef_b) / (nk - dof) ** 2, np.inf)
+            if variant == "only_single":
+                return coef_b, gcv_b
+            return np.where((gcv_b < gcv_a)[:, None], coef_b, coef_a), np.minimum(gcv_a, gcv_b)
+        coef_b, gcv_b = _span_ridge(gram, c, byy, nk, sw, best[:, :, None], sel_dof.get(variant, 1.0))
+        if variant in ("blend", "blendric"):
+            return _blend(gram, c, byy, nk, coef_a, gcv_a, coef_b, gcv_b)
         return np.where((gcv_b < gcv_a)[:, None], coef_b, coef_a), np.minimum(gcv_a, gcv_b)
 
     second: list[np.ndarray] = []
@@ -108,7 +154,7 @@ def _patched(variant: str, p: int) -> Iterator[None]:
         second[:] = [np.linalg.eigh(np.einsum("ij,ik->jk", Zc, Zc))[1][:, -2]]
         return orig_pc(Z)
 
-    if variant in ("choose", "ric", "ric2", "two", "pc2"):
+    if variant in ("choose", "ric", "ric2", "two", "pc2", "blend", "blendric", "single", "singleric", "only_single"):
         M._anchored_ridge = anchored
     if variant == "pc2":
         M._first_component = first_two
@@ -118,7 +164,36 @@ def _patched(variant: str, p: int) -> Iterator[None]:
         M._anchored_ridge, M._first_component = orig_anchored, orig_pc
 
 
+def _stack2(Xa: np.ndarray, yy: np.ndarray, f: float) -> float:
+    """Power tuning over two cross-fitted predictions: the default's (anchored ridge) and least
+    squares on the training set's best single judge, ``m = c + lA (mA - c) + lB (mB - c)`` with
+    ``(lA, lB)`` minimising the estimated design variance (a weighted least squares of the labels
+    on the two predictions, uniform design)."""
+    from voirdire.estimation._dr import _hajek_form, _theta
+
+    lab = ~np.isnan(yy)
+    li = np.flatnonzero(lab)
+    pi = np.full(yy.size, f)
+    y = np.where(lab, yy, 0.0)
+    g = np.random.default_rng(0)
+    mA = M.cross_fit_predict(Xa, y, pi, lab, model="calibrated", n_folds="loo", rng=g, clusters=None, func="b")
+    with _patched("only_single", Xa.shape[1]):
+        mB = M.cross_fit_predict(Xa, y, pi, lab, model="calibrated", n_folds="loo", rng=g, clusters=None, func="b")
+    F = np.column_stack([np.ones(li.size), mA[li], mB[li]])
+    coef = np.linalg.lstsq(F, y[li], rcond=None)[0]
+    m = coef[0] + coef[1] * mA + coef[2] * mB
+    m_l, scale = _hajek_form(y, m, pi, li)
+    return _theta(m_l, scale * (y[li] - m_l[li]) / pi[li])
+
+
 def _estimate(variant: str, xb: np.ndarray, Xa: np.ndarray, yy: np.ndarray, f: float, r: int) -> float:
+    if variant == "ppi_chosen":  # PPI++ on the judge a user would pick: the highest R^2 on the labelled items
+        lab = ~np.isnan(yy)
+        r2 = [np.corrcoef(Xa[lab, j], yy[lab])[0, 1] ** 2 if np.ptp(Xa[lab, j]) > 0 else -1.0
+              for j in range(Xa.shape[1])]
+        return ppi_mean(Xa[:, int(np.nanargmax(r2))], yy).estimate
+    if variant == "stack2":
+        return _stack2(Xa, yy, f)
     if variant == "best":
         return dr_mean(xb, yy, f, target="finite", interval="normal", rng=r).estimate
     with _patched(variant, Xa.shape[1]):
