@@ -43,6 +43,8 @@ bench-only monkeypatches of the anchored ridge in ``voirdire.estimation._models`
   set's best judge alone (charged 1 or ``log p`` degrees of freedom for the pick).
 - ``stack2``: power tuning over two leave-one-out predictions (the default's and least squares
   on the training set's best judge), both coefficients by least squares on the labels.
+- ``pick2``: the default or least squares on the training set's best judge (both leave-one-out,
+  power-tuned), whichever has the smaller estimated design variance on the labels.
 - ``ppi_chosen``: PPI++ on the judge with the highest R^2 on the draw's own labels (a reference:
   the baseline without its oracle choice).
 """
@@ -66,7 +68,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from estimation_savings import hanna, name_key, summeval  # noqa: E402
 
 VARIANTS = ("calibrated", "best", "select", "choose", "ric", "ric2", "two", "pc2", "blend", "blendric", "ppi_chosen",
-            "single", "singleric", "stack2")
+            "single", "singleric", "stack2", "pick2")
 
 
 def _span_ridge(gram: np.ndarray, c: np.ndarray, byy: np.ndarray, nk: np.ndarray, sw: np.ndarray,
@@ -186,6 +188,29 @@ def _stack2(Xa: np.ndarray, yy: np.ndarray, f: float) -> float:
     return _theta(m_l, scale * (y[li] - m_l[li]) / pi[li])
 
 
+def _pick2(Xa: np.ndarray, yy: np.ndarray, f: float) -> float:
+    """The default or least squares on the training set's best single judge (both leave-one-out,
+    power-tuned), whichever has the smaller estimated design variance on the labels."""
+    from voirdire.estimation._dr import _theta, _tune, _variance
+
+    lab = ~np.isnan(yy)
+    li = np.flatnonzero(lab)
+    pi = np.full(yy.size, f)
+    y = np.where(lab, yy, 0.0)
+    g = np.random.default_rng(0)
+    mA = M.cross_fit_predict(Xa, y, pi, lab, model="calibrated", n_folds="loo", rng=g, clusters=None, func="b")
+    with _patched("only_single", Xa.shape[1]):
+        mB = M.cross_fit_predict(Xa, y, pi, lab, model="calibrated", n_folds="loo", rng=g, clusters=None, func="b")
+    best = (np.inf, 0.0)
+    for m_raw in (mA, mB):
+        m_l, _, scale = _tune(y, m_raw, pi, lab, None, None, "finite")
+        ce = scale * (y[li] - m_l[li])
+        theta = _theta(m_l, ce / pi[li])
+        v = _variance(m_l, li, ce / pi[li], ce, pi[li], theta, None, None)[1]
+        best = min(best, (v, theta))
+    return best[1]
+
+
 def _estimate(variant: str, xb: np.ndarray, Xa: np.ndarray, yy: np.ndarray, f: float, r: int) -> float:
     if variant == "ppi_chosen":  # PPI++ on the judge a user would pick: the highest R^2 on the labelled items
         lab = ~np.isnan(yy)
@@ -194,6 +219,8 @@ def _estimate(variant: str, xb: np.ndarray, Xa: np.ndarray, yy: np.ndarray, f: f
         return ppi_mean(Xa[:, int(np.nanargmax(r2))], yy).estimate
     if variant == "stack2":
         return _stack2(Xa, yy, f)
+    if variant == "pick2":
+        return _pick2(Xa, yy, f)
     if variant == "best":
         return dr_mean(xb, yy, f, target="finite", interval="normal", rng=r).estimate
     with _patched(variant, Xa.shape[1]):
