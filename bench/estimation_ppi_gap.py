@@ -65,7 +65,7 @@ import voirdire.estimation._models as M
 from voirdire.estimation import dr_mean, ppi_mean
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from estimation_savings import hanna, name_key, summeval  # noqa: E402
+from estimation_savings import alttest, hanna, name_key, summeval  # noqa: E402
 
 VARIANTS = ("calibrated", "best", "select", "choose", "ric", "ric2", "two", "pc2", "blend", "blendric", "ppi_chosen",
             "single", "singleric", "stack2", "pick2")
@@ -278,7 +278,7 @@ def main() -> None:
     if bad := [v for v in variants if v not in VARIANTS]:
         ap.error(f"unknown variant(s) {bad}; choose from {', '.join(VARIANTS)}")
     warnings.simplefilter("ignore")  # small draws warn; the errors say what matters
-    data = {**summeval(), **hanna()}
+    data = {**summeval(), **hanna(), **alttest()}
     if a.only:
         data = {k: v for k, v in data.items() if k in [s.strip() for s in a.only.split(",")]}
     if a.coverage:

@@ -109,6 +109,28 @@ def hanna() -> dict[str, tuple[pd.DataFrame, np.ndarray]]:
     return out
 
 
+def alttest() -> dict[str, tuple[pd.DataFrame, np.ndarray]]:
+    """Held-out numeric sets of the Alt-Test collection (tests and benches only, never shipped):
+    10k Prompts and CEBaB stars (1-5) and Framing (yes = 1, no = 0; the humans' 8 "n/a" labels
+    dropped); per item the humans' mean, one column per LLM (6)."""
+    import json
+
+    out = {}
+    for folder, name in (("10k_prompts", "AltTest 10k prompts"), ("cebab_stars", "AltTest CEBaB stars"),
+                         ("framing", "AltTest framing")):
+        d = SHARED / "alttest" / folder
+        code = {"yes": 1.0, "no": 0.0} if folder == "framing" else {str(k): float(k) for k in range(1, 6)}
+
+        def table(labels: dict) -> pd.DataFrame:
+            return pd.DataFrame({k: {i: code.get(str(v), np.nan) for i, v in lab.items()} for k, lab in labels.items()})
+
+        y = table(json.loads((d / "human_annotations.json").read_text())).mean(axis=1).rename("y")
+        J = table(json.loads((d / "llm_annotations.json").read_text()))
+        m = pd.concat([y, J], axis=1, join="inner").dropna()
+        out[name] = (m.drop(columns="y").reset_index(drop=True), m["y"].to_numpy(float))
+    return out
+
+
 # ------------------------------------------------------------------------------------------ runs
 def _ppi_py(x: np.ndarray, y: np.ndarray, lab: np.ndarray) -> tuple[float, float]:
     import ppi_py
@@ -514,7 +536,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=500)
     ap.add_argument("--ref-reps", type=int, default=300)
-    ap.add_argument("--sets", choices=["all", "summeval", "hanna"], default="all")
+    ap.add_argument("--sets", choices=["all", "summeval", "hanna", "alttest"], default="all",
+                    help="all: SummEval and HANNA; alttest: three held-out numeric sets of the Alt-Test collection")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--reproduce", action="store_true")
     ap.add_argument("--diagnose", type=float, default=None, metavar="FRAC",
@@ -547,6 +570,8 @@ def main() -> None:
         data.update(summeval())
     if a.sets in ("all", "hanna"):
         data.update(hanna())
+    if a.sets == "alttest":
+        data.update(alttest())
     if a.only:
         keep = [k.strip() for k in a.only.split(",")]
         data = {k: v for k, v in data.items() if k in keep}
