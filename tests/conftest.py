@@ -120,6 +120,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.oracle)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _one_time_imports() -> None:
+    """Load once per process, before any test's clock starts, what the package imports lazily and
+    pays for once (scipy.stats, matplotlib and its fonts): the CPU limit above is for a test's own
+    work, and the first test of a worker to touch a report or a p-value was charged up to 1.5 s of
+    imports (one went over the limit this way in a clean-clone run). The command-line startup
+    tests run in subprocesses and are not affected."""
+    import io
+
+    import scipy.stats  # noqa: F401
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(1, 1))
+    fig.text(0.5, 0.5, "x $x$")
+    fig.savefig(io.BytesIO(), format="png")
+    fig.savefig(io.BytesIO(), format="svg")
+
+
 def _cpu_seconds() -> float:
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
