@@ -237,13 +237,13 @@ def coverage(data: dict, reps: int, fracs: list[float], first: int = 500) -> Non
     from voirdire.estimation import classical_mean
 
     print("| cell | method | coverage ± MC se | first 500 / rest | variance ÷ MSE | kurtosis of z "
-          "| share < 100 labels | coverage < 100 / ≥ 100 | variance ÷ MSE < 100 |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+          "| share < 100 labels | coverage < 100 / ≥ 100 | variance ÷ MSE < 100 | mean width |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, (X, y) in data.items():
         Xa, truth = X.to_numpy(float), float(y.mean())
         for f in fracs:
             rng = np.random.default_rng([0, int(f * 1000), name_key(name)])
-            rows: dict[str, list[tuple[float, float, bool, int]]] = {"default": [], "human-only": []}
+            rows: dict[str, list[tuple[float, float, bool, int, float]]] = {"default": [], "human-only": []}
             for r in range(reps):
                 lab = rng.random(y.size) < f
                 if lab.sum() < 3:
@@ -252,7 +252,7 @@ def coverage(data: dict, reps: int, fracs: list[float], first: int = 500) -> Non
                 for key, res in (("default", dr_mean(Xa, yy, f, target="finite", rng=r)),
                                  ("human-only", classical_mean(yy, f, target="finite"))):
                     rows[key].append((res.estimate - truth, res.se ** 2, res.ci.low <= truth <= res.ci.high,
-                                      int(lab.sum())))
+                                      int(lab.sum()), res.ci.high - res.ci.low))
             for key, v in rows.items():
                 a = np.array(v, dtype=float)
                 err, var, hit, small = a[:, 0], a[:, 1], a[:, 2], a[:, 3] < 100
@@ -262,7 +262,8 @@ def coverage(data: dict, reps: int, fracs: list[float], first: int = 500) -> Non
                 vs = f"{var[small].mean() / np.mean(err[small] ** 2):.3f}" if small.any() else ""
                 print(f"| {name} {f:.0%} | {key} | {c:.3f} ± {np.sqrt(c * (1 - c) / hit.size):.3f} | "
                       f"{hit[:first].mean():.3f} / {rest} | {var.mean() / np.mean(err ** 2):.3f} | "
-                      f"{np.mean(err ** 4 / var ** 2):.2f} | {small.mean():.2f} | {lo} | {vs} |", flush=True)
+                      f"{np.mean(err ** 4 / var ** 2):.2f} | {small.mean():.2f} | {lo} | {vs} | {a[:, 4].mean():.5f} |",
+                      flush=True)
 
 
 def main() -> None:
@@ -273,6 +274,9 @@ def main() -> None:
     ap.add_argument("--only", default=None, help="comma-separated data set names (e.g. 'SummEval fluency')")
     ap.add_argument("--coverage", action="store_true",
                     help="the default's coverage in detail instead (with --reps 2000 for the disputed cells)")
+    ap.add_argument("--no-tail", action="store_true",
+                    help="with --coverage: the heavy-tail term switched off (dr_mean and classical_mean), to "
+                         "measure what it adds on the same draws")
     a = ap.parse_args()
     variants = a.variants.split(",")
     if bad := [v for v in variants if v not in VARIANTS]:
@@ -282,6 +286,10 @@ def main() -> None:
     if a.only:
         data = {k: v for k, v in data.items() if k in [s.strip() for s in a.only.split(",")]}
     if a.coverage:
+        if a.no_tail:
+            import voirdire.estimation._dr as D
+
+            D._tail_term = lambda *args, **kw: 0.0  # this process only
         coverage(data, a.reps, [float(s) for s in a.fracs.split(",")])
         return
     t0 = time.process_time()
