@@ -21,13 +21,15 @@ import os
 import sys
 import time
 import warnings
-import zlib
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from voirdire.estimation import classical_mean, dr_mean, ppi_mean
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from estimation_savings import name_key  # noqa: E402  (the savings bench's draws: one seed per data set name)
 
 SHARED = Path(os.environ.get("VOIRDIRE_SHARED", Path(__file__).resolve().parents[2] / "shared")) / "data"
 if not SHARED.is_dir():
@@ -123,7 +125,7 @@ def real(reps: int = 500, fracs=(0.10, 0.25), seed: int = 0, markdown: bool = Fa
         truth = float(y_full.mean())
         r2 = float(np.corrcoef(x, y_full)[0, 1] ** 2)
         for frac in fracs:
-            rng = np.random.default_rng([seed, int(frac * 1000), zlib.crc32(name.encode())])
+            rng = np.random.default_rng([seed, int(frac * 1000), name_key(name)])
             hits: dict[str, list[bool]] = {}
             widths: dict[str, list[float]] = {}
             errs: dict[str, list[float]] = {}

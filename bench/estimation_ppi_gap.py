@@ -99,6 +99,12 @@ def _rss(gram: np.ndarray, c: np.ndarray, byy: np.ndarray, b: np.ndarray) -> np.
     return byy - 2.0 * np.einsum("kp,kp->k", c, b) + np.einsum("kp,kpq,kq->k", b, gram, b)
 
 
+def _gcv(nk: np.ndarray, rss: np.ndarray, dof: np.ndarray | float) -> np.ndarray:
+    """The GCV score ``n RSS / (n - df)^2`` (``inf`` where ``df >= n``), as ``_models._ridge_gcv``'s."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(nk - dof > 0, nk * rss / (nk - dof) ** 2, np.inf)
+
+
 def _blend(gram, c, byy, nk, coef_a, gcv_a, coef_b, gcv_b, grid=np.linspace(0.0, 1.0, 11)):
     """Per set, ``w coef_a + (1 - w) coef_b`` with ``w`` on ``grid`` minimising the GCV score of
     the blend (its degrees of freedom the blend of the two paths', the trace being linear)."""
@@ -108,8 +114,7 @@ def _blend(gram, c, byy, nk, coef_a, gcv_a, coef_b, gcv_b, grid=np.linspace(0.0,
         best_s, best_b = np.full(nk.shape, np.inf), coef_a.copy()
         for w in grid:
             b = w * coef_a + (1.0 - w) * coef_b
-            d = w * dfs[0] + (1.0 - w) * dfs[1]
-            s = np.where(nk - d > 0, nk * _rss(gram, c, byy, b) / (nk - d) ** 2, np.inf)
+            s = _gcv(nk, _rss(gram, c, byy, b), w * dfs[0] + (1.0 - w) * dfs[1])
             better = s < best_s
             best_s = np.where(better, s, best_s)
             best_b = np.where(better[:, None], b, best_b)
@@ -121,29 +126,27 @@ def _patched(variant: str, p: int) -> Iterator[None]:
     """The default's anchored ridge replaced by ``variant``'s for the duration (this process only:
     the bench's own monkeypatch)."""
     orig_anchored, orig_pc = M._anchored_ridge, M._first_component
-    sel_dof = {"choose": 1.0, "ric": max(1.0, float(np.log(p))), "ric2": max(1.0, 2.0 * float(np.log(p)) - 1.0),
-               "blendric": max(1.0, float(np.log(p))), "single": 1.0, "singleric": max(1.0, float(np.log(p))),
-               "only_single": 1.0}
+    ric = max(1.0, float(np.log(p)))  # the risk-inflation charge for picking one of p columns
+    sel_dof = {"choose": 1.0, "ric": ric, "ric2": max(1.0, 2.0 * float(np.log(p)) - 1.0), "blendric": ric,
+               "single": 1.0, "singleric": ric, "only_single": 1.0}
 
     def anchored(gram, c, byy, nk, sw, a):
         if variant == "pc2":  # a: the first component; the second was kept by first_two
             return _span_ridge(gram, c, byy, nk, sw, np.stack([a, np.broadcast_to(second[0], a.shape)], axis=2))
-        best = np.eye(c.shape[1])[_best_column(gram, c)]
+        j = _best_column(gram, c)
+        best = np.eye(c.shape[1])[j]
         if variant == "two":
             return _span_ridge(gram, c, byy, nk, sw, np.stack([a, best], axis=2))
-        coef_a, gcv_a = orig_anchored(gram, c, byy, nk, sw, a)
         if variant in ("single", "singleric", "only_single"):  # least squares on the set's best column alone
-            j = _best_column(gram, c)
             rows = np.arange(c.shape[0])
             coef_b = np.zeros_like(c)
             coef_b[rows, j] = c[rows, j] / np.maximum(gram[rows, j, j], 1e-300)
-            dof = 1.0 + sel_dof[variant]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                gcv_b = np.where(nk - dof > 0, nk * _rss(gram, c, byy, coef_b) / (nk - dof) ** 2, np.inf)
+            gcv_b = _gcv(nk, _rss(gram, c, byy, coef_b), 1.0 + sel_dof[variant])
             if variant == "only_single":
                 return coef_b, gcv_b
-            return np.where((gcv_b < gcv_a)[:, None], coef_b, coef_a), np.minimum(gcv_a, gcv_b)
-        coef_b, gcv_b = _span_ridge(gram, c, byy, nk, sw, best[:, :, None], sel_dof.get(variant, 1.0))
+        else:
+            coef_b, gcv_b = _span_ridge(gram, c, byy, nk, sw, best[:, :, None], sel_dof.get(variant, 1.0))
+        coef_a, gcv_a = orig_anchored(gram, c, byy, nk, sw, a)
         if variant in ("blend", "blendric"):
             return _blend(gram, c, byy, nk, coef_a, gcv_a, coef_b, gcv_b)
         return np.where((gcv_b < gcv_a)[:, None], coef_b, coef_a), np.minimum(gcv_a, gcv_b)
@@ -166,6 +169,21 @@ def _patched(variant: str, p: int) -> Iterator[None]:
         M._anchored_ridge, M._first_component = orig_anchored, orig_pc
 
 
+def _two_predictions(Xa: np.ndarray, yy: np.ndarray, f: float
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(y, pi, lab, li, mA, mB)`` of a uniform draw: the labels (0 where unlabelled), the inclusion
+    probabilities, the labelled mask and indices, and the leave-one-out predictions of the default
+    (``mA``) and of least squares on each training set's best single judge (``mB``)."""
+    lab = ~np.isnan(yy)
+    pi = np.full(yy.size, f)
+    y = np.where(lab, yy, 0.0)
+    g = np.random.default_rng(0)
+    mA = M.cross_fit_predict(Xa, y, pi, lab, model="calibrated", n_folds="loo", rng=g, clusters=None, func="b")
+    with _patched("only_single", Xa.shape[1]):
+        mB = M.cross_fit_predict(Xa, y, pi, lab, model="calibrated", n_folds="loo", rng=g, clusters=None, func="b")
+    return y, pi, lab, np.flatnonzero(lab), mA, mB
+
+
 def _stack2(Xa: np.ndarray, yy: np.ndarray, f: float) -> float:
     """Power tuning over two cross-fitted predictions: the default's (anchored ridge) and least
     squares on the training set's best single judge, ``m = c + lA (mA - c) + lB (mB - c)`` with
@@ -173,14 +191,7 @@ def _stack2(Xa: np.ndarray, yy: np.ndarray, f: float) -> float:
     on the two predictions, uniform design)."""
     from voirdire.estimation._dr import _hajek_form, _theta
 
-    lab = ~np.isnan(yy)
-    li = np.flatnonzero(lab)
-    pi = np.full(yy.size, f)
-    y = np.where(lab, yy, 0.0)
-    g = np.random.default_rng(0)
-    mA = M.cross_fit_predict(Xa, y, pi, lab, model="calibrated", n_folds="loo", rng=g, clusters=None, func="b")
-    with _patched("only_single", Xa.shape[1]):
-        mB = M.cross_fit_predict(Xa, y, pi, lab, model="calibrated", n_folds="loo", rng=g, clusters=None, func="b")
+    y, pi, _, li, mA, mB = _two_predictions(Xa, yy, f)
     F = np.column_stack([np.ones(li.size), mA[li], mB[li]])
     coef = np.linalg.lstsq(F, y[li], rcond=None)[0]
     m = coef[0] + coef[1] * mA + coef[2] * mB
@@ -193,14 +204,7 @@ def _pick2(Xa: np.ndarray, yy: np.ndarray, f: float) -> float:
     power-tuned), whichever has the smaller estimated design variance on the labels."""
     from voirdire.estimation._dr import _theta, _tune, _variance
 
-    lab = ~np.isnan(yy)
-    li = np.flatnonzero(lab)
-    pi = np.full(yy.size, f)
-    y = np.where(lab, yy, 0.0)
-    g = np.random.default_rng(0)
-    mA = M.cross_fit_predict(Xa, y, pi, lab, model="calibrated", n_folds="loo", rng=g, clusters=None, func="b")
-    with _patched("only_single", Xa.shape[1]):
-        mB = M.cross_fit_predict(Xa, y, pi, lab, model="calibrated", n_folds="loo", rng=g, clusters=None, func="b")
+    y, pi, lab, li, mA, mB = _two_predictions(Xa, yy, f)
     best = (np.inf, 0.0)
     for m_raw in (mA, mB):
         m_l, _, scale = _tune(y, m_raw, pi, lab, None, None, "finite")
